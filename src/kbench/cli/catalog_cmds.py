@@ -1,0 +1,65 @@
+"""``kbench list`` and ``kbench sysinfo``."""
+
+from __future__ import annotations
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from kbench.catalog.benchmarks import all_benchmarks
+from kbench.cli.main import emit_json, user_errors
+from kbench.sysinfo.collect import collect_sysinfo
+
+
+@click.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the catalog as JSON.")
+def list_cmd(as_json: bool) -> None:
+    """List the benchmarks, their parameters, units and directions."""
+    with user_errors():
+        benches = all_benchmarks()
+    if as_json:
+        emit_json(
+            [
+                {
+                    "name": b.name,
+                    "kind": b.kind,
+                    "description": b.description,
+                    "metric": b.metric,
+                    "unit": b.unit,
+                    "direction": b.direction,
+                    "params": [vars(p) for p in b.params],
+                }
+                for b in benches.values()
+            ]
+        )
+        return
+    table = Table(show_lines=False, box=None, pad_edge=False)
+    table.add_column("benchmark", style="bold")
+    table.add_column("what it times")
+    table.add_column("parameters (default)")
+    for bench in benches.values():
+        params = ", ".join(f"{p.name}={p.default}" for p in bench.params) or "-"
+        table.add_row(bench.name, bench.description, params)
+    Console().print(table)
+
+
+@click.command("sysinfo")
+@click.option("--json", "as_json", is_flag=True, help="Print the inventory as JSON.")
+def sysinfo_cmd(as_json: bool) -> None:
+    """Show the machine inventory and the noise settings that are in force."""
+    info = collect_sysinfo()
+    if as_json:
+        emit_json(info)
+        return
+    console = Console()
+    cpu = info["cpu"]
+    virt = info["virtualization"]
+    console.print(f"host        {info['hostname']}")
+    console.print(f"cpu         {cpu['model']} × {cpu['count']} (online {cpu['online']})")
+    console.print(f"memory      {info['memory_bytes'] / 2**30:.1f} GiB")
+    console.print(f"kernel      {info['kernel']['release']} {info['kernel']['version']}")
+    console.print(f"virtualized {virt['virtualized']} (vm={virt['vm']}, container={virt['container']})")
+    flags = ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in cpu["tsc_flags"].items())
+    console.print(f"tsc         {flags}")
+    for key, value in info["noise"].items():
+        console.print(f"{key:<11} {'not visible' if value is None else value}")

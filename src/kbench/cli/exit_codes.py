@@ -1,0 +1,8 @@
+"""Exit codes of the ``kbench`` command (documented in the README)."""
+
+OK = 0
+USAGE = 2  # bad option, unknown benchmark or parameter, invalid value
+MEASUREMENT_FAILED = 3  # the target or the probe could not run the benchmark
+NOT_FOUND = 4  # no such run in the store
+STORE_FAILED = 5  # the results database cannot be opened or written
+INTERRUPTED = 130  # Ctrl-C: finished samples were kept, run marked interrupted

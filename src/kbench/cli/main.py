@@ -1,0 +1,102 @@
+"""The ``kbench`` command line: parse, call the library, render."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+from rich.console import Console
+
+from kbench import __version__
+from kbench.catalog.benchmarks import BadParameter, UnknownBenchmark
+from kbench.cli import exit_codes
+from kbench.engine.request import BadRequest
+from kbench.native import NativeToolMissing
+from kbench.store.db import RunNotFound, Store, StoreError
+from kbench.targets.base import TargetError
+
+err_console = Console(stderr=True)
+
+
+def fail(message: str, code: int) -> NoReturn:
+    err_console.print(f"[bold red]kbench: error:[/] {message}", highlight=False, markup=True)
+    sys.exit(code)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Map library exceptions to one clear line and a documented exit code."""
+    try:
+        yield
+    except (UnknownBenchmark, BadParameter, BadRequest) as exc:
+        fail(str(exc).strip("'\""), exit_codes.USAGE)
+    except RunNotFound as exc:
+        fail(str(exc), exit_codes.NOT_FOUND)
+    except StoreError as exc:
+        fail(str(exc), exit_codes.STORE_FAILED)
+    except (TargetError, NativeToolMissing) as exc:
+        fail(str(exc), exit_codes.MEASUREMENT_FAILED)
+
+
+class Context:
+    def __init__(self, db_url: str | None):
+        self.db_url = db_url
+        self._store: Store | None = None
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store.open(self.db_url)
+        return self._store
+
+
+pass_context = click.make_pass_decorator(Context)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--db",
+    envvar="KBENCH_DB",
+    metavar="URL",
+    help="Results database (SQLAlchemy URL or SQLite path). Default: "
+    "$XDG_DATA_HOME/kbench/kbench.db. Env: KBENCH_DB.",
+)
+@click.version_option(__version__, prog_name="kbench")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None) -> None:
+    """kbench: time kernel functions, system calls and workloads, and judge the numbers.
+
+    \b
+    Exit codes: 0 ok, 2 usage error (bad option, unknown benchmark or parameter),
+    3 measurement failed, 4 run not found, 5 results database error, 130 interrupted.
+    """
+    if db and "://" not in db:
+        db = f"sqlite:///{Path(db).expanduser().resolve()}"
+    ctx.obj = Context(db)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
+def _register_commands() -> None:
+    from kbench.cli import catalog_cmds, results_cmds, run_cmd
+
+    cli.add_command(catalog_cmds.list_cmd)
+    cli.add_command(catalog_cmds.sysinfo_cmd)
+    cli.add_command(run_cmd.run_cmd)
+    cli.add_command(results_cmds.show_cmd)
+    cli.add_command(results_cmds.results_cmd)
+    cli.add_command(results_cmds.export_cmd)
+
+
+_register_commands()
+
+
+def main() -> None:
+    cli(prog_name="kbench")

@@ -1,0 +1,64 @@
+"""Print one run as text: headline, seed-style line, histogram, CDF, warnings."""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.console import Console
+
+from kbench.engine.measurement import Measurement
+from kbench.report.terminal import cdf_lines, histogram_lines, seed_line
+from kbench.report.units import format_value
+from kbench.stats.histogram import linear_histogram, log2_histogram
+from kbench.stats.summary import Summary
+
+
+def render_run(
+    console: Console,
+    run_id: int,
+    metric: str,
+    unit: str,
+    status: str,
+    summary: Summary | None,
+    measurement: Measurement,
+    values: np.ndarray,
+    basis: str,
+    warnings: list[str],
+    hist: str = "log2",
+) -> None:
+    header = measurement.header
+    timer = header.get("timer") or {}
+    console.print(
+        f"[bold]{metric}[/]  run {run_id}  {status}  "
+        f"(timer {timer.get('name', '?')}, batch {header.get('batch', '?')}, {basis})",
+        highlight=False,
+    )
+    if summary is None:
+        console.print("no samples were collected")
+    else:
+        console.print(seed_line(summary, unit), highlight=False)
+        low, high = summary.median_ci
+        console.print(
+            f"median {format_value(summary.p50, unit)} "
+            f"[{100 * summary.median_ci_level:.0f}% CI {format_value(low, unit)}…{format_value(high, unit)}]  "
+            f"mean {format_value(summary.mean, unit)} ± {format_value(summary.stdev, unit)}  "
+            f"p99 {format_value(summary.p99, unit)}  outliers {summary.outliers}  "
+            f"steady from sample {summary.steady_state_index}",
+            highlight=False,
+        )
+        if header.get("overhead"):
+            overhead = measurement.overhead_ns()
+            console.print(
+                f"timer overhead: min {format_value(overhead['min'], 'ns')}, "
+                f"median {format_value(overhead['median'], 'ns')} per sample "
+                f"({format_value(overhead['median'] / max(int(header.get('batch') or 1), 1), 'ns')} per op)",
+                highlight=False,
+            )
+        histogram = log2_histogram(values) if hist == "log2" else linear_histogram(values)
+        console.print(f"\nhistogram ({hist} bins, per operation)")
+        for line in histogram_lines(histogram.edges, histogram.counts, unit):
+            console.print(line, highlight=False)
+        console.print("\nCDF")
+        for line in cdf_lines(values, unit):
+            console.print(line, highlight=False)
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False)

@@ -1,0 +1,109 @@
+"""``kbench show``, ``kbench results`` and ``kbench export``: read the store."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from kbench.cli.main import Context, emit_json, pass_context, user_errors
+from kbench.cli.render import render_run
+from kbench.report.export import FORMATS, export_run
+from kbench.report.run_view import load_run_view, run_json
+from kbench.report.units import format_value
+
+
+@click.command("show")
+@click.argument("run_id", type=int)
+@click.option("--hist", type=click.Choice(["log2", "linear"]), default="log2", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@pass_context
+def show_cmd(ctx: Context, run_id: int, hist: str, as_json: bool) -> None:
+    """Show a stored run: summary, histogram, CDF, context and warnings."""
+    with user_errors():
+        view = load_run_view(ctx.store, run_id)
+    record = view.record
+    if as_json:
+        emit_json(
+            run_json(
+                record.id, record.metric, record.unit, record.status, view.summary,
+                view.measurement, view.basis, record.warnings,
+                extra={
+                    "benchmark": record.benchmark,
+                    "params": record.params,
+                    "target": record.target,
+                    "started_at": record.started_at,
+                    "finished_at": record.finished_at,
+                    "sysinfo": record.sysinfo,
+                    "error": record.error,
+                },
+            )
+        )
+        return
+    console = Console()
+    target = record.target or {}
+    console.print(
+        f"{record.benchmark} {record.params or ''} on {target.get('kind', '?')} kernel "
+        f"{target.get('kernel_release', '?')}, started {record.started_at:%Y-%m-%d %H:%M:%S} UTC",
+        highlight=False,
+    )
+    if record.error:
+        console.print(f"[red]error:[/] {record.error}", highlight=False)
+    render_run(
+        console, record.id, record.metric, record.unit, record.status, view.summary,
+        view.measurement, view.values, view.basis, record.warnings, hist,
+    )
+
+
+@click.command("results")
+@click.option("--benchmark", "-b", help="Benchmark name; * matches anything (syscall.*).")
+@click.option("--status", type=click.Choice(["running", "complete", "interrupted", "failed"]))
+@click.option("--kernel", "kernel_release", help="Kernel release of the target.")
+@click.option("--tag", help="Only runs with this tag.")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@pass_context
+def results_cmd(
+    ctx: Context, benchmark: str | None, status: str | None, kernel_release: str | None,
+    tag: str | None, limit: int, as_json: bool,
+) -> None:
+    """List stored runs, newest first."""
+    with user_errors():
+        rows = ctx.store.list_runs(
+            benchmark=benchmark, status=status, kernel_release=kernel_release, tag=tag, limit=limit
+        )
+    if as_json:
+        emit_json(rows)
+        return
+    table = Table(box=None, pad_edge=False)
+    for name in ("run", "started (UTC)", "benchmark", "status", "n", "median", "target", "tags"):
+        table.add_column(name, justify="right" if name in ("run", "n", "median") else "left")
+    for row in rows:
+        median = format_value(row["median"], row["unit"]) if row["median"] is not None else "-"
+        target = f"{row['kind'] or '?'} {row['kernel_release'] or ''}"
+        if row["accel"]:
+            target += f" ({row['accel']})"
+        table.add_row(
+            str(row["id"]), f"{row['started_at']:%Y-%m-%d %H:%M:%S}", row["benchmark"],
+            row["status"], str(row["n_samples"]), median, target, ",".join(row["tags"] or []),
+        )
+    Console().print(table)
+
+
+@click.command("export")
+@click.argument("run_id", type=int)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File to write (default: stdout).")
+@pass_context
+def export_cmd(ctx: Context, run_id: int, fmt: str, output: Path | None) -> None:
+    """Export a run with all its raw samples as JSON, CSV or Parquet."""
+    with user_errors():
+        view = load_run_view(ctx.store, run_id)
+    if output is None and fmt == "parquet" and sys.stdout.isatty():
+        raise click.UsageError("parquet is binary: give -o FILE")
+    data = export_run(view, fmt, output)
+    if output is None:
+        sys.stdout.buffer.write(data)

@@ -1,0 +1,96 @@
+"""``kbench run``: measure one benchmark and store the run."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from kbench.catalog.benchmarks import lookup
+from kbench.cli import exit_codes
+from kbench.cli.main import Context, emit_json, err_console, pass_context, user_errors
+from kbench.cli.parsing import Duration, KeyValue, Warmup
+from kbench.cli.render import render_run
+from kbench.engine.request import RunRequest
+from kbench.engine.runner import execute_run
+from kbench.report.run_view import run_json
+from kbench.targets.local import LocalTarget
+
+
+@click.command("run")
+@click.argument("benchmark")
+@click.option("-p", "--param", "params", multiple=True, type=KeyValue(), help="Benchmark parameter KEY=VALUE (repeatable).")
+@click.option("--samples", type=click.IntRange(min=1), help="Count mode: number of samples (default 10000).")
+@click.option("--duration", type=Duration(), help="Duration mode: sample for this long (e.g. 5s).")
+@click.option("--warmup", type=Warmup(), help="Warm-up as a count (1000) or a duration (0.5s).")
+@click.option("--batch", type=click.IntRange(min=1), help="Operations per sample (default: calibrated so a sample is >= 100x the timer resolution).")
+@click.option("--cpu", type=click.IntRange(min=0), help="Pin the measuring thread to this CPU.")
+@click.option("--subtract-overhead", is_flag=True, help="Subtract the empty timed region's median from every sample.")
+@click.option("--tag", "tags", multiple=True, help="Label the run (repeatable); filter with `kbench results --tag`.")
+@click.option("--hist", type=click.Choice(["log2", "linear"]), default="log2", show_default=True, help="Histogram bins.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the text report.")
+@pass_context
+def run_cmd(
+    ctx: Context,
+    benchmark: str,
+    params: tuple[tuple[str, str], ...],
+    samples: int | None,
+    duration: float | None,
+    warmup: tuple[str, float] | None,
+    batch: int | None,
+    cpu: int | None,
+    subtract_overhead: bool,
+    tags: tuple[str, ...],
+    hist: str,
+    as_json: bool,
+) -> None:
+    """Run BENCHMARK (see `kbench list`), store every sample, print a summary."""
+    with user_errors():
+        bench = lookup(benchmark)
+        request = RunRequest(
+            benchmark=bench.name,
+            params=dict(params),
+            samples=samples,
+            duration_s=duration,
+            warmup_samples=int(warmup[1]) if warmup and warmup[0] == "samples" else None,
+            warmup_duration_s=warmup[1] if warmup and warmup[0] == "duration" else None,
+            batch=batch,
+            cpu=cpu,
+            subtract_overhead=subtract_overhead,
+            tags=tags,
+        )
+        bench.validate_params(request.params)
+        store = ctx.store
+        with Progress(
+            TextColumn(f"[bold]{bench.name}"),
+            BarColumn(),
+            TextColumn("{task.percentage:>3.0f}%"),
+            TimeElapsedColumn(),
+            console=err_console,
+            transient=True,
+            disable=not err_console.is_terminal,
+        ) as bar:
+            task = bar.add_task(bench.name, total=None)
+            result = execute_run(
+                store,
+                bench,
+                request,
+                LocalTarget(),
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+    if as_json:
+        emit_json(
+            run_json(
+                result.run_id, bench.metric, bench.unit, result.status, result.summary,
+                result.measurement, result.basis, result.warnings,
+            )
+        )
+    else:
+        render_run(
+            Console(), result.run_id, bench.metric, bench.unit, result.status, result.summary,
+            result.measurement, result.per_op_values, result.basis, result.warnings, hist,
+        )
+    if result.status == "interrupted":
+        sys.exit(exit_codes.INTERRUPTED)

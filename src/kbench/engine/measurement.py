@@ -1,0 +1,67 @@
+"""Turn a probe invocation into per-operation values the statistics can use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kbench.targets.base import ProbeInvocation, TargetError
+from kbench.targets.probe_output import ProbeOutput, ProbeOutputError, parse_probe_output
+
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The raw outcome of one run: header, every column in order, and status."""
+
+    header: dict[str, Any]
+    columns: dict[str, np.ndarray]
+    interrupted: bool
+    stderr: str
+
+    @property
+    def n(self) -> int:
+        return int(self.columns["ticks"].size) if "ticks" in self.columns else 0
+
+    def per_op_ns(self, *, subtract_overhead: bool = False) -> np.ndarray:
+        """Nanoseconds per operation for every sample, in order.
+
+        ``ticks / hz * 1e9 / batch``; with ``subtract_overhead`` the median cost of the
+        empty timed region is removed from each sample first (floored at zero).
+        """
+        ticks = self.columns["ticks"].astype(np.float64)
+        if subtract_overhead:
+            ticks = np.maximum(ticks - float(self.header["overhead"]["median_ticks"]), 0.0)
+        hz = float(self.header["timer"]["hz"])
+        batch = int(self.header.get("batch") or 1)
+        return ticks * (1e9 / hz) / batch
+
+    def overhead_ns(self) -> dict[str, float]:
+        hz = float(self.header["timer"]["hz"])
+        overhead = self.header["overhead"]
+        return {
+            "min": overhead["min_ticks"] * 1e9 / hz,
+            "median": overhead["median_ticks"] * 1e9 / hz,
+        }
+
+
+def measurement_from_invocation(invocation: ProbeInvocation) -> Measurement:
+    """Parse the probe's bytes; raise TargetError with the probe's message on failure."""
+    failed = invocation.exit_code not in (0, EXIT_INTERRUPTED)
+    if failed and not invocation.stdout:
+        message = invocation.stderr.strip() or f"kbench-probe exited with {invocation.exit_code}"
+        raise TargetError(message)
+    try:
+        output: ProbeOutput = parse_probe_output(invocation.stdout)
+    except ProbeOutputError as exc:
+        if invocation.interrupted:
+            return Measurement(header={}, columns={}, interrupted=True, stderr=invocation.stderr)
+        raise TargetError(f"{exc}; probe stderr: {invocation.stderr.strip()}") from exc
+    columns = {name: output.rows[:, i].copy() for i, name in enumerate(output.columns)}
+    interrupted = invocation.interrupted or bool(output.header.get("interrupted"))
+    return Measurement(
+        header=output.header, columns=columns, interrupted=interrupted, stderr=invocation.stderr
+    )

@@ -1,0 +1,126 @@
+"""Run one benchmark on one target, summarise it, and store everything."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, is_dataclass
+from typing import Any
+
+import numpy as np
+
+from kbench.catalog.benchmarks import Benchmark
+from kbench.engine.measurement import Measurement, measurement_from_invocation
+from kbench.engine.request import RunRequest
+from kbench.stats.summary import Summary, summarize
+from kbench.store.db import Store, SummaryRecord
+from kbench.engine.warnings import run_warnings
+from kbench.targets.base import ProgressCallback, Target, TargetError
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a finished (or interrupted) run produced."""
+
+    run_id: int
+    benchmark: Benchmark
+    status: str
+    measurement: Measurement
+    summary: Summary | None
+    basis: str
+    warnings: list[str]
+    per_op_values: np.ndarray
+
+
+def execute_run(
+    store: Store,
+    benchmark: Benchmark,
+    request: RunRequest,
+    target: Target,
+    progress: ProgressCallback | None = None,
+) -> RunResult:
+    """Measure ``benchmark`` on ``target`` as ``request`` says, and store the run.
+
+    The run row is written before measuring (status ``running``) and completed in one
+    transaction afterwards. A KeyboardInterrupt still stores every finished sample with
+    status ``interrupted``; a target failure stores status ``failed`` with the error and
+    re-raises.
+    """
+    benchmark.validate_params(request.params)
+    target_info = target.info()
+    sysinfo = target.sysinfo()
+    run_id = store.begin_run(
+        benchmark=benchmark.name,
+        metric=benchmark.metric,
+        unit=benchmark.unit,
+        direction=benchmark.direction,
+        params=request.params,
+        request=request.to_dict(),
+        sysinfo=sysinfo,
+        target=_as_dict(target_info),
+        tags=request.tags,
+    )
+    try:
+        invocation = target.run_probe(request.probe_args(benchmark.workload), progress)
+        measurement = measurement_from_invocation(invocation)
+    except TargetError as exc:
+        store.finish_run(run_id, status="failed", error=str(exc))
+        raise
+    except BaseException as exc:
+        store.finish_run(run_id, status="failed", error=f"{type(exc).__name__}: {exc}")
+        raise
+    status = "interrupted" if measurement.interrupted else "complete"
+    basis = "overhead-corrected" if request.subtract_overhead else "raw"
+    summary = None
+    summaries: list[SummaryRecord] = []
+    values = np.empty(0)
+    if measurement.n > 0:
+        values = measurement.per_op_ns(subtract_overhead=request.subtract_overhead)
+        summary = summarize(values)
+        summaries.append(
+            SummaryRecord(
+                metric=benchmark.metric,
+                unit=benchmark.unit,
+                basis=basis,
+                values=_summary_columns(summary),
+                details=summary.to_dict(),
+            )
+        )
+    warnings = run_warnings(measurement, summary, sysinfo)
+    store.finish_run(
+        run_id,
+        status=status,
+        columns=measurement.columns,
+        probe_header=measurement.header,
+        summaries=summaries,
+        warnings=warnings,
+        tool_output=measurement.stderr or None,
+    )
+    return RunResult(
+        run_id=run_id,
+        benchmark=benchmark,
+        status=status,
+        measurement=measurement,
+        summary=summary,
+        basis=basis,
+        warnings=warnings,
+        per_op_values=values,
+    )
+
+
+def _summary_columns(summary: Summary) -> dict[str, Any]:
+    return {
+        "n": summary.n,
+        "min": summary.min,
+        "median": summary.p50,
+        "p90": summary.p90,
+        "p95": summary.p95,
+        "p99": summary.p99,
+        "max": summary.max,
+        "mean": summary.mean,
+        "stdev": summary.stdev,
+        "mad": summary.mad,
+        "steady_state_index": summary.steady_state_index,
+    }
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    return asdict(value) if is_dataclass(value) else dict(value)

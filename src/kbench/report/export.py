@@ -1,0 +1,98 @@
+"""Export a stored run: one writer per format behind one function."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kbench.report.run_view import RunView
+
+FORMATS = ("json", "csv", "parquet")
+
+
+def _metadata(view: RunView) -> dict[str, Any]:
+    record = view.record
+    return {
+        "run_id": record.id,
+        "benchmark": record.benchmark,
+        "metric": record.metric,
+        "unit": record.unit,
+        "direction": record.direction,
+        "status": record.status,
+        "basis": view.basis,
+        "params": record.params,
+        "request": record.request,
+        "probe_header": record.probe_header,
+        "target": record.target,
+        "sysinfo": record.sysinfo,
+        "warnings": record.warnings,
+        "started_at": record.started_at.isoformat() if record.started_at else None,
+        "finished_at": record.finished_at.isoformat() if record.finished_at else None,
+        "summaries": [
+            {k: v for k, v in s.items() if k != "run_id"} for s in record.summaries
+        ],
+    }
+
+
+def _sample_columns(view: RunView) -> dict[str, np.ndarray]:
+    columns = dict(view.measurement.columns)
+    columns[f"value_{view.record.unit}_per_op"] = view.values
+    return columns
+
+
+def export_json(view: RunView) -> bytes:
+    data = _metadata(view)
+    data["samples"] = {name: values.tolist() for name, values in _sample_columns(view).items()}
+    return json.dumps(data, indent=1, default=str).encode()
+
+
+def export_csv(view: RunView) -> bytes:
+    columns = _sample_columns(view)
+    names = list(columns)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["index", *names])
+    arrays = [columns[name] for name in names]
+    for i in range(view.measurement.n):
+        writer.writerow([i, *(_csv_value(a[i]) for a in arrays)])
+    return out.getvalue().encode()
+
+
+def _csv_value(value: Any) -> str:
+    return repr(float(value)) if isinstance(value, np.floating) else str(int(value))
+
+
+def export_parquet(view: RunView) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({name: values for name, values in _sample_columns(view).items()})
+    table = table.replace_schema_metadata(
+        {"kbench": json.dumps(_metadata(view), default=str)}
+    )
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
+    return sink.getvalue()
+
+
+WRITERS: dict[str, Callable[[RunView], bytes]] = {
+    "json": export_json,
+    "csv": export_csv,
+    "parquet": export_parquet,
+}
+
+
+def export_run(view: RunView, fmt: str, destination: Path | None) -> bytes:
+    """Render ``view`` as ``fmt``; write it to ``destination`` if given, and return it."""
+    if fmt not in WRITERS:
+        raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    data = WRITERS[fmt](view)
+    if destination is not None:
+        destination.write_bytes(data)
+    return data

@@ -1,0 +1,91 @@
+"""Everything a report needs about one stored run, rebuilt from the store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kbench.engine.measurement import Measurement
+from kbench.stats.summary import Summary, summarize
+from kbench.store.db import RunRecord, Store
+
+
+@dataclass(frozen=True)
+class RunView:
+    record: RunRecord
+    measurement: Measurement
+    values: np.ndarray  # per-operation values in record.unit, in sample order
+    summary: Summary | None
+    basis: str
+
+
+def load_run_view(store: Store, run_id: int) -> RunView:
+    """Load a run and its samples and recompute the per-operation values."""
+    record = store.get_run(run_id)
+    columns = store.load_samples(run_id)
+    measurement = Measurement(
+        header=record.probe_header or {},
+        columns=columns,
+        interrupted=record.status == "interrupted",
+        stderr=record.tool_output or "",
+    )
+    subtract = bool(record.request.get("subtract_overhead"))
+    values = measurement.per_op_ns(subtract_overhead=subtract) if measurement.n else np.empty(0)
+    summary = summarize(values) if values.size else None
+    return RunView(
+        record=record,
+        measurement=measurement,
+        values=values,
+        summary=summary,
+        basis="overhead-corrected" if subtract else "raw",
+    )
+
+
+def run_json(
+    run_id: int,
+    metric: str,
+    unit: str,
+    status: str,
+    summary: Summary | None,
+    measurement: Measurement,
+    basis: str,
+    warnings: list[str],
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The one JSON object ``kbench run --json`` and ``kbench show --json`` print."""
+    header = measurement.header
+    data: dict[str, Any] = {
+        "run_id": run_id,
+        "metric": metric,
+        "unit": unit,
+        "status": status,
+        "basis": basis,
+        "batch": header.get("batch"),
+        "timer": header.get("timer"),
+        "overhead": measurement.overhead_ns() if header.get("overhead") else None,
+        "warnings": warnings,
+    }
+    if summary is not None:
+        data.update(
+            n=summary.n,
+            min=summary.min,
+            median=summary.p50,
+            p90=summary.p90,
+            p95=summary.p95,
+            p99=summary.p99,
+            p999=summary.p999,
+            max=summary.max,
+            mad=summary.mad,
+            mean=summary.mean,
+            stdev=summary.stdev,
+            median_ci=list(summary.median_ci),
+            median_ci_level=summary.median_ci_level,
+            outliers=summary.outliers,
+            steady_state_index=summary.steady_state_index,
+        )
+    else:
+        data.update(n=0)
+    data.update(extra or {})
+    return data

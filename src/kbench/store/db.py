@@ -1,0 +1,380 @@
+"""The results store: open a database by URL, save runs with their samples, read them back."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Engine, create_engine, event, func, insert, select, update
+from sqlalchemy.engine import Connection
+
+from kbench.store import schema
+from kbench.store.codec import CODEC, decode_array, encode_array
+from kbench.store.migrations import MIGRATIONS
+
+
+class StoreError(RuntimeError):
+    """The database cannot be used as asked (missing run, newer schema, bad URL)."""
+
+
+class RunNotFound(StoreError):
+    """No run has the requested id."""
+
+
+def default_db_url() -> str:
+    """``KBENCH_DB`` if set, else SQLite in ``$XDG_DATA_HOME/kbench/kbench.db``."""
+    env = os.environ.get("KBENCH_DB")
+    if env:
+        return env if "://" in env else f"sqlite:///{Path(env).expanduser().resolve()}"
+    data_home = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return f"sqlite:///{data_home / 'kbench' / 'kbench.db'}"
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class SummaryRecord:
+    """One metric's summary as stored next to a run."""
+
+    metric: str
+    unit: str
+    basis: str
+    values: Mapping[str, Any]
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A stored run, without its samples (load those with ``Store.load_samples``)."""
+
+    id: int
+    benchmark: str
+    metric: str
+    unit: str
+    direction: str
+    status: str
+    params: dict[str, Any]
+    request: dict[str, Any]
+    timer: dict[str, Any] | None
+    overhead: dict[str, Any] | None
+    probe_header: dict[str, Any] | None
+    sysinfo: dict[str, Any] | None
+    noise: dict[str, Any] | None
+    warnings: list[str]
+    tags: list[str]
+    error: str | None
+    tool_output: str | None
+    n_samples: int
+    batch: int | None
+    started_at: datetime
+    finished_at: datetime | None
+    target: dict[str, Any] | None
+    summaries: list[dict[str, Any]]
+
+
+class Store:
+    """A kbench results database reached through SQLAlchemy Core."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    @classmethod
+    def open(cls, url: str | None = None) -> Store:
+        """Open (creating if needed) the database at ``url`` or the default one."""
+        url = url or default_db_url()
+        if url.startswith("sqlite:///"):
+            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            engine = create_engine(url)
+        except Exception as exc:  # SQLAlchemy raises several types for bad URLs
+            raise StoreError(f"cannot open results database {url!r}: {exc}") from exc
+        if engine.dialect.name == "sqlite":
+            event.listen(engine, "connect", _sqlite_pragmas)
+        store = cls(engine)
+        store._ensure_schema()
+        return store
+
+    def _ensure_schema(self) -> None:
+        with self.engine.begin() as conn:
+            schema.metadata.create_all(conn)
+            row = conn.execute(
+                select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")
+            ).first()
+            if row is None:
+                conn.execute(
+                    insert(schema.meta).values(key="schema_version", value=str(schema.SCHEMA_VERSION))
+                )
+                return
+            version = int(row[0])
+            if version > schema.SCHEMA_VERSION:
+                raise StoreError(
+                    f"database schema version {version} is newer than this kbench "
+                    f"({schema.SCHEMA_VERSION}); upgrade kbench"
+                )
+            while version < schema.SCHEMA_VERSION:
+                MIGRATIONS[version](conn)
+                version += 1
+            conn.execute(
+                update(schema.meta)
+                .where(schema.meta.c.key == "schema_version")
+                .values(value=str(version))
+            )
+
+    @property
+    def schema_version(self) -> int:
+        with self.engine.connect() as conn:
+            value = conn.execute(
+                select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")
+            ).scalar_one()
+        return int(value)
+
+    # -- writing -----------------------------------------------------------------
+
+    def begin_run(
+        self,
+        *,
+        benchmark: str,
+        metric: str,
+        unit: str,
+        direction: str,
+        params: Mapping[str, Any],
+        request: Mapping[str, Any],
+        sysinfo: Mapping[str, Any] | None,
+        target: Mapping[str, Any] | None,
+        tags: Iterable[str] = (),
+    ) -> int:
+        """Record a run as ``running`` before measuring, so a crash leaves a trace."""
+        with self.engine.begin() as conn:
+            machine_id = _machine_id(conn, sysinfo) if sysinfo else None
+            target_id = _target_id(conn, target) if target else None
+            result = conn.execute(
+                insert(schema.runs).values(
+                    benchmark=benchmark,
+                    metric=metric,
+                    unit=unit,
+                    direction=direction,
+                    status="running",
+                    params=dict(params),
+                    request=dict(request),
+                    sysinfo=dict(sysinfo) if sysinfo else None,
+                    noise=dict(sysinfo.get("noise", {})) if sysinfo else None,
+                    tags=list(tags),
+                    warnings=[],
+                    machine_id=machine_id,
+                    target_id=target_id,
+                    n_samples=0,
+                    started_at=_utcnow(),
+                )
+            )
+            return int(result.inserted_primary_key[0])
+
+    def finish_run(
+        self,
+        run_id: int,
+        *,
+        status: str,
+        columns: Mapping[str, np.ndarray] | None = None,
+        probe_header: Mapping[str, Any] | None = None,
+        summaries: Iterable[SummaryRecord] = (),
+        warnings: Iterable[str] = (),
+        error: str | None = None,
+        tool_output: str | None = None,
+    ) -> None:
+        """Store samples, summaries and final status of a run in one transaction."""
+        if status not in ("complete", "interrupted", "failed"):
+            raise ValueError(f"invalid final run status {status!r}")
+        columns = dict(columns or {})
+        lengths = {name: len(values) for name, values in columns.items()}
+        if len(set(lengths.values())) > 1:
+            raise ValueError(f"sample columns differ in length: {lengths}")
+        n_samples = next(iter(lengths.values()), 0)
+        header = dict(probe_header or {})
+        with self.engine.begin() as conn:
+            for name, values in columns.items():
+                dtype, blob = encode_array(np.ascontiguousarray(values))
+                conn.execute(
+                    insert(schema.samples).values(
+                        run_id=run_id, column=name, dtype=dtype, codec=CODEC,
+                        count=len(values), data=blob,
+                    )
+                )
+            for summary in summaries:
+                conn.execute(
+                    insert(schema.summaries).values(
+                        run_id=run_id, metric=summary.metric, unit=summary.unit,
+                        basis=summary.basis, details=dict(summary.details),
+                        **{key: summary.values[key] for key in _SUMMARY_COLUMNS},
+                    )
+                )
+            updated = conn.execute(
+                update(schema.runs)
+                .where(schema.runs.c.id == run_id)
+                .values(
+                    status=status,
+                    n_samples=n_samples,
+                    probe_header=header or None,
+                    timer=header.get("timer"),
+                    overhead=header.get("overhead"),
+                    batch=header.get("batch"),
+                    warnings=list(warnings),
+                    error=error,
+                    tool_output=tool_output,
+                    finished_at=_utcnow(),
+                )
+            )
+            if updated.rowcount != 1:
+                raise RunNotFound(f"no run with id {run_id}")
+
+    # -- reading -----------------------------------------------------------------
+
+    def get_run(self, run_id: int) -> RunRecord:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(schema.runs).where(schema.runs.c.id == run_id)).mappings().first()
+            if row is None:
+                raise RunNotFound(f"no run with id {run_id}")
+            target = None
+            if row["target_id"] is not None:
+                target = dict(
+                    conn.execute(select(schema.targets).where(schema.targets.c.id == row["target_id"]))
+                    .mappings()
+                    .one()
+                )
+            summaries = [
+                dict(s)
+                for s in conn.execute(
+                    select(schema.summaries).where(schema.summaries.c.run_id == run_id)
+                ).mappings()
+            ]
+        return _run_record(row, target, summaries)
+
+    def load_samples(self, run_id: int) -> dict[str, np.ndarray]:
+        """Every stored column of a run, in the order the samples were taken."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(schema.samples).where(schema.samples.c.run_id == run_id)
+            ).mappings().all()
+        return {
+            row["column"]: decode_array(row["dtype"], row["codec"], row["data"], row["count"])
+            for row in rows
+        }
+
+    def list_runs(
+        self,
+        *,
+        benchmark: str | None = None,
+        status: str | None = None,
+        kernel_release: str | None = None,
+        tag: str | None = None,
+        limit: int = 50,
+    ) -> list[dict[str, Any]]:
+        """Newest first: id, benchmark, status, n, started, kernel, median and unit."""
+        runs, targets, summaries = schema.runs, schema.targets, schema.summaries
+        query = (
+            select(
+                runs.c.id, runs.c.benchmark, runs.c.metric, runs.c.status, runs.c.n_samples,
+                runs.c.started_at, runs.c.tags, targets.c.kind, targets.c.kernel_release,
+                targets.c.accel, summaries.c.median, summaries.c.unit,
+            )
+            .select_from(
+                runs.outerjoin(targets, runs.c.target_id == targets.c.id).outerjoin(
+                    summaries,
+                    (summaries.c.run_id == runs.c.id) & (summaries.c.metric == runs.c.metric),
+                )
+            )
+            .order_by(runs.c.id.desc())
+            .limit(limit)
+        )
+        if benchmark:
+            query = query.where(runs.c.benchmark.like(benchmark.replace("*", "%")))
+        if status:
+            query = query.where(runs.c.status == status)
+        if kernel_release:
+            query = query.where(targets.c.kernel_release == kernel_release)
+        with self.engine.connect() as conn:
+            rows = [dict(r) for r in conn.execute(query).mappings()]
+        if tag:
+            rows = [r for r in rows if tag in (r.get("tags") or [])]
+        return rows
+
+    def count_runs(self) -> int:
+        with self.engine.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(schema.runs)).scalar_one())
+
+
+_SUMMARY_COLUMNS = (
+    "n", "min", "median", "p90", "p95", "p99", "max", "mean", "stdev", "mad", "steady_state_index",
+)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.close()
+
+
+def _machine_id(conn: Connection, sysinfo: Mapping[str, Any]) -> int:
+    from kbench.sysinfo.collect import machine_fingerprint
+
+    fingerprint = machine_fingerprint(dict(sysinfo))
+    existing = conn.execute(
+        select(schema.machines.c.id).where(schema.machines.c.fingerprint == fingerprint)
+    ).scalar()
+    if existing is not None:
+        return int(existing)
+    cpu = sysinfo.get("cpu", {})
+    result = conn.execute(
+        insert(schema.machines).values(
+            fingerprint=fingerprint,
+            hostname=sysinfo.get("hostname"),
+            cpu_model=cpu.get("model"),
+            cpu_count=cpu.get("count"),
+            memory_bytes=sysinfo.get("memory_bytes"),
+            first_seen=_utcnow(),
+        )
+    )
+    return int(result.inserted_primary_key[0])
+
+
+def _target_id(conn: Connection, target: Mapping[str, Any]) -> int:
+    t = schema.targets.c
+    key = {
+        "kind": target["kind"],
+        "kernel_release": target["kernel_release"],
+        "kernel_version": target["kernel_version"],
+        "accel": target.get("accel"),
+        "build_id": target.get("build_id"),
+    }
+    query = select(t.id)
+    for name, value in key.items():
+        column = getattr(t, name)
+        query = query.where(column.is_(None) if value is None else column == value)
+    existing = conn.execute(query).scalar()
+    if existing is not None:
+        return int(existing)
+    result = conn.execute(
+        insert(schema.targets).values(**key, details=dict(target.get("details") or {}))
+    )
+    return int(result.inserted_primary_key[0])
+
+
+def _run_record(
+    row: Mapping[str, Any], target: dict[str, Any] | None, summaries: list[dict[str, Any]]
+) -> RunRecord:
+    return RunRecord(
+        id=row["id"], benchmark=row["benchmark"], metric=row["metric"], unit=row["unit"],
+        direction=row["direction"], status=row["status"], params=row["params"] or {},
+        request=row["request"] or {}, timer=row["timer"], overhead=row["overhead"],
+        probe_header=row["probe_header"], sysinfo=row["sysinfo"], noise=row["noise"],
+        warnings=list(row["warnings"] or []), tags=list(row["tags"] or []), error=row["error"],
+        tool_output=row["tool_output"], n_samples=row["n_samples"], batch=row["batch"],
+        started_at=row["started_at"], finished_at=row["finished_at"], target=target,
+        summaries=summaries,
+    )

@@ -1,0 +1,122 @@
+"""The results database schema (SQLAlchemy Core), one place for every table.
+
+Raw samples are stored in order as zlib-compressed little-endian arrays, one row per
+column of the probe's output (``ticks`` and, for ``command``, CPU times).
+Bump SCHEMA_VERSION and add a step to ``migrations.MIGRATIONS`` for every change.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+SCHEMA_VERSION = 1
+
+metadata = MetaData()
+
+meta = Table(
+    "kbench_meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+machines = Table(
+    "machines",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("fingerprint", String(512), nullable=False, unique=True),
+    Column("hostname", String(255)),
+    Column("cpu_model", String(255)),
+    Column("cpu_count", Integer),
+    Column("memory_bytes", Integer),
+    Column("first_seen", DateTime(timezone=True), nullable=False),
+)
+
+targets = Table(
+    "targets",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("kind", String(16), nullable=False),
+    Column("kernel_release", String(255), nullable=False),
+    Column("kernel_version", String(512), nullable=False),
+    Column("accel", String(16)),
+    Column("build_id", String(128)),
+    Column("details", JSON, nullable=False),
+    UniqueConstraint("kind", "kernel_release", "kernel_version", "accel", "build_id"),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("benchmark", String(255), nullable=False),
+    Column("metric", String(255), nullable=False),
+    Column("unit", String(32), nullable=False),
+    Column("direction", String(16), nullable=False),
+    Column("status", String(16), nullable=False),  # running | complete | interrupted | failed
+    Column("params", JSON, nullable=False),
+    Column("request", JSON, nullable=False),
+    Column("timer", JSON),
+    Column("overhead", JSON),
+    Column("probe_header", JSON),
+    Column("sysinfo", JSON),
+    Column("noise", JSON),
+    Column("warnings", JSON),
+    Column("tags", JSON),
+    Column("error", Text),
+    Column("tool_output", Text),
+    Column("machine_id", ForeignKey("machines.id")),
+    Column("target_id", ForeignKey("targets.id")),
+    Column("n_samples", Integer, nullable=False, default=0),
+    Column("batch", Integer),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True)),
+)
+Index("ix_runs_benchmark", runs.c.benchmark)
+Index("ix_runs_started_at", runs.c.started_at)
+
+samples = Table(
+    "samples",
+    metadata,
+    Column("run_id", ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("column", String(32), primary_key=True),
+    Column("dtype", String(8), nullable=False),  # numpy dtype string, e.g. "<u8"
+    Column("codec", String(16), nullable=False),  # "zlib"
+    Column("count", Integer, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+)
+
+summaries = Table(
+    "summaries",
+    metadata,
+    Column("run_id", ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("metric", String(255), primary_key=True),
+    Column("unit", String(32), nullable=False),
+    Column("basis", String(32), nullable=False),  # "raw" or "overhead-corrected"
+    Column("n", Integer, nullable=False),
+    Column("min", Float, nullable=False),
+    Column("median", Float, nullable=False),
+    Column("p90", Float, nullable=False),
+    Column("p95", Float, nullable=False),
+    Column("p99", Float, nullable=False),
+    Column("max", Float, nullable=False),
+    Column("mean", Float, nullable=False),
+    Column("stdev", Float, nullable=False),
+    Column("mad", Float, nullable=False),
+    Column("steady_state_index", Integer, nullable=False),
+    Column("details", JSON, nullable=False),
+)

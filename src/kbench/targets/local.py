@@ -1,0 +1,87 @@
+"""The local target: run the probe on the kernel this machine is running."""
+
+from __future__ import annotations
+
+import os
+import platform
+import signal
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from kbench.native import find_native
+from kbench.sysinfo.collect import collect_sysinfo
+from kbench.targets.base import ProbeInvocation, ProgressCallback, TargetInfo
+
+
+class LocalTarget:
+    """Runs ``kbench-probe`` as a child process of this one."""
+
+    def info(self) -> TargetInfo:
+        uname = platform.uname()
+        return TargetInfo(kind="local", kernel_release=uname.release, kernel_version=uname.version)
+
+    def sysinfo(self) -> dict[str, Any]:
+        return collect_sysinfo()
+
+    def run_probe(
+        self, args: Sequence[str], progress: ProgressCallback | None = None
+    ) -> ProbeInvocation:
+        probe = find_native("kbench-probe")
+        with tempfile.TemporaryDirectory(prefix="kbench-") as tmp:
+            output = Path(tmp) / "samples.bin"
+            argv = [str(probe), *args, "--output", str(output)]
+            if progress is not None:
+                argv.append("--progress")
+            proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            interrupted = False
+            stderr_lines: list[str] = []
+            try:
+                _pump_stderr(proc, stderr_lines, progress)
+                proc.wait()
+            except KeyboardInterrupt:
+                # Ctrl-C from a terminal reaches the probe too; a signal sent to us alone
+                # does not, so forward it. The probe stops at the next sample boundary
+                # and still writes every finished sample.
+                interrupted = True
+                _forward_interrupt(proc)
+                remaining = proc.stderr.read() if proc.stderr else b""
+                stderr_lines.extend(remaining.decode(errors="replace").splitlines())
+            data = output.read_bytes() if output.exists() else b""
+        messages = [line for line in stderr_lines if not line.startswith("progress ")]
+        return ProbeInvocation(
+            stdout=data,
+            stderr="\n".join(messages),
+            exit_code=proc.returncode,
+            interrupted=interrupted or proc.returncode == 130,
+        )
+
+
+def _pump_stderr(
+    proc: subprocess.Popen[bytes], lines: list[str], progress: ProgressCallback | None
+) -> None:
+    assert proc.stderr is not None
+    for raw in proc.stderr:
+        line = raw.decode(errors="replace").rstrip("\n")
+        if line.startswith("progress "):
+            if progress is not None:
+                parts = line.split()
+                if len(parts) == 3:
+                    progress(float(parts[1]), float(parts[2]))
+            continue
+        lines.append(line)
+
+
+def _forward_interrupt(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGINT)
+    while True:
+        try:
+            proc.wait(timeout=30)
+            return
+        except KeyboardInterrupt:
+            continue
+        except subprocess.TimeoutExpired:
+            proc.kill()

@@ -1,0 +1,58 @@
+"""Parse the output of ``kbench-probe run`` (docs/probe-format.md)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+PROBE_FORMAT = "kbench-probe/1"
+
+
+class ProbeOutputError(ValueError):
+    """The probe's output does not follow docs/probe-format.md."""
+
+
+@dataclass(frozen=True)
+class ProbeOutput:
+    """A probe run: its JSON header and its raw rows (n × columns, uint64)."""
+
+    header: dict[str, Any]
+    rows: np.ndarray
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.header["columns"])
+
+    def column(self, name: str) -> np.ndarray:
+        return self.rows[:, self.columns.index(name)]
+
+
+def parse_probe_output(data: bytes) -> ProbeOutput:
+    """Split ``data`` into the header line and the little-endian u64 rows.
+
+    Raises ProbeOutputError when the header is missing or not JSON, the format tag is
+    unknown, or the byte count does not match ``n * len(columns) * 8``.
+    """
+    newline = data.find(b"\n")
+    if newline < 0:
+        raise ProbeOutputError("probe output has no header line")
+    try:
+        header = json.loads(data[:newline])
+    except json.JSONDecodeError as exc:
+        raise ProbeOutputError(f"probe header is not JSON: {exc}") from exc
+    if not isinstance(header, dict) or header.get("format") != PROBE_FORMAT:
+        raise ProbeOutputError(f"unknown probe output format: {header.get('format')!r}")
+    columns = header.get("columns") or ["ticks"]
+    n = int(header.get("n", 0))
+    payload = memoryview(data)[newline + 1 :]
+    expected = n * len(columns) * 8
+    if len(payload) != expected:
+        raise ProbeOutputError(
+            f"probe wrote {len(payload)} sample bytes, header promises {expected} "
+            f"({n} rows × {len(columns)} columns × 8)"
+        )
+    rows = np.frombuffer(payload, dtype="<u8").reshape(n, len(columns)).copy()
+    return ProbeOutput(header=header, rows=rows)
