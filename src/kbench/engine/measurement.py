@@ -26,17 +26,22 @@ class Measurement:
     def n(self) -> int:
         return int(self.columns["ticks"].size) if "ticks" in self.columns else 0
 
-    def per_op_ns(self, *, subtract_overhead: bool = False) -> np.ndarray:
-        """Nanoseconds per operation for every sample, in order.
+    def per_op(self, unit: str = "ns", *, subtract_overhead: bool = False) -> np.ndarray:
+        """Every sample as ``unit`` per operation, in order.
 
-        ``ticks / hz * 1e9 / batch``; with ``subtract_overhead`` the median cost of the
-        empty timed region is removed from each sample first (floored at zero).
+        ``ns``: ``ticks / hz * 1e9 / batch``; ``cycles`` (in-kernel TSC ticks):
+        ``ticks / batch``. With ``subtract_overhead`` the median cost of the empty timed
+        region is removed from each sample first (floored at zero).
         """
         ticks = self.columns["ticks"].astype(np.float64)
         if subtract_overhead:
             ticks = np.maximum(ticks - float(self.header["overhead"]["median_ticks"]), 0.0)
-        hz = float(self.header["timer"]["hz"])
         batch = int(self.header.get("batch") or 1)
+        if unit == "cycles":
+            return ticks / batch
+        if unit != "ns":
+            raise ValueError(f"cannot express timer ticks in {unit!r}")
+        hz = float(self.header["timer"]["hz"])
         return ticks * (1e9 / hz) / batch
 
     def overhead_ns(self) -> dict[str, float]:

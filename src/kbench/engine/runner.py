@@ -73,7 +73,7 @@ def execute_run(
     summaries: list[SummaryRecord] = []
     values = np.empty(0)
     if measurement.n > 0:
-        values = measurement.per_op_ns(subtract_overhead=request.subtract_overhead)
+        values = measurement.per_op(benchmark.unit, subtract_overhead=request.subtract_overhead)
         summary = summarize(values)
         summaries.append(
             SummaryRecord(

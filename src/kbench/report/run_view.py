@@ -32,7 +32,7 @@ def load_run_view(store: Store, run_id: int) -> RunView:
         stderr=record.tool_output or "",
     )
     subtract = bool(record.request.get("subtract_overhead"))
-    values = measurement.per_op_ns(subtract_overhead=subtract) if measurement.n else np.empty(0)
+    values = measurement.per_op(record.unit, subtract_overhead=subtract) if measurement.n else np.empty(0)
     summary = summarize(values) if values.size else None
     return RunView(
         record=record,

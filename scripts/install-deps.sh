@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install the Debian packages kbench needs (idempotent; apt-get update only when needed).
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config   # native probe and guest agent
+  python3 python3-venv python3-dev               # the kbench package
+  qemu-system-x86 busybox-static cpio            # VM target: boot Debian kernels in qemu
+  kmod bc flex bison libelf-dev libssl-dev       # building kbench.ko against kernel headers
+)
+
+missing=()
+for pkg in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} Debian packages present"
+  exit 0
+fi
+
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO=sudo
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,159 @@
+"""One-call description of a sample series: location, spread, tails, CI, outliers, warm-up.
+
+A Summary describes exactly the values given, all of them, in the unit given
+(the caller passes per-op nanoseconds, for instance). Warm-up is detected and
+reported (``steady_state_index`` and a warning) but never removed: slice the
+values and summarise again to drop it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from kbench.stats.ci import (
+    METHOD_MIN_MAX_FALLBACK,
+    METHOD_ORDER_STATISTICS,
+    ci_from_ranks_warning,
+    quantile_ci_ranks,
+)
+from kbench.stats.percentiles import interpolate, order_statistics, type7_positions
+from kbench.stats.thresholds import (
+    DEFAULT_CONFIDENCE,
+    MAD_TO_SIGMA,
+    MODIFIED_Z_FACTOR,
+    MODIFIED_Z_OUTLIER,
+    SUMMARY_PROBABILITIES,
+)
+from kbench.stats.validate import as_samples
+from kbench.stats import warmup as _warmup
+
+WARNING_MAD_ZERO = "mad-zero"
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Statistics of n samples; every field is defined exactly here.
+
+    n: number of samples.  min, max: extremes.  mean: arithmetic mean.
+    stdev: sample standard deviation with ddof=1; 0.0 when n = 1 (not NaN).
+    p50, p90, p95, p99, p999: Hyndman-Fan type-7 quantiles at 0.5, 0.9, 0.95,
+      0.99, 0.999 (numpy "linear", R default); p50 is the median.
+    mad: raw median absolute deviation median(|x - p50|).
+    mad_scaled: 1.4826 * mad (estimates sigma for normal data).
+    median_ci: (low, high), a distribution-free CI of the population median from
+      binomial order statistics (``kbench.stats.ci``).
+    median_ci_level: the requested confidence; median_ci_coverage: the exact
+      coverage of the ranks used (>= level unless the fallback was needed);
+      median_ci_method: which construction (``ci.METHOD_*``).
+    outliers: count of values with 0.6745 * |x - p50| > 3.5 * mad (modified
+      z-score, Iglewicz-Hoaglin; with mad = 0, every value != p50).
+    steady_state_index: first sample of the steady state by robust MSER-5
+      (``kbench.stats.warmup``); 0 when no warm-up or detection was off.
+    warnings: human-readable, each starting with a stable tag:
+      "ci-level-unreachable" (too few samples for the level; CI is (min, max)),
+      "warm-up" / "no-steady-state" (``warmup.detect_warmup``),
+      "mad-zero" (more than half the values equal the median and some do not:
+      all those others count as outliers).
+    """
+
+    n: int
+    min: float
+    max: float
+    mean: float
+    stdev: float
+    p50: float
+    p90: float
+    p95: float
+    p99: float
+    p999: float
+    mad: float
+    mad_scaled: float
+    median_ci: tuple[float, float]
+    median_ci_level: float
+    median_ci_coverage: float
+    median_ci_method: str
+    outliers: int
+    steady_state_index: int
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def median(self) -> float:
+        """The median (same as p50)."""
+        return self.p50
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict: tuples become lists, numbers are Python numbers."""
+        data = asdict(self)
+        data["median_ci"] = list(self.median_ci)
+        data["warnings"] = list(self.warnings)
+        return data
+
+
+def summarize(
+    values: ArrayLike, *, confidence: float = DEFAULT_CONFIDENCE, detect_warmup: bool = True
+) -> Summary:
+    """Summarise ``values`` (validated by ``as_samples``; never modified).
+
+    Cost: one selection pass (``np.partition``) for all percentiles and both CI
+    ranks, one for the MAD, a few linear passes, plus robust MSER-5 when
+    ``detect_warmup`` is true (two more selections if a warm-up is found).
+    No full sort.
+    """
+    samples = as_samples(values)
+    n = samples.size
+    warnings: list[str] = []
+
+    lower, upper, fraction = type7_positions(n, SUMMARY_PROBABILITIES)
+    ranks = quantile_ci_ranks(n, 0.5, confidence=confidence)
+    wanted = np.concatenate([lower, upper, [ranks.lower_rank - 1, ranks.upper_rank - 1]])
+    selected = order_statistics(samples, wanted)
+    k = lower.size
+    p50, p90, p95, p99, p999 = (float(v) for v in interpolate(selected[:k], selected[k : 2 * k], fraction))
+    ci_low, ci_high = float(selected[2 * k]), float(selected[2 * k + 1])
+    if not ranks.reached:
+        warnings.append(ci_from_ranks_warning(ranks, n, 0.5, confidence))
+
+    # MAD: select in place inside our own |x - median| buffer; a partition keeps
+    # the multiset, so the same buffer still serves the outlier count.
+    deviation = np.abs(samples - p50)
+    d_lower, d_upper, d_fraction = type7_positions(n, [0.5])
+    mad_pair = order_statistics(deviation, [d_lower[0], d_upper[0]], overwrite=True)
+    mad = float(interpolate(mad_pair[:1], mad_pair[1:], d_fraction)[0])
+    outliers = int(np.count_nonzero(MODIFIED_Z_FACTOR * deviation > MODIFIED_Z_OUTLIER * mad))
+    if mad == 0 and outliers > 0:
+        warnings.append(
+            f"{WARNING_MAD_ZERO}: more than half of the values equal the median {p50:.6g}, "
+            f"so the MAD is 0 and all {outliers} other values count as outliers"
+        )
+
+    steady_state_index = 0
+    if detect_warmup:
+        warmup = _warmup.detect_warmup(samples, center=p50, mad_scaled=MAD_TO_SIGMA * mad)
+        steady_state_index = warmup.steady_state_index
+        warnings.extend(warmup.warnings)
+
+    return Summary(
+        n=n,
+        min=float(samples.min()),
+        max=float(samples.max()),
+        mean=float(samples.mean()),
+        stdev=0.0 if n == 1 else float(np.std(samples, ddof=1)),
+        p50=p50,
+        p90=p90,
+        p95=p95,
+        p99=p99,
+        p999=p999,
+        mad=mad,
+        mad_scaled=MAD_TO_SIGMA * mad,
+        median_ci=(ci_low, ci_high),
+        median_ci_level=confidence,
+        median_ci_coverage=ranks.coverage,
+        median_ci_method=METHOD_ORDER_STATISTICS if ranks.reached else METHOD_MIN_MAX_FALLBACK,
+        outliers=outliers,
+        steady_state_index=steady_state_index,
+        warnings=tuple(warnings),
+    )

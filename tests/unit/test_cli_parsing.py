@@ -1,0 +1,50 @@
+"""Command-line value parsing and request validation (no measurement)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kbench.cli.parsing import parse_duration
+from kbench.engine.request import BadRequest, RunRequest
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("2", 2.0), ("2s", 2.0), ("500ms", 0.5), ("1.5m", 90.0), (".25s", 0.25), (" 3 s ", 3.0)],
+)
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["", "abc", "-1s", "1h", "0", "1..2s"])
+def test_bad_durations_name_the_input(text: str) -> None:
+    with pytest.raises(ValueError, match="duration"):
+        parse_duration(text)
+
+
+def test_request_builds_probe_arguments() -> None:
+    request = RunRequest(benchmark="syscall.pread", params={"size": "512"}, duration_s=1.5,
+                         warmup_samples=100, batch=4, cpu=1)
+    assert request.probe_args("pread") == [
+        "run", "pread", "--param", "size=512", "--duration", "1.5",
+        "--warmup-samples", "100", "--batch", "4", "--cpu", "1",
+    ]
+    default = RunRequest(benchmark="syscall.getppid")
+    assert default.probe_args("getppid") == ["run", "getppid", "--samples", "10000", "--batch", "auto"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"samples": 10, "duration_s": 1.0}, "not both"),
+        ({"samples": 0}, "at least 1"),
+        ({"duration_s": 0.0}, "positive"),
+        ({"warmup_samples": 5, "warmup_duration_s": 1.0}, "not both"),
+        ({"warmup_samples": -1}, "negative"),
+        ({"batch": 0}, "batch"),
+        ({"cpu": -2}, "cpu"),
+    ],
+)
+def test_inconsistent_requests_are_refused(kwargs: dict, message: str) -> None:
+    with pytest.raises(BadRequest, match=message):
+        RunRequest(benchmark="syscall.getppid", **kwargs)
