@@ -5,8 +5,9 @@ Definition. With m the median and MAD the raw median absolute deviation,
     M_i = 0.6745 * (x_i - m) / MAD,   x_i is an outlier when |M_i| > 3.5
 
 (constants ``MODIFIED_Z_FACTOR`` and ``MODIFIED_Z_OUTLIER``). The test is
-evaluated as 0.6745 * |x_i - m| > 3.5 * MAD, which is the same for MAD > 0 and
-defines the degenerate case: when MAD = 0 (more than half of the values equal
+evaluated as |x_i - m| > L with the limit L = 3.5 * MAD / 0.6745
+(``deviation_limit``), which is the same for MAD > 0 and defines the
+degenerate case: when MAD = 0 (more than half of the values equal
 the median) every value different from the median is an outlier (|M_i| is
 infinite) and values equal to it are not. All-equal data have no outliers.
 """
@@ -28,6 +29,15 @@ def _center_and_mad(
     if mad is None:
         mad = median_of_valid(np.abs(samples - m), overwrite=True)
     return m, float(mad)
+
+
+def deviation_limit(mad: float, threshold: float = MODIFIED_Z_OUTLIER) -> float:
+    """L = threshold * MAD / 0.6745: values with |x - median| > L are outliers.
+
+    ``summarize`` and ``outlier_mask`` both use this one expression, so their
+    counts agree to the last bit.
+    """
+    return threshold * float(mad) / MODIFIED_Z_FACTOR
 
 
 def modified_z_scores(
@@ -53,10 +63,10 @@ def outlier_mask(
     center: float | None = None,
     mad: float | None = None,
 ) -> NDArray[np.bool_]:
-    """Boolean mask of outliers: 0.6745 |x_i - median| > threshold * MAD."""
+    """Boolean mask of outliers: |x_i - median| > ``deviation_limit(MAD, threshold)``."""
     samples = as_samples(values)
     m, scale = _center_and_mad(samples, center, mad)
-    return MODIFIED_Z_FACTOR * np.abs(samples - m) > threshold * scale
+    return np.abs(samples - m) > deviation_limit(scale, threshold)
 
 
 def outlier_count(

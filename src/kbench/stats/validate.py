@@ -32,17 +32,18 @@ def as_samples(values: ArrayLike) -> NDArray[np.float64]:
         )
     if array.size == 0:
         raise ValueError("samples are empty: at least one value is needed")
-    # Fast path: two vectorised passes; locate the culprit only on failure.
-    finite = np.isfinite(array)
-    if not finite.all():
-        index = int(np.flatnonzero(~finite)[0])
-        raise ValueError(
-            f"samples must be finite: values[{index}] is {float(array[index])!r}"
-        )
-    negative = array < 0
-    if negative.any():
-        index = int(np.flatnonzero(negative)[0])
-        raise ValueError(
-            f"samples must be non-negative: values[{index}] is {float(array[index])!r}"
-        )
-    return array
+    # Fast path without temporaries: min/max propagate NaN, so "min >= 0 and
+    # max < inf" holds exactly when every value is finite and non-negative.
+    if array.min() >= 0 and array.max() < np.inf:
+        return array
+    valid = (array >= 0) & (array < np.inf)  # False for NaN, +/-inf and negatives
+    index = int(np.flatnonzero(~valid)[0])
+    _check_one(index, float(array[index]))
+    raise AssertionError("unreachable: an invalid value was expected")  # pragma: no cover
+
+
+def _check_one(index: int, value: float) -> None:
+    if not np.isfinite(value):
+        raise ValueError(f"samples must be finite: values[{index}] is {value!r}")
+    if value < 0:
+        raise ValueError(f"samples must be non-negative: values[{index}] is {value!r}")

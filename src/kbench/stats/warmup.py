@@ -90,9 +90,16 @@ def _robust_scale(samples: NDArray[np.float64], center: float, mad_scaled: float
 
 
 def _mser_batches(
-    samples: NDArray[np.float64], center: float | None, mad_scaled: float | None
+    samples: NDArray[np.float64],
+    center: float | None,
+    mad_scaled: float | None,
+    scratch: NDArray[np.float64] | None = None,
 ) -> tuple[int, int]:
-    """(d*, last searched d) in batches; (0, 0) when the rule does not apply."""
+    """(d*, last searched d) in batches; (0, 0) when the rule does not apply.
+
+    ``scratch``: optional float64 buffer of at least samples.size values that may
+    be overwritten (saves allocating the clipped copy).
+    """
     batches = samples.size // MSER_BATCH_SIZE
     if batches < MSER_MIN_BATCHES:
         return 0, 0
@@ -101,7 +108,8 @@ def _mser_batches(
     if scale == 0:
         return 0, 0
     used = samples[: batches * MSER_BATCH_SIZE]
-    clipped = np.clip(used, m - WARMUP_CLIP_SIGMAS * scale, m + WARMUP_CLIP_SIGMAS * scale)
+    out = None if scratch is None else scratch[: used.size]
+    clipped = np.clip(used, m - WARMUP_CLIP_SIGMAS * scale, m + WARMUP_CLIP_SIGMAS * scale, out=out)
     batch_means = clipped.reshape(batches, MSER_BATCH_SIZE).mean(axis=1)
     z = mser_statistic(batch_means)
     best = float(z.min())
@@ -149,7 +157,11 @@ class Warmup:
 
 
 def detect_warmup(
-    values: ArrayLike, *, center: float | None = None, mad_scaled: float | None = None
+    values: ArrayLike,
+    *,
+    center: float | None = None,
+    mad_scaled: float | None = None,
+    _scratch: NDArray[np.float64] | None = None,
 ) -> Warmup:
     """Find the warm-up by robust MSER-5 and judge whether it matters.
 
@@ -157,10 +169,12 @@ def detect_warmup(
     - "warm-up: ..." when the warm-up is material (see ``Warmup.material``);
     - "no-steady-state: ..." when MSER's minimum is at the end of the searched
       first half (index > 0), whatever the medians say.
+
+    ``center`` (median) and ``mad_scaled`` may be passed when already known.
     """
     samples = as_samples(values)
     n = samples.size
-    d, last = _mser_batches(samples, center, mad_scaled)
+    d, last = _mser_batches(samples, center, mad_scaled, _scratch)
     index = d * MSER_BATCH_SIZE
     if index == 0:
         steady = median_of_valid(samples) if center is None else float(center)

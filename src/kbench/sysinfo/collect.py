@@ -6,26 +6,40 @@ is not visible as ``None`` rather than guessing.
 
 from __future__ import annotations
 
-import os
 import platform
 import shutil
-import socket
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 TSC_FLAGS = ("tsc", "rdtscp", "constant_tsc", "nonstop_tsc", "tsc_known_freq")
 
 
-def _read(path: str | Path) -> str | None:
+FileReader = Callable[[str], "str | None"]
+"""Reads a text file of the machine being described; None when it does not exist."""
+
+
+def read_local_file(path: str) -> str | None:
     try:
         return Path(path).read_text().strip()
     except OSError:
         return None
 
 
-def _cpuinfo() -> dict[str, Any]:
-    text = _read("/proc/cpuinfo") or ""
+def count_cpus(online: str | None) -> int | None:
+    """Number of CPUs in a kernel CPU list such as ``0-3,6``."""
+    if not online:
+        return None
+    total = 0
+    for part in online.split(","):
+        low, _, high = part.partition("-")
+        total += int(high or low) - int(low) + 1
+    return total
+
+
+def _cpuinfo(read: FileReader) -> dict[str, Any]:
+    text = read("/proc/cpuinfo") or ""
     model = None
     flags: set[str] = set()
     for line in text.splitlines():
@@ -35,17 +49,18 @@ def _cpuinfo() -> dict[str, Any]:
             model = value.strip()
         elif key == "flags" and not flags:
             flags = set(value.split())
+    online = read("/sys/devices/system/cpu/online")
     return {
-        "model": model or platform.processor() or None,
-        "count": os.cpu_count(),
-        "online": _read("/sys/devices/system/cpu/online"),
+        "model": model,
+        "count": count_cpus(online),
+        "online": online,
         "tsc_flags": {flag: flag in flags for flag in TSC_FLAGS},
         "hypervisor_flag": "hypervisor" in flags,
     }
 
 
-def _memory_bytes() -> int | None:
-    for line in (_read("/proc/meminfo") or "").splitlines():
+def _memory_bytes(read: FileReader) -> int | None:
+    for line in (read("/proc/meminfo") or "").splitlines():
         if line.startswith("MemTotal:"):
             return int(line.split()[1]) * 1024
     return None
@@ -63,37 +78,37 @@ def _systemd_detect_virt(flag: str) -> str | None:
     return out or None
 
 
-def detect_virtualization(hypervisor_flag: bool) -> dict[str, Any]:
+def detect_virtualization(hypervisor_flag: bool, *, ask_systemd: bool = True) -> dict[str, Any]:
     """What this kernel runs under: a hypervisor (``"kvm"``, ``"none"`` …) and a container.
 
     ``vm`` is None when it cannot be told; the CPUID hypervisor flag is kept as evidence.
+    ``ask_systemd`` is False when describing another machine (a VM guest).
     """
-    vm = _systemd_detect_virt("--vm")
+    vm = _systemd_detect_virt("--vm") if ask_systemd else None
     if vm is None and hypervisor_flag:
         vm = "unknown-hypervisor"
     return {
         "vm": vm,
-        "container": _systemd_detect_virt("--container"),
+        "container": _systemd_detect_virt("--container") if ask_systemd else None,
         "hypervisor_flag": hypervisor_flag,
         "virtualized": bool(hypervisor_flag or (vm not in (None, "none"))),
     }
 
 
-def _governors() -> dict[str, str] | None:
-    base = Path("/sys/devices/system/cpu")
-    found = {
-        path.parent.parent.name: path.read_text().strip()
-        for path in sorted(base.glob("cpu[0-9]*/cpufreq/scaling_governor"))
-        if path.is_file()
-    }
+def _governors(read: FileReader, cpus: int | None) -> dict[str, str] | None:
+    found = {}
+    for cpu in range(cpus or 0):
+        governor = read(f"/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor")
+        if governor is not None:
+            found[f"cpu{cpu}"] = governor
     return found or None
 
 
-def _turbo() -> dict[str, Any] | None:
-    no_turbo = _read("/sys/devices/system/cpu/intel_pstate/no_turbo")
+def _turbo(read: FileReader) -> dict[str, Any] | None:
+    no_turbo = read("/sys/devices/system/cpu/intel_pstate/no_turbo")
     if no_turbo is not None:
         return {"driver": "intel_pstate", "enabled": no_turbo == "0"}
-    boost = _read("/sys/devices/system/cpu/cpufreq/boost")
+    boost = read("/sys/devices/system/cpu/cpufreq/boost")
     if boost is not None:
         return {"driver": "cpufreq", "enabled": boost == "1"}
     return None
@@ -106,28 +121,31 @@ def _cmdline_flag(cmdline: str, name: str) -> str | None:
     return None
 
 
-def collect_sysinfo() -> dict[str, Any]:
-    """The machine inventory and noise state, as a JSON-serialisable dict."""
-    cpu = _cpuinfo()
-    cmdline = _read("/proc/cmdline") or ""
-    loadavg = (_read("/proc/loadavg") or "").split()
-    uname = platform.uname()
+def collect_sysinfo(read: FileReader = read_local_file, *, local: bool = True) -> dict[str, Any]:
+    """The machine inventory and noise state, as a JSON-serialisable dict.
+
+    ``read`` reads files of the machine described (this one by default, or a VM guest
+    through its agent); ``local`` allows asking this machine's tools (systemd-detect-virt).
+    """
+    cpu = _cpuinfo(read)
+    cmdline = read("/proc/cmdline") or ""
+    loadavg = (read("/proc/loadavg") or "").split()
     return {
-        "hostname": socket.gethostname(),
+        "hostname": read("/proc/sys/kernel/hostname"),
         "cpu": cpu,
-        "memory_bytes": _memory_bytes(),
+        "memory_bytes": _memory_bytes(read),
         "kernel": {
-            "release": uname.release,
-            "version": uname.version,
-            "machine": uname.machine,
+            "release": read("/proc/sys/kernel/osrelease"),
+            "version": read("/proc/sys/kernel/version"),
+            "machine": platform.machine() if local else None,
             "cmdline": cmdline,
         },
-        "virtualization": detect_virtualization(cpu["hypervisor_flag"]),
+        "virtualization": detect_virtualization(cpu["hypervisor_flag"], ask_systemd=local),
         "noise": {
-            "governor": _governors(),
-            "turbo": _turbo(),
-            "smt": _read("/sys/devices/system/cpu/smt/control"),
-            "aslr": _read("/proc/sys/kernel/randomize_va_space"),
+            "governor": _governors(read, cpu["count"]),
+            "turbo": _turbo(read),
+            "smt": read("/sys/devices/system/cpu/smt/control"),
+            "aslr": read("/proc/sys/kernel/randomize_va_space"),
             "isolcpus": _cmdline_flag(cmdline, "isolcpus"),
             "nohz_full": _cmdline_flag(cmdline, "nohz_full"),
             "loadavg_1m": float(loadavg[0]) if loadavg else None,
