@@ -416,9 +416,9 @@ static inline __attribute__((always_inline)) void loop_impl(const enum kb_timer_
 			if (L->count)
 				fprintf(stderr, "progress %lld %lld\n", n, L->count);
 			else
-				fprintf(stderr, "progress %llu %llu\n",
-					(unsigned long long)((double)(t1 - L->first_t0) / kb_timer.hz * 1e3),
-					(unsigned long long)((double)L->dur_ticks / kb_timer.hz * 1e3));
+				fprintf(stderr, "progress %lld %lld\n",
+					llround((double)(t1 - L->first_t0) / kb_timer.hz * 1e3),
+					llround((double)L->dur_ticks / kb_timer.hz * 1e3));
 			next_progress = t1 + quarter;
 		}
 	}
@@ -748,20 +748,21 @@ static int do_run(int argc, char **argv)
 	uint64_t batch = o.batch ? (uint64_t)o.batch : 1;
 	long long calib_samples = 0;
 	if (batch_auto) {
-		uint64_t cal[7];
+		/* per candidate: 3 samples to warm caches (not used), then the
+		 * median of 15 decides */
+		uint64_t cal[18];
 		for (;;) {
 			struct loop K = L;
 			K.batch = batch;
 			K.rows = cal;
-			K.cap = K.max = K.count = 7;
+			K.cap = K.max = K.count = 18;
 			c->batch = (long long)batch;
 			run_loop(&K);
 			calib_samples += K.n;
-			if (K.n < 7)
+			if (K.n < 18)
 				break; /* interrupted */
-			/* the first sample may pay for cold caches: median of the other 6 */
-			qsort(cal + 1, 6, sizeof *cal, cmp_u64);
-			uint64_t med = (cal[3] + cal[4]) / 2;
+			qsort(cal + 3, 15, sizeof *cal, cmp_u64);
+			uint64_t med = cal[3 + 7];
 			if (med >= target)
 				break;
 			if (batch >= (uint64_t)MAX_BATCH) {

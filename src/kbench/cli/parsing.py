@@ -22,7 +22,7 @@ def parse_duration(text: str) -> float:
     return seconds
 
 
-class Duration(click.ParamType):
+class Duration(click.ParamType):  # type: ignore[type-arg]
     name = "DURATION"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
@@ -34,7 +34,7 @@ class Duration(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
-class Warmup(click.ParamType):
+class Warmup(click.ParamType):  # type: ignore[type-arg]
     """A warm-up given as a count (``500``) or a duration (``0.5s``, ``200ms``)."""
 
     name = "N|DURATION"
@@ -53,7 +53,7 @@ class Warmup(click.ParamType):
             self.fail(f"{text!r} is neither a sample count nor a duration (e.g. 1000, 2s)", param, ctx)
 
 
-class KeyValue(click.ParamType):
+class KeyValue(click.ParamType):  # type: ignore[type-arg]
     name = "KEY=VALUE"
 
     def convert(

@@ -96,7 +96,9 @@ def results_cmd(
 @click.command("export")
 @click.argument("run_id", type=int)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File to write (default: stdout).")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File to write (default: stdout)."
+)
 @pass_context
 def export_cmd(ctx: Context, run_id: int, fmt: str, output: Path | None) -> None:
     """Export a run with all its raw samples as JSON, CSV or Parquet."""

@@ -21,15 +21,25 @@ from kbench.targets.local import LocalTarget
 
 @click.command("run")
 @click.argument("benchmark")
-@click.option("-p", "--param", "params", multiple=True, type=KeyValue(), help="Benchmark parameter KEY=VALUE (repeatable).")
+@click.option(
+    "-p", "--param", "params", multiple=True, type=KeyValue(), help="Benchmark parameter KEY=VALUE (repeatable)."
+)
 @click.option("--samples", type=click.IntRange(min=1), help="Count mode: number of samples (default 10000).")
 @click.option("--duration", type=Duration(), help="Duration mode: sample for this long (e.g. 5s).")
 @click.option("--warmup", type=Warmup(), help="Warm-up as a count (1000) or a duration (0.5s).")
-@click.option("--batch", type=click.IntRange(min=1), help="Operations per sample (default: calibrated so a sample is >= 100x the timer resolution).")
+@click.option(
+    "--batch",
+    type=click.IntRange(min=1),
+    help="Operations per sample (default: calibrated so a sample is >= 100x the timer resolution).",
+)
 @click.option("--cpu", type=click.IntRange(min=0), help="Pin the measuring thread to this CPU.")
 @click.option("--subtract-overhead", is_flag=True, help="Subtract the empty timed region's median from every sample.")
-@click.option("--tag", "tags", multiple=True, help="Label the run (repeatable); filter with `kbench results --tag`.")
-@click.option("--hist", type=click.Choice(["log2", "linear"]), default="log2", show_default=True, help="Histogram bins.")
+@click.option(
+    "--tag", "tags", multiple=True, help="Label the run (repeatable); filter with `kbench results --tag`."
+)
+@click.option(
+    "--hist", type=click.Choice(["log2", "linear"]), default="log2", show_default=True, help="Histogram bins."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the text report.")
 @pass_context
 def run_cmd(

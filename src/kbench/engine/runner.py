@@ -10,9 +10,9 @@ import numpy as np
 from kbench.catalog.benchmarks import Benchmark
 from kbench.engine.measurement import Measurement, measurement_from_invocation
 from kbench.engine.request import RunRequest
+from kbench.engine.warnings import run_warnings
 from kbench.stats.summary import Summary, summarize
 from kbench.store.db import Store, SummaryRecord
-from kbench.engine.warnings import run_warnings
 from kbench.targets.base import ProgressCallback, Target, TargetError
 
 
@@ -123,4 +123,6 @@ def _summary_columns(summary: Summary) -> dict[str, Any]:
 
 
 def _as_dict(value: Any) -> dict[str, Any]:
-    return asdict(value) if is_dataclass(value) else dict(value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    return dict(value)

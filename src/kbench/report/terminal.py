@@ -16,7 +16,9 @@ CDF_HEIGHT = 10
 
 def seed_line(summary: Summary, unit: str) -> str:
     """``min=… max=… count=… 95th=… 90th=… 50th=… mad=…`` with units."""
-    fmt = lambda v: format_value(v, unit)  # noqa: E731
+    def fmt(value: float) -> str:
+        return format_value(value, unit)
+
     return (
         f"min={fmt(summary.min)} max={fmt(summary.max)} count={summary.n} "
         f"95th={fmt(summary.p95)} 90th={fmt(summary.p90)} 50th={fmt(summary.p50)} "
@@ -24,7 +26,7 @@ def seed_line(summary: Summary, unit: str) -> str:
     )
 
 
-def histogram_lines(edges: Sequence[float], counts: Sequence[int], unit: str) -> list[str]:
+def histogram_lines(edges: Sequence[float] | np.ndarray, counts: Sequence[int] | np.ndarray, unit: str) -> list[str]:
     """One line per bin: ``[lo, hi)  ████  count (share)``; empty edge bins trimmed."""
     counts_arr = np.asarray(counts)
     nonzero = np.flatnonzero(counts_arr)
@@ -40,7 +42,7 @@ def histogram_lines(edges: Sequence[float], counts: Sequence[int], unit: str) ->
     width = max(len(label) for label in labels)
     lines = []
     for label, count in zip(labels, counts_arr[first : last + 1], strict=True):
-        bar = "█" * int(round(BAR_WIDTH * int(count) / peak)) if peak else ""
+        bar = "█" * round(BAR_WIDTH * int(count) / peak) if peak else ""
         if count and not bar:
             bar = "▏"
         lines.append(f"  {label:>{width}} {bar:<{BAR_WIDTH}} {int(count)} ({100 * count / total:.1f}%)")

@@ -27,6 +27,6 @@ def format_value(value: float, unit: str, *, digits: int = 4) -> str:
 def _sig(value: float, digits: int) -> str:
     if value == 0:
         return "0"
-    magnitude = int(math.floor(math.log10(abs(value))))
+    magnitude = math.floor(math.log10(abs(value)))
     decimals = max(digits - 1 - magnitude, 0)
     return f"{value:.{decimals}f}"

@@ -173,7 +173,7 @@ class Store:
                     started_at=_utcnow(),
                 )
             )
-            return int(result.inserted_primary_key[0])
+            return _inserted_id(result)
 
     def finish_run(
         self,
@@ -252,7 +252,7 @@ class Store:
                     select(schema.summaries).where(schema.summaries.c.run_id == run_id)
                 ).mappings()
             ]
-        return _run_record(row, target, summaries)
+        return _run_record(dict(row), target, summaries)
 
     def load_samples(self, run_id: int) -> dict[str, np.ndarray]:
         """Every stored column of a run, in the order the samples were taken."""
@@ -313,6 +313,13 @@ _SUMMARY_COLUMNS = (
 )
 
 
+def _inserted_id(result: Any) -> int:
+    key = result.inserted_primary_key
+    if key is None:
+        raise StoreError("the database did not return the id of a new row")
+    return int(key[0])
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
@@ -340,7 +347,7 @@ def _machine_id(conn: Connection, sysinfo: Mapping[str, Any]) -> int:
             first_seen=_utcnow(),
         )
     )
-    return int(result.inserted_primary_key[0])
+    return _inserted_id(result)
 
 
 def _target_id(conn: Connection, target: Mapping[str, Any]) -> int:
@@ -362,7 +369,7 @@ def _target_id(conn: Connection, target: Mapping[str, Any]) -> int:
     result = conn.execute(
         insert(schema.targets).values(**key, details=dict(target.get("details") or {}))
     )
-    return int(result.inserted_primary_key[0])
+    return _inserted_id(result)
 
 
 def _run_record(
