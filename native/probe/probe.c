@@ -73,7 +73,7 @@ void kb_warn(const char *fmt, ...)
 
 /* First signal: stop at the next sample boundary (and end a running command).
  * Second signal: give up at once (after removing the workload's file). */
-static void on_signal(int sig)
+static void on_signal(int sig KB_UNUSED)
 {
 	if (kb_stop) {
 		struct kb_ctx *c = kb_active_ctx;

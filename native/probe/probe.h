@@ -20,6 +20,7 @@
 
 #define KB_VERSION "0.1.0"
 #define KB_FORMAT "kbench-probe/1"
+#define KB_UNUSED __attribute__((unused))
 
 /* ---- exit codes (docs/probe-format.md) ---- */
 #define KB_EXIT_OK 0

@@ -232,7 +232,7 @@ static void helper_affinity(struct kb_ctx *c, pid_t tid, char *desc, size_t desc
 /* ------------------------------------------------------------------ */
 /* the workloads                                                       */
 
-static void wl_noop(struct kb_ctx *c, uint64_t n, uint64_t *extra)
+static void wl_noop(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra KB_UNUSED)
 {
 	uint64_t acc = 0;
 	for (uint64_t i = 0; i < n; i++) {
@@ -242,7 +242,7 @@ static void wl_noop(struct kb_ctx *c, uint64_t n, uint64_t *extra)
 	kb_sink += acc;
 }
 
-static void wl_getppid(struct kb_ctx *c, uint64_t n, uint64_t *extra)
+static void wl_getppid(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra KB_UNUSED)
 {
 	uint64_t acc = 0;
 	for (uint64_t i = 0; i < n; i++)
@@ -250,7 +250,7 @@ static void wl_getppid(struct kb_ctx *c, uint64_t n, uint64_t *extra)
 	kb_sink += acc;
 }
 
-static void wl_sched_yield(struct kb_ctx *c, uint64_t n, uint64_t *extra)
+static void wl_sched_yield(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra KB_UNUSED)
 {
 	uint64_t acc = 0;
 	for (uint64_t i = 0; i < n; i++)
@@ -260,7 +260,7 @@ static void wl_sched_yield(struct kb_ctx *c, uint64_t n, uint64_t *extra)
 
 /* clock_gettime through the vDSO (falls back to the system call inside the
  * vDSO when the clocksource cannot be read from user space). */
-static int su_clock_gettime(struct kb_ctx *c, char *err, size_t errlen)
+static int su_clock_gettime(struct kb_ctx *c, char *err KB_UNUSED, size_t errlen KB_UNUSED)
 {
 	const char *clk = kb_pstr(c, "clock");
 	c->iarg = strcmp(clk, "realtime") == 0 ? CLOCK_REALTIME
@@ -277,7 +277,7 @@ static int su_clock_gettime(struct kb_ctx *c, char *err, size_t errlen)
 	return 0;
 }
 
-static void wl_clock_gettime(struct kb_ctx *c, uint64_t n, uint64_t *extra)
+static void wl_clock_gettime(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra KB_UNUSED)
 {
 	uint64_t acc = 0;
 	struct timespec ts;
@@ -301,7 +301,7 @@ static int su_read_devzero(struct kb_ctx *c, char *err, size_t errlen)
 	return 0;
 }
 
-static void wl_read(struct kb_ctx *c, uint64_t n, uint64_t *extra)
+static void wl_read(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra KB_UNUSED)
 {
 	uint64_t acc = 0;
 	int fd = c->fd;
@@ -347,7 +347,7 @@ static void bt_pread(struct kb_ctx *c)
 		posix_fadvise(c->fd, 0, 0, POSIX_FADV_DONTNEED);
 }
 
-static void wl_pread(struct kb_ctx *c, uint64_t n, uint64_t *extra)
+static void wl_pread(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra KB_UNUSED)
 {
 	uint64_t acc = 0;
 	int fd = c->fd;
@@ -391,7 +391,7 @@ static void bt_rewind(struct kb_ctx *c)
 	}
 }
 
-static void wl_write(struct kb_ctx *c, uint64_t n, uint64_t *extra)
+static void wl_write(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra KB_UNUSED)
 {
 	uint64_t acc = 0;
 	int fd = c->fd;
@@ -436,7 +436,7 @@ static void td_writev(struct kb_ctx *c)
 	file_teardown(c);
 }
 
-static void wl_writev(struct kb_ctx *c, uint64_t n, uint64_t *extra)
+static void wl_writev(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra KB_UNUSED)
 {
 	uint64_t acc = 0;
 	int fd = c->fd, cnt = c->iarg;
@@ -461,7 +461,7 @@ static int su_pathfile(struct kb_ctx *c, char *err, size_t errlen)
 	return 0;
 }
 
-static void wl_open_close(struct kb_ctx *c, uint64_t n, uint64_t *extra)
+static void wl_open_close(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra KB_UNUSED)
 {
 	uint64_t acc = 0;
 	const char *path = c->path;
@@ -474,7 +474,7 @@ static void wl_open_close(struct kb_ctx *c, uint64_t n, uint64_t *extra)
 	kb_sink += acc;
 }
 
-static void wl_stat(struct kb_ctx *c, uint64_t n, uint64_t *extra)
+static void wl_stat(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra KB_UNUSED)
 {
 	uint64_t acc = 0;
 	struct stat st;
@@ -487,7 +487,7 @@ static void wl_stat(struct kb_ctx *c, uint64_t n, uint64_t *extra)
 	kb_sink += acc;
 }
 
-static int su_mmap(struct kb_ctx *c, char *err, size_t errlen)
+static int su_mmap(struct kb_ctx *c, char *err KB_UNUSED, size_t errlen KB_UNUSED)
 {
 	c->size = kb_pint(c, "size");
 	c->iarg = (int)kb_pint(c, "touch");
@@ -496,7 +496,7 @@ static int su_mmap(struct kb_ctx *c, char *err, size_t errlen)
 	return 0;
 }
 
-static void wl_mmap_munmap(struct kb_ctx *c, uint64_t n, uint64_t *extra)
+static void wl_mmap_munmap(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra KB_UNUSED)
 {
 	uint64_t acc = 0;
 	size_t size = (size_t)c->size, page = (size_t)c->off;
@@ -569,7 +569,7 @@ static void td_pipe(struct kb_ctx *c)
 	}
 }
 
-static void wl_pipe_roundtrip(struct kb_ctx *c, uint64_t n, uint64_t *extra)
+static void wl_pipe_roundtrip(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra KB_UNUSED)
 {
 	uint64_t acc = 0;
 	int rfd = c->fd, wfd = c->fd2;
@@ -654,7 +654,7 @@ static void td_futex(struct kb_ctx *c)
 	c->priv = NULL;
 }
 
-static void wl_futex(struct kb_ctx *c, uint64_t n, uint64_t *extra)
+static void wl_futex(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra KB_UNUSED)
 {
 	struct futex_pp *f = c->priv;
 	uint64_t acc = 0;
@@ -804,7 +804,7 @@ static pid_t command_start(struct cmd_state *s)
 	return pid;
 }
 
-static void wl_command(struct kb_ctx *c, uint64_t n, uint64_t *extra)
+static void wl_command(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra KB_UNUSED)
 {
 	struct cmd_state *s = c->priv;
 	for (uint64_t i = 0; i < n; i++) {

@@ -34,7 +34,7 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except (UnknownBenchmark, BadParameter, BadRequest) as exc:
-        fail(str(exc).strip("'\""), exit_codes.USAGE)
+        fail(str(exc), exit_codes.USAGE)
     except RunNotFound as exc:
         fail(str(exc), exit_codes.NOT_FOUND)
     except StoreError as exc:

@@ -6,9 +6,8 @@ import numpy as np
 from rich.console import Console
 
 from kbench.engine.measurement import Measurement
-from kbench.report.terminal import cdf_lines, histogram_lines, seed_line
+from kbench.report.terminal import body_histogram_lines, cdf_lines, log2_histogram_lines, seed_line
 from kbench.report.units import format_value
-from kbench.stats.histogram import linear_histogram, log2_histogram
 from kbench.stats.summary import Summary
 
 
@@ -23,7 +22,7 @@ def render_run(
     values: np.ndarray,
     basis: str,
     warnings: list[str],
-    hist: str = "log2",
+    hist: str = "linear",
 ) -> None:
     header = measurement.header
     timer = header.get("timer") or {}
@@ -53,9 +52,9 @@ def render_run(
                 f"({format_value(overhead['median'] / max(int(header.get('batch') or 1), 1), 'ns')} per op)",
                 highlight=False,
             )
-        histogram = log2_histogram(values) if hist == "log2" else linear_histogram(values)
+        lines = log2_histogram_lines(values, unit) if hist == "log2" else body_histogram_lines(values, unit)
         console.print(f"\nhistogram ({hist} bins, per operation)")
-        for line in histogram_lines(histogram.edges, histogram.counts, unit):
+        for line in lines:
             console.print(line, highlight=False)
         console.print("\nCDF")
         for line in cdf_lines(values, unit):

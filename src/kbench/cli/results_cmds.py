@@ -18,7 +18,7 @@ from kbench.report.units import format_value
 
 @click.command("show")
 @click.argument("run_id", type=int)
-@click.option("--hist", type=click.Choice(["log2", "linear"]), default="log2", show_default=True)
+@click.option("--hist", type=click.Choice(["linear", "log2"]), default="linear", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @pass_context
 def show_cmd(ctx: Context, run_id: int, hist: str, as_json: bool) -> None:
@@ -43,7 +43,7 @@ def show_cmd(ctx: Context, run_id: int, hist: str, as_json: bool) -> None:
             )
         )
         return
-    console = Console()
+    console = Console(soft_wrap=True)
     target = record.target or {}
     console.print(
         f"{record.benchmark} {record.params or ''} on {target.get('kind', '?')} kernel "
@@ -90,7 +90,7 @@ def results_cmd(
             str(row["id"]), f"{row['started_at']:%Y-%m-%d %H:%M:%S}", row["benchmark"],
             row["status"], str(row["n_samples"]), median, target, ",".join(row["tags"] or []),
         )
-    Console().print(table)
+    Console(soft_wrap=True).print(table)
 
 
 @click.command("export")

@@ -38,7 +38,7 @@ from kbench.targets.local import LocalTarget
     "--tag", "tags", multiple=True, help="Label the run (repeatable); filter with `kbench results --tag`."
 )
 @click.option(
-    "--hist", type=click.Choice(["log2", "linear"]), default="log2", show_default=True, help="Histogram bins."
+    "--hist", type=click.Choice(["linear", "log2"]), default="linear", show_default=True, help="Histogram bins."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the text report.")
 @pass_context
@@ -99,7 +99,7 @@ def run_cmd(
         )
     else:
         render_run(
-            Console(), result.run_id, bench.metric, bench.unit, result.status, result.summary,
+            Console(soft_wrap=True), result.run_id, bench.metric, bench.unit, result.status, result.summary,
             result.measurement, result.per_op_values, result.basis, result.warnings, hist,
         )
     if result.status == "interrupted":

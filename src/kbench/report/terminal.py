@@ -7,11 +7,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from kbench.report.units import format_value
+from kbench.stats.histogram import freedman_diaconis_bins, linear_histogram, log2_histogram
 from kbench.stats.summary import Summary
 
 BAR_WIDTH = 40
 CDF_WIDTH = 60
 CDF_HEIGHT = 10
+BODY_QUANTILES = (0.005, 0.995)
+"""Linear histograms and the CDF plot span this central range; the tails beyond it are
+counted on their own lines, since one 4 µs interrupt would otherwise squash the body."""
+MAX_TERMINAL_BINS = 20
 
 
 def seed_line(summary: Summary, unit: str) -> str:
@@ -49,13 +54,41 @@ def histogram_lines(edges: Sequence[float] | np.ndarray, counts: Sequence[int] |
     return lines
 
 
+def body_histogram_lines(values: np.ndarray, unit: str) -> list[str]:
+    """Linear bins over the central BODY_QUANTILES range, plus one line per tail."""
+    lo, hi = (float(q) for q in np.quantile(values, BODY_QUANTILES))
+    if hi <= lo:
+        lo, hi = float(values.min()), float(values.max())
+    inside = values[(values >= lo) & (values <= hi)]
+    bins = min(freedman_diaconis_bins(inside), MAX_TERMINAL_BINS)
+    histogram = linear_histogram(inside, bins=bins)
+    lines = histogram_lines(histogram.edges, histogram.counts, unit)
+    below, above = int((values < lo).sum()), int((values > hi).sum())
+    total = values.size
+    if below:
+        lines.insert(0, f"  below {format_value(lo, unit)}: {below} ({100 * below / total:.1f}%)")
+    if above:
+        lines.append(
+            f"  above {format_value(hi, unit)}: {above} ({100 * above / total:.1f}%), "
+            f"max {format_value(float(values.max()), unit)}"
+        )
+    return lines
+
+
+def log2_histogram_lines(values: np.ndarray, unit: str) -> list[str]:
+    histogram = log2_histogram(values)
+    lines = histogram_lines(histogram.edges, histogram.counts, unit)
+    if histogram.zeros:
+        lines.insert(0, f"  zero: {histogram.zeros}")
+    return lines
+
+
 def cdf_lines(values: np.ndarray, unit: str) -> list[str]:
-    """An ASCII plot of the empirical CDF, x from p0.1 to p99.9 (tails would squash it)."""
+    """An ASCII plot of the empirical CDF over the central BODY_QUANTILES range."""
     if values.size == 0:
         return []
     ordered = np.sort(values)
-    lo = float(np.quantile(ordered, 0.001))
-    hi = float(np.quantile(ordered, 0.999))
+    lo, hi = (float(q) for q in np.quantile(ordered, BODY_QUANTILES))
     if hi <= lo:
         return [f"  all samples ≈ {format_value(lo, unit)} (CDF is a step)"]
     xs = np.linspace(lo, hi, CDF_WIDTH)
@@ -71,4 +104,5 @@ def cdf_lines(values: np.ndarray, unit: str) -> list[str]:
     lines.append("       └" + "─" * CDF_WIDTH)
     left, right = format_value(lo, unit), format_value(hi, unit)
     lines.append("        " + left + " " * max(CDF_WIDTH - len(left) - len(right), 1) + right)
+    lines.append(f"        (x spans p{100 * BODY_QUANTILES[0]:g}…p{100 * BODY_QUANTILES[1]:g})")
     return lines

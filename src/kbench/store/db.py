@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine, create_engine, event, func, insert, select, update
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import SQLAlchemyError
 
 from kbench.store import schema
 from kbench.store.codec import CODEC, decode_array, encode_array
@@ -98,7 +99,11 @@ class Store:
         if engine.dialect.name == "sqlite":
             event.listen(engine, "connect", _sqlite_pragmas)
         store = cls(engine)
-        store._ensure_schema()
+        try:
+            store._ensure_schema()
+        except SQLAlchemyError as exc:
+            reason = getattr(exc, "orig", None) or exc
+            raise StoreError(f"cannot use results database {url!r}: {reason}") from exc
         return store
 
     def _ensure_schema(self) -> None:

@@ -42,6 +42,11 @@ def resolve_debian(release: str, cache_dir: Path, *, spec: str | None = None) ->
         info = _read_marker(marker)
         if info is None:
             info = _download_and_extract(release, base, spec)
+            info["root"] = str(root.resolve())
+            marker.write_text(json.dumps(info, indent=2) + "\n")
+        elif info.get("headers") and info.get("root") != str(root.resolve()):
+            _move_headers(root, release, info["root"])  # the cache directory was moved
+            info["root"] = str(root.resolve())
             marker.write_text(json.dumps(info, indent=2) + "\n")
     vmlinuz = root / "boot" / f"vmlinuz-{release}"
     modules_dir = root / "lib" / "modules" / release
@@ -95,7 +100,7 @@ def known_releases() -> list[str]:
 
 def _unknown_release_error(release: str, spec: str) -> KernelResolveError:
     known = known_releases()
-    near = difflib.get_close_matches(release, known, n=8, cutoff=0.6)
+    near = sorted(difflib.get_close_matches(release, known, n=8, cutoff=0.6))
     if not near:
         near = known[-8:]
     hint = ", ".join(near) if near else "none (run `apt-get update`?)"
@@ -176,6 +181,23 @@ def _download_and_extract(release: str, base: Path, spec: str) -> dict:
     }
 
 
+def _header_texts(root: Path) -> list[Path]:
+    files = []
+    for d in [*(root / "usr" / "src").glob("linux-headers-*"), *(root / "usr" / "lib").glob("linux-kbuild-*")]:
+        if d.is_dir() and not d.is_symlink():
+            files += [e for e in d.iterdir() if e.is_file() and not e.is_symlink()
+                      and (e.name == "Makefile" or e.name.startswith(".kernel"))]
+    return files
+
+
+def _move_headers(root: Path, release: str, old_root: str) -> None:
+    new_root = str(root.resolve())
+    for f in _header_texts(root):
+        text = f.read_text(errors="surrogateescape")
+        if old_root in text:
+            f.write_text(text.replace(old_root, new_root), errors="surrogateescape")
+
+
 _ABS_RE = re.compile(r"(?<![\w./-])/usr/(src|lib)/")
 
 
@@ -195,7 +217,7 @@ def fix_headers(root: Path, release: str) -> None:
                 target = os.readlink(entry)
                 if target.startswith("/"):
                     entry.unlink()
-                    entry.symlink_to(str(root) + target)
+                    entry.symlink_to(os.path.relpath(str(root) + target, entry.parent))
             elif entry.is_file() and (entry.name == "Makefile" or entry.name.startswith(".kernel")):
                 text = entry.read_text(errors="surrogateescape")
                 fixed = _ABS_RE.sub(lambda m: f"{root}/usr/{m.group(1)}/", text)
