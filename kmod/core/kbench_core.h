@@ -114,7 +114,6 @@ void kbench_sysfs_del(struct kbench_entry *e);
 extern const struct kobj_type kbench_entry_ktype;
 
 /* run.c */
-u64 kbench_overhead_probe(void);
 ssize_t kbench_run(struct kbench_entry *e, bool parallel, char *buf);
 
 /* stats.c */

@@ -102,8 +102,11 @@ static void tsc_calibrate(void)
 	double t0, t1;
 	uint64_t c0, c1, w0, w1;
 	tsc_clock_pair(&t0, &c0, &w0);
-	while (kb_clock_now() - c0 < KB_CALIBRATION_NS)
+	while (kb_clock_now() - c0 < KB_CALIBRATION_NS) {
+#if defined(__x86_64__)
 		__asm__ __volatile__("pause");
+#endif
+	}
 	tsc_clock_pair(&t1, &c1, &w1);
 	double hz = (t1 - t0) / (double)(c1 - c0) * 1e9;
 	/* the error of each end is at most half the bracket (in ticks) */

@@ -823,7 +823,8 @@ static void wl_command(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra K
 			;
 		kb_running_child = 0;
 		s->runs++;
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		/* a child ended by our signal handler belongs to a discarded sample */
+		if ((!WIFEXITED(st) || WEXITSTATUS(st) != 0) && !kb_stop) {
 			c->errors++;
 			c->last_errno = 0;
 			s->last_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);

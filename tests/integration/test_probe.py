@@ -256,16 +256,23 @@ def test_command_sleep(probe):
 
 
 def test_command_cpu_time_columns(probe):
-    """A CPU-bound shell loop: user+sys time from wait4 ~= the wall time."""
+    """A CPU-bound shell loop: the probe's user+sys columns match the CPU time the
+    kernel reports to this test for the same command (os.wait4), and never exceed
+    the sample's wall time."""
     loop = "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done"
+    ref = []
+    for _ in range(3):
+        pid = os.spawnv(os.P_NOWAIT, "/bin/sh", ["/bin/sh", "-c", loop])
+        _, status, ru = os.wait4(pid, 0)
+        assert status == 0
+        ref.append(ru.ru_utime + ru.ru_stime)
     p, _ = run(probe, "run", "command", "-p", f"cmd={loop}", "--samples", "3",
                "--warmup-samples", "0")
     assert p.returncode == 0, p.stderr
     h, rows = parse(p.stdout)
     secs = rows[:, 0] / h["timer"]["hz"]
     cpu = (rows[:, 1] + rows[:, 2]) / 1e9
-    assert (secs > 0.005).all()
-    assert np.median(cpu / secs) > 0.6
+    assert 0.5 < np.median(cpu) / np.median(ref) < 2.0, (cpu, ref)
     assert (cpu <= secs * 1.05 + 0.004).all()  # rusage has 1-4 ms granularity
 
 
@@ -273,7 +280,8 @@ def test_command_without_shell(probe):
     p, _ = run(probe, "run", "command", "-p", "cmd=true", "-p", "shell=0", "--samples", "3")
     assert p.returncode == 0, p.stderr
     h, rows = parse(p.stdout)
-    assert h["setup"]["argv"] == ["true"] and h["warnings"] == []
+    assert h["setup"]["argv"] == ["true"]
+    assert not [w for w in h["warnings"] if "failed" in w]
 
 
 def test_command_failure_is_a_warning(probe):

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbench.ko - time single kernel functions from inside the kernel.
+ *
+ * This file holds the registry: the table of built-in benchmarks, the
+ * registration API for other modules, and /sys/kernel/kbench/ itself.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ctype.h>
+#include <linux/kernel.h>
+#include <linux/kobject.h>
+#include <linux/list.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+
+#ifdef CONFIG_X86
+#include <asm/tsc.h>
+#endif
+
+#include "kbench_core.h"
+#include "../benches/benches.h"
+
+#define KBENCH_NAME_MAX		32
+
+struct kobject *kbench_root;
+unsigned int kbench_tsc_khz;
+
+static LIST_HEAD(kbench_list);
+static DEFINE_MUTEX(kbench_list_lock);	/* protects kbench_list */
+
+static struct kbench *kbench_builtin[] = {
+	&kbench_empty,
+	&kbench_ktime_get,
+	&kbench_get_random_u32,
+	&kbench_spin_lock,
+	&kbench_rcu_read_lock,
+	&kbench_kmalloc,
+	&kbench_memcpy,
+	&kbench_crc32c,
+	&kbench_jhash,
+	&kbench_fib4_lookup,
+	&kbench_fib6_lookup,
+	/* Add a new benchmark here. */
+};
+
+static bool kbench_valid(const struct kbench *b)
+{
+	size_t len, i;
+
+	if (!b || !b->name || !b->description || !b->call)
+		return false;
+	if (b->nr_params && !b->params)
+		return false;
+	len = strlen(b->name);
+	if (!len || len > KBENCH_NAME_MAX)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!islower(b->name[i]) && !isdigit(b->name[i]) &&
+		    b->name[i] != '_')
+			return false;
+	for (i = 0; i < b->nr_params; i++) {
+		const struct kbench_param *p = &b->params[i];
+
+		if (p->type == KBENCH_PARAM_U64 &&
+		    (p->min > p->max || p->value.u64 < p->min ||
+		     p->value.u64 > p->max))
+			return false;
+	}
+	return true;
+}
+
+static struct kbench_entry *kbench_find(const char *name)
+{
+	struct kbench_entry *e;
+
+	list_for_each_entry(e, &kbench_list, node)
+		if (!strcmp(e->bench->name, name))
+			return e;
+	return NULL;
+}
+
+/**
+ * kbench_register - add a benchmark under /sys/kernel/kbench/<name>/
+ * @bench: the benchmark; must stay valid until kbench_unregister()
+ *
+ * Return: 0, -EINVAL for a malformed benchmark (name not [a-z0-9_]+ of at
+ * most 32 characters, no call, a parameter named like a common attribute
+ * or with its default out of range), -EEXIST if the name is taken, or
+ * -ENOMEM.
+ */
+int kbench_register(struct kbench *bench)
+{
+	struct kbench_entry *e;
+	int ret;
+
+	if (!kbench_valid(bench))
+		return -EINVAL;
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	e->bench = bench;
+	mutex_init(&e->run_lock);
+	mutex_init(&e->lock);
+	e->cfg.loop_count = 10000;
+	e->cfg.warmup = 100;
+	e->cfg.batch = 1;
+	e->cfg.cpu = -1;
+	e->cfg.dataset_size = 4096;
+	e->cfg.seed = 1;
+	e->cfg.cpus_all = true;
+
+	mutex_lock(&kbench_list_lock);
+	if (kbench_find(bench->name)) {
+		mutex_unlock(&kbench_list_lock);
+		kfree(e);
+		return -EEXIST;
+	}
+	ret = kbench_sysfs_add(e);	/* frees e on failure */
+	if (!ret)
+		list_add_tail(&e->node, &kbench_list);
+	mutex_unlock(&kbench_list_lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kbench_register);
+
+static void kbench_destroy(struct kbench_entry *e)
+{
+	/* Stops a run in progress at its next chunk boundary. */
+	WRITE_ONCE(e->dying, true);
+	kbench_sysfs_del(e);
+}
+
+/**
+ * kbench_unregister - remove a benchmark added by kbench_register()
+ * @bench: the benchmark
+ *
+ * Aborts a run of it in progress and waits until nothing uses @bench.
+ */
+void kbench_unregister(struct kbench *bench)
+{
+	struct kbench_entry *e, *found = NULL;
+
+	mutex_lock(&kbench_list_lock);
+	list_for_each_entry(e, &kbench_list, node) {
+		if (e->bench == bench) {
+			found = e;
+			list_del(&e->node);
+			break;
+		}
+	}
+	mutex_unlock(&kbench_list_lock);
+	if (found)
+		kbench_destroy(found);
+}
+EXPORT_SYMBOL_GPL(kbench_unregister);
+
+static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%s\n", KBENCH_VERSION);
+}
+
+static ssize_t top_tsc_khz_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", kbench_tsc_khz);
+}
+
+static ssize_t benchmarks_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	struct kbench_entry *e;
+	int len = 0;
+
+	mutex_lock(&kbench_list_lock);
+	list_for_each_entry(e, &kbench_list, node)
+		len += sysfs_emit_at(buf, len, "%s\n", e->bench->name);
+	mutex_unlock(&kbench_list_lock);
+	return len;
+}
+
+static struct kobj_attribute version_attr = __ATTR(version, 0400,
+						   version_show, NULL);
+static struct kobj_attribute top_tsc_khz_attr =
+	__ATTR(tsc_khz, 0400, top_tsc_khz_show, NULL);
+static struct kobj_attribute benchmarks_attr =
+	__ATTR(benchmarks, 0400, benchmarks_show, NULL);
+
+static struct attribute *kbench_top_attrs[] = {
+	&version_attr.attr,
+	&top_tsc_khz_attr.attr,
+	&benchmarks_attr.attr,
+	NULL,
+};
+
+static const struct attribute_group kbench_top_group = {
+	.attrs = kbench_top_attrs,
+};
+
+static void kbench_remove_all(void)
+{
+	struct kbench_entry *e;
+
+	for (;;) {
+		mutex_lock(&kbench_list_lock);
+		e = list_first_entry_or_null(&kbench_list, struct kbench_entry,
+					     node);
+		if (e)
+			list_del(&e->node);
+		mutex_unlock(&kbench_list_lock);
+		if (!e)
+			break;
+		kbench_destroy(e);
+	}
+}
+
+static int __init kbench_init(void)
+{
+	unsigned int i;
+	int ret;
+
+#ifdef CONFIG_X86
+	kbench_tsc_khz = tsc_khz;
+	if (!boot_cpu_has(X86_FEATURE_TSC) || !kbench_tsc_khz) {
+		pr_err("no usable TSC\n");
+		return -ENODEV;
+	}
+#else
+	kbench_tsc_khz = 1000000;	/* kbench_cycles() counts ns */
+#endif
+	kbench_root = kobject_create_and_add("kbench", kernel_kobj);
+	if (!kbench_root)
+		return -ENOMEM;
+	ret = sysfs_create_group(kbench_root, &kbench_top_group);
+	if (ret)
+		goto err;
+	for (i = 0; i < ARRAY_SIZE(kbench_builtin); i++) {
+		ret = kbench_register(kbench_builtin[i]);
+		if (ret) {
+			pr_err("cannot register %s: %d\n",
+			       kbench_builtin[i]->name, ret);
+			goto err;
+		}
+	}
+	return 0;
+err:
+	kbench_remove_all();
+	kobject_put(kbench_root);
+	return ret;
+}
+
+static void __exit kbench_exit(void)
+{
+	/* Modules using kbench_register() are gone: they depend on us. */
+	kbench_remove_all();
+	kobject_put(kbench_root);
+}
+
+module_init(kbench_init);
+module_exit(kbench_exit);
+
+MODULE_DESCRIPTION("kbench: in-kernel micro-benchmarks with raw samples");
+MODULE_AUTHOR("kbench developers");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(KBENCH_VERSION);

@@ -1,0 +1,40 @@
+"""The VM target: boot a kernel in qemu with a small initramfs and drive it.
+
+- ``resolve_kernel(spec, cache_dir)``: ``deb:<release>``, a bzImage or a build tree
+- ``build_module(src_dir, kernel, cache_dir)``: out-of-tree modules, cached by content
+- ``build_initramfs(kernel, files, cache_dir)``: busybox + kbench-agent + kbench-probe
+- ``VmSession(kernel, ...)``: boots qemu (KVM when it works, else TCG) and runs
+  commands through the guest agent over virtio-serial
+
+See docs/VM.md.
+"""
+
+from .errors import (
+    GuestRequestError,
+    InitramfsError,
+    KernelResolveError,
+    ModuleBuildError,
+    VmError,
+    VmTargetError,
+)
+from .initramfs import build_initramfs
+from .kernel import KernelImage, resolve_kernel
+from .modbuild import build_module
+from .session import ExecResult, VmSession
+from .cache import default_cache_dir
+
+__all__ = [
+    "ExecResult",
+    "GuestRequestError",
+    "InitramfsError",
+    "KernelImage",
+    "KernelResolveError",
+    "ModuleBuildError",
+    "VmError",
+    "VmSession",
+    "VmTargetError",
+    "build_initramfs",
+    "build_module",
+    "default_cache_dir",
+    "resolve_kernel",
+]

@@ -1,0 +1,60 @@
+"""The qemu command line for a kbench guest."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import VmTargetError
+
+AGENT_PORT = "kbench.0"
+BASE_CMDLINE = "console=ttyS0 panic=-1"
+
+
+def find_qemu() -> str:
+    qemu = shutil.which("qemu-system-x86_64")
+    if qemu is None:
+        raise VmTargetError("qemu-system-x86_64 not found: install qemu-system-x86")
+    return qemu
+
+
+def _opt(path: Path | str) -> str:
+    """A path as a qemu option value (commas are doubled)."""
+    return str(path).replace(",", ",,")
+
+
+@dataclass(frozen=True)
+class QemuConfig:
+    qemu: str
+    kernel: Path
+    initrd: Path
+    console_log: Path
+    agent_socket: Path
+    accel: str = "tcg"
+    memory_mb: int = 1024
+    cpus: int = 2
+    cmdline_extra: str = ""
+
+    @property
+    def cmdline(self) -> str:
+        return f"{BASE_CMDLINE} {self.cmdline_extra}".strip()
+
+    def argv(self) -> list[str]:
+        return [
+            self.qemu,
+            "-accel", self.accel,
+            "-cpu", "host" if self.accel == "kvm" else "max",
+            "-m", str(self.memory_mb),
+            "-smp", str(self.cpus),
+            "-nodefaults", "-no-user-config", "-no-reboot",
+            "-display", "none",
+            "-kernel", str(self.kernel),
+            "-initrd", str(self.initrd),
+            "-append", self.cmdline,
+            "-chardev", f"file,id=con0,path={_opt(self.console_log)}",
+            "-serial", "chardev:con0",
+            "-device", "virtio-serial-pci,id=vser0",
+            "-chardev", f"socket,id=agent0,path={_opt(self.agent_socket)},server=on,wait=off",
+            "-device", f"virtserialport,bus=vser0.0,chardev=agent0,name={AGENT_PORT}",
+        ]

@@ -1,0 +1,349 @@
+"""VmSession: boot a kernel in qemu and run commands in it through kbench-agent."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import accel as accel_mod
+from .bootimage import boot_image
+from .cache import default_cache_dir
+from .channel import AgentChannel, ChannelClosed, ChannelTimeout, connect_unix
+from .console import ConsoleLog
+from .errors import GuestRequestError, VmError
+from .initramfs import build_initramfs
+from .kernel import KernelImage
+from .protocol import Kind, Message, Tag
+from .qemu import QemuConfig, find_qemu
+
+#: extra seconds the host waits for a reply beyond the command's own timeout
+REPLY_GRACE_S = 30.0
+#: a KVM guest that has not said hello after this long is taken as "KVM broken here"
+KVM_PROBE_TIMEOUT_S = 15.0
+POWEROFF_GRACE_S = 10.0
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    rc: int  # exit status, or -N if killed by signal N
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool = False
+    duration_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0 and not self.timed_out
+
+    @property
+    def text(self) -> str:
+        return self.stdout.decode("utf-8", "replace")
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+class VmSession:
+    """One booted guest. Use as a context manager; ``close()`` powers it off.
+
+    The console (ttyS0) is written to ``console_log`` (default: a file in the
+    session's temporary directory, kept in memory after close, see ``console_text``).
+    ``accel`` is "auto" (KVM if it works on this host, remembered in cache_dir; else
+    TCG), "kvm" or "tcg"; the accelerator used is in ``self.accel`` and why in
+    ``self.accel_reason``.
+    """
+
+    def __init__(
+        self,
+        kernel: KernelImage,
+        initramfs_files: Mapping[str, Path] | None = None,
+        *,
+        cmdline_extra: str = "",
+        memory_mb: int = 1024,
+        cpus: int = 2,
+        accel: str = "auto",
+        boot_timeout: float = 60.0,
+        console_log: Path | None = None,
+        cache_dir: Path | None = None,
+        initramfs: Path | None = None,
+        extra_modules: Sequence[str] = (),
+        kvm_probe_timeout: float = KVM_PROBE_TIMEOUT_S,
+    ) -> None:
+        self.kernel = kernel
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        self.cmdline_extra = cmdline_extra
+        self.memory_mb = memory_mb
+        self.cpus = cpus
+        self.boot_timeout = boot_timeout
+        self.accel = ""
+        self.accel_reason = ""
+        self.boot_seconds = 0.0
+        self.guest_release = ""
+        self.guest_uptime_at_hello_s = 0.0
+        self._proc: subprocess.Popen | None = None
+        self._chan: AgentChannel | None = None
+        self._closed = False
+        self._tmp = Path(tempfile.mkdtemp(prefix="kbench-vm-"))
+        self._user_console = console_log is not None
+        self.console_log = Path(console_log) if console_log is not None else self._tmp / "console.log"
+        self.console_log.parent.mkdir(parents=True, exist_ok=True)
+        self.console = ConsoleLog(self.console_log)
+        self._qemu_log = self._tmp / "qemu.log"
+        self._finalizer = weakref.finalize(self, VmSession._cleanup, None, self._tmp)
+        try:
+            self.qemu = find_qemu()
+            self.initramfs = initramfs or build_initramfs(
+                kernel, initramfs_files or {}, self.cache_dir, extra_modules=extra_modules
+            )
+            self.boot_image = boot_image(kernel.vmlinuz, self.cache_dir)
+            self._start(accel, kvm_probe_timeout)
+        except BaseException:
+            self.close()
+            raise
+
+    # ---- boot ------------------------------------------------------------
+
+    def _start(self, requested: str, kvm_probe_timeout: float) -> None:
+        choice = accel_mod.choose(requested, self.cache_dir, self.qemu)
+        self.accel_reason = choice.reason
+        if not choice.needs_probe:
+            self._boot(choice.accel, self.boot_timeout)
+            return
+        try:
+            self._boot("kvm", min(kvm_probe_timeout, self.boot_timeout))
+        except VmError as e:
+            if self.console.panic():
+                raise  # the kernel itself is broken: TCG would not help
+            detail = e.reason.splitlines()[0]
+            accel_mod.remember(self.cache_dir, self.qemu, False, detail)
+            self._stop_qemu(graceful=False)
+            self.accel_reason = f"KVM attempt failed ({detail}); fell back to TCG"
+            self._boot("tcg", self.boot_timeout)
+        else:
+            accel_mod.remember(self.cache_dir, self.qemu, True, "guest booted")
+            self.accel_reason = "KVM booted a guest (first attempt on this host and qemu)"
+
+    def _boot(self, accel: str, timeout: float) -> None:
+        sock_path = self._tmp / "agent.sock"
+        if sock_path.exists():
+            sock_path.unlink()
+        cfg = QemuConfig(
+            qemu=self.qemu,
+            kernel=self.boot_image,
+            initrd=self.initramfs,
+            console_log=self.console_log,
+            agent_socket=sock_path,
+            accel=accel,
+            memory_mb=self.memory_mb,
+            cpus=self.cpus,
+            cmdline_extra=self.cmdline_extra,
+        )
+        self.accel = accel
+        self.qemu_argv = cfg.argv()
+        self.console_log.write_bytes(b"")
+        self.console = ConsoleLog(self.console_log)
+        t0 = time.monotonic()
+        deadline = t0 + timeout
+        with open(self._qemu_log, "wb") as qlog:
+            self._proc = subprocess.Popen(
+                self.qemu_argv, stdin=subprocess.DEVNULL, stdout=qlog, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self._finalizer.detach()
+        self._finalizer = weakref.finalize(self, VmSession._cleanup, self._proc, self._tmp)
+        what = f"the guest agent's hello ({accel}, boot timeout {timeout:.0f} s)"
+        try:
+            sock = connect_unix(str(sock_path), self._check, deadline)
+            self._chan = AgentChannel(sock)
+            hello = self._chan.recv(self._check, deadline)
+        except ChannelTimeout:
+            self._stop_qemu(graceful=False)
+            raise VmError(
+                f"guest did not boot: no hello from kbench-agent within {timeout:.0f} s "
+                f"({accel}; hang or very slow boot)",
+                self.console.tail(),
+            ) from None
+        except ChannelClosed as e:
+            self._check()
+            raise VmError(f"guest agent connection lost while waiting for {what}: {e}", self.console.tail()) from None
+        if hello.kind != Kind.HELLO:
+            raise VmError(f"unexpected first message {hello.kind:#x} from the guest agent", self.console.tail())
+        self.boot_seconds = time.monotonic() - t0
+        self.guest_release = hello.get_str(Tag.RELEASE, "") or ""
+        self.guest_uptime_at_hello_s = (hello.get_int(Tag.UPTIME_MS, 0) or 0) / 1000
+
+    def _check(self) -> None:
+        """Raises VmError if qemu exited or the guest kernel panicked."""
+        proc = self._proc
+        if proc is None:
+            raise VmError("the VM is not running")
+        self.console.refresh()
+        panic = self.console.panic()
+        if panic:
+            # let the trace reach the console (panic=-1 + -no-reboot make qemu exit)
+            try:
+                proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+            self._stop_qemu(graceful=False)
+            raise VmError(f"guest kernel panic: {panic}", self.console.tail())
+        rc = proc.poll()
+        if rc is not None:
+            qlog = self._qemu_log.read_text(errors="replace").strip() if self._qemu_log.exists() else ""
+            msg = f"qemu exited with status {rc}"
+            if qlog:
+                msg += ": " + " | ".join(qlog.splitlines()[-5:])
+            raise VmError(msg, self.console.tail())
+
+    # ---- requests --------------------------------------------------------
+
+    def _request(self, msg: Message, reply_timeout: float | None) -> Message:
+        if self._closed or self._chan is None:
+            raise VmError("the VM session is closed")
+        deadline = None if reply_timeout is None else time.monotonic() + reply_timeout
+        try:
+            self._chan.send(msg, self._check, deadline)
+            reply = self._chan.recv(self._check, deadline)
+        except ChannelTimeout:
+            self.console.refresh()
+            raise VmError(
+                f"guest agent silent for {reply_timeout:.0f} s (guest hung?)", self.console.tail()
+            ) from None
+        except ChannelClosed as e:
+            self._check()
+            raise VmError(f"lost the guest agent: {e}", self.console.tail()) from None
+        err = reply.get_str(Tag.ERROR)
+        if err is not None:
+            raise GuestRequestError(err)
+        return reply
+
+    def exec(
+        self,
+        argv_or_sh: Sequence[str] | str,
+        timeout: float | None = 60.0,
+        stdin: bytes = b"",
+        uid: int | None = None,
+        *,
+        gid: int | None = None,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> ExecResult:
+        """Runs a command in the guest. A string is run with ``/bin/sh -c``.
+
+        ``timeout`` (seconds) is enforced in the guest (the process group is killed and
+        ``timed_out`` set); ``uid``/``gid`` run it as another user (gid defaults to uid).
+        """
+        argv = ["/bin/sh", "-c", argv_or_sh] if isinstance(argv_or_sh, str) else list(argv_or_sh)
+        if not argv:
+            raise ValueError("exec: empty argv")
+        msg = Message(Kind.EXEC)
+        for a in argv:
+            msg.add(Tag.ARG, a)
+        if stdin:
+            msg.add(Tag.STDIN, stdin)
+        if timeout is not None:
+            msg.add(Tag.TIMEOUT_MS, int(timeout * 1000))
+        if uid is not None:
+            msg.add(Tag.UID, uid)
+        if gid is not None:
+            msg.add(Tag.GID, gid)
+        if cwd is not None:
+            msg.add(Tag.CWD, cwd)
+        for k, v in (env or {}).items():
+            msg.add(Tag.ENV, f"{k}={v}")
+        t0 = time.monotonic()
+        reply = self._request(msg, None if timeout is None else timeout + REPLY_GRACE_S)
+        return ExecResult(
+            rc=reply.get_int(Tag.RC, -1) or 0,
+            stdout=reply.get(Tag.STDOUT) or b"",
+            stderr=reply.get(Tag.STDERR) or b"",
+            timed_out=bool(reply.get_int(Tag.TIMED_OUT, 0)),
+            duration_s=time.monotonic() - t0,
+        )
+
+    def read_file(self, path: str, timeout: float = 120.0) -> bytes:
+        reply = self._request(Message(Kind.READ_FILE).add(Tag.PATH, path), timeout)
+        return reply.get(Tag.DATA) or b""
+
+    def write_file(self, path: str, data: bytes, mode: int = 0o644, timeout: float = 120.0) -> None:
+        msg = Message(Kind.WRITE_FILE).add(Tag.PATH, path).add(Tag.DATA, data).add(Tag.MODE, mode)
+        self._request(msg, timeout)
+
+    def dmesg(self) -> str:
+        return self.exec(["dmesg"], timeout=30).text
+
+    def console_text(self) -> str:
+        return self.console.text()
+
+    def console_problems(self) -> list[str]:
+        """Panic/oops/BUG/WARNING/lockup lines seen on the console so far."""
+        return self.console.problems()
+
+    # ---- shutdown ----------------------------------------------------------
+
+    def _stop_qemu(self, graceful: bool) -> None:
+        proc = self._proc
+        if self._chan is not None:
+            if graceful and proc is not None and proc.poll() is None:
+                try:
+                    self._chan.send(Message(Kind.POWEROFF), lambda: None, time.monotonic() + 5)
+                    self._chan.recv(lambda: None, time.monotonic() + 5)
+                except (ChannelTimeout, ChannelClosed, OSError, ValueError):
+                    pass
+            self._chan.close()
+            self._chan = None
+        if proc is None:
+            return
+        if graceful:
+            try:
+                proc.wait(timeout=POWEROFF_GRACE_S)
+            except subprocess.TimeoutExpired:
+                pass
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+
+    def close(self) -> None:
+        """Powers the guest off (kills qemu after a grace period); idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._stop_qemu(graceful=True)
+        finally:
+            self.console.freeze()
+            self._finalizer.detach()
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+    @staticmethod
+    def _cleanup(proc: subprocess.Popen | None, tmp: Path) -> None:
+        if proc is not None:
+            _kill_group(proc)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    def __enter__(self) -> VmSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "running"
+        return f"<VmSession {self.kernel.release} {self.accel} {state}>"
