@@ -10,6 +10,7 @@
 
 #include "benches.h"
 
+/* The lock of every CPU when shared=1; protects nothing else. */
 static DEFINE_SPINLOCK(spin_lock_shared);
 
 static struct kbench_param spin_lock_params[] = {

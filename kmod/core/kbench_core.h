@@ -18,7 +18,7 @@
 #define KBENCH_LOOP_COUNT_MAX		10000000U
 #define KBENCH_WARMUP_MAX		10000000U
 #define KBENCH_BATCH_MAX		1000000U
-#define KBENCH_DATASET_MAX		(1U << 20)
+#define KBENCH_DATASET_MAX		BIT(20)
 /* (warmup + loop_count) * batch may not exceed this many calls per CPU. */
 #define KBENCH_CALLS_MAX		1000000000ULL
 /* Empty timed regions measured at the start of every run (per CPU). */

@@ -14,7 +14,7 @@
 #include "kbench_core.h"
 
 #define KBENCH_HIST_BUCKETS	16
-#define KBENCH_RESCHED_EVERY	(1U << 20)
+#define KBENCH_RESCHED_EVERY	BIT(20)
 
 /*
  * kbench_rank - 0-based index of the @percent-th percentile in n sorted

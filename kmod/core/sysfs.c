@@ -201,7 +201,7 @@ static ssize_t knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 KBENCH_KNOB(loop_count, KNOB_LOOP_COUNT, 1, KBENCH_LOOP_COUNT_MAX);
 KBENCH_KNOB(warmup, KNOB_WARMUP, 0, KBENCH_WARMUP_MAX);
 KBENCH_KNOB(batch, KNOB_BATCH, 1, KBENCH_BATCH_MAX);
-KBENCH_KNOB(cpu, KNOB_CPU, -1, NR_CPUS - 1);
+KBENCH_KNOB(cpu, KNOB_CPU, -1, INT_MAX);	/* and < nr_cpu_ids */
 KBENCH_KNOB(irqs_off, KNOB_IRQS_OFF, 0, 1);
 KBENCH_KNOB(preempt_off, KNOB_PREEMPT_OFF, 0, 1);
 KBENCH_KNOB(histogram, KNOB_HISTOGRAM, 0, 1);
@@ -506,8 +506,16 @@ static int kbench_parse_ip_prefix(const char *buf, enum kbench_param_type type,
 		return -EINVAL;
 	memcpy(s, buf, len);
 	s[len] = '\0';
-	*plen = max;
 	slash = strchr(s, '/');
+	if (slash)
+		*slash = '\0';
+	if (type == KBENCH_PARAM_IPV4_PREFIX)
+		ok = in4_pton(s, -1, addr, -1, &end);
+	else
+		ok = in6_pton(s, -1, addr, -1, &end);
+	if (!ok || *end)
+		return -EINVAL;
+	*plen = max;
 	if (slash) {
 		int ret = kstrtou8(slash + 1, 10, plen);
 
@@ -515,14 +523,7 @@ static int kbench_parse_ip_prefix(const char *buf, enum kbench_param_type type,
 			return ret;
 		if (*plen > max)
 			return -ERANGE;
-		*slash = '\0';
 	}
-	if (type == KBENCH_PARAM_IPV4_PREFIX)
-		ok = in4_pton(s, -1, addr, -1, &end);
-	else
-		ok = in6_pton(s, -1, addr, -1, &end);
-	if (!ok || *end)
-		return -EINVAL;
 	return 0;
 }
 
