@@ -19,7 +19,7 @@ def main() -> int:
         if script.name in ("run_all.py", "__init__.py"):
             continue
         print(f"\n=== {script.name} ===", flush=True)
-        if subprocess.run([sys.executable, str(script), *sys.argv[1:]]).returncode != 0:
+        if subprocess.run([sys.executable, str(script)]).returncode != 0:
             failed.append(script.name)
     if failed:
         print(f"\nfailed: {', '.join(failed)}")
