@@ -36,10 +36,14 @@ def main(argv: list[str] | None = None) -> int:
     median_seconds = statistics.median(timings)
 
     print(f"summarize()+median CI, n={args.n:,} lognormal samples, {args.repeat} repetitions")
-    print(f"  median {median_seconds:.3f} s  (min {min(timings):.3f} s, max {max(timings):.3f} s)"
-          f"  goal <= {GOAL_SECONDS:.1f} s: {'met' if median_seconds <= GOAL_SECONDS else 'MISSED'}")
-    print(f"  p50={summary.p50:.1f} median_ci=({summary.median_ci[0]:.2f}, {summary.median_ci[1]:.2f})"
-          f" steady_state_index={summary.steady_state_index} warnings={len(summary.warnings)}")
+    print(
+        f"  median {median_seconds:.3f} s  (min {min(timings):.3f} s, max {max(timings):.3f} s)"
+        f"  goal <= {GOAL_SECONDS:.1f} s: {'met' if median_seconds <= GOAL_SECONDS else 'MISSED'}"
+    )
+    print(
+        f"  p50={summary.p50:.1f} median_ci=({summary.median_ci[0]:.2f}, {summary.median_ci[1]:.2f})"
+        f" steady_state_index={summary.steady_state_index} warnings={len(summary.warnings)}"
+    )
     return 0 if median_seconds <= GOAL_SECONDS else 1
 
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats as _scipy_stats
 
@@ -87,9 +86,7 @@ def rank_coverage(n: int, quantile: float, lower_rank: int, upper_rank: int) -> 
     return float(binomial.cdf(upper_rank - 1) - binomial.cdf(lower_rank - 1))
 
 
-def quantile_ci_ranks(
-    n: int, quantile: float = 0.5, *, confidence: float = DEFAULT_CONFIDENCE
-) -> CIRanks:
+def quantile_ci_ranks(n: int, quantile: float = 0.5, *, confidence: float = DEFAULT_CONFIDENCE) -> CIRanks:
     """Choose the ranks (l, u) of the module docstring for n samples.
 
     Falls back to (1, n) with ``reached=False`` when either tail condition has
@@ -132,9 +129,7 @@ def ci_from_ranks_warning(ranks: CIRanks, n: int, quantile: float, confidence: f
     )
 
 
-def quantile_ci(
-    values: ArrayLike, quantile: float = 0.5, *, confidence: float = DEFAULT_CONFIDENCE
-) -> QuantileCI:
+def quantile_ci(values: ArrayLike, quantile: float = 0.5, *, confidence: float = DEFAULT_CONFIDENCE) -> QuantileCI:
     """Distribution-free CI of the population ``quantile`` (see module docstring)."""
     samples = as_samples(values)
     n = samples.size
@@ -142,12 +137,24 @@ def quantile_ci(
     low, high = order_statistics(samples, [ranks.lower_rank - 1, ranks.upper_rank - 1])
     if ranks.reached:
         return QuantileCI(
-            float(low), float(high), quantile, confidence, ranks.coverage,
-            ranks.lower_rank, ranks.upper_rank, METHOD_ORDER_STATISTICS,
+            float(low),
+            float(high),
+            quantile,
+            confidence,
+            ranks.coverage,
+            ranks.lower_rank,
+            ranks.upper_rank,
+            METHOD_ORDER_STATISTICS,
         )
     return QuantileCI(
-        float(low), float(high), quantile, confidence, ranks.coverage,
-        ranks.lower_rank, ranks.upper_rank, METHOD_MIN_MAX_FALLBACK,
+        float(low),
+        float(high),
+        quantile,
+        confidence,
+        ranks.coverage,
+        ranks.lower_rank,
+        ranks.upper_rank,
+        METHOD_MIN_MAX_FALLBACK,
         (ci_from_ranks_warning(ranks, n, quantile, confidence),),
     )
 

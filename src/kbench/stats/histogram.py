@@ -76,11 +76,9 @@ def freedman_diaconis_bins(values: ArrayLike, *, max_bins: int = HISTOGRAM_MAX_A
         return 1
     q1, q3 = quantiles(samples, [0.25, 0.75])
     iqr = float(q3 - q1)
-    if iqr > 0:
-        bins = math.ceil((high - low) / (2.0 * iqr * n ** (-1.0 / 3.0)))
-    else:
-        bins = math.ceil(math.log2(n)) + 1
-    return max(1, min(bins, max_bins))
+    sturges = math.ceil(math.log2(n)) + 1
+    bins = math.ceil((high - low) / (2.0 * iqr * n ** (-1.0 / 3.0))) if iqr > 0 else sturges
+    return int(max(1, min(bins, max_bins)))
 
 
 def linear_histogram(values: ArrayLike, bins: int | None = None) -> Histogram:

@@ -22,9 +22,7 @@ from kbench.stats.thresholds import MODIFIED_Z_FACTOR, MODIFIED_Z_OUTLIER
 from kbench.stats.validate import as_samples
 
 
-def _center_and_mad(
-    samples: NDArray[np.float64], center: float | None, mad: float | None
-) -> tuple[float, float]:
+def _center_and_mad(samples: NDArray[np.float64], center: float | None, mad: float | None) -> tuple[float, float]:
     m = median_of_valid(samples) if center is None else float(center)
     if mad is None:
         mad = median_of_valid(np.abs(samples - m), overwrite=True)

@@ -25,9 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 from kbench.stats.validate import as_samples
 
 
-def type7_positions(
-    n: int, probabilities: ArrayLike
-) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64]]:
+def type7_positions(n: int, probabilities: ArrayLike) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64]]:
     """Return (lower index, upper index, fraction) of type-7 quantiles for n samples.
 
     Indices are 0-based positions in the sorted sample; Q(p) interpolates between

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from kbench.stats import warmup as _warmup
 from kbench.stats.ci import (
     METHOD_MIN_MAX_FALLBACK,
     METHOD_ORDER_STATISTICS,
@@ -28,7 +29,6 @@ from kbench.stats.thresholds import (
     SUMMARY_PROBABILITIES,
 )
 from kbench.stats.validate import as_samples
-from kbench.stats import warmup as _warmup
 
 WARNING_MAD_ZERO = "mad-zero"
 
@@ -93,9 +93,7 @@ class Summary:
         return data
 
 
-def summarize(
-    values: ArrayLike, *, confidence: float = DEFAULT_CONFIDENCE, detect_warmup: bool = True
-) -> Summary:
+def summarize(values: ArrayLike, *, confidence: float = DEFAULT_CONFIDENCE, detect_warmup: bool = True) -> Summary:
     """Summarise ``values`` (validated by ``as_samples``; never modified).
 
     Cost: one selection pass (``np.partition``) for all percentiles and both CI
@@ -115,9 +113,7 @@ def summarize(
     wanted = np.concatenate([lower, upper, [ranks.lower_rank - 1, ranks.upper_rank - 1]])
     selected = order_statistics(scratch, wanted, overwrite=True)
     k = lower.size
-    p50, p90, p95, p99, p999 = (
-        float(v) for v in interpolate(selected[:k], selected[k : 2 * k], fraction)
-    )
+    p50, p90, p95, p99, p999 = (float(v) for v in interpolate(selected[:k], selected[k : 2 * k], fraction))
     ci_low, ci_high = float(selected[2 * k]), float(selected[2 * k + 1])
     if not ranks.reached:
         warnings.append(ci_from_ranks_warning(ranks, n, 0.5, confidence))
@@ -146,9 +142,7 @@ def summarize(
 
     steady_state_index = 0
     if detect_warmup:
-        warmup = _warmup.detect_warmup(
-            samples, center=p50, mad_scaled=MAD_TO_SIGMA * mad, _scratch=scratch
-        )
+        warmup = _warmup.detect_warmup(samples, center=p50, mad_scaled=MAD_TO_SIGMA * mad, _scratch=scratch)
         steady_state_index = warmup.steady_state_index
         warnings.extend(warmup.warnings)
 

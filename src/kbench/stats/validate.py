@@ -27,9 +27,7 @@ def as_samples(values: ArrayLike) -> NDArray[np.float64]:
     except (TypeError, ValueError) as error:
         raise ValueError(f"samples must be numbers: {error}") from None
     if array.ndim != 1:
-        raise ValueError(
-            f"samples must be a one-dimensional sequence, got an array of shape {array.shape}"
-        )
+        raise ValueError(f"samples must be a one-dimensional sequence, got an array of shape {array.shape}")
     if array.size == 0:
         raise ValueError("samples are empty: at least one value is needed")
     # Fast path without temporaries: min/max propagate NaN, so "min >= 0 and

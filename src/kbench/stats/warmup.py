@@ -78,7 +78,8 @@ def mser_statistic(batch_means: ArrayLike, *, search_fraction: float = MSER_SEAR
     suffix_squares = np.cumsum((centred * centred)[::-1])[::-1][: last + 1]
     remaining = (k - np.arange(last + 1)).astype(np.float64)
     sum_of_squares = np.maximum(suffix_squares - suffix_sum * suffix_sum / remaining, 0.0)
-    return sum_of_squares / (remaining * remaining)
+    z: NDArray[np.float64] = sum_of_squares / (remaining * remaining)
+    return z
 
 
 def _robust_scale(samples: NDArray[np.float64], center: float, mad_scaled: float | None) -> float:
@@ -117,9 +118,7 @@ def _mser_batches(
     return d, z.size - 1
 
 
-def steady_state_index(
-    values: ArrayLike, *, center: float | None = None, mad_scaled: float | None = None
-) -> int:
+def steady_state_index(values: ArrayLike, *, center: float | None = None, mad_scaled: float | None = None) -> int:
     """0-based index of the first steady-state sample by robust MSER-5 (module docstring).
 
     ``center`` (median) and ``mad_scaled`` may be passed when already known.
@@ -209,9 +208,7 @@ def detect_warmup(
             f"{WARNING_NO_STEADY_STATE}: the steady-state search (MSER-5) ended at its limit, "
             f"sample {index} of {n}; the series may drift or still be warming up - measure longer"
         )
-    return Warmup(
-        index, warm, steady, relative, (float(low), float(high)), material, at_limit, tuple(warnings)
-    )
+    return Warmup(index, warm, steady, relative, (float(low), float(high)), material, at_limit, tuple(warnings))
 
 
 def chunk_medians(values: ArrayLike, chunks: int = 4) -> NDArray[np.float64]:
