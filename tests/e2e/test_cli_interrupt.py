@@ -12,13 +12,27 @@ import time
 from pathlib import Path
 
 
+def _wait_for_child(pid: int, name: str, timeout: float) -> None:
+    """Wait until process ``pid`` has a child called ``name`` (read from /proc)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for children in Path(f"/proc/{pid}/task").glob("*/children"):
+            for child in children.read_text().split():
+                comm = Path(f"/proc/{child}/comm")
+                if comm.exists() and comm.read_text().strip() == name:
+                    return
+        time.sleep(0.05)
+    raise AssertionError(f"{name} did not start within {timeout} s")
+
+
 def test_sigint_keeps_finished_samples(db_path: Path) -> None:
     env = dict(os.environ, KBENCH_DB=str(db_path))
     proc = subprocess.Popen(
         [sys.executable, "-m", "kbench.cli", "run", "syscall.getppid", "--duration", "60s", "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
-    time.sleep(3.0)
+    _wait_for_child(proc.pid, "kbench-probe", timeout=60)
+    time.sleep(1.0)  # let the probe take samples
     proc.send_signal(signal.SIGINT)  # to kbench only: it must forward the interrupt to the probe
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr

@@ -99,4 +99,8 @@ _register_commands()
 
 
 def main() -> None:
-    cli(prog_name="kbench")
+    try:
+        cli(prog_name="kbench")
+    except KeyboardInterrupt:
+        err_console.print("kbench: interrupted")
+        sys.exit(exit_codes.INTERRUPTED)

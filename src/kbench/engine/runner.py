@@ -64,6 +64,9 @@ def execute_run(
     except TargetError as exc:
         store.finish_run(run_id, status="failed", error=str(exc))
         raise
+    except KeyboardInterrupt:
+        store.finish_run(run_id, status="interrupted", error="interrupted before any sample was taken")
+        raise
     except BaseException as exc:
         store.finish_run(run_id, status="failed", error=f"{type(exc).__name__}: {exc}")
         raise

@@ -35,6 +35,7 @@ class QemuConfig:
     memory_mb: int = 1024
     cpus: int = 2
     cmdline_extra: str = ""
+    cpu: str | None = None  # default: "host" under KVM, "max" under TCG
 
     @property
     def cmdline(self) -> str:
@@ -44,7 +45,7 @@ class QemuConfig:
         return [
             self.qemu,
             "-accel", self.accel,
-            "-cpu", "host" if self.accel == "kvm" else "max",
+            "-cpu", self.cpu or ("host" if self.accel == "kvm" else "max"),
             "-m", str(self.memory_mb),
             "-smp", str(self.cpus),
             "-nodefaults", "-no-user-config", "-no-reboot",

@@ -82,12 +82,14 @@ class VmSession:
         initramfs: Path | None = None,
         extra_modules: Sequence[str] = (),
         kvm_probe_timeout: float = KVM_PROBE_TIMEOUT_S,
+        cpu: str | None = None,
     ) -> None:
         self.kernel = kernel
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.cmdline_extra = cmdline_extra
         self.memory_mb = memory_mb
         self.cpus = cpus
+        self.cpu = cpu
         self.boot_timeout = boot_timeout
         self.accel = ""
         self.accel_reason = ""
@@ -151,6 +153,7 @@ class VmSession:
             memory_mb=self.memory_mb,
             cpus=self.cpus,
             cmdline_extra=self.cmdline_extra,
+            cpu=self.cpu,
         )
         self.accel = accel
         self.qemu_argv = cfg.argv()

@@ -1,0 +1,94 @@
+"""``kbench job``: check job files and list the instances they expand to."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from kbench.cli import exit_codes
+from kbench.cli.main import emit_json, fail, user_errors
+from kbench.jobs import JobError, JobInstance, expand_job, varying_keys
+
+
+def default_cpu_count() -> int:
+    """This machine's CPU count, for ``nr_task`` percentages and ``cpu`` bounds."""
+    return os.cpu_count() or 1
+
+
+@contextmanager
+def job_errors() -> Iterator[None]:
+    """Print every problem of an invalid job file (``FILE:LINE: key: message``, one per
+    line, on stderr) and exit 2; also maps the library errors ``user_errors`` knows."""
+    try:
+        with user_errors():
+            yield
+    except JobError as exc:
+        for problem in exc.problems:
+            click.echo(str(problem), err=True)
+        count = len(exc.problems)
+        fail(f"invalid job file: {count} problem{'s' if count != 1 else ''}; nothing was run", exit_codes.USAGE)
+
+
+cpus_option = click.option(
+    "--cpus", type=click.IntRange(min=1), metavar="N",
+    help="Resolve nr_task percentages and check cpu for N CPUs (default: this machine's count).",
+)
+
+
+@click.group("job")
+def job_group() -> None:
+    """Job files (YAML): check them and list their instances (see docs/jobs.md)."""
+
+
+@job_group.command("expand")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@cpus_option
+@click.option("--json", "as_json", is_flag=True, help="Print every instance with all its fields as JSON.")
+def expand_cmd(file: Path, cpus: int | None, as_json: bool) -> None:
+    """List the instances FILE expands to: id, benchmark and the keys that vary."""
+    cpu_count = cpus or default_cpu_count()
+    with job_errors():
+        instances = expand_job(file, cpu_count=cpu_count)
+    varying = varying_keys(instances)
+    if as_json:
+        emit_json(
+            {
+                "file": str(file),
+                "cpu_count": cpu_count,
+                "varying": varying,
+                "instances": [dict(instance.to_dict(), run_request=instance.to_run_request().to_dict())
+                              for instance in instances],
+            }
+        )
+        return
+    _print_instances(instances, [key for key in varying if key != "benchmark"])
+    axes = " × ".join(varying) or "a single instance"
+    click.echo(f"{len(instances)} instance{'s' if len(instances) != 1 else ''} ({axes}) for {cpu_count} CPUs")
+
+
+def _print_instances(instances: list[JobInstance], columns: list[str]) -> None:
+    table = Table(box=None, pad_edge=False, show_lines=False)
+    table.add_column("id", style="bold")
+    table.add_column("benchmark")
+    for column in columns:
+        table.add_column(column)
+    for instance in instances:
+        shown = instance.describe()
+        table.add_row(instance.id, instance.benchmark, *(shown.get(column, "-") for column in columns))
+    Console(soft_wrap=True).print(table)
+
+
+@job_group.command("validate")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@cpus_option
+def validate_cmd(file: Path, cpus: int | None) -> None:
+    """Check FILE completely (schema, values, catalog); exit 2 listing every problem."""
+    with job_errors():
+        instances = expand_job(file, cpu_count=cpus or default_cpu_count())
+    click.echo(f"{file}: valid, {len(instances)} instance{'s' if len(instances) != 1 else ''}")

@@ -1,0 +1,191 @@
+"""Expanding a job file into its instances, after validating all of it, catalog included.
+
+Nothing here measures or stores anything: either every instance is valid and the list is
+returned, or a JobError lists every problem found in the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from pathlib import Path
+from typing import Any
+
+from kbench.catalog.benchmarks import BadParameter, Benchmark, UnknownBenchmark, lookup
+from kbench.jobs.instance import JobInstance, instance_id
+from kbench.jobs.problems import JobError, JobProblem, ProblemCollector
+from kbench.jobs.schema import Axis, AxisValue, JobSpec, read_job
+from kbench.jobs.values import NrTask, Warmup
+from kbench.jobs.yaml_tree import compose_mapping
+
+JOB_SUFFIXES = (".yaml", ".yml")
+TEXT_LABEL = "<job>"
+
+
+def is_job_file(arg: str) -> bool:
+    """True if a command-line argument names a job file rather than a benchmark: its name
+    ends in ``.yaml`` or ``.yml`` (no benchmark name does). The file need not exist."""
+    return arg.lower().endswith(JOB_SUFFIXES)
+
+
+def expand_job(source: str | Path, *, cpu_count: int, name: str | None = None) -> list[JobInstance]:
+    """Validate a job and return its instances, one per point of its matrix.
+
+    ``source`` is a file when it is a ``Path`` or a one-line ``str`` ending in ``.yaml``/
+    ``.yml``; any other ``str`` is the YAML text itself. Problems name the file as given
+    (or ``name``, or ``<job>`` for text). ``cpu_count`` resolves ``nr_task`` percentages and
+    bounds ``cpu``. Instances come benchmark first, then the other axes in file order, the
+    last axis varying fastest. Raises JobError listing every problem found.
+    """
+    if cpu_count < 1:
+        raise ValueError(f"cpu_count must be at least 1, got {cpu_count}")
+    label, text = _read(source, name)
+    problems = ProblemCollector(label)
+    root = compose_mapping(text, problems)
+    if root is None:
+        raise problems.error()
+    spec = read_job(root, cpu_count=cpu_count, problems=problems)
+    benchmarks = _benchmark_axis(spec, problems)
+    if benchmarks is not None:
+        _check_against_catalog(spec, benchmarks, problems)
+    _check_count_or_duration(spec, problems)
+    problems.raise_if_any()
+    assert benchmarks is not None  # a missing benchmark is a problem, raised above
+    return _instances(spec, benchmarks, cpu_count, label)
+
+
+def _read(source: str | Path, name: str | None) -> tuple[str, str]:
+    is_path = isinstance(source, Path) or ("\n" not in source and is_job_file(source))
+    if not is_path:
+        return name or TEXT_LABEL, str(source)
+    label = name or str(source)
+    try:
+        return label, Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    except UnicodeDecodeError:
+        reason = "not UTF-8 text"
+    raise JobError([JobProblem(label, None, "job", f"cannot read the file: {reason}")])
+
+
+def _benchmark_axis(spec: JobSpec, problems: ProblemCollector) -> Axis | None:
+    """The benchmarks to measure, looked up in the catalog, from ``benchmark:`` or from
+    ``suite:`` + ``test:``; None (with problems recorded) if they cannot be named."""
+    named, tests = spec.axis("benchmark"), spec.axis("test")
+    if named is not None and (spec.suite is not None or tests is not None):
+        where = (spec.suite_line, "suite") if spec.suite_line is not None else (tests.line if tests else None, "test")
+        problems.add(*where, "give either benchmark: or suite: with test:, not both")
+        return None
+    if spec.suite is None and spec.suite_line is not None:
+        return None  # the suite's value is invalid, and that was reported
+    if named is not None:
+        names = [(v.value, v.line) for v in named.values]
+        axis = named
+    elif spec.suite is not None and tests is not None:
+        names = [(f"{spec.suite}.{v.value}", v.line) for v in tests.values]
+        axis = tests
+    elif spec.suite is not None:
+        problems.add(
+            spec.suite_line, "suite",
+            f"needs a test (test: NAME, at top level or in the {spec.suite}: section)",
+        )
+        return None
+    elif tests is not None:
+        problems.add(tests.line, tests.label, "needs a suite (suite: NAME), or name the benchmark with benchmark:")
+        return None
+    else:
+        problems.add(
+            spec.line, "benchmark",
+            "missing: name what to measure with benchmark: (e.g. benchmark: syscall.getppid) or with suite: and test:",
+        )
+        return None
+    found: list[AxisValue] = []
+    first_line: dict[str, int] = {}
+    for bench_name, line in names:
+        try:
+            bench = lookup(bench_name)
+        except UnknownBenchmark as exc:
+            problems.add(line, axis.label, str(exc))
+            continue
+        if bench.name in first_line:
+            problems.add(line, axis.label, f"{bench.name} is listed twice (first at line {first_line[bench.name]})")
+            continue
+        first_line[bench.name] = line
+        found.append(AxisValue(bench, line))
+    return Axis("benchmark", None, axis.label, axis.line, tuple(found))
+
+
+def _check_against_catalog(spec: JobSpec, benchmarks: Axis, problems: ProblemCollector) -> None:
+    """Every benchmark must take every parameter given (``nr_task`` and ``mode`` included),
+    and every parameter value must have the type the catalog declares."""
+    for bench_value in benchmarks.values:
+        bench: Benchmark = bench_value.value
+        for axis in spec.axes:
+            param = axis.param if axis.field == "param" else axis.field
+            if param is None or axis.field not in ("param", "nr_task", "mode"):
+                continue
+            try:
+                bench.param(param)
+            except BadParameter as exc:
+                problems.add(axis.line, axis.label, str(exc))
+                continue
+            if axis.field != "param":
+                continue  # nr_task and mode were checked by their converters
+            for value in axis.values:
+                try:
+                    bench.validate_params({param: value.value})
+                except BadParameter as exc:
+                    problems.add(value.line, axis.label, str(exc))
+
+
+def _check_count_or_duration(spec: JobSpec, problems: ProblemCollector) -> None:
+    samples, runtime = spec.axis("samples"), spec.axis("runtime")
+    if samples is not None and runtime is not None:
+        problems.add(
+            samples.line, samples.label,
+            f"give either samples (count mode) or {runtime.label} (duration mode, line {runtime.line}), not both",
+        )
+
+
+def _instances(spec: JobSpec, benchmarks: Axis, cpu_count: int, source: str) -> list[JobInstance]:
+    axes = [benchmarks, *(a for a in spec.axes if a.field not in ("benchmark", "test"))]
+    instances = []
+    for point in itertools.product(*(axis.values for axis in axes)):
+        settings: dict[str, Any] = {}
+        params: dict[str, str] = {}
+        for axis, value in zip(axes, point, strict=True):
+            if axis.param is not None:
+                params[axis.param] = value.value
+            else:
+                settings[axis.field] = value.value
+        instances.append(_instance(settings, params, spec.tags, cpu_count, source))
+    return instances
+
+
+def _instance(
+    settings: dict[str, Any], params: dict[str, str], tags: tuple[str, ...], cpu_count: int, source: str
+) -> JobInstance:
+    bench: Benchmark = settings["benchmark"]
+    nr_task: NrTask | None = settings.get("nr_task")
+    warmup: Warmup = settings.get("warmup") or Warmup()
+    instance = JobInstance(
+        id="",
+        benchmark=bench.name,
+        params=params,
+        nr_task=nr_task.resolve(cpu_count) if nr_task else None,
+        nr_task_spec=nr_task.spec if nr_task else None,
+        mode=settings.get("mode"),
+        iterations=settings.get("iterations", 1),
+        runtime_s=settings.get("runtime"),
+        target=settings.get("target", "local"),
+        cpufreq_governor=settings.get("cpufreq_governor"),
+        samples=settings.get("samples"),
+        warmup_samples=warmup.samples,
+        warmup_duration_s=warmup.duration_s,
+        batch=settings.get("batch"),
+        cpu=settings.get("cpu"),
+        subtract_overhead=settings.get("subtract_overhead", False),
+        tags=tags,
+        source=source,
+    )
+    return dataclasses.replace(instance, id=instance_id(instance.identity()))

@@ -1,0 +1,142 @@
+"""One expanded job instance: what to measure, how, and where; its stable id; its RunRequest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kbench.engine.request import RunRequest
+
+ID_LENGTH = 12
+ID_VERSION = 1
+# Fields that describe the measurement and therefore enter the id.
+IDENTITY_FIELDS = (
+    "benchmark", "params", "nr_task_spec", "mode", "iterations", "runtime_s", "target",
+    "cpufreq_governor", "samples", "warmup_samples", "warmup_duration_s", "batch", "cpu",
+    "subtract_overhead",
+)
+
+
+def instance_id(content: dict[str, Any]) -> str:
+    """The first 12 hex digits of SHA-256 over the canonical JSON of ``content``.
+
+    Canonical JSON: ``{"kbench-job": 1, ...content}`` without the entries whose value is
+    None or an empty mapping, keys sorted at every level, separators ``,`` and ``:``,
+    ASCII only. Key order in the file, YAML quoting and the machine do not matter; any
+    changed value does.
+    """
+    kept = {k: v for k, v in content.items() if v is not None and v != {}}
+    text = json.dumps({"kbench-job": ID_VERSION, **kept}, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:ID_LENGTH]
+
+
+@dataclass(frozen=True)
+class JobInstance:
+    """One point of a job's matrix.
+
+    ``params`` are the benchmark parameters as written (strings); ``nr_task`` is resolved
+    against the CPU count given to ``expand_job`` while ``nr_task_spec`` keeps what the file
+    says (``"50%"``); ``runtime_s`` is ``runtime``/``duration`` in seconds; ``iterations`` is
+    the number of trials (RunRequests to execute) for this instance; ``target`` is
+    ``local``, ``deb:RELEASE`` or a kernel image path as written (relative to ``source``'s
+    directory). ``id`` covers the fields in IDENTITY_FIELDS, not ``tags`` or ``source``.
+    """
+
+    id: str
+    benchmark: str
+    params: dict[str, str] = field(default_factory=dict)
+    nr_task: int | None = None
+    nr_task_spec: str | None = None
+    mode: str | None = None
+    iterations: int = 1
+    runtime_s: float | None = None
+    target: str = "local"
+    cpufreq_governor: str | None = None
+    samples: int | None = None
+    warmup_samples: int | None = None
+    warmup_duration_s: float | None = None
+    batch: int | None = None
+    cpu: int | None = None
+    subtract_overhead: bool = False
+    tags: tuple[str, ...] = ()
+    source: str = "<job>"
+
+    def identity(self) -> dict[str, Any]:
+        """The content the id is computed from."""
+        return {name: getattr(self, name) for name in IDENTITY_FIELDS}
+
+    def run_params(self) -> dict[str, str]:
+        """The benchmark parameters of one run: ``params`` plus ``nr_task`` (resolved) and
+        ``mode`` when the job gives them (the catalog has checked the benchmark takes them)."""
+        params = dict(self.params)
+        if self.nr_task is not None:
+            params["nr_task"] = str(self.nr_task)
+        if self.mode is not None:
+            params["mode"] = self.mode
+        return params
+
+    def to_run_request(self) -> RunRequest:
+        """The engine's request for one trial of this instance (run it ``iterations`` times).
+
+        ``runtime_s`` becomes ``duration_s``; the tags gain ``job:<id>`` so that every run
+        of the instance can be found again. ``target`` and ``cpufreq_governor`` are not
+        part of a RunRequest: the caller chooses the target and applies the governor.
+        """
+        return RunRequest(
+            benchmark=self.benchmark,
+            params=self.run_params(),
+            samples=self.samples,
+            duration_s=self.runtime_s,
+            warmup_samples=self.warmup_samples,
+            warmup_duration_s=self.warmup_duration_s,
+            batch=self.batch,
+            cpu=self.cpu,
+            subtract_overhead=self.subtract_overhead,
+            tags=(*self.tags, f"job:{self.id}"),
+        )
+
+    def describe(self) -> dict[str, str]:
+        """Every set field as display text, flat: ``benchmark``, each parameter by name
+        (``params.NAME`` if a parameter shares a setting's name), ``nr_task`` as
+        ``2 (100%)`` for percentages, ``runtime`` and ``warmup`` with units."""
+        shown: dict[str, str] = {"benchmark": self.benchmark}
+        nr_task = None if self.nr_task is None else str(self.nr_task)
+        if nr_task is not None and (self.nr_task_spec or "").endswith("%"):
+            nr_task += f" ({self.nr_task_spec})"
+        settings = {
+            "nr_task": nr_task,
+            "mode": self.mode,
+            "iterations": str(self.iterations),
+            "runtime": None if self.runtime_s is None else f"{self.runtime_s:g}s",
+            "target": self.target,
+            "cpufreq_governor": self.cpufreq_governor,
+            "samples": None if self.samples is None else str(self.samples),
+            "warmup": str(self.warmup_samples) if self.warmup_samples is not None else (
+                None if self.warmup_duration_s is None else f"{self.warmup_duration_s:g}s"
+            ),
+            "batch": None if self.batch is None else str(self.batch),
+            "cpu": None if self.cpu is None else str(self.cpu),
+            "subtract_overhead": "true" if self.subtract_overhead else None,
+        }
+        for name, value in self.params.items():
+            shown[f"params.{name}" if name in settings or name == "benchmark" else name] = value
+        shown.update({name: value for name, value in settings.items() if value is not None})
+        return shown
+
+    def to_dict(self) -> dict[str, Any]:
+        """All fields as JSON-ready data (tags as a list)."""
+        data = asdict(self)
+        data["tags"] = list(self.tags)
+        return data
+
+
+def varying_keys(instances: list[JobInstance]) -> list[str]:
+    """The ``describe()`` keys whose text is not the same in every instance (a key missing
+    from some instances varies), in order of first appearance."""
+    described = [instance.describe() for instance in instances]
+    keys: list[str] = []
+    for shown in described:
+        keys += [key for key in shown if key not in keys]
+    return [key for key in keys if len({shown.get(key) for shown in described}) > 1]

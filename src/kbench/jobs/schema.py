@@ -1,0 +1,251 @@
+"""The job-file schema: which keys exist, where they may be written, and how the top-level
+mapping is read into matrix axes.
+
+Every key except ``suite``, ``tags``, ``testcase``, ``category`` and the parameter section
+is a matrix axis: a single value is an axis of one, a flat list is an axis of several.
+Benchmark parameters live in one section, ``params:`` or (LKP style) a mapping named after
+the suite; ``test``, ``nr_task`` and ``mode`` may be written at top level or in that section.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from kbench.jobs import values
+from kbench.jobs.problems import ProblemCollector
+from kbench.jobs.yaml_tree import Scalar, kind_name, line_of, mapping_items, scalar
+
+PARAMS_SECTION = "params"
+# Keys that are not axes: `suite` names the benchmark family; `testcase` and `category`
+# are accepted for LKP compatibility and ignored; `tags` is a list that labels every run.
+FIXED_KEYS = ("suite", "tags", "testcase", "category")
+# Keys LKP writes inside the suite's section as well as at top level.
+SECTION_SETTINGS = ("test", "nr_task", "mode")
+
+
+@dataclass(frozen=True)
+class SettingKey:
+    """A key of the job file: the field it sets (aliases share a field) and its converter."""
+
+    field: str
+    convert: Callable[[Scalar], Any]
+
+
+def setting_keys(cpu_count: int) -> dict[str, SettingKey]:
+    """Every axis key of the job file (aliases included), by name."""
+    return {
+        "benchmark": SettingKey("benchmark", values.name),
+        "test": SettingKey("test", values.name),
+        "runtime": SettingKey("runtime", values.duration),
+        "duration": SettingKey("runtime", values.duration),
+        "iterations": SettingKey("iterations", values.positive_int),
+        "nr_task": SettingKey("nr_task", values.nr_task),
+        "mode": SettingKey("mode", values.choice(values.MODES)),
+        "cpufreq_governor": SettingKey("cpufreq_governor", values.choice(values.GOVERNORS)),
+        "target": SettingKey("target", values.target),
+        "kernel": SettingKey("target", values.target),
+        "samples": SettingKey("samples", values.positive_int),
+        "warmup": SettingKey("warmup", values.warmup),
+        "batch": SettingKey("batch", values.batch),
+        "cpu": SettingKey("cpu", values.cpu_number(cpu_count)),
+        "subtract_overhead": SettingKey("subtract_overhead", values.boolean),
+    }
+
+
+@dataclass(frozen=True)
+class AxisValue:
+    """One value of an axis, converted, with the line it was written on."""
+
+    value: Any
+    line: int
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One matrix axis. ``field`` is the setting it fills (``runtime``, ``nr_task``...) or
+    ``param`` with ``param`` naming the benchmark parameter; ``label`` is the key as
+    written (``duration``, ``params.size``); ``values`` holds the valid values only."""
+
+    field: str
+    param: str | None
+    label: str
+    line: int
+    values: tuple[AxisValue, ...]
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A job file read and type-checked, before the catalog is consulted."""
+
+    axes: tuple[Axis, ...]
+    suite: str | None  # None when absent or invalid
+    suite_line: int | None  # the line of the suite key, even when its value is invalid
+    tags: tuple[str, ...]
+    line: int  # where the top-level mapping starts
+
+    def axis(self, field: str) -> Axis | None:
+        return next((a for a in self.axes if a.field == field), None)
+
+
+class _Reader:
+    def __init__(self, cpu_count: int, problems: ProblemCollector):
+        self.keys = setting_keys(cpu_count)
+        self.problems = problems
+        self.axes: list[Axis] = []
+        self.seen: dict[str, tuple[str, int]] = {}  # field -> (label, line) of the key that set it
+        self.section: tuple[str, int] | None = None
+
+    def setting(self, key: str, label: str, node: yaml.Node, line: int) -> None:
+        spec = self.keys[key]
+        if spec.field in self.seen:
+            first_label, first_line = self.seen[spec.field]
+            self.problems.add(line, label, f"already given as {first_label} at line {first_line}; give it once")
+            return
+        self.seen[spec.field] = (label, line)
+        self.axes.append(self.axis(spec.field, None, label, node, line, spec.convert))
+
+    def axis(
+        self, field: str, param: str | None, label: str, node: yaml.Node, line: int,
+        convert: Callable[[Scalar], Any],
+    ) -> Axis:
+        found: list[AxisValue] = []
+        first_line: dict[Any, int] = {}
+        for item in self.scalars(label, node, line):
+            if item.type == "null":
+                hint = ' (write "" for an empty string)' if param is not None else ""
+                self.problems.add(item.line, label, f"has no value{hint}")
+                continue
+            try:
+                value = convert(item)
+            except ValueError as exc:
+                self.problems.add(item.line, label, str(exc))
+                continue
+            if value in first_line:
+                self.problems.add(item.line, label, f"{item.shown} is listed twice (first at line {first_line[value]})")
+                continue
+            first_line[value] = item.line
+            found.append(AxisValue(value, item.line))
+        return Axis(field, param, label, line, tuple(found))
+
+    def scalars(self, label: str, node: yaml.Node, line: int) -> list[Scalar]:
+        """The values of an axis node: one scalar, or the scalars of a flat, non-empty list."""
+        if isinstance(node, yaml.ScalarNode):
+            return [scalar(node)]
+        if isinstance(node, yaml.MappingNode):
+            self.problems.add(line, label, "must be a value or a list of values, not a mapping")
+            return []
+        if not node.value:
+            self.problems.add(
+                line, label, "an empty list gives no instances; give at least one value or remove the key"
+            )
+            return []
+        items: list[Scalar] = []
+        for element in node.value:
+            if isinstance(element, yaml.SequenceNode):
+                self.problems.add(
+                    line_of(element), label,
+                    "a list inside a list is not allowed: a list is one matrix axis, write its values in one flat list",
+                )
+            elif isinstance(element, yaml.MappingNode):
+                self.problems.add(
+                    line_of(element), label, "a mapping inside a list is not allowed; a list holds values"
+                )
+            else:
+                items.append(scalar(element))
+        return items
+
+    def params_section(self, key: str, node: yaml.Node, line: int) -> None:
+        if self.section is not None:
+            first_key, first_line = self.section
+            self.problems.add(
+                line, key,
+                f"benchmark parameters are already given in {first_key}: (line {first_line}); use one section",
+            )
+            return
+        self.section = (key, line)
+        if not isinstance(node, yaml.MappingNode):
+            self.problems.add(line, key, f"must be a mapping of benchmark parameters to values, not {kind_name(node)}")
+            return
+        for name, value_node, name_line in mapping_items(node, f"{key}.", self.problems):
+            label = f"{key}.{name}"
+            if name in SECTION_SETTINGS:
+                self.setting(name, label, value_node, name_line)
+            elif name in self.keys or name in FIXED_KEYS:
+                self.problems.add(
+                    name_line, label, f"{name} is a job setting, not a benchmark parameter; write it at top level"
+                )
+            else:
+                self.axes.append(self.axis("param", name, label, value_node, name_line, values.any_text))
+
+    def single_name(self, key: str, node: yaml.Node, line: int, advice: str) -> Scalar | None:
+        if isinstance(node, yaml.ScalarNode) and scalar(node).type != "null" and str(node.value).strip():
+            return scalar(node)
+        got = "no value" if isinstance(node, yaml.ScalarNode) else kind_name(node)
+        self.problems.add(line, key, f"must be a single name, not {got}{advice}")
+        return None
+
+    def tags(self, node: yaml.Node, line: int) -> tuple[str, ...]:
+        nodes = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        tags: list[str] = []
+        for element in nodes:
+            if isinstance(element, yaml.ScalarNode) and scalar(element).type != "null" and str(element.value).strip():
+                tags.append(str(element.value).strip())
+            else:
+                self.problems.add(
+                    line_of(element), "tags", "must be a tag or a flat list of tags (tags are not a matrix)"
+                )
+        return tuple(tags)
+
+    def unknown(self, key: str, node: yaml.Node, line: int, suite: str | None) -> None:
+        if isinstance(node, yaml.MappingNode) and suite is None and key not in self.keys:
+            self.problems.add(
+                line, key,
+                f"unknown key (a section of benchmark parameters named after a suite needs `suite: {key}`; "
+                "or use params:)",
+            )
+            return
+        known = [*self.keys, *FIXED_KEYS, PARAMS_SECTION, *([suite] if suite else [])]
+        close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        self.problems.add(line, key, f"unknown key{hint}")
+
+
+def read_job(root: yaml.MappingNode, *, cpu_count: int, problems: ProblemCollector) -> JobSpec:
+    """Read the top-level mapping into axes, recording every problem of form and type:
+    unknown keys, repeated keys and aliases, wrong shapes, empty or nested lists, repeated
+    list values, and values their converter refuses."""
+    reader = _Reader(cpu_count, problems)
+    items = mapping_items(root, "", problems)
+    suite: Scalar | None = None
+    suite_line: int | None = None
+    for key, node, line in items:
+        if key == "suite":
+            advice = "; to measure several, list benchmarks under benchmark: or tests under test:"
+            suite, suite_line = reader.single_name(key, node, line, advice), line
+    suite_name = suite.text.strip() if suite else None
+    tags: tuple[str, ...] = ()
+    for key, node, line in items:
+        if key == "suite":
+            continue
+        if key in ("testcase", "category"):
+            reader.single_name(key, node, line, "")
+        elif key == "tags":
+            tags = reader.tags(node, line)
+        elif key == PARAMS_SECTION or (key == suite_name and key not in reader.keys):
+            reader.params_section(key, node, line)
+        elif key in reader.keys:
+            reader.setting(key, key, node, line)
+        else:
+            reader.unknown(key, node, line, suite_name)
+    return JobSpec(
+        axes=tuple(reader.axes),
+        suite=suite_name,
+        suite_line=suite_line,
+        tags=tags,
+        line=line_of(root),
+    )

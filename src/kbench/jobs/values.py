@@ -1,0 +1,177 @@
+"""Single job-file values: what each kind of value accepts, and the message when it does not.
+
+Every converter takes a ``Scalar`` (text as written, YAML type, line) and returns the
+typed value or raises ``ValueError`` whose text is the problem message (without the key).
+Numbers are read from the text as written, so ``010`` is ten, not YAML 1.1's octal eight.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from kbench.jobs.yaml_tree import Scalar
+
+T = TypeVar("T")
+Converter = Callable[[Scalar], T]
+
+MODES = ("process", "thread")
+GOVERNORS = ("performance", "powersave", "ondemand", "conservative", "schedutil", "userspace")
+
+_INTEGER = re.compile(r"^\+?\d+$")
+_DURATION = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)?$")
+_DURATION_SCALE = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_PERCENT = re.compile(r"^(\d+)\s*%$")
+_DEB_RELEASE = re.compile(r"^deb:[0-9][A-Za-z0-9.+~_-]*$")
+
+
+@dataclass(frozen=True)
+class NrTask:
+    """``nr_task`` as written: a task count, or a percentage of the CPUs."""
+
+    count: int | None = None
+    percent: int | None = None
+
+    @property
+    def spec(self) -> str:
+        """The canonical text: ``"4"`` or ``"50%"``."""
+        return f"{self.percent}%" if self.percent is not None else str(self.count)
+
+    def resolve(self, cpu_count: int) -> int:
+        """The task count: the count itself, or ``max(1, cpu_count * percent // 100)``
+        (rounded down, at least one task)."""
+        if self.count is not None:
+            return self.count
+        assert self.percent is not None
+        return max(1, cpu_count * self.percent // 100)
+
+
+def _did_you_mean(text: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(text, list(choices), n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
+
+
+def any_text(value: Scalar) -> str:
+    """Any value, as the text written in the file (benchmark parameters)."""
+    return value.text
+
+
+def name(value: Scalar) -> str:
+    """A non-empty name (benchmark, test, tag)."""
+    if not value.text.strip():
+        raise ValueError("must be a name, got an empty string")
+    return value.text.strip()
+
+
+def positive_int(value: Scalar) -> int:
+    """A whole number >= 1, written in decimal."""
+    if value.type in ("str", "int") and _INTEGER.match(value.text.strip()) and int(value.text) >= 1:
+        return int(value.text)
+    raise ValueError(f"must be an integer >= 1, got {value.shown}")
+
+
+def duration(value: Scalar) -> float:
+    """Seconds from ``10``, ``2.5``, ``10s``, ``500ms``, ``1.5m`` or ``1h``; must be > 0."""
+    text = value.text.strip()
+    match = _DURATION.match(text) if value.type in ("str", "int", "float") else None
+    if match is None:
+        if value.type in ("str", "int", "float") and text.startswith("-"):
+            raise ValueError(f"must be positive, got {value.shown}")
+        raise ValueError(f"must be a duration such as 10, 10s, 500ms or 1.5m, got {value.shown}")
+    seconds = float(match.group(1)) * _DURATION_SCALE[match.group(2)]
+    if seconds <= 0:
+        raise ValueError(f"must be positive, got {value.shown}")
+    return seconds
+
+
+def nr_task(value: Scalar) -> NrTask:
+    """A task count >= 1 (``4``) or a percentage > 0 of the CPUs (``50%``, ``200%``)."""
+    text = value.text.strip()
+    percent = _PERCENT.match(text) if value.type == "str" else None
+    if percent is not None:
+        if int(percent.group(1)) == 0:
+            raise ValueError(f"0% of the CPUs is no task at all; give a percentage above 0, got {value.shown}")
+        return NrTask(percent=int(percent.group(1)))
+    if value.type in ("str", "int") and _INTEGER.match(text):
+        if int(text) == 0:
+            raise ValueError("must be at least 1 task, got 0")
+        return NrTask(count=int(text))
+    raise ValueError(f"must be a task count (4) or a percentage of the CPUs (50%), got {value.shown}")
+
+
+def choice(options: Sequence[str]) -> Converter[str]:
+    """One of ``options``, spelled exactly."""
+
+    def convert(value: Scalar) -> str:
+        if value.text in options:
+            return value.text
+        hint = _did_you_mean(value.text, options)
+        raise ValueError(f"{value.shown} is not one of {', '.join(options)}{hint}")
+
+    return convert
+
+
+def cpu_number(cpu_count: int) -> Converter[int]:
+    """A CPU number from 0 to ``cpu_count - 1``."""
+
+    def convert(value: Scalar) -> int:
+        text = value.text.strip()
+        if value.type not in ("str", "int") or not _INTEGER.match(text):
+            raise ValueError(f"must be a CPU number (0, 1, ...), got {value.shown}")
+        if int(text) >= cpu_count:
+            raise ValueError(f"there is no CPU {int(text)} among {cpu_count} CPUs (0-{cpu_count - 1})")
+        return int(text)
+
+    return convert
+
+
+@dataclass(frozen=True)
+class Warmup:
+    """A warm-up as a sample count or as a duration in seconds (exactly one is set)."""
+
+    samples: int | None = None
+    duration_s: float | None = None
+
+
+def warmup(value: Scalar) -> Warmup:
+    """A count >= 0 (``1000``) or a duration with a unit (``0.5s``, ``200ms``); a bare
+    ``0.5`` is ambiguous and refused."""
+    text = value.text.strip()
+    if value.type in ("str", "int") and _INTEGER.match(text):
+        return Warmup(samples=int(text))
+    match = _DURATION.match(text) if value.type == "str" else None
+    if match is not None and match.group(2) is not None:
+        return Warmup(duration_s=duration(value))
+    raise ValueError(f"must be a sample count (1000) or a duration with a unit (0.5s), got {value.shown}")
+
+
+def batch(value: Scalar) -> int | None:
+    """Operations per sample: an integer >= 1, or ``auto`` (None: calibrated by the probe)."""
+    if value.text == "auto":
+        return None
+    try:
+        return positive_int(value)
+    except ValueError:
+        raise ValueError(f"must be an integer >= 1 or auto, got {value.shown}") from None
+
+
+def boolean(value: Scalar) -> bool:
+    """A YAML boolean: true/false (also yes/no, on/off)."""
+    if value.type == "bool":
+        return value.text.lower() in ("true", "yes", "on", "y")
+    raise ValueError(f"must be true or false, got {value.shown}")
+
+
+def target(value: Scalar) -> str:
+    """Where to run: ``local``, ``deb:RELEASE`` (a Debian kernel package, booted in a VM)
+    or a path to a kernel image (anything containing ``/``), kept as written."""
+    text = value.text.strip()
+    if value.type == "str" and (text == "local" or _DEB_RELEASE.match(text) or "/" in text):
+        return text
+    raise ValueError(
+        f"{value.shown} is not a target: give local, deb:RELEASE (e.g. deb:6.1.0-56-amd64) "
+        "or a path to a kernel image"
+    )
