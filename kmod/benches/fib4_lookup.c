@@ -119,7 +119,7 @@ static void fib4_teardown(struct kbench_ctx *ctx)
 
 struct kbench kbench_fib4_lookup = {
 	.name = "fib4_lookup",
-	.description = "IPv4 route lookup of random destinations (api: 0 fib_lookup, 1 ip_route_output_key)",
+	.description = "IPv4 route lookup of random destinations; api selects the function",
 	.params = fib4_params,
 	.nr_params = ARRAY_SIZE(fib4_params),
 	.setup = fib4_setup,

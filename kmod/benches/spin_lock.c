@@ -25,7 +25,7 @@ static struct kbench_param spin_lock_params[] = {
 };
 
 struct spin_lock_state {
-	spinlock_t lock;
+	spinlock_t lock;	/* this CPU's lock when shared=0 */
 } ____cacheline_aligned;
 
 static int spin_lock_setup(struct kbench_ctx *ctx)

@@ -31,6 +31,9 @@
 
 #include "kbench_core.h"
 
+/* Room kept in the run output for the "all" line and the histogram. */
+#define KBENCH_RUN_RESERVE	1536
+
 struct kbench_run;
 
 struct kbench_worker {
@@ -404,7 +407,7 @@ static int kbench_format_run(struct kbench_run *r, bool parallel,
 	u64 overhead = kbench_mean_overhead(r);
 	struct kbench_stats st;
 	u32 batch = r->cfg.batch;
-	unsigned int i;
+	unsigned int i, omitted = 0;
 	u32 total = 0;
 	int len = 0;
 
@@ -414,6 +417,11 @@ static int kbench_format_run(struct kbench_run *r, bool parallel,
 		total += w->nr_done;
 		if (!parallel)
 			continue;
+		/* The "all" line and the histogram must always fit. */
+		if (len > PAGE_SIZE - KBENCH_RUN_RESERVE) {
+			omitted++;
+			continue;
+		}
 		kbench_summarize(w->samples, w->nr_done, scratch, &st);
 		len += scnprintf(buf + len, PAGE_SIZE - len, "cpu%d ",
 				 w->ctx.cpu);
@@ -422,6 +430,9 @@ static int kbench_format_run(struct kbench_run *r, bool parallel,
 		len += scnprintf(buf + len, PAGE_SIZE - len, "%s\n",
 				 w->report);
 	}
+	if (omitted)
+		len += scnprintf(buf + len, PAGE_SIZE - len,
+				 "cpus_omitted=%u\n", omitted);
 	/* Samples are contiguous here (see kbench_run_locked()). */
 	kbench_summarize(r->samples, total, scratch, &st);
 	if (parallel)

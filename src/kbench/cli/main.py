@@ -85,7 +85,7 @@ def emit_json(data: Any) -> None:
 
 
 def _register_commands() -> None:
-    from kbench.cli import catalog_cmds, results_cmds, run_cmd
+    from kbench.cli import catalog_cmds, job_cmds, results_cmds, run_cmd
 
     cli.add_command(catalog_cmds.list_cmd)
     cli.add_command(catalog_cmds.sysinfo_cmd)
@@ -93,6 +93,7 @@ def _register_commands() -> None:
     cli.add_command(results_cmds.show_cmd)
     cli.add_command(results_cmds.results_cmd)
     cli.add_command(results_cmds.export_cmd)
+    cli.add_command(job_cmds.job_group)
 
 
 _register_commands()

@@ -2,24 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import click
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m)?\s*$")
-_SCALE = {"ms": 1e-3, "s": 1.0, "m": 60.0, None: 1.0}
-
-
-def parse_duration(text: str) -> float:
-    """``"2"``, ``"2s"``, ``"500ms"``, ``"1.5m"`` → seconds; ValueError otherwise."""
-    match = _DURATION.match(text)
-    if not match:
-        raise ValueError(f"{text!r} is not a duration (examples: 2s, 500ms, 1.5m)")
-    seconds = float(match.group(1)) * _SCALE[match.group(2)]
-    if seconds <= 0:
-        raise ValueError(f"duration must be positive, got {text!r}")
-    return seconds
+from kbench.durations import match_duration, parse_duration
 
 
 class Duration(click.ParamType):  # type: ignore[type-arg]
@@ -47,10 +34,10 @@ class Warmup(click.ParamType):  # type: ignore[type-arg]
         text = str(value).strip()
         if text.isdigit():
             return ("samples", float(int(text)))
-        try:
-            return ("duration", parse_duration(text))
-        except ValueError:
-            self.fail(f"{text!r} is neither a sample count nor a duration (e.g. 1000, 2s)", param, ctx)
+        matched = match_duration(text)
+        if matched is None or matched[1] is None or matched[0] <= 0:
+            self.fail(f"{text!r} is neither a sample count nor a duration with a unit (e.g. 1000, 2s)", param, ctx)
+        return ("duration", matched[0])
 
 
 class KeyValue(click.ParamType):  # type: ignore[type-arg]

@@ -202,17 +202,20 @@ class _Reader:
         return tuple(tags)
 
     def unknown(self, key: str, node: yaml.Node, line: int, suite: str | None) -> None:
-        if isinstance(node, yaml.MappingNode) and suite is None and key not in self.keys:
-            self.problems.add(
-                line, key,
-                f"unknown key (a section of benchmark parameters named after a suite needs `suite: {key}`; "
-                "or use params:)",
-            )
-            return
         known = [*self.keys, *FIXED_KEYS, PARAMS_SECTION, *([suite] if suite else [])]
         close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
-        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-        self.problems.add(line, key, f"unknown key{hint}")
+        if close:
+            message = f"unknown key (did you mean {' or '.join(close)}?)"
+        elif key == "<<":
+            message = "YAML merge keys are not supported; write the keys out"
+        elif isinstance(node, yaml.MappingNode) and suite is None:
+            message = (
+                f"unknown key (a section of benchmark parameters named after a suite needs `suite: {key}`; "
+                "or use params:)"
+            )
+        else:
+            message = "unknown key"
+        self.problems.add(line, key, message)
 
 
 def read_job(root: yaml.MappingNode, *, cpu_count: int, problems: ProblemCollector) -> JobSpec:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from kbench.durations import match_duration
 from kbench.jobs.yaml_tree import Scalar
 
 T = TypeVar("T")
@@ -22,8 +23,6 @@ MODES = ("process", "thread")
 GOVERNORS = ("performance", "powersave", "ondemand", "conservative", "schedutil", "userspace")
 
 _INTEGER = re.compile(r"^\+?\d+$")
-_DURATION = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)?$")
-_DURATION_SCALE = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 _PERCENT = re.compile(r"^(\d+)\s*%$")
 _DEB_RELEASE = re.compile(r"^deb:[0-9][A-Za-z0-9.+~_-]*$")
 
@@ -76,12 +75,12 @@ def positive_int(value: Scalar) -> int:
 def duration(value: Scalar) -> float:
     """Seconds from ``10``, ``2.5``, ``10s``, ``500ms``, ``1.5m`` or ``1h``; must be > 0."""
     text = value.text.strip()
-    match = _DURATION.match(text) if value.type in ("str", "int", "float") else None
+    match = match_duration(text) if value.type in ("str", "int", "float") else None
     if match is None:
         if value.type in ("str", "int", "float") and text.startswith("-"):
             raise ValueError(f"must be positive, got {value.shown}")
         raise ValueError(f"must be a duration such as 10, 10s, 500ms or 1.5m, got {value.shown}")
-    seconds = float(match.group(1)) * _DURATION_SCALE[match.group(2)]
+    seconds = match[0]
     if seconds <= 0:
         raise ValueError(f"must be positive, got {value.shown}")
     return seconds
@@ -142,8 +141,8 @@ def warmup(value: Scalar) -> Warmup:
     text = value.text.strip()
     if value.type in ("str", "int") and _INTEGER.match(text):
         return Warmup(samples=int(text))
-    match = _DURATION.match(text) if value.type == "str" else None
-    if match is not None and match.group(2) is not None:
+    match = match_duration(text) if value.type == "str" else None
+    if match is not None and match[1] is not None:
         return Warmup(duration_s=duration(value))
     raise ValueError(f"must be a sample count (1000) or a duration with a unit (0.5s), got {value.shown}")
 
