@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench.catalog.benchmarks import all_benchmarks
+from kbench.catalog.kfunc import COMMON_PARAMS
 from kbench.cli.main import emit_json, user_errors
 from kbench.sysinfo.collect import collect_sysinfo
 
@@ -37,10 +38,18 @@ def list_cmd(as_json: bool) -> None:
     table.add_column("benchmark", style="bold")
     table.add_column("what it times")
     table.add_column("parameters (default)")
+    common = {p.name for p in COMMON_PARAMS}
     for bench in benches.values():
-        params = ", ".join(f"{p.name}={p.default}" for p in bench.params) or "-"
+        own = [p for p in bench.params if not (bench.kind == "kfunc" and p.name in common)]
+        params = ", ".join(f"{p.name}={p.default}" for p in own) or "-"
         table.add_row(bench.name, bench.description, params)
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    console.print(
+        "\nkfunc.* benchmarks also take: " + ", ".join(f"{p.name}={p.default}" for p in COMMON_PARAMS)
+        + "\n(they run inside a kernel: add --kernel deb:<release> to boot one in qemu)",
+        highlight=False,
+    )
 
 
 @click.command("sysinfo")

@@ -16,7 +16,7 @@ from kbench.cli.render import render_run
 from kbench.engine.request import RunRequest
 from kbench.engine.runner import execute_run
 from kbench.report.run_view import run_json
-from kbench.targets.local import LocalTarget
+from kbench.targets.factory import make_target
 
 
 @click.command("run")
@@ -40,6 +40,12 @@ from kbench.targets.local import LocalTarget
 @click.option(
     "--hist", type=click.Choice(["linear", "log2"]), default="linear", show_default=True, help="Histogram bins."
 )
+@click.option(
+    "--kernel",
+    metavar="SPEC",
+    help="Run in this kernel booted in qemu: deb:<release> (e.g. deb:6.1.0-56-amd64), a bzImage "
+    "or a kernel build tree. Default: the running kernel.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the text report.")
 @pass_context
 def run_cmd(
@@ -54,6 +60,7 @@ def run_cmd(
     subtract_overhead: bool,
     tags: tuple[str, ...],
     hist: str,
+    kernel: str | None,
     as_json: bool,
 ) -> None:
     """Run BENCHMARK (see `kbench list`), store every sample, print a summary."""
@@ -73,7 +80,7 @@ def run_cmd(
         )
         bench.validate_params(request.params)
         store = ctx.store
-        with Progress(
+        with make_target(kernel) as target, Progress(
             TextColumn(f"[bold]{bench.name}"),
             BarColumn(),
             TextColumn("{task.percentage:>3.0f}%"),
@@ -87,7 +94,7 @@ def run_cmd(
                 store,
                 bench,
                 request,
-                LocalTarget(),
+                target,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
     if as_json:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from kbench.catalog.benchmarks import Benchmark
-from kbench.engine.measurement import Measurement, measurement_from_invocation
+from kbench.engine.measurement import Measurement
 from kbench.engine.request import RunRequest
 from kbench.engine.warnings import run_warnings
 from kbench.stats.summary import Summary, summarize
@@ -59,8 +59,7 @@ def execute_run(
         tags=request.tags,
     )
     try:
-        invocation = target.run_probe(request.probe_args(benchmark.workload), progress)
-        measurement = measurement_from_invocation(invocation)
+        measurement = target.measure(benchmark, request, progress)
     except TargetError as exc:
         store.finish_run(run_id, status="failed", error=str(exc))
         raise

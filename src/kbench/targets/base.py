@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from kbench.catalog.benchmarks import Benchmark
+    from kbench.engine.measurement import Measurement
+    from kbench.engine.request import RunRequest
 
 ProgressCallback = Callable[[float, float], None]
 """Called with (done, total) as a run advances; units are the probe's."""
@@ -37,12 +42,14 @@ class ProbeInvocation:
 
 
 class Target(Protocol):
-    """A place that runs the probe (and, later, kernel benchmarks)."""
+    """A place that runs benchmarks: this kernel, or a kernel booted in qemu."""
 
     def info(self) -> TargetInfo: ...
 
     def sysinfo(self) -> dict[str, Any]: ...
 
-    def run_probe(
-        self, args: Sequence[str], progress: ProgressCallback | None = None
-    ) -> ProbeInvocation: ...
+    def measure(
+        self, benchmark: Benchmark, request: RunRequest, progress: ProgressCallback | None = None
+    ) -> Measurement:
+        """Run the benchmark once and return its raw samples (TargetError on failure)."""
+        ...

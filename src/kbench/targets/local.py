@@ -13,7 +13,11 @@ from typing import Any
 
 from kbench.native import find_native
 from kbench.sysinfo.collect import collect_sysinfo
-from kbench.targets.base import ProbeInvocation, ProgressCallback, TargetInfo
+from kbench.catalog.benchmarks import Benchmark
+from kbench.engine.measurement import Measurement, measurement_from_invocation
+from kbench.engine.request import RunRequest
+from kbench.targets.base import ProbeInvocation, ProgressCallback, TargetError, TargetInfo
+from kbench.targets.local_kmod import run_kfunc_locally
 
 
 class LocalTarget:
@@ -25,6 +29,15 @@ class LocalTarget:
 
     def sysinfo(self) -> dict[str, Any]:
         return collect_sysinfo()
+
+    def measure(
+        self, benchmark: Benchmark, request: RunRequest, progress: ProgressCallback | None = None
+    ) -> Measurement:
+        if benchmark.kind == "kfunc":
+            return run_kfunc_locally(benchmark, request)
+        if benchmark.kind != "probe":
+            raise TargetError(f"{benchmark.name} is not a probe benchmark")
+        return measurement_from_invocation(self.run_probe(request.probe_args(benchmark.workload), progress))
 
     def run_probe(
         self, args: Sequence[str], progress: ProgressCallback | None = None

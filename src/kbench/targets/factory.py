@@ -1,0 +1,21 @@
+"""Pick the target a command asked for: the running kernel or a kernel in qemu."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from kbench.targets.base import Target
+from kbench.targets.local import LocalTarget
+
+
+@contextmanager
+def make_target(kernel: str | None) -> Iterator[Target]:
+    """``None`` or ``local``: this kernel. Anything else: a VmTarget, powered off on exit."""
+    if kernel is None or kernel == "local":
+        yield LocalTarget()
+        return
+    from kbench.targets.vm_target import VmTarget
+
+    with VmTarget(kernel) as target:
+        yield target

@@ -1,0 +1,51 @@
+"""SysfsIO over a VM guest's agent: shell redirections for writes, cat for reads."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shlex
+from collections.abc import Mapping
+
+from kbench.targets.kmod_sysfs import SysfsError
+from kbench.targets.vm import VmSession
+
+_MESSAGES = sorted(
+    ((os.strerror(code), code) for code in errno.errorcode), key=lambda item: -len(item[0])
+)
+
+
+def errno_from_message(message: str) -> int:
+    """The errno whose strerror text appears in a busybox error message (EIO if none)."""
+    for text, code in _MESSAGES:
+        if text in message:
+            return code
+    return errno.EIO
+
+
+class GuestSysfs:
+    def __init__(self, session: VmSession):
+        self.session = session
+
+    def read_text(self, path: str, timeout: float | None = None) -> str:
+        result = self.session.exec(["cat", path], timeout=timeout or 60.0)
+        if result.rc != 0 or result.timed_out:
+            detail = result.stderr.decode(errors="replace").strip()
+            code = errno.ETIMEDOUT if result.timed_out else errno_from_message(detail)
+            raise SysfsError(path, code, detail)
+        return result.text
+
+    def read_bytes(self, path: str) -> bytes:
+        return self.session.read_file(path)
+
+    def write_values(self, directory: str, values: Mapping[str, str]) -> None:
+        # One guest process for all knobs; each failing write names its file on stderr.
+        lines = [f"cd {shlex.quote(directory)} || exit 1"]
+        for name, value in values.items():
+            quoted = shlex.quote(name)
+            lines.append(f"printf '%s' {shlex.quote(value)} > {quoted} || {{ echo @{quoted} >&2; exit 1; }}")
+        result = self.session.exec("\n".join(lines), timeout=60.0)
+        if result.rc != 0:
+            detail = result.stderr.decode(errors="replace")
+            failed = next((w[1:] for w in detail.split() if w.startswith("@")), "?")
+            raise SysfsError(f"{directory}/{failed}", errno_from_message(detail), detail.strip())

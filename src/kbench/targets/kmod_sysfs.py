@@ -1,0 +1,205 @@
+"""Drive kbench.ko through /sys/kernel/kbench (docs/sysfs-ABI.md), wherever it is loaded.
+
+The same code serves the local kernel (plain file I/O) and a VM guest (through its
+agent): both offer the small ``SysfsIO`` interface.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from kbench.catalog.benchmarks import Benchmark
+from kbench.catalog.kfunc import KBENCH_ONLY_PARAMS
+from kbench.engine.measurement import Measurement
+from kbench.engine.request import BadRequest, RunRequest
+from kbench.targets.base import TargetError
+
+SYSFS_ROOT = "/sys/kernel/kbench"
+KMOD_FORMAT = "kbench-kmod/1"
+DEFAULT_LOOP_COUNT = 10_000
+CALIBRATION_SAMPLES = 200
+SAMPLE_TO_OVERHEAD_TARGET = 100
+"""Auto batch: the smallest power of two making a sample >= 100x the empty region."""
+MAX_AUTO_BATCH = 4096
+
+
+class SysfsError(TargetError):
+    """A sysfs access failed; ``errno`` says why (EINVAL, ERANGE, EINTR, …)."""
+
+    def __init__(self, path: str, err: int, detail: str = ""):
+        self.path = path
+        self.errno = err
+        name = errno.errorcode.get(err, str(err))
+        super().__init__(f"{path}: {name} ({os.strerror(err)}){': ' + detail if detail else ''}")
+
+
+class SysfsIO(Protocol):
+    """Reads and writes sysfs files of the kernel that has kbench.ko loaded."""
+
+    def read_text(self, path: str, timeout: float | None = None) -> str: ...
+
+    def read_bytes(self, path: str) -> bytes: ...
+
+    def write_values(self, directory: str, values: Mapping[str, str]) -> None:
+        """Write each value to ``directory/name`` in order; stop at the first failure."""
+        ...
+
+
+def parse_key_values(line: str) -> dict[str, str]:
+    """``min=1 max=9 cpus=0-1`` → {"min": "1", "max": "9", "cpus": "0-1"}."""
+    pairs = {}
+    for word in line.split():
+        key, sep, value = word.partition("=")
+        if sep:
+            pairs[key] = value
+    return pairs
+
+
+@dataclass(frozen=True)
+class KernelRunStatus:
+    """The ``status`` file after a run: the first line and one entry per CPU."""
+
+    summary: dict[str, str]
+    cpus: list[dict[str, str]] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, text: str) -> KernelRunStatus:
+        lines = [line for line in text.splitlines() if line.strip()]
+        if not lines:
+            raise TargetError("kbench.ko status file is empty")
+        cpus = []
+        for line in lines[1:]:
+            head, _, rest = line.partition(" ")
+            entry = parse_key_values(rest)
+            entry["cpu"] = head.removeprefix("cpu")
+            cpus.append(entry)
+        return cls(summary=parse_key_values(lines[0]), cpus=cpus)
+
+
+class KbenchModule:
+    """The loaded kbench.ko: run a benchmark and collect its raw samples."""
+
+    def __init__(self, io: SysfsIO):
+        self.io = io
+
+    def tsc_khz(self) -> int:
+        return int(self.io.read_text(f"{SYSFS_ROOT}/tsc_khz"))
+
+    def benchmarks(self) -> list[str]:
+        return self.io.read_text(f"{SYSFS_ROOT}/benchmarks").split()
+
+    def _settings(self, benchmark: Benchmark, request: RunRequest, batch: int, loop_count: int) -> dict[str, str]:
+        if request.duration_s is not None or request.warmup_duration_s is not None:
+            raise BadRequest(
+                f"{benchmark.name} runs inside the kernel and is count-based: use --samples and a warm-up count"
+            )
+        settings = {
+            name: value for name, value in request.params.items() if name not in KBENCH_ONLY_PARAMS
+        }
+        if request.params.get("parallel", "0") in ("0", "false", "no") and request.cpu is not None:
+            settings["cpu"] = str(request.cpu)
+        settings["loop_count"] = str(loop_count)
+        settings["warmup"] = str(request.warmup_samples if request.warmup_samples is not None else 100)
+        settings["batch"] = str(batch)
+        return {name: _module_bool(value) for name, value in settings.items()}
+
+    def _reset(self, directory: str) -> None:
+        # Earlier runs may have left knobs set; reset the common ones to their defaults.
+        self.io.write_values(
+            directory, {"cpu": "-1", "irqs_off": "0", "preempt_off": "0", "cpus": "all"}
+        )
+
+    def calibrate_batch(self, benchmark: Benchmark, request: RunRequest) -> int:
+        """Smallest power of two B with median sample >= 100 x the empty region (<= 4096)."""
+        directory = f"{SYSFS_ROOT}/{benchmark.workload}"
+        probe = RunRequest(benchmark=request.benchmark, params=request.params, samples=CALIBRATION_SAMPLES,
+                           warmup_samples=10, cpu=request.cpu)
+        self._reset(directory)
+        self.io.write_values(directory, self._settings(benchmark, probe, 1, CALIBRATION_SAMPLES))
+        summary = parse_key_values(self.io.read_text(f"{directory}/run", timeout=300).splitlines()[0])
+        per_call = max(int(summary["50th"]), 1)
+        overhead = max(int(summary.get("overhead_sample", "1")), 1)
+        batch = 1
+        while batch * per_call < SAMPLE_TO_OVERHEAD_TARGET * overhead and batch < MAX_AUTO_BATCH:
+            batch *= 2
+        return batch
+
+    def run(self, benchmark: Benchmark, request: RunRequest, *, timeout: float = 3600) -> Measurement:
+        """Run ``benchmark`` once as ``request`` says and return its raw samples.
+
+        Reading ``run`` (or ``run_parallel``) performs the run in the kernel; the raw
+        per-sample cycles come from the binary ``samples`` attribute, and the module's
+        own summary line is kept in the header for cross-checking.
+        """
+        directory = f"{SYSFS_ROOT}/{benchmark.workload}"
+        parallel = request.params.get("parallel", "0") not in ("0", "false", "no")
+        batch_auto = request.batch is None
+        batch = self.calibrate_batch(benchmark, request) if batch_auto else int(request.batch or 1)
+        loop_count = request.samples or DEFAULT_LOOP_COUNT
+        self._reset(directory)
+        self.io.write_values(directory, self._settings(benchmark, request, batch, loop_count))
+        run_file = "run_parallel" if parallel else "run"
+        interrupted = False
+        try:
+            run_text = self.io.read_text(f"{directory}/{run_file}", timeout=timeout)
+        except SysfsError as exc:
+            if exc.errno != errno.EINTR:
+                raise
+            interrupted, run_text = True, ""
+        status = KernelRunStatus.parse(self.io.read_text(f"{directory}/status"))
+        raw = self.io.read_bytes(f"{directory}/samples")
+        ticks = np.frombuffer(raw, dtype="<u8").copy()
+        expected = int(status.summary.get("count", ticks.size))
+        if ticks.size != expected:
+            raise TargetError(f"kbench.ko returned {ticks.size} samples, its status says {expected}")
+        columns: dict[str, np.ndarray] = {"ticks": ticks}
+        if parallel:
+            columns["cpu"] = _cpu_column(status, ticks.size)
+        tsc_khz = self.tsc_khz()
+        overhead_sample = int(status.summary.get("overhead_sample", "0"))
+        warnings = []
+        if ticks.size and np.median(ticks) < SAMPLE_TO_OVERHEAD_TARGET * max(overhead_sample, 1):
+            ratio = float(np.median(ticks)) / max(overhead_sample, 1)
+            warnings.append(
+                f"quantization: the median sample is only {ratio:.0f}x the empty timed region "
+                f"({overhead_sample} cycles); raise --batch for precise per-call figures"
+            )
+        header: dict[str, Any] = {
+            "format": KMOD_FORMAT,
+            "workload": benchmark.workload,
+            "params": dict(request.params),
+            "mode": "count",
+            "samples_requested": loop_count,
+            "warmup": {"samples": int(request.warmup_samples or 100)},
+            "batch": batch,
+            "batch_auto": batch_auto,
+            "timer": {"name": "tsc (kernel, rdtsc_ordered)", "hz": tsc_khz * 1000, "tsc_khz": tsc_khz},
+            "overhead": {"median_ticks": overhead_sample, "min_ticks": overhead_sample},
+            "columns": list(columns),
+            "n": int(ticks.size),
+            "interrupted": interrupted or status.summary.get("result") == "interrupted",
+            "kernel_run": run_text.strip(),
+            "kernel_status": status.summary,
+            "kernel_cpus": status.cpus,
+            "parallel": parallel,
+            "warnings": warnings,
+        }
+        return Measurement(header=header, columns=columns, interrupted=bool(header["interrupted"]), stderr="")
+
+
+def _module_bool(value: str) -> str:
+    return {"true": "1", "yes": "1", "false": "0", "no": "0"}.get(value, value)
+
+
+def _cpu_column(status: KernelRunStatus, total: int) -> np.ndarray:
+    cpu = np.full(total, -1, dtype=np.int64)
+    for entry in status.cpus:
+        offset, count = int(entry.get("offset", 0)), int(entry.get("count", 0))
+        cpu[offset : offset + count] = int(entry["cpu"])
+    return cpu

@@ -1,0 +1,100 @@
+"""In-kernel benchmarks on the running kernel: build, load, run and unload kbench.ko.
+
+When the running kernel cannot do it (not root, module loading disabled, no headers)
+the error says exactly why and how to run in a VM instead.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from kbench.catalog.benchmarks import Benchmark
+from kbench.engine.measurement import Measurement
+from kbench.engine.request import RunRequest
+from kbench.resources import find_resource
+from kbench.targets.base import TargetError
+from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, SysfsError
+
+VM_HINT = "run it in a VM instead: add --kernel deb:<release> (e.g. --kernel deb:6.1.0-56-amd64)"
+
+
+class LocalSysfs:
+    """SysfsIO on this machine's /sys."""
+
+    def read_text(self, path: str, timeout: float | None = None) -> str:
+        try:
+            return Path(path).read_text()
+        except OSError as exc:
+            raise SysfsError(path, exc.errno or 5) from exc
+
+    def read_bytes(self, path: str) -> bytes:
+        try:
+            return Path(path).read_bytes()
+        except OSError as exc:
+            raise SysfsError(path, exc.errno or 5) from exc
+
+    def write_values(self, directory: str, values: Mapping[str, str]) -> None:
+        for name, value in values.items():
+            path = f"{directory}/{name}"
+            try:
+                with open(path, "w") as attribute:
+                    attribute.write(value)
+            except OSError as exc:
+                raise SysfsError(path, exc.errno or 5) from exc
+
+
+def why_modules_cannot_load(release: str) -> str | None:
+    """A sentence saying why kbench.ko cannot be loaded here, or None if it can."""
+    if os.geteuid() != 0:
+        return "loading kbench.ko needs root"
+    cmdline = Path("/proc/cmdline").read_text().split() if Path("/proc/cmdline").exists() else []
+    if "nomodule" in cmdline:
+        return "this kernel was booted with `nomodule`: it does not load modules"
+    disabled = Path("/proc/sys/kernel/modules_disabled")
+    if disabled.exists() and disabled.read_text().strip() == "1":
+        return "module loading is disabled (/proc/sys/kernel/modules_disabled = 1)"
+    if not Path("/proc/modules").exists():
+        return "this kernel has no module support (CONFIG_MODULES is off)"
+    if not Path(f"/lib/modules/{release}/build").is_dir():
+        return f"no kernel headers for {release} (install linux-headers-{release})"
+    return None
+
+
+def run_kfunc_locally(benchmark: Benchmark, request: RunRequest) -> Measurement:
+    release = platform.release()
+    reason = why_modules_cannot_load(release)
+    if reason is not None:
+        raise TargetError(f"{benchmark.name} cannot run on the local kernel {release}: {reason}; {VM_HINT}")
+    loaded_here = False
+    if not Path(SYSFS_ROOT).is_dir():
+        ko = _build_for_running_kernel(release)
+        result = subprocess.run(["insmod", str(ko)], capture_output=True, text=True)
+        if result.returncode != 0:
+            raise TargetError(f"insmod {ko} failed: {result.stderr.strip()}; {VM_HINT}")
+        loaded_here = True
+    try:
+        return KbenchModule(LocalSysfs()).run(benchmark, request)
+    finally:
+        if loaded_here:
+            subprocess.run(["rmmod", "kbench"], capture_output=True)
+
+
+def _build_for_running_kernel(release: str) -> Path:
+    from kbench.targets.vm import KernelImage, VmTargetError, build_module, default_cache_dir
+
+    build_dir = Path(f"/lib/modules/{release}/build")
+    kernel = KernelImage(release=release, vmlinuz=Path(f"/boot/vmlinuz-{release}"),
+                         modules_dir=Path(f"/lib/modules/{release}"), build_dir=build_dir,
+                         spec="local", source="running")
+    try:
+        built = build_module(find_resource("kmod"), kernel, default_cache_dir())
+    except VmTargetError as exc:
+        raise TargetError(f"building kbench.ko for {release} failed: {exc}") from exc
+    for path in built:
+        if path.name == "kbench.ko":
+            return path
+    raise TargetError(f"building kmod/ for {release} produced no kbench.ko")

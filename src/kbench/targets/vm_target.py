@@ -1,0 +1,205 @@
+"""The VM target: boot a kernel in qemu and run benchmarks inside it.
+
+One boot serves many runs: ``VmTarget`` starts the guest on first use (building
+kbench.ko for that kernel, cached by content), loads the module, installs the route
+table the route-lookup benchmarks need, and keeps the guest until ``close()``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from kbench.catalog.benchmarks import Benchmark
+from kbench.engine.measurement import Measurement, measurement_from_invocation
+from kbench.engine.request import RunRequest
+from kbench.native import find_native
+from kbench.resources import find_resource
+from kbench.sysinfo.collect import collect_sysinfo
+from kbench.targets.base import ProbeInvocation, ProgressCallback, TargetError, TargetInfo
+from kbench.targets.guest_sysfs import GuestSysfs
+from kbench.targets.kmod_sysfs import KbenchModule
+from kbench.targets.vm import (
+    KernelImage,
+    VmSession,
+    VmTargetError,
+    build_module,
+    default_cache_dir,
+    resolve_kernel,
+)
+
+GUEST_OUTPUT = "/tmp/kbench-run.bin"
+GUEST_MODULE = "/lib/kbench/kbench.ko"
+ROUTES = {"ipv4": ("10.0.0.0/8", 4096, 20), "ipv6": ("2001:db8::/32", 1024, 42)}
+"""Route table installed in every guest: 4096 /20s cover 10.0.0.0/8 and 1024 /42s cover
+2001:db8::/32, so every random destination of the default prefixes finds a route."""
+COUNT_MODE_TIMEOUT_S = 3600.0
+
+
+class VmTarget:
+    """Runs probe and kbench.ko benchmarks in a kernel booted with qemu."""
+
+    def __init__(
+        self,
+        spec: str,
+        *,
+        cache_dir: Path | None = None,
+        cpus: int = 2,
+        memory_mb: int = 1024,
+        accel: str = "auto",
+        console_log: Path | None = None,
+        cmdline_extra: str = "",
+        with_module: bool = True,
+    ):
+        self.spec = spec
+        self.cache_dir = cache_dir or default_cache_dir()
+        self.cpus = cpus
+        self.memory_mb = memory_mb
+        self.accel = accel
+        self.console_log = console_log
+        self.cmdline_extra = cmdline_extra
+        self.with_module = with_module
+        self.kernel: KernelImage | None = None
+        self.session: VmSession | None = None
+        self.module: KbenchModule | None = None
+        self.module_error: str | None = None
+        self._details: dict[str, Any] = {}
+
+    # -- life cycle -----------------------------------------------------------------
+
+    def __enter__(self) -> VmTarget:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def start(self) -> VmSession:
+        """Boot the guest (once) and load kbench.ko; returns the session."""
+        if self.session is not None:
+            return self.session
+        try:
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+            self.kernel = resolve_kernel(self.spec, self.cache_dir)
+            files: dict[str, Path] = {"/bin/kbench-routes": find_native("kbench-routes")}
+            ko = self._build_kbench_ko(self.kernel) if self.with_module else None
+            if ko is not None:
+                files[GUEST_MODULE] = ko
+            self.session = VmSession(
+                self.kernel,
+                initramfs_files=files,
+                cache_dir=self.cache_dir,
+                cpus=self.cpus,
+                memory_mb=self.memory_mb,
+                accel=self.accel,
+                console_log=self.console_log,
+                cmdline_extra=self.cmdline_extra,
+            )
+            if ko is not None:
+                self._load_module(self.session)
+        except VmTargetError as exc:
+            self.close()
+            raise TargetError(str(exc)) from exc
+        return self.session
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+    def _build_kbench_ko(self, kernel: KernelImage) -> Path | None:
+        try:
+            built = build_module(find_resource("kmod"), kernel, self.cache_dir)
+        except VmTargetError as exc:
+            self.module_error = str(exc)
+            return None
+        ko = next((path for path in built if path.name == "kbench.ko"), None)
+        if ko is None:
+            self.module_error = f"building kmod/ produced {[p.name for p in built]}, not kbench.ko"
+        return ko
+
+    def _load_module(self, session: VmSession) -> None:
+        loaded = session.exec(["insmod", GUEST_MODULE], timeout=60)
+        if loaded.rc != 0:
+            self.module_error = f"insmod kbench.ko failed: {loaded.stderr.decode(errors='replace').strip()}"
+            return
+        v4, v6 = ROUTES["ipv4"], ROUTES["ipv6"]
+        routes = session.exec(
+            ["kbench-routes", "-4", v4[0], "-n", str(v4[1]), "-l", str(v4[2]),
+             "-6", v6[0], "-N", str(v6[1]), "-L", str(v6[2])],
+            timeout=120,
+        )
+        if routes.rc != 0:
+            raise TargetError(f"installing the guest route table failed: {routes.stderr.decode(errors='replace')}")
+        self._details["routes"] = routes.text.strip()
+        self.module = KbenchModule(GuestSysfs(session))
+
+    # -- Target interface -------------------------------------------------------------
+
+    def info(self) -> TargetInfo:
+        session = self.start()
+        version = session.exec(["cat", "/proc/sys/kernel/version"], timeout=30).text.strip()
+        assert self.kernel is not None
+        return TargetInfo(
+            kind="vm",
+            kernel_release=session.guest_release or self.kernel.release,
+            kernel_version=version,
+            accel=session.accel,
+            details={
+                "spec": self.spec,
+                "kernel_source": self.kernel.source,
+                "accel_reason": session.accel_reason,
+                "boot_seconds": session.boot_seconds,
+                "cpus": self.cpus,
+                "memory_mb": self.memory_mb,
+                "console_log": str(session.console_log),
+                "kbench_ko": "loaded" if self.module else self.module_error,
+                **self._details,
+            },
+        )
+
+    def sysinfo(self) -> dict[str, Any]:
+        session = self.start()
+
+        def read(path: str) -> str | None:
+            result = session.exec(["cat", path], timeout=30)
+            return result.text.strip() if result.rc == 0 else None
+
+        info = collect_sysinfo(read, local=False)
+        info["virtualization"]["vm"] = f"qemu-{session.accel}"
+        info["host"] = collect_sysinfo()
+        return info
+
+    def measure(
+        self, benchmark: Benchmark, request: RunRequest, progress: ProgressCallback | None = None
+    ) -> Measurement:
+        session = self.start()
+        if benchmark.kind == "kfunc":
+            if self.module is None:
+                raise TargetError(f"{benchmark.name} needs kbench.ko in the guest: {self.module_error}")
+            return self.module.run(benchmark, request)
+        if benchmark.kind != "probe":
+            raise TargetError(f"{benchmark.name} cannot run in a VM yet")
+        timeout = (request.duration_s or 0) + (request.warmup_duration_s or 0) + COUNT_MODE_TIMEOUT_S
+        args = ["kbench-probe", *request.probe_args(benchmark.workload), "--output", GUEST_OUTPUT]
+        result = session.exec(args, timeout=timeout)
+        data = session.read_file(GUEST_OUTPUT) if result.rc in (0, 130) else b""
+        session.exec(["rm", "-f", GUEST_OUTPUT], timeout=30)
+        return measurement_from_invocation(
+            ProbeInvocation(
+                stdout=data,
+                stderr=result.stderr.decode(errors="replace"),
+                exit_code=result.rc,
+                interrupted=result.rc == 130,
+            )
+        )
+
+    def console_tail(self, lines: int = 40) -> str:
+        if self.session is None:
+            return ""
+        return "\n".join(self.session.console_text().splitlines()[-lines:])
+
+
+def qemu_available() -> bool:
+    return shutil.which("qemu-system-x86_64") is not None
