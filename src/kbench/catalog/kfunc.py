@@ -29,7 +29,7 @@ _BENCHES: tuple[tuple[str, str, tuple[ParamSpec, ...]], ...] = (
     ("rcu_read_lock", "rcu_read_lock() + rcu_read_unlock()", ()),
     (
         "spin_lock",
-        "spin_lock() + spin_unlock()",
+        "spin_lock() + spin_unlock() of a private or shared lock",
         (ParamSpec("shared", "int", "0", "1: all CPUs of a parallel run share one lock"),),
     ),
     ("kmalloc", "kmalloc(size) + kfree()", (ParamSpec("size", "int", "64", "bytes per allocation"),)),

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import errno
 import os
-import shlex
 from collections.abc import Mapping
 
 from kbench.targets.kmod_sysfs import SysfsError
-from kbench.targets.vm import VmSession
+from kbench.targets.vm import GuestRequestError, VmSession
 
 _MESSAGES = sorted(
     ((os.strerror(code), code) for code in errno.errorcode), key=lambda item: -len(item[0])
@@ -39,13 +38,9 @@ class GuestSysfs:
         return self.session.read_file(path)
 
     def write_values(self, directory: str, values: Mapping[str, str]) -> None:
-        # One guest process for all knobs; each failing write names its file on stderr.
-        lines = [f"cd {shlex.quote(directory)} || exit 1"]
         for name, value in values.items():
-            quoted = shlex.quote(name)
-            lines.append(f"printf '%s' {shlex.quote(value)} > {quoted} || {{ echo @{quoted} >&2; exit 1; }}")
-        result = self.session.exec("\n".join(lines), timeout=60.0)
-        if result.rc != 0:
-            detail = result.stderr.decode(errors="replace")
-            failed = next((w[1:] for w in detail.split() if w.startswith("@")), "?")
-            raise SysfsError(f"{directory}/{failed}", errno_from_message(detail), detail.strip())
+            path = f"{directory}/{name}"
+            try:
+                self.session.write_file(path, value.encode())
+            except GuestRequestError as exc:
+                raise SysfsError(path, errno_from_message(str(exc))) from exc

@@ -9,6 +9,7 @@
 See docs/VM.md.
 """
 
+from .cache import default_cache_dir
 from .errors import (
     GuestRequestError,
     InitramfsError,
@@ -21,7 +22,6 @@ from .initramfs import build_initramfs
 from .kernel import KernelImage, resolve_kernel
 from .modbuild import build_module
 from .session import ExecResult, VmSession
-from .cache import default_cache_dir
 
 __all__ = [
     "ExecResult",

@@ -15,6 +15,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .cache import locked
 
@@ -50,12 +51,13 @@ def _memory_file(cache_dir: Path) -> Path:
     return cache_dir / "accel.json"
 
 
-def remembered(cache_dir: Path, qemu: str) -> dict | None:
+def remembered(cache_dir: Path, qemu: str) -> dict[str, Any] | None:
     try:
         data = json.loads(_memory_file(cache_dir).read_text())
     except (OSError, ValueError):
         return None
-    return data.get(host_key(qemu))
+    memo: dict[str, Any] | None = data.get(host_key(qemu))
+    return memo
 
 
 def remember(cache_dir: Path, qemu: str, kvm_works: bool, detail: str) -> None:

@@ -9,12 +9,12 @@ decompressed once on the host (Python's lzma/gzip/bz2), and cached.
 from __future__ import annotations
 
 import bz2
-import gzip
 import lzma
 import os
 import shutil
 import struct
 import subprocess
+import zlib
 from pathlib import Path
 
 from .cache import Hasher, locked
@@ -25,7 +25,7 @@ _XEN_ELFNOTE_PHYS32_ENTRY = 18
 def _payload(image: bytes) -> bytes | None:
     if len(image) < 0x250 or image[0x202:0x206] != b"HdrS":
         return None
-    version, = struct.unpack_from("<H", image, 0x206)
+    (version,) = struct.unpack_from("<H", image, 0x206)
     if version < 0x208:
         return None
     setup_sects = image[0x1F1] or 4
@@ -39,15 +39,18 @@ def _decompress(payload: bytes) -> bytes | None:
         if payload[:6] == b"\xfd7zXZ\x00":
             return lzma.LZMADecompressor(format=lzma.FORMAT_XZ).decompress(payload)
         if payload[:2] == b"\x1f\x8b":
-            return gzip.GzipFile(fileobj=__import__("io").BytesIO(payload)).read()
+            return zlib.decompressobj(wbits=31).decompress(payload)  # stops at the trailing size
         if payload[:3] == b"BZh":
             return bz2.BZ2Decompressor().decompress(payload)
         if payload[:3] == b"\x5d\x00\x00":
             return lzma.LZMADecompressor(format=lzma.FORMAT_ALONE).decompress(payload)
         if payload[:4] == b"\x28\xb5\x2f\xfd" and shutil.which("zstd"):
-            proc = subprocess.run(["zstd", "-dc"], input=payload, capture_output=True, check=False)
+            # the kernel appends the uncompressed size (4 bytes) and uses a large window
+            proc = subprocess.run(
+                ["zstd", "-dc", "--memory=2048MB"], input=payload[:-4], capture_output=True, check=False
+            )
             return proc.stdout if proc.returncode == 0 else None
-    except (lzma.LZMAError, OSError, EOFError, ValueError):
+    except (lzma.LZMAError, zlib.error, OSError, EOFError, ValueError):
         return None
     return None
 
@@ -56,7 +59,7 @@ def has_pvh_note(elf: bytes) -> bool:
     """True if an ELF64 image carries the Xen PVH entry note (qemu can boot it directly)."""
     if elf[:4] != b"\x7fELF" or elf[4] != 2:
         return False
-    phoff, = struct.unpack_from("<Q", elf, 0x20)
+    (phoff,) = struct.unpack_from("<Q", elf, 0x20)
     phentsize, phnum = struct.unpack_from("<HH", elf, 0x36)
     for i in range(phnum):
         p_type, _flags, p_offset, _va, _pa, p_filesz = struct.unpack_from("<IIQQQQ", elf, phoff + i * phentsize)
@@ -76,7 +79,7 @@ def boot_image(vmlinuz: Path, cache_dir: Path) -> Path:
     """The fastest image qemu can boot for ``vmlinuz``: a cached PVH vmlinux, else vmlinuz."""
     if os.environ.get("KBENCH_VM_NO_PVH"):
         return vmlinuz
-    h = Hasher("kbench-pvh-v1")
+    h = Hasher("kbench-pvh-v2")
     h.add_file("vmlinuz", vmlinuz)
     key = h.hexdigest()
     out = cache_dir / "vmlinux" / f"{key}.elf"

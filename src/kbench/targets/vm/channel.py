@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import time
@@ -30,10 +31,8 @@ class AgentChannel:
         self._buf = bytearray()
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self._sock.close()
-        except OSError:
-            pass
 
     def send(self, msg: Message, check: Check, deadline: float | None = None) -> None:
         data = memoryview(msg.encode())

@@ -27,10 +27,24 @@ class NewcWriter:
         if self._pos % 4:
             self._write(b"\0" * (4 - self._pos % 4))
 
-    def _entry(self, name: str, mode: int, data: bytes = b"", *, nlink: int = 1, rdev: tuple[int, int] = (0, 0)) -> None:
+    def _entry(
+        self, name: str, mode: int, data: bytes = b"", *, nlink: int = 1, rdev: tuple[int, int] = (0, 0)
+    ) -> None:
         name_b = name.lstrip("/").encode() + b"\0"
         fields = (
-            self._ino, mode, 0, 0, nlink, 0, len(data), 0, 0, rdev[0], rdev[1], len(name_b), 0,
+            self._ino,
+            mode,
+            0,
+            0,
+            nlink,
+            0,
+            len(data),
+            0,
+            0,
+            rdev[0],
+            rdev[1],
+            len(name_b),
+            0,
         )
         self._ino += 1
         self._write(b"070701" + "".join(f"{v:08x}" for v in fields).encode())

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from .cache import locked
 from .errors import KernelResolveError
@@ -63,12 +64,12 @@ def resolve_debian(release: str, cache_dir: Path, *, spec: str | None = None) ->
     )
 
 
-def _read_marker(marker: Path) -> dict | None:
+def _read_marker(marker: Path) -> dict[str, Any] | None:
     try:
         info = json.loads(marker.read_text())
     except (OSError, ValueError):
         return None
-    if info.get("layout") != _LAYOUT_VERSION:
+    if not isinstance(info, dict) or info.get("layout") != _LAYOUT_VERSION:
         return None
     return info
 
@@ -129,7 +130,7 @@ def _header_packages(release: str) -> list[str]:
     return pkgs
 
 
-def _download_and_extract(release: str, base: Path, spec: str) -> dict:
+def _download_and_extract(release: str, base: Path, spec: str) -> dict[str, Any]:
     for tool in ("apt-get", "apt-cache", "dpkg-deb"):
         if shutil.which(tool) is None:
             raise KernelResolveError(
@@ -185,8 +186,11 @@ def _header_texts(root: Path) -> list[Path]:
     files = []
     for d in [*(root / "usr" / "src").glob("linux-headers-*"), *(root / "usr" / "lib").glob("linux-kbuild-*")]:
         if d.is_dir() and not d.is_symlink():
-            files += [e for e in d.iterdir() if e.is_file() and not e.is_symlink()
-                      and (e.name == "Makefile" or e.name.startswith(".kernel"))]
+            files += [
+                e
+                for e in d.iterdir()
+                if e.is_file() and not e.is_symlink() and (e.name == "Makefile" or e.name.startswith(".kernel"))
+            ]
     return files
 
 

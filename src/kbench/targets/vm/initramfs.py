@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...native import NativeToolMissing, find_native
+from ...resources import ResourceMissing, find_resource
 from .cache import Hasher, locked
 from .cpio import NewcWriter
 from .errors import InitramfsError
@@ -27,8 +28,25 @@ from .kmods import ModuleTree, read_module
 BOOT_MODULES: tuple[str, ...] = ("virtio_pci", "virtio_console")
 
 _BASE_DIRS = (
-    "bin", "sbin", "usr", "usr/bin", "usr/sbin", "dev", "proc", "sys", "tmp", "run",
-    "root", "etc", "etc/kbench", "lib", "lib/modules", "lib/kbench", "mnt", "var", "var/tmp",
+    "bin",
+    "sbin",
+    "usr",
+    "usr/bin",
+    "usr/sbin",
+    "dev",
+    "proc",
+    "sys",
+    "tmp",
+    "run",
+    "root",
+    "etc",
+    "etc/kbench",
+    "lib",
+    "lib/modules",
+    "lib/kbench",
+    "mnt",
+    "var",
+    "var/tmp",
 )
 _PASSWD = "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"
 _GROUP = "root:x:0:\nnogroup:x:65534:\n"
@@ -45,15 +63,19 @@ class _Entry:
 
 
 def find_init_script() -> Path:
-    """``vm/init`` of the source tree (``$KBENCH_VM_INIT`` overrides)."""
+    """``vm/init`` (``$KBENCH_VM_INIT`` overrides; else ``kbench.resources.find_resource("vm")``)."""
     env = os.environ.get("KBENCH_VM_INIT")
     if env:
+        if not Path(env).is_file():
+            raise InitramfsError(f"KBENCH_VM_INIT={env} is not a file")
         return Path(env)
-    here = Path(__file__).resolve()
-    for candidate in (here.parent / "data" / "init", *(p / "vm" / "init" for p in here.parents)):
-        if candidate.is_file():
-            return candidate
-    raise InitramfsError("vm/init not found (set KBENCH_VM_INIT to the initramfs init script)")
+    try:
+        init = find_resource("vm") / "init"
+    except ResourceMissing as e:
+        raise InitramfsError(str(e)) from e
+    if not init.is_file():
+        raise InitramfsError(f"{init} is missing (the initramfs init script)")
+    return init
 
 
 def find_busybox() -> Path:
@@ -74,7 +96,7 @@ def _is_dynamic(path: Path) -> bool:
         head = f.read(64)
         if head[:4] != b"\x7fELF" or head[4] != 2:
             return False
-        phoff, = struct.unpack_from("<Q", head, 0x20)
+        (phoff,) = struct.unpack_from("<Q", head, 0x20)
         phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
         f.seek(phoff)
         table = f.read(phentsize * phnum)
@@ -217,10 +239,12 @@ def build_initramfs(
                 elif e.kind == "chardev":
                     w.char_device(path, *e.rdev, perm=e.perm)
                 else:
-                    if e.source is not None:
-                        data = read_module(e.source) if e.source.name.endswith((".ko.xz", ".ko.gz", ".ko.zst")) else e.source.read_bytes()
-                    else:
+                    if e.source is None:
                         data = e.data or b""
+                    elif e.source.name.endswith((".ko.xz", ".ko.gz", ".ko.zst")):
+                        data = read_module(e.source)
+                    else:
+                        data = e.source.read_bytes()
                     w.file(path, data, e.perm)
             w.finish()
         tmp.rename(out)

@@ -51,9 +51,7 @@ def resolve_kernel(
         from .debian import resolve_debian
 
         if kernel_build is not None or modules_dir is not None:
-            raise KernelResolveError(
-                "--kernel-build/modules_dir apply to path specs, not to deb: kernels"
-            )
+            raise KernelResolveError("--kernel-build/modules_dir apply to path specs, not to deb: kernels")
         return resolve_debian(spec[4:], Path(cache_dir), spec=spec)
     if ":" in spec.split("/")[0] and not Path(spec).exists():
         raise KernelResolveError(
@@ -77,9 +75,7 @@ def resolve_path(
     if path.is_dir():
         image = path / "arch" / "x86" / "boot" / "bzImage"
         if not image.is_file():
-            raise KernelResolveError(
-                f"kernel build tree {path}: arch/x86/boot/bzImage not found (run `make` there)"
-            )
+            raise KernelResolveError(f"kernel build tree {path}: arch/x86/boot/bzImage not found (run `make` there)")
         if kernel_build is None:
             kernel_build = path
         source = "build-tree"
@@ -93,9 +89,7 @@ def resolve_path(
             raise KernelResolveError(f"kernel build dir {kernel_build}: no Makefile")
         built = _tree_release(kernel_build)
         if built is not None and built != release:
-            raise KernelResolveError(
-                f"kernel build dir {kernel_build} is for {built}, but {image} is {release}"
-            )
+            raise KernelResolveError(f"kernel build dir {kernel_build} is for {built}, but {image} is {release}")
     if modules_dir is not None:
         modules_dir = modules_dir.resolve()
         if (modules_dir / "lib" / "modules" / release).is_dir():

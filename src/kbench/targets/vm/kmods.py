@@ -49,7 +49,7 @@ def modinfo(elf: bytes) -> dict[str, list[str]]:
     """The ``key=value`` pairs of an ELF64 module's ``.modinfo`` section."""
     if elf[:4] != b"\x7fELF" or elf[4] != 2:
         raise ValueError("not an ELF64 object")
-    shoff, = struct.unpack_from("<Q", elf, 0x28)
+    (shoff,) = struct.unpack_from("<Q", elf, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
 
     def section(i: int) -> tuple[int, int, int]:

@@ -50,6 +50,13 @@ def kernel_compiler(build_dir: Path) -> str:
     return "gcc"
 
 
+def _config_enabled(build_dir: Path, option: str) -> bool:
+    config = build_dir / ".config"
+    if not config.is_file():
+        return False
+    return re.search(rf"^{option}=[ym]$", config.read_text(errors="replace"), re.M) is not None
+
+
 def build_module(src_dir: Path, kernel: KernelImage, cache_dir: Path, *, jobs: int | None = None) -> list[Path]:
     """Build the module(s) in ``src_dir`` for ``kernel``; returns the ``.ko`` files.
 
@@ -92,8 +99,7 @@ def build_module(src_dir: Path, kernel: KernelImage, cache_dir: Path, *, jobs: i
         cc = kernel_compiler(kernel.build_dir)
         if shutil.which(cc) is None:
             raise ModuleBuildError(
-                f"kernel {kernel.release} was built with {cc}, which is not installed "
-                f"(apt-get install {cc})"
+                f"kernel {kernel.release} was built with {cc}, which is not installed (apt-get install {cc})"
             )
         argv = [
             "make",
@@ -105,6 +111,9 @@ def build_module(src_dir: Path, kernel: KernelImage, cache_dir: Path, *, jobs: i
         ]
         if cc != "gcc" and not (kernel.build_dir / ".kernelvariables").is_file():
             argv.insert(1, f"CC={cc}")
+        if _config_enabled(kernel.build_dir, "CONFIG_DEBUG_INFO_BTF_MODULES") and shutil.which("pahole") is None:
+            # BTF for modules needs pahole (package dwarves); a module without BTF loads fine
+            argv.insert(1, "CONFIG_DEBUG_INFO_BTF_MODULES=")
         proc = subprocess.run(argv, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             tail = "\n".join((proc.stdout + proc.stderr).rstrip().splitlines()[-40:])

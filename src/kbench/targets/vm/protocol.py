@@ -54,7 +54,7 @@ class Message:
     fields: list[tuple[int, bytes]] = field(default_factory=list)
 
     def add(self, tag: Tag, value: bytes | str | int) -> Message:
-        if isinstance(value, bool) or isinstance(value, int):
+        if isinstance(value, int):  # bool included
             data = struct.pack("<q", int(value))
         elif isinstance(value, str):
             data = value.encode()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -48,12 +49,10 @@ class ExecResult:
         return self.stdout.decode("utf-8", "replace")
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         proc.wait()
 
 
@@ -96,7 +95,7 @@ class VmSession:
         self.boot_seconds = 0.0
         self.guest_release = ""
         self.guest_uptime_at_hello_s = 0.0
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._chan: AgentChannel | None = None
         self._closed = False
         self._tmp = Path(tempfile.mkdtemp(prefix="kbench-vm-"))
@@ -163,7 +162,10 @@ class VmSession:
         deadline = t0 + timeout
         with open(self._qemu_log, "wb") as qlog:
             self._proc = subprocess.Popen(
-                self.qemu_argv, stdin=subprocess.DEVNULL, stdout=qlog, stderr=subprocess.STDOUT,
+                self.qemu_argv,
+                stdin=subprocess.DEVNULL,
+                stdout=qlog,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
         self._finalizer.detach()
@@ -198,10 +200,8 @@ class VmSession:
         panic = self.console.panic()
         if panic:
             # let the trace reach the console (panic=-1 + -no-reboot make qemu exit)
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                pass
             self._stop_qemu(graceful=False)
             raise VmError(f"guest kernel panic: {panic}", self.console.tail())
         rc = proc.poll()
@@ -223,9 +223,7 @@ class VmSession:
             reply = self._chan.recv(self._check, deadline)
         except ChannelTimeout:
             self.console.refresh()
-            raise VmError(
-                f"guest agent silent for {reply_timeout:.0f} s (guest hung?)", self.console.tail()
-            ) from None
+            raise VmError(f"guest agent silent for {reply_timeout:.0f} s (guest hung?)", self.console.tail()) from None
         except ChannelClosed as e:
             self._check()
             raise VmError(f"lost the guest agent: {e}", self.console.tail()) from None
@@ -312,10 +310,8 @@ class VmSession:
         if proc is None:
             return
         if graceful:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=POWEROFF_GRACE_S)
-            except subprocess.TimeoutExpired:
-                pass
         if proc.poll() is None:
             proc.terminate()
             try:
@@ -336,7 +332,7 @@ class VmSession:
             shutil.rmtree(self._tmp, ignore_errors=True)
 
     @staticmethod
-    def _cleanup(proc: subprocess.Popen | None, tmp: Path) -> None:
+    def _cleanup(proc: subprocess.Popen[bytes] | None, tmp: Path) -> None:
         if proc is not None:
             _kill_group(proc)
         shutil.rmtree(tmp, ignore_errors=True)

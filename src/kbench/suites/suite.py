@@ -1,0 +1,75 @@
+"""The one interface every suite module fills in: a definition plus three functions.
+
+A suite module (``hackbench.py``, ``fio.py`` …) declares its tests as data and supplies
+``command`` (argv from validated, typed parameters), ``parse`` (metrics from the tool's
+output text) and ``version`` (the version from the tool's ``version_args`` output).
+``Suite`` adds what is common: test lookup, parameter validation, and the check that
+the output held every metric the test declares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from kbench.suites.errors import SuiteParseError
+from kbench.suites.model import ParamValue, SuiteTest, UnknownSuiteTest, did_you_mean
+
+CommandBuilder = Callable[[SuiteTest, dict[str, ParamValue]], list[str]]
+OutputParser = Callable[[SuiteTest, str], dict[str, float]]
+VersionParser = Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class Suite:
+    """One external tool and the tests kbench runs with it.
+
+    ``parse_stream`` names the stream (``"stdout"`` or ``"stderr"``) whose text
+    ``parse`` reads; ``duration_param`` names the parameter holding the seconds one run
+    lasts, if the tool has one. The tool runs in a fresh scratch directory (its working directory)
+    that kbench removes afterwards.
+    """
+
+    name: str
+    tool: str
+    package: str
+    description: str
+    tests: tuple[SuiteTest, ...]
+    version_args: tuple[str, ...]
+    parse_stream: str
+    command: CommandBuilder
+    parse_output: OutputParser
+    version: VersionParser
+    duration_param: str | None = None
+
+    def test(self, name: str) -> SuiteTest:
+        """The test called ``name`` (without the suite prefix)."""
+        for test in self.tests:
+            if test.name == name:
+                return test
+        known = [t.name for t in self.tests]
+        raise UnknownSuiteTest(
+            f"{self.name} has no test {name!r}{did_you_mean(name, known)}; its tests: {', '.join(known)}"
+        )
+
+    def build_command(self, test: str, params: Mapping[str, ParamValue] | None = None) -> list[str]:
+        """The argv that runs ``test``; ``params`` are checked and defaults filled in.
+
+        Raises UnknownSuiteTest or BadSuiteParameter (a BadParameter) with a message
+        that names the parameter and what it accepts.
+        """
+        spec = self.test(test)
+        return self.command(spec, spec.resolve(dict(params or {})))
+
+    def parse(self, test: str, output: str) -> dict[str, float]:
+        """``{<suite>.<test>.<stat>: value}`` for every metric ``test`` declares.
+
+        Pure: reads only ``output`` (the text of ``parse_stream``). Raises
+        SuiteParseError when the output lacks a declared metric.
+        """
+        spec = self.test(test)
+        found = self.parse_output(spec, output)
+        missing = [name for name in spec.metric_names() if name not in found]
+        if missing:
+            raise SuiteParseError(f"{self.tool} output has no value for {', '.join(missing)}")
+        return {name: found[name] for name in spec.metric_names()}

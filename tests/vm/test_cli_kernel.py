@@ -1,0 +1,53 @@
+"""`kbench run … --kernel deb:…` end to end: boot, measure in the guest, store on the host."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.vm.kbench_fixtures import TEST_KERNEL
+
+pytestmark = pytest.mark.vm
+
+
+def _kbench(db: Path, *args: str) -> dict:
+    env = dict(os.environ, KBENCH_DB=str(db))
+    proc = subprocess.run([sys.executable, "-m", "kbench.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_kfunc_run_in_a_debian_kernel_is_stored_with_its_target(tmp_path: Path) -> None:
+    db = tmp_path / "k.db"
+    run = _kbench(db, "run", "kfunc.fib4_lookup", "--kernel", TEST_KERNEL, "--samples", "3000", "--json")
+    assert run["metric"] == "kfunc.fib4_lookup.cycles" and run["unit"] == "cycles" and run["n"] == 3000
+    assert run["min"] <= run["median"] <= run["p99"] <= run["max"]
+    shown = _kbench(db, "show", str(run["run_id"]), "--json")
+    target = shown["target"]
+    assert target["kind"] == "vm" and target["kernel_release"] == TEST_KERNEL.removeprefix("deb:")
+    assert target["accel"] in ("kvm", "tcg")
+    assert shown["sysinfo"]["kernel"]["release"] == TEST_KERNEL.removeprefix("deb:")
+    with sqlite3.connect(db) as conn:
+        header = json.loads(conn.execute("select probe_header from runs").fetchone()[0])
+    # The module's own summary (nearest rank, whole cycles per call) agrees with ours.
+    kernel_line = dict(word.split("=", 1) for word in header["kernel_run"].split() if "=" in word)
+    exported = json.loads(subprocess.run(
+        [sys.executable, "-m", "kbench.cli", "--db", str(db), "export", str(run["run_id"])],
+        capture_output=True, text=True, check=True).stdout)
+    ticks = np.array(exported["samples"]["ticks"])
+    assert int(kernel_line["min"]) == ticks.min() // header["batch"]
+    assert int(kernel_line["max"]) == ticks.max() // header["batch"]
+
+
+def test_syscall_run_in_a_debian_kernel(tmp_path: Path) -> None:
+    run = _kbench(tmp_path / "k.db", "run", "syscall.getppid", "--kernel", TEST_KERNEL, "--samples", "2000", "--json")
+    assert run["metric"] == "syscall.getppid.latency" and run["n"] == 2000
+    assert run["overhead"]["median"] > 0 and run["median"] > 0
