@@ -1,0 +1,157 @@
+"""kbench.suites.run_suite against the real tools (hackbench, stress-ng, fio, sysbench).
+
+Short settings keep the whole module around 20 s on 2 cores. A tool that is not
+installed skips its tests (scripts/install-deps.sh installs all four); the
+missing-tool error itself is tested with PATH pointing at an empty directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kbench.suites import SUITES, Suite, SuiteResult, ToolFailed, ToolMissing, get_suite, run_suite
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def need(tool: str) -> None:
+    if shutil.which(tool) is None:
+        pytest.skip(f"{tool} is not installed (scripts/install-deps.sh installs it)")
+
+
+def check_result(result: SuiteResult, iterations: int) -> None:
+    """Invariants every successful run keeps."""
+    assert not result.interrupted
+    assert len(result.iterations) == iterations
+    assert [it.index for it in result.iterations] == list(range(iterations))
+    assert result.command[0] == get_suite(result.test.suite).tool
+    assert Path(result.tool_path).name == result.command[0]
+    assert result.tool_version[0].isdigit(), result.tool_version
+    raw = result.raw()
+    assert list(raw) == result.test.metric_names()
+    for values in raw.values():
+        assert len(values) == iterations
+    for it in result.iterations:
+        assert it.exit_code == 0
+        assert it.stdout  # the tool's full output is kept
+        assert it.wall_seconds > 0
+    assert all(v > 0 for v in result.values(result.primary_metric))
+    record = result.to_dict()
+    assert len(record["iterations"]) == iterations
+    assert record["command"] == list(result.command)
+
+
+@pytest.mark.parametrize("test", ["pipe-process", "pipe-thread", "socket-process", "socket-thread"])
+def test_hackbench(test: str) -> None:
+    need("hackbench")
+    result = run_suite(f"hackbench.{test}", {"groups": 2, "fds": 10, "loops": 300}, iterations=2, timeout=60)
+    check_result(result, 2)
+    for it in result.iterations:
+        mode = "threaded" if test.endswith("thread") else "process"
+        assert f"Running in {mode} mode with 2 groups using 20 file descriptors each (== 40 tasks)" in it.stdout
+        assert "Each sender will pass 300 messages of 100 bytes" in it.stdout
+        # hackbench's time is within the process's own wall time
+        assert 0 < it.values[f"hackbench.{test}.time"] <= it.wall_seconds
+
+
+def test_stress_ng_cpu_two_iterations() -> None:
+    need("stress-ng")
+    result = run_suite("stress-ng.cpu", {"workers": 1, "timeout": 1}, iterations=2, timeout=60)
+    check_result(result, 2)
+    for it in result.iterations:
+        assert "metrics:" in it.stdout and "stress-ng: metrc:" in it.stderr
+        ops = it.values["stress-ng.cpu.bogo_ops"]
+        # about 1 s of real time: bogo ops/s within a factor 2 of the bogo ops count
+        assert 0.5 * ops < it.values["stress-ng.cpu.bogo_ops_per_s"] < 2 * ops
+
+
+def test_stress_ng_switch_two_workers() -> None:
+    need("stress-ng")
+    result = run_suite("stress-ng.switch", {"workers": 2, "timeout": 1}, iterations=1, timeout=60)
+    check_result(result, 1)
+    assert "dispatching hogs: 2 switch" in result.iterations[0].stderr
+
+
+def test_fio_randread_in_scratch_directory() -> None:
+    need("fio")
+    result = run_suite("fio.randread", {"size": "8M", "runtime": 1}, iterations=2, timeout=60)
+    check_result(result, 2)
+    for it in result.iterations:
+        values = it.values
+        assert values["fio.randread.bw"] == pytest.approx(values["fio.randread.iops"] * 4096 / 2**20, rel=1e-3)
+        assert (
+            0 < values["fio.randread.clat_p50"] <= values["fio.randread.clat_p99"] <= values["fio.randread.clat_p99_9"]
+        )
+
+
+def test_fio_write_in_a_given_directory_leaves_no_file(tmp_path: Path) -> None:
+    need("fio")
+    result = run_suite("fio.write", {"size": "8M", "runtime": 1, "directory": str(tmp_path)}, iterations=1, timeout=60)
+    check_result(result, 1)
+    assert f"--directory={tmp_path}" in result.command
+    assert list(tmp_path.iterdir()) == []  # --unlink=1
+
+
+def test_fio_failure_reports_exit_code_and_stderr() -> None:
+    need("fio")
+    with pytest.raises(ToolFailed) as raised:
+        run_suite("fio.write", {"size": "8M", "runtime": 1, "directory": "/nonexistent/kbench"}, timeout=60)
+    assert raised.value.exit_code == 1
+    assert "is not a directory" in raised.value.stderr_tail
+    assert "iteration 1 failed with exit code 1" in str(raised.value)
+    assert raised.value.completed == ()
+
+
+@pytest.mark.parametrize(
+    ("test", "params"),
+    [("cpu", {"cpu_max_prime": 5000}), ("memory", {"threads": 2}), ("threads", {"threads": 2})],
+)
+def test_sysbench(test: str, params: dict[str, int]) -> None:
+    need("sysbench")
+    iterations = 2 if test == "cpu" else 1
+    result = run_suite(f"sysbench.{test}", {"time": 1, **params}, iterations=iterations, timeout=60)
+    check_result(result, iterations)
+    assert f"Number of threads: {params.get('threads', 1)}" in result.iterations[0].stdout
+
+
+def test_timeout_kills_the_tool_and_its_workers() -> None:
+    need("hackbench")
+    started = time.monotonic()
+    with pytest.raises(ToolFailed, match=r"did not finish within 1.5 s and was killed") as raised:
+        run_suite("hackbench.pipe-process", {"groups": 2, "fds": 10, "loops": 99_999_999}, timeout=1.5)
+    assert time.monotonic() - started < 10
+    assert raised.value.exit_code is None
+    # neither hackbench nor its forked workers (same command line) outlive the run
+    left = subprocess.run(["pgrep", "-f", "hackbench -g 2 -f 10 -l 99999999"], capture_output=True, text=True)
+    assert left.stdout == ""
+
+
+def test_ctrl_c_keeps_finished_iterations() -> None:
+    need("hackbench")
+    timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        result = run_suite("hackbench.pipe-process", {"groups": 2, "fds": 10, "loops": 2000}, iterations=10_000)
+    finally:
+        timer.cancel()
+    assert result.interrupted
+    assert 1 <= len(result.iterations) < 10_000
+    assert len(result.values("hackbench.pipe-process.time")) == len(result.iterations)
+
+
+@pytest.mark.parametrize("suite", SUITES, ids=lambda s: s.name)
+def test_missing_tool_names_its_debian_package(suite: Suite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory
+    with pytest.raises(ToolMissing) as raised:
+        run_suite(suite.tests[0].full_name, iterations=1, timeout=600)
+    assert f"install the Debian package {suite.package} (`apt-get install {suite.package}`)" in str(raised.value)
+    if suite.name == "hackbench":
+        assert str(raised.value).startswith("hackbench not found: install the Debian package rt-tests")
