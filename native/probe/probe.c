@@ -15,6 +15,7 @@
 
 #include "probe.h"
 #include "timer.h"
+#include "scale.h"
 
 volatile sig_atomic_t kb_stop;
 struct kb_ctx *kb_active_ctx;
@@ -58,6 +59,11 @@ void kb_die(int code, const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 	exit(code);
+}
+
+const char *kb_warnings_json(void)
+{
+	return warnings.s ? warnings.s : "";
 }
 
 void kb_warn(const char *fmt, ...)
@@ -487,7 +493,8 @@ struct opts {
 
 static void usage(FILE *f)
 {
-	fputs("usage: kbench-probe --list | --version | run WORKLOAD [options]\n"
+	fputs("usage: kbench-probe --list | --list-scale | --version | run WORKLOAD [options]\n"
+	      "       kbench-probe scale TESTCASE [options] (kbench-probe scale --help)\n"
 	      "  -p, --param KEY=VALUE   workload parameter (repeatable)\n"
 	      "  --samples N             count mode (default 10000)\n"
 	      "  --duration SEC          duration mode\n"
@@ -1017,7 +1024,14 @@ int main(int argc, char **argv)
 		long long pairs = argc > 2 ? opt_int(cmd, argv[2], 100, MAX_SAMPLES) : 1000000;
 		return kb_selftest_overhead(pairs);
 	}
+	if (!strcmp(cmd, "--list-scale")) {
+		if (argc > 2)
+			kb_die(KB_EXIT_USAGE, "--list-scale takes no arguments");
+		return kb_scale_list();
+	}
 	if (!strcmp(cmd, "run"))
 		return do_run(argc, argv);
-	kb_die(KB_EXIT_USAGE, "unknown command '%s' (expected run, --list or --version)", cmd);
+	if (!strcmp(cmd, "scale"))
+		return kb_scale_main(argc, argv);
+	kb_die(KB_EXIT_USAGE, "unknown command '%s' (expected run, scale, --list, --list-scale or --version)", cmd);
 }

@@ -7,6 +7,8 @@
  *   workloads.c  every workload: one run function (+ optional set-up/tear-down)
  *                and one line in the table `kb_workloads[]`
  *   json.c       a small JSON writer (string buffer, escaping)
+ *   scale.h/.c   `scale`: the will-it-scale model (N tasks, per-interval counters)
+ *   scale_tests.c  its testcases, one line each in kb_scale_tests[]
  *
  * The contract with Python is docs/probe-format.md.
  */
@@ -51,6 +53,9 @@ void jb_kbool(struct jbuf *b, const char *k, int v);
 void kb_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 /* Add a string to the header's `warnings`. */
 void kb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The warnings so far: JSON strings separated by commas ("" if none). */
+const char *kb_warnings_json(void);
 
 /* Set by the SIGINT/SIGTERM handler; checked between samples. */
 extern volatile sig_atomic_t kb_stop;

@@ -123,8 +123,11 @@ def probe_benchmarks() -> tuple[Benchmark, ...]:
 def all_benchmarks() -> dict[str, Benchmark]:
     from kbench.catalog.kfunc import kfunc_benchmarks
 
+    from kbench.suites import suite_benchmarks
+
     found = {b.name: b for b in probe_benchmarks()}
     found.update({b.name: b for b in kfunc_benchmarks()})
+    found.update({s.name: s.as_benchmark() for s in suite_benchmarks()})
     return found
 
 

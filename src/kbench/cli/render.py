@@ -6,6 +6,7 @@ import numpy as np
 from rich.console import Console
 
 from kbench.engine.measurement import Measurement
+from kbench.engine.series import MetricSeries
 from kbench.report.terminal import body_histogram_lines, cdf_lines, log2_histogram_lines, seed_line
 from kbench.report.units import format_value
 from kbench.stats.summary import Summary
@@ -23,6 +24,7 @@ def render_run(
     basis: str,
     warnings: list[str],
     hist: str = "linear",
+    series: list[MetricSeries] | None = None,
 ) -> None:
     header = measurement.header
     timer = header.get("timer") or {}
@@ -59,5 +61,14 @@ def render_run(
         console.print("\nCDF")
         for line in cdf_lines(values, unit):
             console.print(line, highlight=False)
+    if series and len(series) > 1:
+        console.print("\nall metrics (one value per iteration)")
+        for item in series:
+            console.print(
+                f"  {item.name:<45} {item.direction:>6} is better  median {format_value(float(np.median(item.values)), item.unit)}"
+                f"  min {format_value(float(item.values.min()), item.unit)}  max {format_value(float(item.values.max()), item.unit)}"
+                f"  n={item.values.size}",
+                highlight=False,
+            )
     for warning in warnings:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)

@@ -40,6 +40,7 @@ def show_cmd(ctx: Context, run_id: int, hist: str, as_json: bool) -> None:
                     "sysinfo": record.sysinfo,
                     "error": record.error,
                 },
+                series=view.series,
             )
         )
         return
@@ -54,7 +55,7 @@ def show_cmd(ctx: Context, run_id: int, hist: str, as_json: bool) -> None:
         console.print(f"[red]error:[/] {record.error}", highlight=False)
     render_run(
         console, record.id, record.metric, record.unit, record.status, view.summary,
-        view.measurement, view.values, view.basis, record.warnings, hist,
+        view.measurement, view.values, view.basis, record.warnings, hist, view.series,
     )
 
 

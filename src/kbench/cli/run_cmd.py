@@ -33,6 +33,10 @@ from kbench.targets.factory import make_target
     help="Operations per sample (default: calibrated so a sample is >= 100x the timer resolution).",
 )
 @click.option("--cpu", type=click.IntRange(min=0), help="Pin the measuring thread to this CPU.")
+@click.option(
+    "--iterations", type=click.IntRange(min=1), default=1, show_default=True,
+    help="Whole-tool benchmarks (hackbench, stress-ng, fio, sysbench): fresh runs of the tool.",
+)
 @click.option("--subtract-overhead", is_flag=True, help="Subtract the empty timed region's median from every sample.")
 @click.option(
     "--tag", "tags", multiple=True, help="Label the run (repeatable); filter with `kbench results --tag`."
@@ -57,6 +61,7 @@ def run_cmd(
     warmup: tuple[str, float] | None,
     batch: int | None,
     cpu: int | None,
+    iterations: int,
     subtract_overhead: bool,
     tags: tuple[str, ...],
     hist: str,
@@ -76,6 +81,7 @@ def run_cmd(
             batch=batch,
             cpu=cpu,
             subtract_overhead=subtract_overhead,
+            iterations=iterations,
             tags=tags,
         )
         bench.validate_params(request.params)
@@ -101,13 +107,13 @@ def run_cmd(
         emit_json(
             run_json(
                 result.run_id, bench.metric, bench.unit, result.status, result.summary,
-                result.measurement, result.basis, result.warnings,
+                result.measurement, result.basis, result.warnings, series=result.series,
             )
         )
     else:
         render_run(
             Console(soft_wrap=True), result.run_id, bench.metric, bench.unit, result.status, result.summary,
-            result.measurement, result.per_op_values, result.basis, result.warnings, hist,
+            result.measurement, result.per_op_values, result.basis, result.warnings, hist, result.series,
         )
     if result.status == "interrupted":
         sys.exit(exit_codes.INTERRUPTED)

@@ -24,7 +24,7 @@ class Measurement:
 
     @property
     def n(self) -> int:
-        return int(self.columns["ticks"].size) if "ticks" in self.columns else 0
+        return int(next(iter(self.columns.values())).size) if self.columns else 0
 
     def per_op(self, unit: str = "ns", *, subtract_overhead: bool = False) -> np.ndarray:
         """Every sample as ``unit`` per operation, in order.

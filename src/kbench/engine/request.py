@@ -25,6 +25,7 @@ class RunRequest:
     batch: int | None = None  # None: calibrated by the probe
     cpu: int | None = None
     subtract_overhead: bool = False
+    iterations: int = 1  # fresh tool processes, for whole-tool (suite) benchmarks
     tags: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -42,6 +43,8 @@ class RunRequest:
             raise BadRequest(f"warm-up duration cannot be negative, got {self.warmup_duration_s}")
         if self.batch is not None and self.batch < 1:
             raise BadRequest(f"batch must be at least 1, got {self.batch}")
+        if self.iterations < 1:
+            raise BadRequest(f"iterations must be at least 1, got {self.iterations}")
         if self.cpu is not None and self.cpu < 0:
             raise BadRequest(f"cpu must be a CPU number, got {self.cpu}")
 

@@ -10,6 +10,7 @@ import numpy as np
 from kbench.catalog.benchmarks import Benchmark
 from kbench.engine.measurement import Measurement
 from kbench.engine.request import RunRequest
+from kbench.engine.series import MetricSeries, metric_series
 from kbench.engine.warnings import run_warnings
 from kbench.stats.summary import Summary, summarize
 from kbench.store.db import Store, SummaryRecord
@@ -28,6 +29,7 @@ class RunResult:
     basis: str
     warnings: list[str]
     per_op_values: np.ndarray
+    series: list[MetricSeries]
 
 
 def execute_run(
@@ -71,28 +73,27 @@ def execute_run(
         raise
     status = "interrupted" if measurement.interrupted else "complete"
     basis = "overhead-corrected" if request.subtract_overhead else "raw"
-    summary = None
-    summaries: list[SummaryRecord] = []
-    values = np.empty(0)
-    if measurement.n > 0:
-        values = measurement.per_op(benchmark.unit, subtract_overhead=request.subtract_overhead)
-        summary = summarize(values)
-        summaries.append(
-            SummaryRecord(
-                metric=benchmark.metric,
-                unit=benchmark.unit,
-                basis=basis,
-                values=_summary_columns(summary),
-                details=summary.to_dict(),
-            )
+    series = metric_series(
+        measurement, benchmark.metric, benchmark.unit, benchmark.direction,
+        subtract_overhead=request.subtract_overhead,
+    )
+    summaries = [summarize(s.values) for s in series]
+    records = [
+        SummaryRecord(
+            metric=s.name, unit=s.unit, basis=basis if s.name == benchmark.metric else "raw",
+            values=_summary_columns(summary), details=summary.to_dict(),
         )
+        for s, summary in zip(series, summaries, strict=True)
+    ]
+    summary = summaries[0] if series else None
+    values = series[0].values if series else np.empty(0)
     warnings = run_warnings(measurement, summary, sysinfo)
     store.finish_run(
         run_id,
         status=status,
         columns=measurement.columns,
         probe_header=measurement.header,
-        summaries=summaries,
+        summaries=records,
         warnings=warnings,
         tool_output=measurement.stderr or None,
     )
@@ -105,6 +106,7 @@ def execute_run(
         basis=basis,
         warnings=warnings,
         per_op_values=values,
+        series=series,
     )
 
 

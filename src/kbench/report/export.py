@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from kbench.engine.series import SUITE_FORMAT
 from kbench.report.run_view import RunView
 
 FORMATS = ("json", "csv", "parquet")
@@ -42,7 +43,8 @@ def _metadata(view: RunView) -> dict[str, Any]:
 
 def _sample_columns(view: RunView) -> dict[str, np.ndarray]:
     columns = dict(view.measurement.columns)
-    columns[f"value_{view.record.unit}_per_op"] = view.values
+    if view.measurement.header.get("format") != SUITE_FORMAT:
+        columns[f"value_{view.record.unit}_per_op"] = view.values
     return columns
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from kbench.engine.measurement import Measurement
+from kbench.engine.series import MetricSeries, metric_series
 from kbench.stats.summary import Summary, summarize
 from kbench.store.db import RunRecord, Store
 
@@ -19,6 +20,7 @@ class RunView:
     values: np.ndarray  # per-operation values in record.unit, in sample order
     summary: Summary | None
     basis: str
+    series: list[MetricSeries]
 
 
 def load_run_view(store: Store, run_id: int) -> RunView:
@@ -32,7 +34,8 @@ def load_run_view(store: Store, run_id: int) -> RunView:
         stderr=record.tool_output or "",
     )
     subtract = bool(record.request.get("subtract_overhead"))
-    values = measurement.per_op(record.unit, subtract_overhead=subtract) if measurement.n else np.empty(0)
+    series = metric_series(measurement, record.metric, record.unit, record.direction, subtract_overhead=subtract)
+    values = series[0].values if series else np.empty(0)
     summary = summarize(values) if values.size else None
     return RunView(
         record=record,
@@ -40,6 +43,7 @@ def load_run_view(store: Store, run_id: int) -> RunView:
         values=values,
         summary=summary,
         basis="overhead-corrected" if subtract else "raw",
+        series=series,
     )
 
 
@@ -53,6 +57,7 @@ def run_json(
     basis: str,
     warnings: list[str],
     extra: dict[str, Any] | None = None,
+    series: list[MetricSeries] | None = None,
 ) -> dict[str, Any]:
     """The one JSON object ``kbench run --json`` and ``kbench show --json`` print."""
     header = measurement.header
@@ -87,5 +92,16 @@ def run_json(
         )
     else:
         data.update(n=0)
+    if series and len(series) > 1:
+        data["metrics"] = [_series_json(s) for s in series]
     data.update(extra or {})
     return data
+
+
+def _series_json(series: MetricSeries) -> dict[str, Any]:
+    summary = summarize(series.values)
+    return {
+        "metric": series.name, "unit": series.unit, "direction": series.direction, "n": summary.n,
+        "values": series.values.tolist(), "min": summary.min, "median": summary.p50, "max": summary.max,
+        "mean": summary.mean, "stdev": summary.stdev,
+    }

@@ -72,7 +72,7 @@ class Message:
     def get_all(self, tag: Tag) -> list[bytes]:
         return [v for t, v in self.fields if t == tag]
 
-    def get_int(self, tag: Tag, default: int | None = None) -> int | None:
+    def get_int(self, tag: Tag, default: int) -> int:
         v = self.get(tag)
         if v is None:
             return default

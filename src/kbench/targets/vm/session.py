@@ -189,7 +189,7 @@ class VmSession:
             raise VmError(f"unexpected first message {hello.kind:#x} from the guest agent", self.console.tail())
         self.boot_seconds = time.monotonic() - t0
         self.guest_release = hello.get_str(Tag.RELEASE, "") or ""
-        self.guest_uptime_at_hello_s = (hello.get_int(Tag.UPTIME_MS, 0) or 0) / 1000
+        self.guest_uptime_at_hello_s = hello.get_int(Tag.UPTIME_MS, 0) / 1000
 
     def _check(self) -> None:
         """Raises VmError if qemu exited or the guest kernel panicked."""
@@ -269,7 +269,7 @@ class VmSession:
         t0 = time.monotonic()
         reply = self._request(msg, None if timeout is None else timeout + REPLY_GRACE_S)
         return ExecResult(
-            rc=reply.get_int(Tag.RC, -1) or 0,
+            rc=reply.get_int(Tag.RC, -1),
             stdout=reply.get(Tag.STDOUT) or b"",
             stderr=reply.get(Tag.STDERR) or b"",
             timed_out=bool(reply.get_int(Tag.TIMED_OUT, 0)),
