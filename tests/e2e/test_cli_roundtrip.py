@@ -71,7 +71,7 @@ def test_text_report_has_seed_line_histogram_and_cdf(kbench: KbenchRunner) -> No
     seed = next(line for line in out.splitlines() if line.startswith("min="))
     for field in ("max=", "count=3000", "95th=", "90th=", "50th=", "mad="):
         assert field in seed
-    assert "histogram (linear bins" in out and "█" in out
+    assert "histogram (linear bins)" in out and "█" in out
     assert "CDF" in out and "•" in out
     assert "timer overhead" in out
 

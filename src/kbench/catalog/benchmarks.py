@@ -123,10 +123,12 @@ def probe_benchmarks() -> tuple[Benchmark, ...]:
 def all_benchmarks() -> dict[str, Benchmark]:
     from kbench.catalog.kfunc import kfunc_benchmarks
 
+    from kbench.catalog.scale import scale_benchmarks
     from kbench.suites import suite_benchmarks
 
     found = {b.name: b for b in probe_benchmarks()}
     found.update({b.name: b for b in kfunc_benchmarks()})
+    found.update({b.name: b for b in scale_benchmarks()})
     found.update({s.name: s.as_benchmark() for s in suite_benchmarks()})
     return found
 
@@ -137,7 +139,7 @@ def lookup(name: str) -> Benchmark:
     if name in benches:
         return benches[name]
     # Accept a bare workload name as a convenience ("getppid" for "syscall.getppid").
-    for prefix in ("syscall.", "kfunc."):
+    for prefix in ("syscall.", "kfunc.", "will-it-scale."):
         if prefix + name in benches:
             return benches[prefix + name]
     hint = _did_you_mean(name, list(benches))

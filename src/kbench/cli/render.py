@@ -12,6 +12,10 @@ from kbench.report.units import format_value
 from kbench.stats.summary import Summary
 
 
+MIN_SAMPLES_FOR_DISTRIBUTION = 20
+"""Below this many values a histogram says nothing: the values are listed instead."""
+
+
 def render_run(
     console: Console,
     run_id: int,
@@ -28,11 +32,13 @@ def render_run(
 ) -> None:
     header = measurement.header
     timer = header.get("timer") or {}
-    console.print(
-        f"[bold]{metric}[/]  run {run_id}  {status}  "
-        f"(timer {timer.get('name', '?')}, batch {header.get('batch', '?')}, {basis})",
-        highlight=False,
-    )
+    how = [f"timer {timer['name']}"] if timer.get("name") else []
+    if header.get("batch"):
+        how.append(f"batch {header['batch']}")
+    if header.get("tool_version"):
+        how.append(str(header["tool_version"]))
+    how.append(basis)
+    console.print(f"[bold]{metric}[/]  run {run_id}  {status}  ({', '.join(how)})", highlight=False)
     if summary is None:
         console.print("no samples were collected")
     else:
@@ -54,15 +60,18 @@ def render_run(
                 f"({format_value(overhead['median'] / max(int(header.get('batch') or 1), 1), 'ns')} per op)",
                 highlight=False,
             )
-        lines = log2_histogram_lines(values, unit) if hist == "log2" else body_histogram_lines(values, unit)
-        console.print(f"\nhistogram ({hist} bins, per operation)")
-        for line in lines:
-            console.print(line, highlight=False)
-        console.print("\nCDF")
-        for line in cdf_lines(values, unit):
-            console.print(line, highlight=False)
+        if values.size < MIN_SAMPLES_FOR_DISTRIBUTION:
+            console.print("values in order: " + ", ".join(format_value(float(v), unit) for v in values), highlight=False)
+        else:
+            lines = log2_histogram_lines(values, unit) if hist == "log2" else body_histogram_lines(values, unit)
+            console.print(f"\nhistogram ({hist} bins)")
+            for line in lines:
+                console.print(line, highlight=False)
+            console.print("\nCDF")
+            for line in cdf_lines(values, unit):
+                console.print(line, highlight=False)
     if series and len(series) > 1:
-        console.print("\nall metrics (one value per iteration)")
+        console.print("\nall metrics")
         for item in series:
             console.print(
                 f"  {item.name:<45} {item.direction:>6} is better  median {format_value(float(np.median(item.values)), item.unit)}"

@@ -106,13 +106,13 @@ def run_cmd(
     if as_json:
         emit_json(
             run_json(
-                result.run_id, bench.metric, bench.unit, result.status, result.summary,
+                result.run_id, result.metric, bench.unit, result.status, result.summary,
                 result.measurement, result.basis, result.warnings, series=result.series,
             )
         )
     else:
         render_run(
-            Console(soft_wrap=True), result.run_id, bench.metric, bench.unit, result.status, result.summary,
+            Console(soft_wrap=True), result.run_id, result.metric, bench.unit, result.status, result.summary,
             result.measurement, result.per_op_values, result.basis, result.warnings, hist, result.series,
         )
     if result.status == "interrupted":

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from kbench.catalog.benchmarks import Benchmark
+from kbench.catalog.scale import primary_metric
 from kbench.engine.measurement import Measurement
 from kbench.engine.request import RunRequest
 from kbench.engine.series import MetricSeries, metric_series
@@ -23,6 +24,7 @@ class RunResult:
 
     run_id: int
     benchmark: Benchmark
+    metric: str
     status: str
     measurement: Measurement
     summary: Summary | None
@@ -49,9 +51,10 @@ def execute_run(
     benchmark.validate_params(request.params)
     target_info = target.info()
     sysinfo = target.sysinfo()
+    metric = primary_metric(benchmark, request.params)
     run_id = store.begin_run(
         benchmark=benchmark.name,
-        metric=benchmark.metric,
+        metric=metric,
         unit=benchmark.unit,
         direction=benchmark.direction,
         params=request.params,
@@ -74,13 +77,13 @@ def execute_run(
     status = "interrupted" if measurement.interrupted else "complete"
     basis = "overhead-corrected" if request.subtract_overhead else "raw"
     series = metric_series(
-        measurement, benchmark.metric, benchmark.unit, benchmark.direction,
+        measurement, metric, benchmark.unit, benchmark.direction,
         subtract_overhead=request.subtract_overhead,
     )
     summaries = [summarize(s.values) for s in series]
     records = [
         SummaryRecord(
-            metric=s.name, unit=s.unit, basis=basis if s.name == benchmark.metric else "raw",
+            metric=s.name, unit=s.unit, basis=basis if s.name == metric else "raw",
             values=_summary_columns(summary), details=summary.to_dict(),
         )
         for s, summary in zip(series, summaries, strict=True)
@@ -100,6 +103,7 @@ def execute_run(
     return RunResult(
         run_id=run_id,
         benchmark=benchmark,
+        metric=metric,
         status=status,
         measurement=measurement,
         summary=summary,

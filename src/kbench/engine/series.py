@@ -36,7 +36,29 @@ def metric_series(
         ]
         found.sort(key=lambda series: series.name != metric)
         return found
+    if header.get("kind") == "scale":
+        return _scale_series(measurement)
     if measurement.n == 0:
         return []
     values = measurement.per_op(unit, subtract_overhead=subtract_overhead)
     return [MetricSeries(metric, unit, direction, values)]
+
+
+def _scale_series(measurement: Measurement) -> list[MetricSeries]:
+    """will-it-scale: one value per steady (post-warm-up) interval, per-task rate first."""
+    from kbench.scale import scale_from_output
+    from kbench.targets.probe_output import ProbeOutput
+
+    names = list(measurement.header["columns"])
+    rows = np.column_stack([measurement.columns[name] for name in names]) if measurement.n else np.zeros(
+        (0, len(names)), dtype=np.uint64
+    )
+    result = scale_from_output(ProbeOutput(header=measurement.header, rows=rows))
+    steady = result.steady
+    prefix = result.benchmark
+    idle = steady.idle_fraction[~np.isnan(steady.idle_fraction)]
+    return [
+        MetricSeries(f"{prefix}.{result.per_task_stat}", "ops/s", "higher", steady.per_task_ops_per_s),
+        MetricSeries(f"{prefix}.ops", "ops/s", "higher", steady.total_ops_per_s),
+        MetricSeries(f"{prefix}.idle", "fraction", "lower", idle),
+    ]

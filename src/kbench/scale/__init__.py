@@ -25,6 +25,7 @@ from kbench.scale.result import (
     list_scale_tests,
     metric_names,
     parse_scale,
+    scale_from_output,
     run_scale,
     scale_probe_args,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "list_scale_tests",
     "metric_names",
     "parse_scale",
+    "scale_from_output",
     "run_scale",
     "scale_probe_args",
 ]

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from kbench.native import find_native
-from kbench.targets.probe_output import ProbeOutputError, parse_probe_output
+from kbench.targets.probe_output import ProbeOutput, ProbeOutputError, parse_probe_output
 
 SUITE = "will-it-scale"
 MODES = ("process", "thread")
@@ -220,7 +220,11 @@ def parse_scale(data: bytes) -> ScaleResult:
     Raises ScaleOutputError when the stream is not a ``scale`` run or its columns do
     not match ``tasks``.
     """
-    out = parse_probe_output(data)
+    return scale_from_output(parse_probe_output(data))
+
+
+def scale_from_output(out: ProbeOutput) -> ScaleResult:
+    """A ScaleResult from an already parsed probe output (header + u64 rows)."""
     h = out.header
     if h.get("kind") != "scale":
         raise ScaleOutputError(f"not a scale run (kind={h.get('kind')!r})")

@@ -18,6 +18,7 @@ from kbench.engine.measurement import Measurement, measurement_from_invocation
 from kbench.engine.request import RunRequest
 from kbench.targets.base import ProbeInvocation, ProgressCallback, TargetError, TargetInfo
 from kbench.targets.local_kmod import run_kfunc_locally
+from kbench.targets.scale_args import scale_args
 from kbench.targets.suite_runner import run_suite_benchmark
 
 
@@ -38,6 +39,8 @@ class LocalTarget:
             return run_kfunc_locally(benchmark, request)
         if benchmark.kind == "suite":
             return run_suite_benchmark(benchmark, request)
+        if benchmark.kind == "scale":
+            return measurement_from_invocation(self.run_probe(scale_args(benchmark, request)))
         if benchmark.kind != "probe":
             raise TargetError(f"{benchmark.name} is not a probe benchmark")
         return measurement_from_invocation(self.run_probe(request.probe_args(benchmark.workload), progress))

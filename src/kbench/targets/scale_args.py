@@ -1,0 +1,31 @@
+"""A RunRequest for a will-it-scale benchmark as ``kbench-probe scale`` arguments."""
+
+from __future__ import annotations
+
+from kbench.catalog.benchmarks import Benchmark
+from kbench.catalog.scale import DEFAULT_DURATION_S, DEFAULT_WARMUP_S
+from kbench.engine.request import BadRequest, RunRequest
+from kbench.scale import scale_probe_args
+
+
+def scale_args(benchmark: Benchmark, request: RunRequest) -> list[str]:
+    """``--duration`` is the measured time, ``--warmup`` a duration (whole seconds of warm-up)."""
+    if request.samples is not None or request.batch is not None or request.warmup_samples is not None:
+        raise BadRequest(
+            f"{benchmark.name} samples its task counters once per interval: use --duration and a warm-up "
+            "duration (e.g. --duration 10s --warmup 2s), not --samples, --batch or a warm-up count"
+        )
+    params = request.params
+    tasks = int(params.get("nr_task", "1"))
+    mode = params.get("mode", "process")
+    try:
+        return scale_probe_args(
+            benchmark.workload,
+            tasks,
+            mode,
+            request.duration_s or DEFAULT_DURATION_S,
+            request.warmup_duration_s if request.warmup_duration_s is not None else DEFAULT_WARMUP_S,
+            float(params.get("interval", "1")),
+        )
+    except ValueError as exc:
+        raise BadRequest(f"{benchmark.name}: {exc}") from exc
