@@ -122,7 +122,6 @@ def probe_benchmarks() -> tuple[Benchmark, ...]:
 
 def all_benchmarks() -> dict[str, Benchmark]:
     from kbench.catalog.kfunc import kfunc_benchmarks
-
     from kbench.catalog.scale import scale_benchmarks
     from kbench.suites import suite_benchmarks
 

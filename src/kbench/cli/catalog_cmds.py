@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from kbench.catalog.benchmarks import all_benchmarks
 from kbench.catalog.kfunc import COMMON_PARAMS
-from kbench.cli.main import emit_json, user_errors
+from kbench.cli.main import emit_json, out_console, user_errors
 from kbench.sysinfo.collect import collect_sysinfo
 
 
@@ -43,7 +42,7 @@ def list_cmd(as_json: bool) -> None:
         own = [p for p in bench.params if not (bench.kind == "kfunc" and p.name in common)]
         params = ", ".join(f"{p.name}={p.default}" for p in own) or "-"
         table.add_row(bench.name, bench.description, params)
-    console = Console()
+    console = out_console()
     console.print(table)
     console.print(
         "\nkfunc.* benchmarks also take: " + ", ".join(f"{p.name}={p.default}" for p in COMMON_PARAMS)
@@ -60,7 +59,7 @@ def sysinfo_cmd(as_json: bool) -> None:
     if as_json:
         emit_json(info)
         return
-    console = Console()
+    console = out_console()
     cpu = info["cpu"]
     virt = info["virtualization"]
     console.print(f"host        {info['hostname']}")

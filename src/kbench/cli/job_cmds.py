@@ -8,11 +8,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from kbench.cli import exit_codes
-from kbench.cli.main import emit_json, fail, user_errors
+from kbench.cli.main import emit_json, fail, out_console, user_errors
 from kbench.jobs import JobError, JobInstance, expand_job, varying_keys
 
 
@@ -81,7 +80,7 @@ def _print_instances(instances: list[JobInstance], columns: list[str]) -> None:
     for instance in instances:
         shown = instance.describe()
         table.add_row(instance.id, instance.benchmark, *(shown.get(column, "-") for column in columns))
-    Console(soft_wrap=True).print(table)
+    out_console().print(table)
 
 
 @job_group.command("validate")

@@ -21,6 +21,16 @@ from kbench.store.db import RunNotFound, Store, StoreError
 from kbench.targets.base import TargetError
 
 err_console = Console(stderr=True)
+PIPE_WIDTH = 200
+"""Output that goes to a file or a pipe is not wrapped at 80 columns."""
+
+
+def out_console() -> Console:
+    """A console for stdout: the terminal's width, or PIPE_WIDTH when redirected."""
+    console = Console(soft_wrap=True)
+    if not console.is_terminal:
+        console = Console(soft_wrap=True, width=PIPE_WIDTH)
+    return console
 
 
 def fail(message: str, code: int) -> NoReturn:

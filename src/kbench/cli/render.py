@@ -11,7 +11,6 @@ from kbench.report.terminal import body_histogram_lines, cdf_lines, log2_histogr
 from kbench.report.units import format_value
 from kbench.stats.summary import Summary
 
-
 MIN_SAMPLES_FOR_DISTRIBUTION = 20
 """Below this many values a histogram says nothing: the values are listed instead."""
 
@@ -61,7 +60,8 @@ def render_run(
                 highlight=False,
             )
         if values.size < MIN_SAMPLES_FOR_DISTRIBUTION:
-            console.print("values in order: " + ", ".join(format_value(float(v), unit) for v in values), highlight=False)
+            listed = ", ".join(format_value(float(v), unit) for v in values)
+            console.print(f"values in order: {listed}", highlight=False)
         else:
             lines = log2_histogram_lines(values, unit) if hist == "log2" else body_histogram_lines(values, unit)
             console.print(f"\nhistogram ({hist} bins)")
@@ -73,9 +73,11 @@ def render_run(
     if series and len(series) > 1:
         console.print("\nall metrics")
         for item in series:
+            median = format_value(float(np.median(item.values)), item.unit)
+            lowest = format_value(float(item.values.min()), item.unit)
+            highest = format_value(float(item.values.max()), item.unit)
             console.print(
-                f"  {item.name:<45} {item.direction:>6} is better  median {format_value(float(np.median(item.values)), item.unit)}"
-                f"  min {format_value(float(item.values.min()), item.unit)}  max {format_value(float(item.values.max()), item.unit)}"
+                f"  {item.name:<45} {item.direction:>6} is better  median {median}  min {lowest}  max {highest}"
                 f"  n={item.values.size}",
                 highlight=False,
             )

@@ -6,10 +6,9 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
-from kbench.cli.main import Context, emit_json, pass_context, user_errors
+from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
 from kbench.cli.render import render_run
 from kbench.report.export import FORMATS, export_run
 from kbench.report.run_view import load_run_view, run_json
@@ -44,7 +43,7 @@ def show_cmd(ctx: Context, run_id: int, hist: str, as_json: bool) -> None:
             )
         )
         return
-    console = Console(soft_wrap=True)
+    console = out_console()
     target = record.target or {}
     console.print(
         f"{record.benchmark} {record.params or ''} on {target.get('kind', '?')} kernel "
@@ -91,7 +90,7 @@ def results_cmd(
             str(row["id"]), f"{row['started_at']:%Y-%m-%d %H:%M:%S}", row["benchmark"],
             row["status"], str(row["n_samples"]), median, target, ",".join(row["tags"] or []),
         )
-    Console(soft_wrap=True).print(table)
+    out_console().print(table)
 
 
 @click.command("export")

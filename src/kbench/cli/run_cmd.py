@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
-from kbench.cli.main import Context, emit_json, err_console, pass_context, user_errors
+from kbench.cli.job_run import run_job_file
+from kbench.cli.main import Context, emit_json, err_console, out_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue, Warmup
 from kbench.cli.render import render_run
 from kbench.engine.request import RunRequest
 from kbench.engine.runner import execute_run
+from kbench.jobs import is_job_file
 from kbench.report.run_view import run_json
 from kbench.targets.factory import make_target
 
@@ -68,7 +70,14 @@ def run_cmd(
     kernel: str | None,
     as_json: bool,
 ) -> None:
-    """Run BENCHMARK (see `kbench list`), store every sample, print a summary."""
+    """Run BENCHMARK (see `kbench list`) or every instance of a job FILE.yaml; store every sample.
+
+    A job file (docs/jobs.md) carries its own settings: options other than --json are
+    not used with it.
+    """
+    if is_job_file(benchmark):
+        run_job_file(ctx, Path(benchmark), as_json)
+        return
     with user_errors():
         bench = lookup(benchmark)
         request = RunRequest(
@@ -112,7 +121,7 @@ def run_cmd(
         )
     else:
         render_run(
-            Console(soft_wrap=True), result.run_id, result.metric, bench.unit, result.status, result.summary,
+            out_console(), result.run_id, result.metric, bench.unit, result.status, result.summary,
             result.measurement, result.per_op_values, result.basis, result.warnings, hist, result.series,
         )
     if result.status == "interrupted":

@@ -25,8 +25,8 @@ from kbench.scale.result import (
     list_scale_tests,
     metric_names,
     parse_scale,
-    scale_from_output,
     run_scale,
+    scale_from_output,
     scale_probe_args,
 )
 
@@ -41,7 +41,7 @@ __all__ = [
     "list_scale_tests",
     "metric_names",
     "parse_scale",
-    "scale_from_output",
     "run_scale",
+    "scale_from_output",
     "scale_probe_args",
 ]

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kbench.native import find_native
-from kbench.sysinfo.collect import collect_sysinfo
 from kbench.catalog.benchmarks import Benchmark
 from kbench.engine.measurement import Measurement, measurement_from_invocation
 from kbench.engine.request import RunRequest
+from kbench.native import find_native
+from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.base import ProbeInvocation, ProgressCallback, TargetError, TargetInfo
 from kbench.targets.local_kmod import run_kfunc_locally
 from kbench.targets.scale_args import scale_args

@@ -1,0 +1,78 @@
+"""Run every instance of an expanded job file, sharing one target per distinct target spec."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from kbench.catalog.benchmarks import lookup
+from kbench.engine.runner import RunResult, execute_run
+from kbench.jobs import JobInstance
+from kbench.store.db import Store
+from kbench.targets.base import Target
+
+TargetFactory = Callable[[str | None], AbstractContextManager[Target]]
+InstanceCallback = Callable[[JobInstance, int], None]
+
+
+@dataclass(frozen=True)
+class InstanceRuns:
+    """An instance of the job and the stored runs it produced (one per trial)."""
+
+    instance: JobInstance
+    runs: list[RunResult]
+
+
+def _grouped_by_target(instances: list[JobInstance]) -> Iterator[tuple[str, list[JobInstance]]]:
+    order: list[str] = []
+    groups: dict[str, list[JobInstance]] = {}
+    for instance in instances:
+        key = _resolved_target(instance)
+        if key not in groups:
+            order.append(key)
+            groups[key] = []
+        groups[key].append(instance)
+    for key in order:
+        yield key, groups[key]
+
+
+def _resolved_target(instance: JobInstance) -> str:
+    """``local``, ``deb:…`` as written; a relative path is taken from the job file's folder."""
+    spec = instance.target
+    if spec == "local" or ":" in spec.split("/")[0] or Path(spec).is_absolute() or not instance.source:
+        return spec
+    return str(Path(instance.source).parent / spec)
+
+
+def run_job(
+    store: Store,
+    instances: list[JobInstance],
+    make_target: TargetFactory,
+    on_trial: InstanceCallback | None = None,
+) -> list[InstanceRuns]:
+    """Measure each instance ``iterations`` times (a suite does its iterations inside one run).
+
+    Instances are validated before this is called (``expand_job``); a target is started
+    once for all the instances that name it (one VM boot per kernel).
+    """
+    results: dict[str, InstanceRuns] = {}
+    for target_spec, group in _grouped_by_target(instances):
+        with make_target(target_spec) as target:
+            for instance in group:
+                benchmark = lookup(instance.benchmark)
+                request = instance.to_run_request()
+                runs: list[RunResult] = []
+                if benchmark.kind == "suite":
+                    request = replace(request, iterations=instance.iterations)
+                    trials = 1
+                else:
+                    trials = instance.iterations
+                for trial in range(trials):
+                    if on_trial is not None:
+                        on_trial(instance, trial)
+                    runs.append(execute_run(store, benchmark, request, target))
+                results[instance.id] = InstanceRuns(instance=instance, runs=runs)
+    return [results[instance.id] for instance in instances]
+
