@@ -51,3 +51,21 @@ def test_syscall_run_in_a_debian_kernel(tmp_path: Path) -> None:
     run = _kbench(tmp_path / "k.db", "run", "syscall.getppid", "--kernel", TEST_KERNEL, "--samples", "2000", "--json")
     assert run["metric"] == "syscall.getppid.latency" and run["n"] == 2000
     assert run["overhead"]["median"] > 0 and run["median"] > 0
+
+
+def test_own_benchmark_module_scaffold_build_and_run(tmp_path: Path) -> None:
+    env = dict(os.environ, KBENCH_DB=str(tmp_path / "k.db"))
+    subprocess.run([sys.executable, "-m", "kbench.cli", "kmod", "new", "mysum", "--dir", str(tmp_path)],
+                   check=True, env=env, capture_output=True)
+    source = tmp_path / "mysum.c"
+    assert "kbench_register(&mysum_bench)" in source.read_text()
+    again = subprocess.run([sys.executable, "-m", "kbench.cli", "kmod", "new", "mysum", "--dir", str(tmp_path)],
+                           env=env, capture_output=True, text=True)
+    assert again.returncode == 2 and "already exists" in again.stderr
+    small = _kbench(tmp_path / "k.db", "run", "kfunc.mysum", "--kernel", TEST_KERNEL, "--module", str(source),
+                    "-p", "len=16", "--samples", "2000", "--batch", "4", "--json")
+    large = _kbench(tmp_path / "k.db", "run", "kfunc.mysum", "--kernel", TEST_KERNEL, "--module", str(source),
+                    "-p", "len=4096", "--samples", "2000", "--batch", "4", "--json")
+    assert small["metric"] == "kfunc.mysum.cycles" and small["n"] == 2000
+    # Summing 256x more bytes must cost clearly more per call.
+    assert large["median"] > 20 * small["median"]

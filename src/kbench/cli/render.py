@@ -51,7 +51,15 @@ def render_run(
             f"steady from sample {summary.steady_state_index}",
             highlight=False,
         )
-        if header.get("overhead"):
+        if header.get("overhead") and unit == "cycles":
+            sample = float(header["overhead"]["median_ticks"])
+            batch = max(int(header.get("batch") or 1), 1)
+            console.print(
+                f"timer overhead (empty timed region): median {sample:.0f} cycles per sample "
+                f"({sample / batch:.1f} per call at batch {batch})",
+                highlight=False,
+            )
+        elif header.get("overhead"):
             overhead = measurement.overhead_ns()
             console.print(
                 f"timer overhead: min {format_value(overhead['min'], 'ns')}, "

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kbench.catalog.benchmarks import lookup
+from kbench.catalog.benchmarks import Benchmark, UnknownBenchmark, lookup
 from kbench.cli import exit_codes
 from kbench.cli.job_run import run_job_file
 from kbench.cli.main import Context, emit_json, err_console, out_console, pass_context, user_errors
@@ -19,6 +19,7 @@ from kbench.engine.runner import execute_run
 from kbench.jobs import is_job_file
 from kbench.report.run_view import run_json
 from kbench.targets.factory import make_target
+from kbench.targets.vm_target import VmTarget
 
 
 @click.command("run")
@@ -52,6 +53,11 @@ from kbench.targets.factory import make_target
     help="Run in this kernel booted in qemu: deb:<release> (e.g. deb:6.1.0-56-amd64), a bzImage "
     "or a kernel build tree. Default: the running kernel.",
 )
+@click.option(
+    "--module", "modules", multiple=True, type=click.Path(exists=True, path_type=Path),
+    help="With --kernel: build (NAME.c or a module directory) and load a module of your own that "
+    "registers benchmarks through kbench.h; run them as kfunc.NAME (see `kbench kmod new`).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the text report.")
 @pass_context
 def run_cmd(
@@ -68,6 +74,7 @@ def run_cmd(
     tags: tuple[str, ...],
     hist: str,
     kernel: str | None,
+    modules: tuple[Path, ...],
     as_json: bool,
 ) -> None:
     """Run BENCHMARK (see `kbench list`) or every instance of a job FILE.yaml; store every sample.
@@ -78,8 +85,16 @@ def run_cmd(
     if is_job_file(benchmark):
         run_job_file(ctx, Path(benchmark), as_json)
         return
+    if modules and not kernel:
+        raise click.UsageError("--module loads a module into a kernel booted in qemu: give --kernel too")
     with user_errors():
-        bench = lookup(benchmark)
+        # Check everything that can be checked before a VM boots; a user module's
+        # benchmarks are known only once it is loaded.
+        known = None if modules else lookup(benchmark)
+        if known is not None:
+            known.validate_params(dict(params))
+    with user_errors(), make_target(kernel, modules) as target:
+        bench = known or _lookup(benchmark, target)
         request = RunRequest(
             benchmark=bench.name,
             params=dict(params),
@@ -95,7 +110,7 @@ def run_cmd(
         )
         bench.validate_params(request.params)
         store = ctx.store
-        with make_target(kernel) as target, Progress(
+        with Progress(
             TextColumn(f"[bold]{bench.name}"),
             BarColumn(),
             TextColumn("{task.percentage:>3.0f}%"),
@@ -126,3 +141,13 @@ def run_cmd(
         )
     if result.status == "interrupted":
         sys.exit(exit_codes.INTERRUPTED)
+
+
+def _lookup(name: str, target: object | None) -> Benchmark:
+    """The catalog's benchmark, or one a user module registered in the guest."""
+    try:
+        return lookup(name)
+    except UnknownBenchmark:
+        if isinstance(target, VmTarget):
+            return target.guest_benchmark(name)
+        raise

@@ -14,8 +14,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from kbench.catalog.benchmarks import Benchmark
-from kbench.catalog.kfunc import KBENCH_ONLY_PARAMS
+from kbench.catalog.benchmarks import LOWER_IS_BETTER, Benchmark, ParamSpec, UnknownBenchmark
+from kbench.catalog.kfunc import COMMON_PARAMS, KBENCH_ONLY_PARAMS
 from kbench.engine.measurement import Measurement
 from kbench.engine.request import BadRequest, RunRequest
 from kbench.targets.base import TargetError
@@ -93,6 +93,31 @@ class KbenchModule:
 
     def benchmarks(self) -> list[str]:
         return self.io.read_text(f"{SYSFS_ROOT}/benchmarks").split()
+
+    def describe(self, bench: str) -> Benchmark:
+        """A catalog entry for a bench registered at run time (e.g. by a user module)."""
+        if bench not in self.benchmarks():
+            raise UnknownBenchmark(
+                f"no benchmark kfunc.{bench} in this kernel; loaded: "
+                + ", ".join(f"kfunc.{name}" for name in self.benchmarks())
+            )
+        directory = f"{SYSFS_ROOT}/{bench}"
+        params = []
+        for line in self.io.read_text(f"{directory}/params").splitlines():
+            head, _, description = line.partition(" description=")
+            fields = parse_key_values(head)
+            kind = "int" if fields.get("type") == "u64" else "str"
+            params.append(ParamSpec(fields["name"], kind, fields.get("value", ""), description.strip()))
+        return Benchmark(
+            name=f"kfunc.{bench}",
+            kind="kfunc",
+            workload=bench,
+            description=self.io.read_text(f"{directory}/description").strip(),
+            unit="cycles",
+            metric=f"kfunc.{bench}.cycles",
+            direction=LOWER_IS_BETTER,
+            params=(*params, *COMMON_PARAMS),
+        )
 
     def _settings(self, benchmark: Benchmark, request: RunRequest, batch: int, loop_count: int) -> dict[str, str]:
         if request.duration_s is not None or request.warmup_duration_s is not None:

@@ -8,6 +8,7 @@ table the route-lookup benchmarks need, and keeps the guest until ``close()``.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from kbench.targets.vm import (
 
 GUEST_OUTPUT = "/tmp/kbench-run.bin"
 GUEST_MODULE = "/lib/kbench/kbench.ko"
+GUEST_EXTRA_DIR = "/lib/kbench/extra"
 ROUTES = {"ipv4": ("10.0.0.0/8", 4096, 20), "ipv6": ("2001:db8::/32", 1024, 42)}
 """Route table installed in every guest: 4096 /20s cover 10.0.0.0/8 and 1024 /42s cover
 2001:db8::/32, so every random destination of the default prefixes finds a route."""
@@ -51,6 +53,7 @@ class VmTarget:
         console_log: Path | None = None,
         cmdline_extra: str = "",
         with_module: bool = True,
+        extra_modules: Sequence[Path] = (),
     ):
         self.spec = spec
         self.cache_dir = cache_dir or default_cache_dir()
@@ -60,6 +63,8 @@ class VmTarget:
         self.console_log = console_log
         self.cmdline_extra = cmdline_extra
         self.with_module = with_module
+        self.extra_modules = [Path(path) for path in extra_modules]
+        self.extra_loaded: list[str] = []
         self.kernel: KernelImage | None = None
         self.session: VmSession | None = None
         self.module: KbenchModule | None = None
@@ -83,9 +88,14 @@ class VmTarget:
             self.cache_dir.mkdir(parents=True, exist_ok=True)
             self.kernel = resolve_kernel(self.spec, self.cache_dir)
             files: dict[str, Path] = {"/bin/kbench-routes": find_native("kbench-routes")}
-            ko = self._build_kbench_ko(self.kernel) if self.with_module else None
+            ko = self._build_kbench_ko(self.kernel) if self.with_module or self.extra_modules else None
             if ko is not None:
                 files[GUEST_MODULE] = ko
+            extra = [self._user_module(path, self.kernel) for path in self.extra_modules]
+            if extra and ko is None:
+                raise TargetError(f"user benchmark modules need kbench.ko, which did not build: {self.module_error}")
+            for path in extra:
+                files[f"{GUEST_EXTRA_DIR}/{path.name}"] = path
             self.session = VmSession(
                 self.kernel,
                 initramfs_files=files,
@@ -98,6 +108,8 @@ class VmTarget:
             )
             if ko is not None:
                 self._load_module(self.session)
+            for path in extra:
+                self._load_extra(self.session, path)
         except VmTargetError as exc:
             self.close()
             raise TargetError(str(exc)) from exc
@@ -118,6 +130,26 @@ class VmTarget:
         if ko is None:
             self.module_error = f"building kmod/ produced {[p.name for p in built]}, not kbench.ko"
         return ko
+
+    def _user_module(self, path: Path, kernel: KernelImage) -> Path:
+        if path.suffix == ".ko":
+            return path
+        from kbench.kmodtools.build import build_user_module
+
+        return build_user_module(path, kernel, self.cache_dir)
+
+    def _load_extra(self, session: VmSession, path: Path) -> None:
+        loaded = session.exec(["insmod", f"{GUEST_EXTRA_DIR}/{path.name}"], timeout=60)
+        if loaded.rc != 0:
+            raise TargetError(f"insmod {path.name} failed: {loaded.stderr.decode(errors='replace').strip()}")
+        self.extra_loaded.append(path.name)
+
+    def guest_benchmark(self, name: str) -> Benchmark:
+        """A benchmark registered in the guest by a user module, described by its sysfs files."""
+        self.start()
+        if self.module is None:
+            raise TargetError(f"kbench.ko is not loaded in the guest: {self.module_error}")
+        return self.module.describe(name.removeprefix("kfunc."))
 
     def _load_module(self, session: VmSession) -> None:
         loaded = session.exec(["insmod", GUEST_MODULE], timeout=60)

@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from .cache import Hasher, locked
@@ -57,7 +58,14 @@ def _config_enabled(build_dir: Path, option: str) -> bool:
     return re.search(rf"^{option}=[ym]$", config.read_text(errors="replace"), re.M) is not None
 
 
-def build_module(src_dir: Path, kernel: KernelImage, cache_dir: Path, *, jobs: int | None = None) -> list[Path]:
+def build_module(
+    src_dir: Path,
+    kernel: KernelImage,
+    cache_dir: Path,
+    *,
+    jobs: int | None = None,
+    make_args: Sequence[str] = (),
+) -> list[Path]:
     """Build the module(s) in ``src_dir`` for ``kernel``; returns the ``.ko`` files.
 
     The sources are copied into ``cache_dir/modules/<hash>`` (hash of the sources, the
@@ -81,6 +89,8 @@ def build_module(src_dir: Path, kernel: KernelImage, cache_dir: Path, *, jobs: i
     _build_identity(kernel.build_dir, h)
     for f in files:
         h.add_file(str(f.relative_to(src_dir)), f)
+    for arg in make_args:
+        h.add("make-arg", arg)
     key = h.hexdigest()
     out = Path(cache_dir) / "modules" / f"{src_dir.resolve().name}-{key}"
     done = out / ".kbench-built"
@@ -107,6 +117,7 @@ def build_module(src_dir: Path, kernel: KernelImage, cache_dir: Path, *, jobs: i
             str(kernel.build_dir),
             f"M={out}",
             f"-j{jobs or os.cpu_count() or 1}",
+            *make_args,
             "modules",
         ]
         if cc != "gcc" and not (kernel.build_dir / ".kernelvariables").is_file():

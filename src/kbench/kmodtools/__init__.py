@@ -1,0 +1,1 @@
+"""Benchmarks of your own in kernel context: scaffold and build modules using kbench.h."""

@@ -1,0 +1,51 @@
+"""Build a user's benchmark module (one .c file or a Kbuild directory) for a kernel.
+
+The module includes kbench.h and calls kbench_register(), so it is built against the
+kbench.ko built for the same kernel (its Module.symvers resolves the symbols).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from kbench.resources import find_resource
+from kbench.targets.vm import KernelImage, ModuleBuildError, build_module
+
+
+def kbench_ko_for(kernel: KernelImage, cache_dir: Path) -> Path:
+    """kbench.ko built for ``kernel`` (cached by content)."""
+    built = build_module(find_resource("kmod"), kernel, cache_dir)
+    for path in built:
+        if path.name == "kbench.ko":
+            return path
+    raise ModuleBuildError(f"building kmod/ for {kernel.release} produced no kbench.ko")
+
+
+def build_user_module(source: Path, kernel: KernelImage, cache_dir: Path) -> Path:
+    """Build ``source`` (``NAME.c``, or a directory with a Kbuild/Makefile) for ``kernel``.
+
+    Returns the one .ko it produces. ``kbench.h`` is on the include path and kbench.ko's
+    exported symbols are known to modpost.
+    """
+    kbench_ko = kbench_ko_for(kernel, cache_dir)
+    symvers = kbench_ko.parent / "Module.symvers"
+    include = find_resource("kmod") / "include"
+    make_args = [f"KBUILD_EXTRA_SYMBOLS={symvers}", f"KCFLAGS=-I{include}"]
+    source = source.resolve()
+    if source.is_file():
+        if source.suffix != ".c":
+            raise ModuleBuildError(f"{source}: expected a .c file or a module directory")
+        with tempfile.TemporaryDirectory(prefix="kbench-kmod-") as tmp:
+            work = Path(tmp) / source.stem
+            work.mkdir()
+            (work / source.name).write_bytes(source.read_bytes())
+            (work / "Kbuild").write_text(f"obj-m += {source.stem}.o\n")
+            built = build_module(work, kernel, cache_dir, make_args=make_args)
+    elif source.is_dir():
+        built = build_module(source, kernel, cache_dir, make_args=make_args)
+    else:
+        raise ModuleBuildError(f"{source}: no such file or directory")
+    if len(built) != 1:
+        raise ModuleBuildError(f"building {source} produced {len(built)} modules, expected one: {built}")
+    return built[0]
