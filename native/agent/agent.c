@@ -365,6 +365,9 @@ static void do_exec(struct request *rq)
     close(pin[0]);
     close(pout[1]);
     close(perr[1]);
+    /* fewer, larger reads for big outputs (raw samples): 1 MiB pipes */
+    fcntl(pout[0], F_SETPIPE_SZ, 1 << 20);
+    fcntl(pin[1], F_SETPIPE_SZ, 1 << 20);
     set_nonblock(pin[1]);
     set_nonblock(pout[0]);
     set_nonblock(perr[0]);
@@ -432,8 +435,8 @@ static void do_exec(struct request *rq)
             }
             struct buf *b = fd == out_fd ? &out : &err;
             for (;;) {
-                buf_reserve(b, 65536);
-                ssize_t r = read(fd, b->p + b->len, 65536);
+                buf_reserve(b, 1 << 20);
+                ssize_t r = read(fd, b->p + b->len, b->cap - b->len);
                 if (r > 0) {
                     b->len += (size_t)r;
                     continue;

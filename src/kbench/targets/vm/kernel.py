@@ -125,12 +125,13 @@ def bzimage_release(image: Path) -> str:
 
 
 def _tree_release(build_dir: Path) -> str | None:
-    header = build_dir / "include" / "config" / "kernel.release"
-    if header.is_file():
-        return header.read_text().strip()
+    # utsrelease.h first: Debian's headers put the upstream version in kernel.release
     uts = build_dir / "include" / "generated" / "utsrelease.h"
     if uts.is_file():
         m = re.search(r'UTS_RELEASE\s+"([^"]+)"', uts.read_text())
         if m:
             return m.group(1)
+    header = build_dir / "include" / "config" / "kernel.release"
+    if header.is_file():
+        return header.read_text().strip()
     return None
