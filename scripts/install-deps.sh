@@ -7,6 +7,8 @@ packages=(
   python3 python3-venv python3-dev               # the kbench package
   qemu-system-x86 busybox-static cpio            # VM target: boot Debian kernels in qemu
   kmod bc flex bison libelf-dev libssl-dev       # building kbench.ko against kernel headers
+  zstd dwarves                                   # Debian 6.12 kernels: zstd images, BTF for modules
+  linux-source-6.1                               # scripts/checkpatch.pl judges kbench.ko's style
   stress-ng rt-tests fio sysbench                # standard suites (kbench.suites); rt-tests has hackbench
 )
 

@@ -8,14 +8,16 @@ default ``~/.cache/kbench``), so only the first run pays for them.
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from kbench.targets.vm import KernelImage, VmSession, default_cache_dir, resolve_kernel
+from kbench.targets.vm_target import VmTarget
+from tests.vm.guest_log import GUEST_HELPER, HELPER_SOURCE, TEST_KERNEL, kernel_log_problems
 
-TEST_KERNEL = os.environ.get("KBENCH_TEST_KERNEL", "deb:6.1.0-56-amd64")
 BOOT_TIMEOUT_S = float(os.environ.get("KBENCH_TEST_BOOT_TIMEOUT", "120"))
 
 
@@ -32,15 +34,37 @@ def vm_kernel(vm_cache_dir: Path) -> KernelImage:
 
 
 @pytest.fixture(scope="session")
-def vm(vm_kernel: KernelImage, vm_cache_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[VmSession]:
-    """The guest shared by every vm test (booted once per test session)."""
-    console = tmp_path_factory.mktemp("vm") / "console.log"
-    with VmSession(
-        vm_kernel,
-        cache_dir=vm_cache_dir,
-        console_log=console,
-        boot_timeout=BOOT_TIMEOUT_S,
-        memory_mb=1024,
-        cpus=2,
-    ) as session:
-        yield session
+def vm(kbench_vm: VmTarget) -> VmSession:
+    """The guest shared by every vm test: booted once per test session, kbench.ko loaded."""
+    assert kbench_vm.session is not None
+    return kbench_vm.session
+
+
+@pytest.fixture(scope="session")
+def kbench_vm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VmTarget]:
+    """One VM with kbench.ko loaded. At teardown the guest's kernel log is checked: any
+    BUG, WARNING, Oops, lockup or stall fails the session, and kbench.ko must unload."""
+    console = tmp_path_factory.mktemp("kbench-vm") / "console.log"
+    target = VmTarget(TEST_KERNEL, console_log=console)
+    target.start()
+    assert target.module is not None, target.module_error
+    yield target
+    session = target.session
+    assert session is not None
+    problems = kernel_log_problems(session.dmesg()) + kernel_log_problems(session.console_text())
+    unloaded = session.exec(["rmmod", "kbench"], timeout=60)
+    problems += kernel_log_problems(session.dmesg())
+    target.close()
+    assert unloaded.rc == 0, f"rmmod kbench failed: {unloaded.stderr!r}"
+    assert not problems, "guest kernel log has problems:\n" + "\n".join(problems)
+
+
+@pytest.fixture(scope="session")
+def guest_helper(kbench_vm: VmTarget, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """tests/vm/helpers/sysfs_poke.c built statically here and copied into the guest."""
+    binary = tmp_path_factory.mktemp("helper") / "sysfs_poke"
+    subprocess.run(["gcc", "-O2", "-static", "-Wall", "-o", str(binary), str(HELPER_SOURCE)], check=True)
+    session = kbench_vm.session
+    assert session is not None
+    session.write_file(GUEST_HELPER, binary.read_bytes(), mode=0o755)
+    return GUEST_HELPER

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.vm.kbench_fixtures import TEST_KERNEL
+from tests.vm.guest_log import TEST_KERNEL
 
 pytestmark = pytest.mark.vm
 

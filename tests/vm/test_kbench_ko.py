@@ -19,7 +19,7 @@ from kbench.catalog.kfunc import COMMON_PARAMS, KBENCH_ONLY_PARAMS, kfunc_benchm
 from kbench.engine.request import RunRequest
 from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, parse_key_values
 from kbench.targets.vm_target import VmTarget
-from tests.vm.kbench_fixtures import guest_helper, kbench_vm, kernel_log_problems  # noqa: F401
+from tests.vm.guest_log import kernel_log_problems
 
 pytestmark = pytest.mark.vm
 

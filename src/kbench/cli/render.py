@@ -10,6 +10,7 @@ from kbench.engine.series import MetricSeries
 from kbench.report.terminal import body_histogram_lines, cdf_lines, log2_histogram_lines, seed_line
 from kbench.report.units import format_value
 from kbench.stats.summary import Summary
+from kbench.sysinfo.usage import parse_usage, usage_lines
 
 MIN_SAMPLES_FOR_DISTRIBUTION = 20
 """Below this many values a histogram says nothing: the values are listed instead."""
@@ -89,5 +90,10 @@ def render_run(
                 f"  n={item.values.size}",
                 highlight=False,
             )
+    usage = parse_usage(header)
+    if usage is not None:
+        console.print("\nrun context")
+        for line in usage_lines(usage):
+            console.print(f"  {line}", highlight=False)
     for warning in warnings:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kbench.sysinfo.noise_facts import collect_noise_facts
+
 TSC_FLAGS = ("tsc", "rdtscp", "constant_tsc", "nonstop_tsc", "tsc_known_freq")
 
 
@@ -149,6 +151,7 @@ def collect_sysinfo(read: FileReader = read_local_file, *, local: bool = True) -
             "isolcpus": _cmdline_flag(cmdline, "isolcpus"),
             "nohz_full": _cmdline_flag(cmdline, "nohz_full"),
             "loadavg_1m": float(loadavg[0]) if loadavg else None,
+            **collect_noise_facts(read, local=local),
         },
     }
 
