@@ -21,6 +21,7 @@ from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.base import ProbeInvocation, ProgressCallback, TargetError, TargetInfo
 from kbench.targets.guest_sysfs import GuestSysfs
 from kbench.targets.kmod_sysfs import KbenchModule
+from kbench.targets.scale_args import scale_args
 from kbench.targets.vm import (
     KernelImage,
     VmSession,
@@ -211,10 +212,16 @@ class VmTarget:
             if self.module is None:
                 raise TargetError(f"{benchmark.name} needs kbench.ko in the guest: {self.module_error}")
             return self.module.run(benchmark, request)
-        if benchmark.kind != "probe":
-            raise TargetError(f"{benchmark.name} cannot run in a VM yet")
+        if benchmark.kind == "probe":
+            probe_args = request.probe_args(benchmark.workload)
+        elif benchmark.kind == "scale":
+            probe_args = scale_args(benchmark, request)
+        else:
+            raise TargetError(
+                f"{benchmark.name} runs a whole tool that the VM's initramfs does not carry; run it on the local kernel"
+            )
         timeout = (request.duration_s or 0) + (request.warmup_duration_s or 0) + COUNT_MODE_TIMEOUT_S
-        args = ["kbench-probe", *request.probe_args(benchmark.workload), "--output", GUEST_OUTPUT]
+        args = ["kbench-probe", *probe_args, "--output", GUEST_OUTPUT]
         result = session.exec(args, timeout=timeout)
         data = session.read_file(GUEST_OUTPUT) if result.rc in (0, 130) else b""
         session.exec(["rm", "-f", GUEST_OUTPUT], timeout=30)
