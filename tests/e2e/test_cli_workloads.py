@@ -85,3 +85,20 @@ def test_invalid_job_file_runs_nothing(kbench: KbenchRunner, tmp_path: Path, db_
     assert f"{job}:2: sampels: unknown key" in proc.stderr
     assert "did you mean samples" in proc.stderr
     assert not db_path.exists() or as_json(kbench("results", "--json")) == []
+
+
+def test_nr_task_sweep_prints_a_scaling_curve(kbench: KbenchRunner, tmp_path: Path) -> None:
+    job = tmp_path / "scale.yaml"
+    job.write_text(
+        "suite: will-it-scale\nruntime: 1s\nwarmup: 1s\nnr_task: [1, 100%]\n"
+        "will-it-scale:\n  test: getppid1\n  mode: process\n"
+    )
+    out = kbench("run", str(job)).stdout
+    assert "scaling curve: will-it-scale.getppid1.per_process_ops (process)" in out
+    curve = out.split("scaling curve:")[1].splitlines()
+    rows = [line.split() for line in curve if line.strip() and line.split()[0].isdigit()]
+    assert [row[0] for row in rows] == ["1", "2"]
+    per_task = [float(row[1].replace(",", "")) for row in rows]
+    total = [float(row[2].replace(",", "")) for row in rows]
+    assert total[0] == per_task[0] and abs(total[1] - 2 * per_task[1]) <= 2  # rounding of the printed figures
+    assert rows[0][3] == "100%"

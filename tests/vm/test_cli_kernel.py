@@ -69,3 +69,28 @@ def test_own_benchmark_module_scaffold_build_and_run(tmp_path: Path) -> None:
     assert small["metric"] == "kfunc.mysum.cycles" and small["n"] == 2000
     # Summing 256x more bytes must cost clearly more per call.
     assert large["median"] > 20 * small["median"]
+
+
+def test_job_matrix_runs_in_a_debian_kernel_with_one_boot(tmp_path: Path) -> None:
+    job = tmp_path / "vm-job.yaml"
+    job.write_text(
+        f"kernel: {TEST_KERNEL}\n"
+        "benchmark: [syscall.getppid, kfunc.jhash]\n"
+        "samples: [300, 600, 900]\n"
+        "tags: [vm-matrix]\n"
+    )
+    results = _kbench(tmp_path / "k.db", "run", str(job), "--json")
+    assert len(results) == 6
+    stored = _kbench(tmp_path / "k.db", "results", "--tag", "vm-matrix", "--json")
+    assert sorted((r["benchmark"], r["n_samples"]) for r in stored) == sorted(
+        (b, n) for b in ("syscall.getppid", "kfunc.jhash") for n in (300, 600, 900)
+    )
+    assert {r["kind"] for r in stored} == {"vm"}
+    assert {r["kernel_release"] for r in stored} == {TEST_KERNEL.removeprefix("deb:")}
+    shown = _kbench(tmp_path / "k.db", "show", str(stored[0]["id"]), "--json")
+    # One boot served every instance: the same console log is recorded for all runs.
+    consoles = {
+        _kbench(tmp_path / "k.db", "show", str(r["id"]), "--json")["target"]["details"]["console_log"]
+        for r in stored
+    }
+    assert len(consoles) == 1 and shown["sysinfo"]["virtualization"]["vm"].startswith("qemu-")
