@@ -51,6 +51,7 @@ void jb_kbool(struct jbuf *b, const char *k, int v);
 /* ---- errors ---- */
 /* Print `kbench-probe: error: ...` on stderr, clean up workload files, exit `code`. */
 void kb_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+int kb_write_all(int fd, const void *buf, size_t len);
 /* Add a string to the header's `warnings`. */
 void kb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

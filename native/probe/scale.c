@@ -635,20 +635,6 @@ static void iso_now(char *buf, size_t len)
 	snprintf(buf, len, "%.20s.%06dZ", s, (int)(ts.tv_nsec / 1000) % 1000000);
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
 
 static const char *fs_of(const char *dir)
 {
@@ -1015,13 +1001,13 @@ int kb_scale_main(int argc, char **argv)
 		jb_raw(&h, w);
 	jb_raw(&h, "]}\n");
 
-	int badw = write_all(outfd, h.s, h.len) < 0;
+	int badw = kb_write_all(outfd, h.s, h.len) < 0;
 	if (!badw && n > 0) {
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 		for (long i = 0; i < n * ncols; i++)
 			rows[i] = __builtin_bswap64(rows[i]);
 #endif
-		badw = write_all(outfd, rows, (size_t)n * (size_t)ncols * sizeof *rows) < 0;
+		badw = kb_write_all(outfd, rows, (size_t)n * (size_t)ncols * sizeof *rows) < 0;
 	}
 	if (outfd != 1 && close(outfd) < 0)
 		badw = 1;

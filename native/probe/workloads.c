@@ -101,7 +101,8 @@ static int make_path(struct kb_ctx *c, const char *suffix, char *err, size_t err
 	return fd;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
+/* Write all of buf, retrying short writes and EINTR; -1 on error. */
+int kb_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 	while (len) {
@@ -153,7 +154,7 @@ static int file_prepare(struct kb_ctx *c, long long opbytes, int rw, char *err, 
 			memset(b, 0, (size_t)block);
 		for (long long done = 0; done < fsz; done += block) {
 			long long len = fsz - done < block ? fsz - done : block;
-			if (write_all(fd, b, (size_t)len) < 0) {
+			if (kb_write_all(fd, b, (size_t)len) < 0) {
 				free(b);
 				return SETUP_FAIL("cannot write %s: %s", c->path, strerror(errno));
 			}
