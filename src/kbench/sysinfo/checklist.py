@@ -116,6 +116,14 @@ def check_aslr(info: dict[str, Any]) -> CheckItem:
                      "cache and TLB aliasing change from run to run: `kbench tune` sets it to 0")
 
 
+def _first_cpu(cpu_list: str) -> str:
+    """The first CPU of a kernel list such as ``domain,managed_irq,2-3`` (flags skipped)."""
+    for part in cpu_list.split(","):
+        if part[:1].isdigit():
+            return part.split("-")[0]
+    return "N"
+
+
 def check_isolation(info: dict[str, Any]) -> CheckItem:
     """ok when some CPUs are isolated (isolcpus or nohz_full) for the benchmark."""
     noise = _noise(info)
@@ -125,7 +133,7 @@ def check_isolation(info: dict[str, Any]) -> CheckItem:
     parts += [f"nohz_full={nohz}"] if nohz else []
     if parts:
         return CheckItem("isolation", OK, ", ".join(parts),
-                         f"pin the benchmark to an isolated CPU: --cpu {str(isolated or nohz).split(',')[0]}")
+                         f"pin the benchmark to an isolated CPU: --cpu {_first_cpu(str(isolated or nohz))}")
     return CheckItem("isolation", NOISY, "none",
                      "the scheduler may run anything on the measuring CPU: boot with "
                      "isolcpus=N nohz_full=N and pin with --cpu N")

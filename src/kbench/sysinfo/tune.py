@@ -155,7 +155,7 @@ def _load_state(path: Path) -> dict[str, dict[str, str]]:
     """Saved previous values: knob -> file -> text; empty when there is no file."""
     try:
         data = json.loads(path.read_text())
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return {}
     except (OSError, ValueError) as exc:
         raise TuneError(f"cannot read the tune state file {path}: {exc}") from exc
