@@ -102,3 +102,15 @@ def test_nr_task_sweep_prints_a_scaling_curve(kbench: KbenchRunner, tmp_path: Pa
     total = [float(row[2].replace(",", "")) for row in rows]
     assert total[0] == per_task[0] and abs(total[1] - 2 * per_task[1]) <= 2  # rounding of the printed figures
     assert rows[0][3] == "100%"
+
+
+def test_job_governor_is_applied_or_its_absence_recorded(kbench: KbenchRunner, tmp_path: Path) -> None:
+    job = tmp_path / "gov.yaml"
+    job.write_text("benchmark: syscall.getppid\nsamples: 200\ncpufreq_governor: performance\ntags: [gov]\n")
+    as_json(kbench("run", str(job), "--json"))
+    run_id = as_json(kbench("results", "--tag", "gov", "--json"))[0]["id"]
+    shown = as_json(kbench("show", str(run_id), "--json"))
+    if Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").exists():
+        assert set(shown["sysinfo"]["noise"]["governor"].values()) == {"performance"}
+    else:
+        assert any(w.startswith("cpufreq_governor=performance: not available here") for w in shown["warnings"])

@@ -5,4 +5,5 @@ USAGE = 2  # bad option, unknown benchmark or parameter, invalid value
 MEASUREMENT_FAILED = 3  # the target or the probe could not run the benchmark
 NOT_FOUND = 4  # no such run in the store
 STORE_FAILED = 5  # the results database cannot be opened or written
+TUNE_FAILED = 6  # kbench tune: a knob that exists here could not be changed
 INTERRUPTED = 130  # Ctrl-C: finished samples were kept, run marked interrupted

@@ -83,7 +83,8 @@ def cli(ctx: click.Context, db: str | None) -> None:
 
     \b
     Exit codes: 0 ok, 2 usage error (bad option, unknown benchmark or parameter),
-    3 measurement failed, 4 run not found, 5 results database error, 130 interrupted.
+    3 measurement failed, 4 run not found, 5 results database error, 6 a tuning knob
+    could not be changed, 130 interrupted.
     """
     if db and "://" not in db:
         db = f"sqlite:///{Path(db).expanduser().resolve()}"

@@ -20,7 +20,6 @@ from kbench.sysinfo.tune import (
     reset_tuning,
 )
 
-TUNE_FAILED = 1
 """Exit status when a knob that exists here could not be changed (e.g. not root)."""
 
 _STYLE = {APPLIED: "green", RESTORED: "green", FAILED: "red", NOT_AVAILABLE: "dim"}
@@ -56,7 +55,7 @@ def tune_cmd(reset: bool, dry_run: bool, knobs: tuple[str, ...], as_json: bool) 
     else:
         _render(report)
     if report.failed:
-        sys.exit(TUNE_FAILED)
+        sys.exit(exit_codes.TUNE_FAILED)
 
 
 def _render(report: TuneReport) -> None:

@@ -11,6 +11,7 @@ from kbench.catalog.benchmarks import lookup
 from kbench.engine.runner import RunResult, execute_run
 from kbench.jobs import JobInstance
 from kbench.store.db import Store
+from kbench.sysinfo.tune import APPLIED, UNCHANGED, apply_tuning, reset_tuning
 from kbench.targets.base import Target
 
 TargetFactory = Callable[[str | None], AbstractContextManager[Target]]
@@ -61,6 +62,7 @@ def run_job(
     for target_spec, group in _grouped_by_target(instances):
         with make_target(target_spec) as target:
             for instance in group:
+                context = _apply_governor(instance, target_spec)
                 benchmark = lookup(instance.benchmark)
                 request = instance.to_run_request()
                 runs: list[RunResult] = []
@@ -72,7 +74,27 @@ def run_job(
                 for trial in range(trials):
                     if on_trial is not None:
                         on_trial(instance, trial)
-                    runs.append(execute_run(store, benchmark, request, target))
+                    runs.append(execute_run(store, benchmark, request, target, context_warnings=context))
                 results[instance.id] = InstanceRuns(instance=instance, runs=runs)
+    if any(instance.cpufreq_governor for instance in instances):
+        reset_tuning(["governor"])
     return [results[instance.id] for instance in instances]
+
+
+def _apply_governor(instance: JobInstance, target_spec: str) -> list[str]:
+    """Apply the job's ``cpufreq_governor`` (local kernel only); say what could not be done.
+
+    The governor in force is stored with each run anyway (sysinfo noise state).
+    """
+    wanted = instance.cpufreq_governor
+    if not wanted:
+        return []
+    if target_spec != "local":
+        return [f"cpufreq_governor={wanted} not applied: the VM target's guest has no cpufreq"]
+    report = apply_tuning({"governor": wanted})
+    return [
+        f"cpufreq_governor={wanted}: {result.status} ({result.detail})"
+        for result in report.results
+        if result.status not in (APPLIED, UNCHANGED)
+    ]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any
 
@@ -40,6 +41,7 @@ def execute_run(
     request: RunRequest,
     target: Target,
     progress: ProgressCallback | None = None,
+    context_warnings: Sequence[str] = (),
 ) -> RunResult:
     """Measure ``benchmark`` on ``target`` as ``request`` says, and store the run.
 
@@ -90,7 +92,7 @@ def execute_run(
     ]
     summary = summaries[0] if series else None
     values = series[0].values if series else np.empty(0)
-    warnings = run_warnings(measurement, summary, sysinfo)
+    warnings = [*context_warnings, *run_warnings(measurement, summary, sysinfo)]
     store.finish_run(
         run_id,
         status=status,

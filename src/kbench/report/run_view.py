@@ -70,6 +70,7 @@ def run_json(
         "batch": header.get("batch"),
         "timer": header.get("timer"),
         "overhead": measurement.overhead_ns() if header.get("overhead") else None,
+        "usage": header.get("usage"),
         "warnings": warnings,
     }
     if summary is not None:
