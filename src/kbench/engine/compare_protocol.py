@@ -1,0 +1,183 @@
+"""The comparison protocol: interleaved, randomized trials on two or more sides.
+
+A *side* is what is compared: a kernel, a command, a build. A *trial* is one stored run
+(a fresh probe process, or one run of kbench.ko); its statistic is the median of its
+steady-state part (``kbench.compare.trial_statistic``). Trials, not samples, are the
+evidence: samples inside one run are correlated.
+
+Order: every round runs one block per side, the sides in a random order drawn from a
+seeded generator, so a slow drift of the machine cannot masquerade as a difference. A
+block on a VM side is one boot running ``trials_per_boot`` trials (the two-level design
+of Kalibera & Jones: variation between boots is part of the evidence); on the local
+kernel a block is one trial.
+
+Stopping: fixed (``max_trials`` per side), or adaptive: after every round the new pairs of
+trial statistics of the primary metric feed a ``SequentialComparison`` per new side
+(alpha spending over the planned looks), and the comparison stops once every side is
+decided (different / same within the margin) or the budget is spent.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+import numpy as np
+
+from kbench.catalog.benchmarks import Benchmark
+from kbench.catalog.scale import primary_metric
+from kbench.compare.sequential import SequentialComparison
+from kbench.compare.trial import trial_statistic
+from kbench.engine.request import RunRequest
+from kbench.engine.runner import execute_run
+from kbench.engine.series import MetricSeries
+from kbench.store.db import Store
+from kbench.targets.base import Target
+
+TargetFactory = Callable[[str | None], AbstractContextManager[Target]]
+TrialCallback = Callable[[str, int, int], None]  # side label, trial index, planned trials
+
+
+@dataclass(frozen=True)
+class ComparisonSide:
+    """One side: a label in the user's words, where it runs, and what it measures."""
+
+    label: str
+    kernel: str | None
+    benchmark: Benchmark
+    request: RunRequest
+
+
+class TrialRun(Protocol):
+    """A trial as the comparison sees it: a measured run or a stored one."""
+
+    @property
+    def metric(self) -> str: ...
+
+    @property
+    def series(self) -> list[MetricSeries]: ...
+
+
+@dataclass(frozen=True)
+class StoredTrial:
+    """A trial loaded from the store (``kbench compare --runs``)."""
+
+    run_id: int
+    metric: str
+    series: list[MetricSeries]
+
+
+@dataclass
+class SideTrials:
+    side: ComparisonSide
+    runs: list[TrialRun] = field(default_factory=list)
+
+    @property
+    def primary_metric(self) -> str:
+        return self.runs[0].metric if self.runs else self.side.benchmark.metric
+
+    def metrics(self) -> list[tuple[str, str, str]]:
+        """(name, unit, direction) of every metric, the primary first."""
+        if not self.runs:
+            return []
+        return [(s.name, s.unit, s.direction) for s in self.runs[0].series]
+
+    def values(self, metric: str) -> list[np.ndarray]:
+        """Each trial's values of ``metric`` (per op, per iteration or per interval)."""
+        return [s.values for run in self.runs for s in run.series if s.name == metric and s.values.size]
+
+    def statistics(self, metric: str) -> list[float]:
+        return [trial_statistic(values) for values in self.values(metric)]
+
+
+@dataclass
+class ComparisonOutcome:
+    sides: list[SideTrials]
+    order: list[str]  # side labels in the order their blocks ran
+    sequential: dict[str, SequentialComparison] | None
+    rounds: int
+    design: str
+
+
+def _blocks_per_side(max_trials: int, per_block: int) -> int:
+    return math.ceil(max_trials / per_block)
+
+
+def run_comparison(
+    store: Store,
+    sides: list[ComparisonSide],
+    make_target: TargetFactory,
+    *,
+    max_trials: int = 10,
+    min_trials: int = 5,
+    adaptive: bool = True,
+    alpha: float = 0.05,
+    margin: float | None = None,
+    seed: int = 0,
+    trials_per_boot: int = 3,
+    on_trial: TrialCallback | None = None,
+    tags: tuple[str, ...] = (),
+) -> ComparisonOutcome:
+    """Measure every side ``max_trials`` times (fewer when adaptive stopping decides)."""
+    if len(sides) < 2:
+        raise ValueError("a comparison needs at least two sides")
+    if len({side.label for side in sides}) != len(sides):
+        raise ValueError("every side needs its own label")
+    rng = np.random.default_rng(seed)
+    results = [SideTrials(side) for side in sides]
+    sequential = (
+        {
+            side.label: SequentialComparison(
+                direction=side.benchmark.direction, alpha=alpha, margin=margin,
+                max_trials=max_trials, min_trials=min_trials,
+                metric=primary_metric(side.benchmark, side.request.params), unit=side.benchmark.unit,
+            )
+            for side in sides[1:]
+        }
+        if adaptive
+        else None
+    )
+    fed = dict.fromkeys((side.label for side in sides[1:]), 0)
+    order: list[str] = []
+    per_block = {side.label: (trials_per_boot if side.kernel not in (None, "local") else 1) for side in sides}
+    rounds = max(_blocks_per_side(max_trials, per_block[side.label]) for side in sides)
+    done_rounds = 0
+    for _ in range(rounds):
+        for index in rng.permutation(len(sides)):
+            trials = results[int(index)]
+            side = trials.side
+            remaining = max_trials - len(trials.runs)
+            if remaining <= 0:
+                continue
+            order.append(side.label)
+            with make_target(side.kernel) as target:
+                for _trial in range(min(per_block[side.label], remaining)):
+                    if on_trial is not None:
+                        on_trial(side.label, len(trials.runs), max_trials)
+                    request = replace(side.request, tags=(*side.request.tags, *tags, f"side:{side.label}"))
+                    trials.runs.append(execute_run(store, side.benchmark, request, target))
+        done_rounds += 1
+        if sequential is not None and _feed(results, sequential, fed):
+            break
+    design = "adaptive (sequential, alpha spending)" if adaptive else f"fixed ({max_trials} trials per side)"
+    return ComparisonOutcome(results, order, sequential, done_rounds, design)
+
+
+def _feed(results: list[SideTrials], sequential: dict[str, SequentialComparison], fed: dict[str, int]) -> bool:
+    """Give each sequential comparison its new pairs; True when every one has stopped."""
+    base = results[0]
+    metric = base.primary_metric
+    base_stats = base.statistics(metric)
+    for new in results[1:]:
+        comparison = sequential[new.side.label]
+        new_stats = new.statistics(new.primary_metric)
+        pairs = min(len(base_stats), len(new_stats))
+        while fed[new.side.label] < pairs and not comparison.done:
+            k = fed[new.side.label]
+            comparison.add(base_stats[k], new_stats[k])
+            fed[new.side.label] += 1
+    return all(comparison.done for comparison in sequential.values())
+
