@@ -134,3 +134,21 @@ def test_default_url_follows_kbench_db_and_xdg(monkeypatch: pytest.MonkeyPatch, 
     assert default_db_url() == f"sqlite:///{tmp_path}/x.db"
     monkeypatch.setenv("KBENCH_DB", "postgresql://u@h/db")
     assert default_db_url() == "postgresql://u@h/db"
+
+
+def test_a_version_1_database_is_migrated(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    store = Store.open(f"sqlite:///{db}")
+    run_id = _begin(store)
+    with sqlite3.connect(db) as conn:  # make it look like a database written by schema v1
+        conn.execute("drop table calibrations")
+        conn.execute("update kbench_meta set value = '1' where key = 'schema_version'")
+    upgraded = Store.open(f"sqlite:///{db}")
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 2
+    assert upgraded.get_run(run_id).status == "running"  # nothing lost
+    cal = upgraded.save_calibration(benchmark="syscall.getppid", metric="m", target="local", params={},
+                                    trials={"A1": [1.0], "A2": [1.1]}, run_ids=[1, 2], sigma_log=0.01,
+                                    mde=[{"trials": 10, "power": 0.8, "effect_pct": 1.5}])
+    latest = upgraded.latest_calibration("syscall.getppid", "local")
+    assert latest is not None and latest["id"] == cal and latest["mde"][0]["effect_pct"] == 1.5
+    assert upgraded.latest_calibration("syscall.getppid", "deb:6.1.0-56-amd64") is None

@@ -78,18 +78,24 @@ def compare_cmd(
         store = ctx.store
         if run_sets:
             outcome = stored_outcome(store, [_run_ids(text) for text in run_sets])
-            label_kind, title_what = "runs", outcome.sides[0].primary_metric
+            label_kind, title_what = "stored", outcome.sides[0].primary_metric
+            if benchmark and lookup(benchmark).name != outcome.sides[0].side.benchmark.name:
+                raise BadRequest(
+                    f"the runs measure {outcome.sides[0].side.benchmark.name}, not {lookup(benchmark).name}"
+                )
         else:
             sides = _measured_sides(benchmark, kernels, commands, dict(params), samples)
             label_kind = "kernel" if kernels else "program"
             title_what = sides[0].benchmark.name
             outcome = _measure(store, sides, trials, min_trials, not fixed, alpha, margin_value, seed, trials_per_boot)
+        noise_floor = _noise_floor(store, outcome)
         report = build_report(
             outcome, title=f"{title_what}: {' vs '.join(s.side.label for s in outcome.sides)}",
             label_kind=label_kind, alpha=alpha, margin=margin_value,
             correction="bh" if correction == "bh" else "holm",
             context=_context(), parameters={"params": dict(params), "samples per trial": samples or "default",
-                                            "seed": seed, "alpha": alpha, "margin": margin or "none"},
+                                            "seed": seed, "alpha": alpha, "margin": margin or "none",
+                                            "noise floor": noise_floor},
         )
     text = render(report, fmt)
     if output is not None:
@@ -168,3 +174,18 @@ def _context() -> dict[str, object]:
         "host kernel": info["kernel"]["release"],
         "virtualization": info["virtualization"].get("vm"),
     }
+
+
+def _noise_floor(store: Store, outcome: ComparisonOutcome) -> str:
+    """The base side's latest A/A calibration, as the smallest change it can detect."""
+    base = outcome.sides[0].side
+    calibration = store.latest_calibration(base.benchmark.name, base.kernel or "local")
+    if calibration is None:
+        return f"unknown: run `kbench calibrate {base.benchmark.name}` to measure it"
+    trials = max(len(side.runs) for side in outcome.sides)
+    rows = [row for row in calibration["mde"] if row["power"] == 0.8]
+    if not rows:
+        return f"calibration {calibration['id']} has no 80% power figure"
+    row = min(rows, key=lambda r: abs(r["trials"] - trials))
+    return (f"{row['effect_pct']:.2f}% at 80% power with {row['trials']} trials per side "
+            f"(A/A calibration {calibration['id']}, sigma {100 * calibration['sigma_log']:.2f}%)")

@@ -96,7 +96,17 @@ def emit_json(data: Any) -> None:
 
 
 def _register_commands() -> None:
-    from kbench.cli import catalog_cmds, compare_cmd, job_cmds, kmod_cmds, results_cmds, run_cmd, tune_cmds
+    from kbench.cli import (
+        calibrate_cmd,
+        catalog_cmds,
+        compare_cmd,
+        job_cmds,
+        kmod_cmds,
+        results_cmds,
+        run_cmd,
+        sensitivity_cmd,
+        tune_cmds,
+    )
 
     cli.add_command(catalog_cmds.list_cmd)
     cli.add_command(catalog_cmds.sysinfo_cmd)
@@ -108,6 +118,8 @@ def _register_commands() -> None:
     cli.add_command(tune_cmds.tune_cmd)
     cli.add_command(kmod_cmds.kmod_group)
     cli.add_command(compare_cmd.compare_cmd)
+    cli.add_command(calibrate_cmd.calibrate_cmd)
+    cli.add_command(sensitivity_cmd.sensitivity_cmd)
 
 
 _register_commands()

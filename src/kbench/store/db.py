@@ -308,6 +308,31 @@ class Store:
             rows = [r for r in rows if tag in (r.get("tags") or [])]
         return rows
 
+    def save_calibration(
+        self, *, benchmark: str, metric: str, target: str, params: Mapping[str, Any],
+        trials: Mapping[str, list[float]], run_ids: list[int], sigma_log: float, mde: list[dict[str, Any]],
+    ) -> int:
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                insert(schema.calibrations).values(
+                    benchmark=benchmark, metric=metric, target=target, params=dict(params),
+                    trials=dict(trials), run_ids=run_ids, sigma_log=sigma_log, mde=mde, created_at=_utcnow(),
+                )
+            )
+            return _inserted_id(result)
+
+    def latest_calibration(self, benchmark: str, target: str) -> dict[str, Any] | None:
+        """The newest A/A calibration of ``benchmark`` on ``target``, or None."""
+        c = schema.calibrations.c
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(schema.calibrations)
+                .where((c.benchmark == benchmark) & (c.target == target))
+                .order_by(c.id.desc())
+                .limit(1)
+            ).mappings().first()
+        return dict(row) if row else None
+
     def count_runs(self) -> int:
         with self.engine.connect() as conn:
             return int(conn.execute(select(func.count()).select_from(schema.runs)).scalar_one())

@@ -6,5 +6,13 @@ from collections.abc import Callable
 
 from sqlalchemy.engine import Connection
 
+
+def _add_calibrations(conn: Connection) -> None:
+    """v1 → v2: A/A calibrations (``kbench calibrate``)."""
+    from kbench.store.schema import calibrations
+
+    calibrations.create(conn, checkfirst=True)
+
+
 # MIGRATIONS[v] upgrades a database at version v to v + 1.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_calibrations}

@@ -23,7 +23,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 metadata = MetaData()
 
@@ -120,3 +120,19 @@ summaries = Table(
     Column("steady_state_index", Integer, nullable=False),
     Column("details", JSON, nullable=False),
 )
+
+calibrations = Table(
+    "calibrations",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("benchmark", String(255), nullable=False),
+    Column("metric", String(255), nullable=False),
+    Column("target", String(512), nullable=False),  # "local" or the kernel spec
+    Column("params", JSON, nullable=False),
+    Column("trials", JSON, nullable=False),  # {"A1": [trial statistics], "A2": [...]}
+    Column("run_ids", JSON, nullable=False),
+    Column("sigma_log", Float, nullable=False),
+    Column("mde", JSON, nullable=False),  # [{"trials": n, "power": p, "effect_pct": x}, ...]
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_calibrations_lookup", calibrations.c.benchmark, calibrations.c.target)

@@ -1,0 +1,196 @@
+"""Wording and numbers shared by the comparison renderers (one definition, every format)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kbench.report.comparison.model import (
+    IMPROVEMENT,
+    NO_CHANGE,
+    REGRESSION,
+    ComparisonReport,
+    MetricComparison,
+)
+
+
+def format_number(value: float) -> str:
+    """A table value with 4-5 significant digits and no exponent for everyday magnitudes."""
+    if not math.isfinite(value):
+        return str(value)
+    magnitude = abs(value)
+    if magnitude >= 10_000 or (value == int(value) and magnitude >= 100):
+        return f"{value:.0f}"
+    if magnitude >= 100:
+        return f"{value:.1f}"
+    if magnitude >= 1:
+        return f"{value:.2f}"
+    if magnitude >= 0.001 or value == 0:
+        return f"{value:.4f}".rstrip("0").rstrip(".") if value else "0"
+    return f"{value:.3g}"
+
+
+def format_change(pct: float) -> str:
+    """``-3.1%`` / ``+0.4%``: always signed, one decimal."""
+    if not math.isfinite(pct):
+        return f"{pct}%"
+    return f"{pct:+.1f}%"
+
+
+def format_ci(ci_pct: tuple[float, float]) -> str:
+    """``-3.5…-2.7%``: the interval of the change, signed."""
+    low, high = ci_pct
+    return f"{low:+.1f}…{high:+.1f}%"
+
+
+def format_p(p: float) -> str:
+    """Two significant digits (``0.002``, ``0.046``), ``<0.0001`` below that, NaN as ``n/a``."""
+    if not math.isfinite(p):
+        return "n/a"
+    if p < 1e-4:
+        return "<0.0001"
+    if p >= 0.1:
+        return f"{p:.2f}"
+    return f"{p:.2g}"
+
+
+def p_text(p: float) -> str:
+    """``p=0.002`` or ``p<0.0001``."""
+    text = format_p(p)
+    return f"p{text}" if text.startswith("<") else f"p={text}"
+
+
+def verdict_slug(verdict: str) -> str:
+    """``no change`` → ``no-change``: a token for HTML attributes and CSS classes."""
+    return re.sub(r"[^a-z0-9]+", "-", verdict.lower()).strip("-") or "unknown"
+
+
+def direction_text(direction: str) -> str:
+    return "higher is better" if direction == "higher" else "lower is better"
+
+
+def headline(report: ComparisonReport, m: MetricComparison) -> str:
+    """The sentence a kernel developer pastes into a mail, e.g.
+
+    ``syscall.getppid.latency on kernel 6.12.x has a +3.1% (CI +2.7…+3.5%, p=0.002)
+    regression compared to 6.1.0-56-amd64``
+    """
+    subject = f"{report.label_kind} {report.new_label_of(m)}".strip()
+    return (
+        f"{m.metric} on {subject} has a {format_change(m.change_pct)} "
+        f"(CI {format_ci(m.ci_pct)}, {p_text(m.p_value)}) {m.verdict} compared to {report.base_label}"
+    )
+
+
+def headlines(report: ComparisonReport) -> list[str]:
+    """One headline per regression, then per improvement, each group by decreasing |change|."""
+    lines: list[str] = []
+    for verdict in (REGRESSION, IMPROVEMENT):
+        chosen = [m for m in report.metrics if m.verdict == verdict]
+        chosen.sort(key=lambda m: -abs(m.change_pct) if math.isfinite(m.change_pct) else 0.0)
+        lines.extend(headline(report, m) for m in chosen)
+    return lines
+
+
+@dataclass(frozen=True)
+class Overall:
+    """The release-comparison summary of one new label against the base.
+
+    geomean_ratio: geometric mean over the metrics of the direction-aware ratio
+      (``MetricComparison.goodness_ratio``: > 1 is better), or None without any.
+    metrics_used: how many metrics had a ratio; skipped: how many had none (a
+      non-positive or missing value).
+    """
+
+    label: str
+    geomean_ratio: float | None
+    metrics_used: int
+    skipped: int
+    regressions: int
+    improvements: int
+    unchanged: int
+    other: int
+
+    @property
+    def better_pct(self) -> float | None:
+        """(geomean_ratio - 1) * 100: positive = better overall."""
+        return None if self.geomean_ratio is None else 100.0 * (self.geomean_ratio - 1.0)
+
+    @property
+    def wording(self) -> str:
+        """``2.3% better overall`` / ``1.0% worse overall`` / ``no overall change``."""
+        pct = self.better_pct
+        if pct is None:
+            return "no overall figure (no metric has two positive values)"
+        if round(pct, 1) == 0:
+            return "no overall change (within 0.05%)"
+        return f"{abs(pct):.1f}% {'better' if pct > 0 else 'worse'} overall"
+
+
+def overall(report: ComparisonReport, label: str) -> Overall:
+    metrics = report.for_label(label)
+    ratios = [r for r in (m.goodness_ratio for m in metrics) if r is not None]
+    geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios)) if ratios else None
+    regressions = sum(m.verdict == REGRESSION for m in metrics)
+    improvements = sum(m.verdict == IMPROVEMENT for m in metrics)
+    unchanged = sum(m.verdict == NO_CHANGE for m in metrics)
+    return Overall(
+        label=label,
+        geomean_ratio=geomean,
+        metrics_used=len(ratios),
+        skipped=len(metrics) - len(ratios),
+        regressions=regressions,
+        improvements=improvements,
+        unchanged=unchanged,
+        other=len(metrics) - regressions - improvements - unchanged,
+    )
+
+
+def overall_sentence(report: ComparisonReport, summary: Overall) -> str:
+    """``kernel 6.12.x is 2.3% better overall than 6.1.0-56 (geometric mean of 5 metrics; ...)``."""
+    counts = [
+        f"{summary.regressions} regression{'s' if summary.regressions != 1 else ''}",
+        f"{summary.improvements} improvement{'s' if summary.improvements != 1 else ''}",
+        f"{summary.unchanged} no change",
+    ]
+    if summary.other:
+        counts.append(f"{summary.other} other")
+    basis = f"geometric mean of direction-aware ratios over {summary.metrics_used} metric"
+    basis += "s" if summary.metrics_used != 1 else ""
+    if summary.skipped:
+        basis += f", {summary.skipped} without a ratio skipped"
+    subject = f"{report.label_kind} {summary.label}".strip()
+    return f"{subject} is {summary.wording} vs {report.base_label} ({basis}; {', '.join(counts)})"
+
+
+def method_note(report: ComparisonReport) -> str:
+    """How to read the numbers: confidence level and p-value correction."""
+    note = f"CI: {report.confidence:.0%} confidence interval of the change"
+    if report.correction:
+        note += f"; p-values corrected for {len(report.metrics)} comparisons ({report.correction})"
+    return note
+
+
+def flat_items(mapping: object, prefix: str = "") -> list[tuple[str, str]]:
+    """``{"cpu": {"model": "X"}}`` → ``[("cpu.model", "X")]``; lists are joined with ``, ``."""
+    items: list[tuple[str, str]] = []
+    if isinstance(mapping, Mapping):
+        for key, value in mapping.items():
+            name = f"{prefix}.{key}" if prefix else str(key)
+            if isinstance(value, Mapping) and value:
+                items.extend(flat_items(value, name))
+            else:
+                items.append((name, _scalar(value)))
+    return items
+
+
+def _scalar(value: object) -> str:
+    if isinstance(value, list | tuple):
+        return ", ".join(_scalar(v) for v in value)
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)

@@ -1,0 +1,76 @@
+"""Machine-readable comparison: one JSON document with one object per metric.
+
+Top level: ``title, label_kind, base_label, new_labels, correction, confidence, context,
+parameters, overall`` (one entry per new label) and ``metrics``. Each metric object has
+``metric, unit, direction, base_label, new_label, base, new, change_pct, ci_pct [low, high],
+p_value, verdict, reason, trials {base, new}, base_stddev_pct, new_stddev_pct`` and the
+per-trial statistics of both sides (``base_trials``, ``new_trials``). Raw samples are not
+included (use the run exports for them). Non-finite numbers become ``null``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from kbench.report.comparison.common import overall
+from kbench.report.comparison.model import ComparisonReport, MetricComparison
+
+
+def _number(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def metric_object(report: ComparisonReport, m: MetricComparison) -> dict[str, Any]:
+    return {
+        "metric": m.metric,
+        "unit": m.unit,
+        "direction": m.direction,
+        "base_label": report.base_label,
+        "new_label": report.new_label_of(m),
+        "base": _number(m.base),
+        "new": _number(m.new),
+        "change_pct": _number(m.change_pct),
+        "ci_pct": [_number(m.ci_pct[0]), _number(m.ci_pct[1])],
+        "p_value": _number(m.p_value),
+        "verdict": m.verdict,
+        "reason": m.reason,
+        "trials": {"base": m.trials[0], "new": m.trials[1]},
+        "base_stddev_pct": _number(m.base_data.stddev_pct),
+        "new_stddev_pct": _number(m.new_data.stddev_pct),
+        "base_trials": [_number(v) for v in m.base_data.trial_statistics],
+        "new_trials": [_number(v) for v in m.new_data.trial_statistics],
+    }
+
+
+def report_object(report: ComparisonReport) -> dict[str, Any]:
+    summaries = []
+    for label in report.new_labels:
+        s = overall(report, label)
+        summaries.append({
+            "new_label": label,
+            "geomean_ratio": _number(s.geomean_ratio),
+            "better_pct": _number(s.better_pct),
+            "wording": s.wording,
+            "metrics_used": s.metrics_used,
+            "regressions": s.regressions,
+            "improvements": s.improvements,
+            "unchanged": s.unchanged,
+        })
+    return {
+        "title": report.title,
+        "label_kind": report.label_kind,
+        "base_label": report.base_label,
+        "new_labels": list(report.new_labels),
+        "correction": report.correction,
+        "confidence": report.confidence,
+        "context": dict(report.context),
+        "parameters": dict(report.parameters),
+        "overall": summaries,
+        "metrics": [metric_object(report, m) for m in report.metrics],
+    }
+
+
+def render(report: ComparisonReport) -> str:
+    return json.dumps(report_object(report), indent=2, default=str, allow_nan=False) + "\n"
