@@ -10,14 +10,19 @@ packages=(
   zstd dwarves                                   # Debian 6.12 kernels: zstd images, BTF for modules
   linux-source-6.1                               # scripts/checkpatch.pl judges kbench.ko's style
   stress-ng rt-tests fio sysbench                # standard suites (kbench.suites); rt-tests has hackbench
+  chromium fonts-dejavu-core                     # headless screenshots of the HTML comparison report
 )
 
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
+install_benchstat() {
+  "$(dirname "$0")/install-benchstat.sh"
+}
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} Debian packages present"
+  install_benchstat
   exit 0
 fi
 
@@ -29,3 +34,4 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_benchstat

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from kbench.cli import exit_codes
+
 from kbench.report.run_view import load_run_view
 from kbench.store.db import Store
 from kbench.sysinfo.usage import parse_usage
@@ -175,7 +177,7 @@ def test_tune_without_root_says_eacces_and_fails(env: dict[str, str]) -> None:
              sys.executable, "-m", "kbench.cli", "tune", "--knob", "aslr"],
             capture_output=True, text=True, env=env, timeout=60,
         )
-        assert proc.returncode == 1, proc.stderr
+        assert proc.returncode == exit_codes.TUNE_FAILED, proc.stderr
         assert "failed" in proc.stdout and "EACCES" in proc.stdout
         assert ASLR.read_text().strip() != "0"
         assert not (shared / "nobody.json").exists()  # nothing changed, nothing to restore
