@@ -1,0 +1,185 @@
+"""The LKP/0-Day style text comparison: table alignment, numbers, headlines, overall summary."""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+
+import pytest
+
+from kbench.report.comparison import FORMATS
+from kbench.report.comparison.model import ComparisonReport, MetricComparison, SideData
+from kbench.report.comparison.text import render, table_lines
+
+GETPPID_BASE_TRIALS = (74.0, 76.0, 78.0, 77.0)
+GETPPID_NEW_TRIALS = (78.5, 78.7, 78.6, 78.9)
+
+
+def _report(**overrides: object) -> ComparisonReport:
+    metrics = (
+        MetricComparison(
+            metric="syscall.getppid.latency", unit="ns", direction="lower", base=76.3, new=78.66,
+            change_pct=3.1, ci_pct=(2.7, 3.5), p_value=0.002, verdict="regression", trials=(4, 4),
+            reason="p < 0.05 and |change| >= 1%",
+            base_data=SideData(trial_statistics=GETPPID_BASE_TRIALS),
+            new_data=SideData(trial_statistics=GETPPID_NEW_TRIALS),
+        ),
+        MetricComparison(
+            metric="will-it-scale.mmap1.per_process_ops", unit="ops", direction="higher", base=512400.0,
+            new=513000.0, change_pct=0.12, ci_pct=(-0.4, 0.6), p_value=0.61, verdict="no change",
+            trials=(1, 1), base_data=SideData(trial_statistics=(512400.0,)),
+            new_data=SideData(trial_statistics=(513000.0,)),
+        ),
+        MetricComparison(
+            metric="syscall.writev.latency", unit="ns", direction="lower", base=1840.0, new=1726.0,
+            change_pct=-6.2, ci_pct=(-6.9, -5.5), p_value=0.0004, verdict="improvement", trials=(4, 4),
+            base_data=SideData(trial_statistics=(1800.0, 1840.0, 1880.0, 1840.0)),
+            new_data=SideData(trial_statistics=(1720.0, 1726.0, 1731.0, 1726.0)),
+        ),
+    )
+    fields: dict[str, object] = {
+        "title": "getppid on two kernels",
+        "base_label": "6.1.0-56-amd64",
+        "new_labels": ("6.12.5",),
+        "metrics": metrics,
+        "context": {"cpu": "Xeon 8370C", "virtualisation": "kvm"},
+        "parameters": {"trials": 4, "interleaving": "ABAB"},
+        "correction": "holm",
+    }
+    fields.update(overrides)
+    return ComparisonReport(**fields)  # type: ignore[arg-type]
+
+
+def _rows(lines: list[str]) -> dict[str, str]:
+    return {line.split()[-2]: line for line in lines[4:]}
+
+
+def _ends(line: str) -> list[int]:
+    return [m.end() for m in re.finditer(r"\S+", line)]
+
+
+def test_table_columns_line_up_on_their_last_character() -> None:
+    lines = table_lines(_report())
+    names, marks = lines[2], lines[3]
+    stddev1, change, stddev2 = _ends(names)  # "%stddev  %change  %stddev"
+    value1, _, value2 = _ends(marks)  # "\\  |  \\" under base value, change, new value
+    rows = list(_rows(lines).values())
+    assert len(rows) == 3
+    for row in rows:
+        ends = _ends(row)
+        if "±" in row:  # base ± N%  change  new ± N%  metric (unit)
+            assert ends[:7] == [value1, value1 + 2, stddev1, change, value2, value2 + 2, stddev2], row
+        else:
+            assert ends[:3] == [value1, change, value2], row
+    assert len({row.index(row.split()[-2]) for row in rows}) == 1  # metric names start together
+
+
+def test_table_numbers_are_the_report_values_and_trial_spread() -> None:
+    rows = _rows(table_lines(_report()))
+    getppid = rows["syscall.getppid.latency"]
+    base_pct = statistics.stdev(GETPPID_BASE_TRIALS) / statistics.mean(GETPPID_BASE_TRIALS) * 100
+    new_pct = statistics.stdev(GETPPID_NEW_TRIALS) / statistics.mean(GETPPID_NEW_TRIALS) * 100
+    assert round(base_pct) == 2 and round(new_pct) == 0  # the data was chosen for this
+    assert getppid.split() == ["76.30", "±", "2%", "+3.1%", "78.66", "±", "0%", "syscall.getppid.latency", "(ns)"]
+    writev = rows["syscall.writev.latency"]
+    assert writev.split()[:4] == ["1840", "±", "2%", "-6.2%"]
+    assert writev.split()[4] == "1726"
+
+
+def test_stddev_is_left_out_with_a_single_trial() -> None:
+    row = _rows(table_lines(_report()))["will-it-scale.mmap1.per_process_ops"]
+    assert "±" not in row
+    assert row.split() == ["512400", "+0.1%", "513000", "will-it-scale.mmap1.per_process_ops", "(ops)"]
+
+
+def test_header_names_both_sides_above_their_columns() -> None:
+    lines = table_lines(_report())
+    assert lines[0].startswith("6.1.0-56-amd64")
+    new_value_end = len(_rows(lines)["syscall.getppid.latency"].split("±")[1].rstrip())
+    assert lines[0].rstrip().endswith("6.12.5")
+    assert set(lines[1]) <= {"-", " "}
+    row = _rows(lines)["syscall.getppid.latency"]
+    assert len(lines[0].rstrip()) == row.index("78.66") + len("78.66")
+    assert new_value_end > 0
+
+
+def test_headlines_for_regressions_then_improvements() -> None:
+    text = render(_report())
+    assert (
+        "syscall.getppid.latency on kernel 6.12.5 has a +3.1% (CI +2.7…+3.5%, p=0.002) "
+        "regression compared to 6.1.0-56-amd64"
+    ) in text
+    assert (
+        "syscall.writev.latency on kernel 6.12.5 has a -6.2% (CI -6.9…-5.5%, p=0.0004) "
+        "improvement compared to 6.1.0-56-amd64"
+    ) in text
+    assert text.index("regression compared") < text.index("improvement compared")
+    assert "mmap1.per_process_ops on" not in text  # no headline without a significant change
+
+
+def test_overall_geometric_mean_is_direction_aware() -> None:
+    text = render(_report())
+    ratios = [76.3 / 78.66, 1840.0 / 1726.0, 513000.0 / 512400.0]  # > 1 means better
+    pct = (statistics.geometric_mean(ratios) - 1) * 100
+    assert pct > 0
+    assert f"kernel 6.12.5 is {abs(pct):.1f}% better overall vs 6.1.0-56-amd64" in text
+    assert "over 3 metrics; 1 regression, 1 improvement, 1 no change" in text
+
+
+def test_overall_worse_when_the_regressions_weigh_more() -> None:
+    report = _report()
+    worse = _report(metrics=report.metrics[:2])
+    ratios = [76.3 / 78.66, 513000.0 / 512400.0]
+    pct = (statistics.geometric_mean(ratios) - 1) * 100
+    assert pct < 0
+    assert f"{abs(pct):.1f}% worse overall" in render(worse)
+
+
+def test_machine_and_parameters_follow_the_table() -> None:
+    text = render(_report())
+    assert text.index("%change") < text.index("machine:") < text.index("test parameters:")
+    assert "  cpu             Xeon 8370C" in text
+    assert "  interleaving  ABAB" in text
+    assert "(holm)" in text
+
+
+def test_several_new_labels_get_a_block_each() -> None:
+    base = _report()
+    second = [
+        MetricComparison(
+            metric=m.metric, unit=m.unit, direction=m.direction, base=m.base, new=m.base * 1.01,
+            change_pct=1.0, ci_pct=(0.5, 1.5), p_value=0.04, verdict="no change", trials=m.trials,
+            new_label="6.13.1",
+        )
+        for m in base.metrics
+    ]
+    report = _report(new_labels=("6.12.5", "6.13.1"), metrics=(*base.metrics, *second))
+    lines = table_lines(report)
+    assert lines[2].count("%change") == 2
+    row = next(line for line in lines if line.endswith("syscall.getppid.latency (ns)"))
+    assert "+3.1%" in row and "+1.0%" in row
+    assert row.index("+3.1%") < row.index("+1.0%")
+    assert len(lines) == 4 + 3
+
+
+def test_nan_values_do_not_break_the_table() -> None:
+    m = _report().metrics[0]
+    broken = MetricComparison(
+        metric="x.y.z", unit="ns", direction="lower", base=0.0, new=math.nan, change_pct=math.nan,
+        ci_pct=(math.nan, math.nan), p_value=math.nan, verdict="inconclusive", trials=(2, 2),
+        base_data=m.base_data,
+    )
+    text = render(_report(metrics=(broken,)))
+    assert "x.y.z (ns)" in text
+    assert "no significant change" in text
+    assert "no overall figure" in text
+
+
+def test_text_is_registered() -> None:
+    assert FORMATS["text"] is render
+
+
+def test_a_report_needs_a_new_label() -> None:
+    with pytest.raises(ValueError, match="at least one new label"):
+        _report(new_labels=())
