@@ -119,6 +119,8 @@ def _measured_sides(
     benchmark: str | None, kernels: tuple[str, ...], commands: tuple[str, ...], params: dict[str, str],
     samples: int | None,
 ) -> list[ComparisonSide]:
+    if len(commands or kernels) < 2:
+        raise BadRequest("a comparison needs at least two sides: give --command (or --kernel) twice or more")
     if commands:
         if benchmark:
             raise click.UsageError("--command compares commands: give no BENCHMARK")

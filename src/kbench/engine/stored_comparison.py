@@ -12,7 +12,7 @@ from kbench.store.db import Store
 def stored_outcome(store: Store, sides: list[list[int]]) -> ComparisonOutcome:
     """Sides of stored runs; all runs must measure the same metric (checked)."""
     if len(sides) < 2:
-        raise BadRequest("compare needs at least two --runs sides")
+        raise BadRequest("a comparison needs at least two sides: give --runs twice or more")
     results = []
     metrics = set()
     for index, run_ids in enumerate(sides):
