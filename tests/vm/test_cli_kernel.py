@@ -94,3 +94,34 @@ def test_job_matrix_runs_in_a_debian_kernel_with_one_boot(tmp_path: Path) -> Non
         for r in stored
     }
     assert len(consoles) == 1 and shown["sysinfo"]["virtualization"]["vm"].startswith("qemu-")
+
+
+SECOND_KERNEL = os.environ.get("KBENCH_TEST_KERNEL_B", "deb:6.1.0-55-amd64")
+
+
+def test_compare_two_debian_kernels_writes_text_json_and_html(tmp_path: Path) -> None:
+    db = tmp_path / "k.db"
+    html = tmp_path / "kernels.html"
+    env = dict(os.environ, KBENCH_DB=str(db))
+    args = ["compare", "kfunc.jhash", "--kernel", TEST_KERNEL, "--kernel", SECOND_KERNEL, "--samples", "2000",
+            "--trials", "6", "--trials-per-boot", "3", "--fixed"]
+    report = _kbench(db, *args, "--json")
+    (metric,) = report["metrics"]
+    assert metric["metric"] == "kfunc.jhash.cycles" and metric["trials"] == {"base": 6, "new": 6}
+    assert metric["verdict"] in ("regression", "improvement", "no change", "inconclusive")
+    low, high = metric["ci_pct"]
+    assert low <= metric["change_pct"] <= high
+    order = report["parameters"]["block order"].split()
+    assert len(order) == 4 and sorted(order) == sorted([TEST_KERNEL.removeprefix("deb:"),
+                                                        SECOND_KERNEL.removeprefix("deb:")] * 2)
+    stored = _kbench(db, "results", "--json")
+    assert {r["kernel_release"] for r in stored} == {TEST_KERNEL.removeprefix("deb:"),
+                                                     SECOND_KERNEL.removeprefix("deb:")}
+    # The same stored trials as an HTML report, without measuring again.
+    base_ids = [r["id"] for r in stored if r["kernel_release"] == TEST_KERNEL.removeprefix("deb:")]
+    new_ids = [r["id"] for r in stored if r["kernel_release"] != TEST_KERNEL.removeprefix("deb:")]
+    subprocess.run([sys.executable, "-m", "kbench.cli", "compare", "--runs", ",".join(map(str, base_ids)),
+                    "--runs", ",".join(map(str, new_ids)), "--format", "html", "-o", str(html)],
+                   check=True, env=env, capture_output=True)
+    page = html.read_text()
+    assert 'id="forest-plot"' in page and 'data-metric="kfunc.jhash.cycles"' in page

@@ -22,6 +22,7 @@ and randomise the A/B order within each pair so that drifts cancel).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from kbench.compare.boundaries import POCOCK, Boundary, SequentialPlan, sequential_plan
@@ -100,9 +101,16 @@ class SequentialComparison:
         return self.last is not None and self.last.done
 
     def add(self, base: float, new: float) -> SequentialStep:
-        """Add one pair of trial statistics and decide. Raises ``ValueError`` once done."""
+        """Add one pair of trial statistics and decide.
+
+        Raises ``ValueError`` once done, or for a value that is not finite and
+        positive (nothing is added then: re-run that pair).
+        """
         if self.done:
             raise ValueError(f"the comparison already stopped ({self.last.decision if self.last else ''})")
+        for name, value in (("base", base), ("new", new)):
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} trial statistic must be finite and positive, got {value!r}")
         self.base.append(float(base))
         self.new.append(float(new))
         self.last = self._look()
