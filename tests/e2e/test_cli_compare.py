@@ -96,3 +96,13 @@ def test_sensitivity_matrix_separates_real_differences(kbench: KbenchRunner) -> 
     mwu = result["mwu_p"]
     assert len(mwu) == 2 and mwu[0][1] == mwu[1][0] < 0.05
     assert json.dumps(result["names"])
+
+
+def test_stored_runs_selected_by_tag(kbench: KbenchRunner) -> None:
+    for tag in ("before", "before", "before", "after", "after", "after"):
+        kbench("run", "syscall.getppid", "--samples", "1000", "--tag", tag)
+    report = as_json(kbench("compare", "syscall.getppid", "--runs", "tag:before", "--runs", "tag:after", "--json"))
+    (metric,) = report["metrics"]
+    assert metric["trials"] == {"base": 3, "new": 3}
+    none = kbench("compare", "syscall.getppid", "--runs", "tag:nothing", "--runs", "tag:after", check=False)
+    assert none.returncode == 2 and "no completed runs match 'tag:nothing'" in none.stderr

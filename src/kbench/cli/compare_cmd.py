@@ -40,8 +40,9 @@ def parse_margin(text: str | None) -> float | None:
               help="A side per kernel (deb:<release>, bzImage, build tree, or local); the first is the base.")
 @click.option("--command", "commands", multiple=True, metavar="CMD",
               help="A side per command line (the `command` workload); the first is the base.")
-@click.option("--runs", "run_sets", multiple=True, metavar="IDS",
-              help="A side per comma-separated list of stored run ids (each run is one trial).")
+@click.option("--runs", "run_sets", multiple=True, metavar="SELECTOR",
+              help="A side of stored runs (each run is one trial): ids `1,2,3`, `tag:NAME`, or `kernel:RELEASE` "
+              "(with BENCHMARK to pick the benchmark).")
 @click.option("-p", "--param", "params", multiple=True, type=KeyValue(), help="Benchmark parameter KEY=VALUE.")
 @click.option("--samples", type=click.IntRange(min=1), help="Samples per trial (default: the benchmark's).")
 @click.option("--trials", type=click.IntRange(min=3), default=10, show_default=True,
@@ -77,7 +78,7 @@ def compare_cmd(
     with user_errors():
         store = ctx.store
         if run_sets:
-            outcome = stored_outcome(store, [_run_ids(text) for text in run_sets])
+            outcome = stored_outcome(store, [select_runs(store, text, benchmark) for text in run_sets])
             label_kind, title_what = "stored", outcome.sides[0].primary_metric
             if benchmark and lookup(benchmark).name != outcome.sides[0].side.benchmark.name:
                 raise BadRequest(
@@ -105,11 +106,24 @@ def compare_cmd(
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-def _run_ids(text: str) -> list[int]:
+def select_runs(store: Store, selector: str, benchmark: str | None) -> list[int]:
+    """Run ids for ``1,2,3``, ``tag:NAME`` or ``kernel:RELEASE`` (completed runs, oldest first)."""
+    kind, _, value = selector.partition(":")
+    if kind in ("tag", "kernel") and value:
+        bench = lookup(benchmark).name if benchmark else None
+        rows = store.list_runs(
+            benchmark=bench, status="complete", limit=10_000,
+            tag=value if kind == "tag" else None, kernel_release=value if kind == "kernel" else None,
+        )
+        if not rows:
+            raise BadRequest(f"no completed runs match {selector!r}" + (f" for {bench}" if bench else ""))
+        return sorted(int(row["id"]) for row in rows)
     try:
-        ids = [int(part) for part in text.split(",") if part.strip()]
+        ids = [int(part) for part in selector.split(",") if part.strip()]
     except ValueError:
-        raise click.BadParameter(f"{text!r} is not a list of run ids (e.g. 1,2,3)", param_hint="--runs") from None
+        raise click.BadParameter(
+            f"{selector!r} is not a run selector (ids like 1,2,3, tag:NAME or kernel:RELEASE)", param_hint="--runs"
+        ) from None
     if not ids:
         raise click.BadParameter("an empty list of runs", param_hint="--runs")
     return ids
