@@ -105,7 +105,10 @@ def test_compare_two_debian_kernels_writes_text_json_and_html(tmp_path: Path) ->
     env = dict(os.environ, KBENCH_DB=str(db))
     args = ["compare", "kfunc.jhash", "--kernel", TEST_KERNEL, "--kernel", SECOND_KERNEL, "--samples", "2000",
             "--trials", "6", "--trials-per-boot", "3", "--fixed"]
-    report = _kbench(db, *args, "--json")
+    report = _kbench(db, *args, "--json", "--report-dir", str(tmp_path / "reports"))
+    written = sorted(p.name for p in (tmp_path / "reports").iterdir())
+    assert written == ["benchstat", "report.html", "report.json", "report.md", "report.txt"]
+    assert "%change" in (tmp_path / "reports" / "report.txt").read_text()
     (metric,) = report["metrics"]
     assert metric["metric"] == "kfunc.jhash.cycles" and metric["trials"] == {"base": 6, "new": 6}
     assert metric["verdict"] in ("regression", "improvement", "no change", "inconclusive")

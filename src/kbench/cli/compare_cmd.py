@@ -15,7 +15,7 @@ from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, ru
 from kbench.engine.comparison_report import build_report
 from kbench.engine.request import BadRequest, RunRequest
 from kbench.engine.stored_comparison import stored_outcome
-from kbench.report.comparison import FORMATS, render
+from kbench.report.comparison import EXTENSIONS, FORMATS, gobench, render
 from kbench.store.db import Store
 from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.factory import make_target
@@ -60,12 +60,16 @@ def parse_margin(text: str | None) -> float | None:
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here.")
+@click.option(
+    "--report-dir", type=click.Path(file_okay=False, path_type=Path),
+    help="Also write every format there: report.txt, report.json, report.md, report.html and benchstat files.",
+)
 @pass_context
 def compare_cmd(
     ctx: Context, benchmark: str | None, kernels: tuple[str, ...], commands: tuple[str, ...],
     run_sets: tuple[str, ...], params: tuple[tuple[str, str], ...], samples: int | None, trials: int,
     min_trials: int, fixed: bool, trials_per_boot: int, margin: str | None, alpha: float, correction: str,
-    seed: int, fmt: str, as_json: bool, output: Path | None,
+    seed: int, fmt: str, as_json: bool, output: Path | None, report_dir: Path | None,
 ) -> None:
     """Compare kernels (--kernel A --kernel B BENCH), programs (--command A --command B) or
     stored runs (--runs 1,2,3 --runs 4,5,6): interleaved randomized trials, a verdict per
@@ -98,6 +102,12 @@ def compare_cmd(
                                             "seed": seed, "alpha": alpha, "margin": margin or "none",
                                             "noise floor": noise_floor},
         )
+    if report_dir is not None:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        for name in ("text", "json", "markdown", "html"):
+            (report_dir / f"report.{EXTENSIONS[name]}").write_text(render(report, name))
+        gobench.write_files(report, report_dir / "benchstat")
+        err_console.print(f"wrote the text, JSON, markdown, HTML and benchstat reports to {report_dir}")
     text = render(report, fmt)
     if output is not None:
         output.write_text(text)
