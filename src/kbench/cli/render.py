@@ -5,31 +5,19 @@ from __future__ import annotations
 import numpy as np
 from rich.console import Console
 
-from kbench.engine.measurement import Measurement
-from kbench.engine.series import MetricSeries
+from kbench.report.run_view import RunReport
 from kbench.report.terminal import body_histogram_lines, cdf_lines, log2_histogram_lines, seed_line
 from kbench.report.units import format_value
-from kbench.stats.summary import Summary
 from kbench.sysinfo.usage import parse_usage, usage_lines
 
 MIN_SAMPLES_FOR_DISTRIBUTION = 20
 """Below this many values a histogram says nothing: the values are listed instead."""
 
 
-def render_run(
-    console: Console,
-    run_id: int,
-    metric: str,
-    unit: str,
-    status: str,
-    summary: Summary | None,
-    measurement: Measurement,
-    values: np.ndarray,
-    basis: str,
-    warnings: list[str],
-    hist: str = "linear",
-    series: list[MetricSeries] | None = None,
-) -> None:
+def render_run(console: Console, report: RunReport, hist: str = "linear") -> None:
+    """Headline, seed-style line, histogram and CDF, metrics, run context, warnings."""
+    metric, unit, summary, measurement = report.metric, report.unit, report.summary, report.measurement
+    values, series, warnings = report.values, report.series, report.warnings
     header = measurement.header
     timer = header.get("timer") or {}
     how = [f"timer {timer['name']}"] if timer.get("name") else []
@@ -37,8 +25,8 @@ def render_run(
         how.append(f"batch {header['batch']}")
     if header.get("tool_version"):
         how.append(str(header["tool_version"]))
-    how.append(basis)
-    console.print(f"[bold]{metric}[/]  run {run_id}  {status}  ({', '.join(how)})", highlight=False)
+    how.append(report.basis)
+    console.print(f"[bold]{metric}[/]  run {report.run_id}  {report.status}  ({', '.join(how)})", highlight=False)
     if summary is None:
         console.print("no samples were collected")
     else:

@@ -11,7 +11,7 @@ from rich.table import Table
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
 from kbench.cli.render import render_run
 from kbench.report.export import FORMATS, export_run
-from kbench.report.run_view import load_run_view, run_json
+from kbench.report.run_view import RunReport, load_run_view, run_json
 from kbench.report.units import format_value
 
 
@@ -28,8 +28,7 @@ def show_cmd(ctx: Context, run_id: int, hist: str, as_json: bool) -> None:
     if as_json:
         emit_json(
             run_json(
-                record.id, record.metric, record.unit, record.status, view.summary,
-                view.measurement, view.basis, record.warnings,
+                RunReport.from_view(view),
                 extra={
                     "benchmark": record.benchmark,
                     "params": record.params,
@@ -39,7 +38,6 @@ def show_cmd(ctx: Context, run_id: int, hist: str, as_json: bool) -> None:
                     "sysinfo": record.sysinfo,
                     "error": record.error,
                 },
-                series=view.series,
             )
         )
         return
@@ -52,10 +50,7 @@ def show_cmd(ctx: Context, run_id: int, hist: str, as_json: bool) -> None:
     )
     if record.error:
         console.print(f"[red]error:[/] {record.error}", highlight=False)
-    render_run(
-        console, record.id, record.metric, record.unit, record.status, view.summary,
-        view.measurement, view.values, view.basis, record.warnings, hist, view.series,
-    )
+    render_run(console, RunReport.from_view(view), hist)
 
 
 @click.command("results")

@@ -17,7 +17,7 @@ from kbench.cli.render import render_run
 from kbench.engine.request import RunRequest
 from kbench.engine.runner import execute_run
 from kbench.jobs import is_job_file
-from kbench.report.run_view import run_json
+from kbench.report.run_view import RunReport, run_json
 from kbench.targets.factory import make_target
 from kbench.targets.vm_target import VmTarget
 
@@ -129,16 +129,10 @@ def run_cmd(
             )
     if as_json:
         emit_json(
-            run_json(
-                result.run_id, result.metric, bench.unit, result.status, result.summary,
-                result.measurement, result.basis, result.warnings, series=result.series,
-            )
+            run_json(RunReport.from_result(result))
         )
     else:
-        render_run(
-            out_console(), result.run_id, result.metric, bench.unit, result.status, result.summary,
-            result.measurement, result.per_op_values, result.basis, result.warnings, hist, result.series,
-        )
+        render_run(out_console(), RunReport.from_result(result), hist)
     if result.status == "interrupted":
         sys.exit(exit_codes.INTERRUPTED)
 

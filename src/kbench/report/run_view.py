@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from kbench.engine.measurement import Measurement
+from kbench.engine.runner import RunResult
 from kbench.engine.series import MetricSeries, metric_series
 from kbench.stats.summary import Summary, summarize
 from kbench.store.db import RunRecord, Store
@@ -47,31 +48,48 @@ def load_run_view(store: Store, run_id: int) -> RunView:
     )
 
 
-def run_json(
-    run_id: int,
-    metric: str,
-    unit: str,
-    status: str,
-    summary: Summary | None,
-    measurement: Measurement,
-    basis: str,
-    warnings: list[str],
-    extra: dict[str, Any] | None = None,
-    series: list[MetricSeries] | None = None,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RunReport:
+    """What the text and JSON renderings of one run need, from a fresh run or the store."""
+
+    run_id: int
+    metric: str
+    unit: str
+    status: str
+    summary: Summary | None
+    measurement: Measurement
+    values: np.ndarray  # the primary metric's values, in order
+    basis: str
+    warnings: list[str]
+    series: list[MetricSeries]
+
+    @classmethod
+    def from_result(cls, result: RunResult) -> RunReport:
+        return cls(result.run_id, result.metric, result.benchmark.unit, result.status, result.summary,
+                   result.measurement, result.per_op_values, result.basis, result.warnings, result.series)
+
+    @classmethod
+    def from_view(cls, view: RunView) -> RunReport:
+        record = view.record
+        return cls(record.id, record.metric, record.unit, record.status, view.summary, view.measurement,
+                   view.values, view.basis, record.warnings, view.series)
+
+
+def run_json(report: RunReport, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The one JSON object ``kbench run --json`` and ``kbench show --json`` print."""
+    summary, measurement, series = report.summary, report.measurement, report.series
     header = measurement.header
     data: dict[str, Any] = {
-        "run_id": run_id,
-        "metric": metric,
-        "unit": unit,
-        "status": status,
-        "basis": basis,
+        "run_id": report.run_id,
+        "metric": report.metric,
+        "unit": report.unit,
+        "status": report.status,
+        "basis": report.basis,
         "batch": header.get("batch"),
         "timer": header.get("timer"),
         "overhead": measurement.overhead_ns() if header.get("overhead") else None,
         "usage": header.get("usage"),
-        "warnings": warnings,
+        "warnings": report.warnings,
     }
     if summary is not None:
         data.update(
