@@ -10,6 +10,7 @@ packages=(
   zstd dwarves                                   # Debian 6.12 kernels: zstd images, BTF for modules
   linux-source-6.1                               # scripts/checkpatch.pl judges kbench.ko's style
   stress-ng rt-tests fio sysbench                # standard suites (kbench.suites); rt-tests has hackbench
+  hyperfine                                      # benchmarks/sensitivity.py puts its figures beside kbench's
   chromium fonts-dejavu-core                     # headless screenshots of the HTML comparison report
 )
 
