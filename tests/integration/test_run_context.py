@@ -22,7 +22,6 @@ from typing import Any
 import pytest
 
 from kbench.cli import exit_codes
-
 from kbench.report.run_view import load_run_view
 from kbench.store.db import Store
 from kbench.sysinfo.usage import parse_usage

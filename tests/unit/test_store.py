@@ -144,7 +144,7 @@ def test_a_version_1_database_is_migrated(tmp_path: Path) -> None:
         conn.execute("drop table calibrations")
         conn.execute("update kbench_meta set value = '1' where key = 'schema_version'")
     upgraded = Store.open(f"sqlite:///{db}")
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 2
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 3
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     cal = upgraded.save_calibration(benchmark="syscall.getppid", metric="m", target="local", params={},
                                     trials={"A1": [1.0], "A2": [1.1]}, run_ids=[1, 2], sigma_log=0.01,

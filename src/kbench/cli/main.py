@@ -84,7 +84,7 @@ def cli(ctx: click.Context, db: str | None) -> None:
     \b
     Exit codes: 0 ok, 2 usage error (bad option, unknown benchmark or parameter),
     3 measurement failed, 4 run not found, 5 results database error, 6 a tuning knob
-    could not be changed, 130 interrupted.
+    could not be changed, 10 bisect: no reproducible difference, 11 bisect failed, 130 interrupted.
     """
     if db and "://" not in db:
         db = f"sqlite:///{Path(db).expanduser().resolve()}"
@@ -97,6 +97,7 @@ def emit_json(data: Any) -> None:
 
 def _register_commands() -> None:
     from kbench.cli import (
+        bisect_cmd,
         calibrate_cmd,
         catalog_cmds,
         compare_cmd,
@@ -120,6 +121,7 @@ def _register_commands() -> None:
     cli.add_command(compare_cmd.compare_cmd)
     cli.add_command(calibrate_cmd.calibrate_cmd)
     cli.add_command(sensitivity_cmd.sensitivity_cmd)
+    cli.add_command(bisect_cmd.bisect_group)
 
 
 _register_commands()

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine, create_engine, event, func, insert, select, update
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 from kbench.store import schema
 from kbench.store.codec import CODEC, decode_array, encode_array
@@ -25,6 +25,10 @@ class StoreError(RuntimeError):
 
 class RunNotFound(StoreError):
     """No run has the requested id."""
+
+
+class BisectionNotFound(RunNotFound):
+    """No bisection has the requested id (exit code as for a missing run)."""
 
 
 def default_db_url() -> str:
@@ -100,7 +104,13 @@ class Store:
             event.listen(engine, "connect", _sqlite_pragmas)
         store = cls(engine)
         try:
-            store._ensure_schema()
+            try:
+                store._ensure_schema()
+            except OperationalError as exc:
+                # Two processes creating a fresh SQLite file at once: the loser finds the tables made.
+                if "already exists" not in str(exc):
+                    raise
+                store._ensure_schema()
         except SQLAlchemyError as exc:
             reason = getattr(exc, "orig", None) or exc
             raise StoreError(f"cannot use results database {url!r}: {reason}") from exc
@@ -332,6 +342,47 @@ class Store:
                 .limit(1)
             ).mappings().first()
         return dict(row) if row else None
+
+    def create_bisection(
+        self, *, repo: str, good: str, bad: str, command: str, build: str, params: Mapping[str, Any],
+    ) -> int:
+        now = _utcnow()
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                insert(schema.bisections).values(
+                    repo=repo, good=good, bad=bad, command=command, build=build, status="running",
+                    params=dict(params), refs=None, steps=[], result=None, created_at=now, updated_at=now,
+                )
+            )
+            return _inserted_id(result)
+
+    def update_bisection(self, bisection_id: int, **values: Any) -> None:
+        """Set columns (status, refs, steps, result, params) of a bisection; stamps updated_at."""
+        allowed = {"status", "refs", "steps", "result", "params"}
+        if not values.keys() <= allowed:
+            raise ValueError(f"cannot update {sorted(values.keys() - allowed)} of a bisection")
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                update(schema.bisections)
+                .where(schema.bisections.c.id == bisection_id)
+                .values(**values, updated_at=_utcnow())
+            )
+            if result.rowcount == 0:
+                raise BisectionNotFound(f"no bisection with id {bisection_id}")
+
+    def get_bisection(self, bisection_id: int | None = None) -> dict[str, Any]:
+        """Bisection ``bisection_id``, or the newest one when None."""
+        query = select(schema.bisections)
+        if bisection_id is None:
+            query = query.order_by(schema.bisections.c.id.desc()).limit(1)
+        else:
+            query = query.where(schema.bisections.c.id == bisection_id)
+        with self.engine.connect() as conn:
+            row = conn.execute(query).mappings().first()
+        if row is None:
+            raise BisectionNotFound("no bisection in this database" if bisection_id is None
+                                    else f"no bisection with id {bisection_id}")
+        return dict(row)
 
     def count_runs(self) -> int:
         with self.engine.connect() as conn:

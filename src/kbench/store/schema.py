@@ -23,7 +23,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 metadata = MetaData()
 
@@ -136,3 +136,21 @@ calibrations = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
 Index("ix_calibrations_lookup", calibrations.c.benchmark, calibrations.c.target)
+
+bisections = Table(
+    "bisections",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("repo", Text, nullable=False),
+    Column("good", String(64), nullable=False),  # full commit ids
+    Column("bad", String(64), nullable=False),
+    Column("command", Text, nullable=False),
+    Column("build", Text, nullable=False),
+    Column("status", String(32), nullable=False),  # running | done | no-difference | failed | aborted
+    Column("params", JSON, nullable=False),  # samples, trials, seed, alpha, workdir
+    Column("refs", JSON),  # {"good": [trial statistics], "bad": [...], "check": {...}}
+    Column("steps", JSON, nullable=False),  # [{"commit", "subject", "trials", "median", "verdict", ...}]
+    Column("result", JSON),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
