@@ -546,6 +546,22 @@ static const struct kb_workload *find_workload(const char *name)
 	kb_die(KB_EXIT_USAGE, "unknown workload '%s' (valid: %s)", name, names.s);
 }
 
+/*
+ * Split one command-line word: "--name=value" gives name "--name" and returns
+ * "value"; anything else is copied whole into name and NULL is returned.
+ */
+const char *kb_split_option(const char *arg, char *name, size_t size)
+{
+	const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
+
+	if (!eq) {
+		snprintf(name, size, "%s", arg);
+		return NULL;
+	}
+	snprintf(name, size, "%.*s", (int)(eq - arg), arg);
+	return eq + 1;
+}
+
 /* Parses `run WORKLOAD ...`; params are applied to c after defaults. */
 static void parse_run(int argc, char **argv, struct opts *o, struct kb_ctx *c)
 {
@@ -567,14 +583,7 @@ static void parse_run(int argc, char **argv, struct opts *o, struct kb_ctx *c)
 			continue;
 		}
 		char name[64];
-		const char *val = NULL;
-		const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
-		if (eq) {
-			snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
-			val = eq + 1;
-		} else {
-			snprintf(name, sizeof name, "%s", a);
-		}
+		const char *val = kb_split_option(a, name, sizeof name);
 #define IS(s) (strcmp(name, s) == 0)
 #define VALUE()                                                                        \
 	(val ? val : (i + 1 < argc ? argv[++i]                                         \

@@ -323,14 +323,7 @@ static void parse_scale(int argc, char **argv, struct sc_opts *o)
 			continue;
 		}
 		char name[64];
-		const char *val = NULL;
-		const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
-		if (eq) {
-			snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
-			val = eq + 1;
-		} else {
-			snprintf(name, sizeof name, "%s", a);
-		}
+		const char *val = kb_split_option(a, name, sizeof name);
 #define IS(s) (strcmp(name, s) == 0)
 #define VALUE()                                                                        \
 	(val ? val : (i + 1 < argc ? argv[++i]                                         \
