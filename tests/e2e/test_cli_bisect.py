@@ -1,12 +1,10 @@
 """kbench bisect through the CLI on a generated git repository of a small C program.
 
-The culprit adds 10% more work to the hot loop (about +8% CPU time of the whole process).
-5% works here too (4 of 4 bisections named it), but with the ~2% spread of trial
-statistics on this VM the simulation (benchmarks/bisect_rounds.py) puts a +4..5% shift at
-95-98% correct per bisection, too flaky for two bisections per CI run; at +8% it is
->= 99.5%. The trial statistic is the command's CPU time (``--metric cpu``): this 2-CPU VM
-is shared with other load, which makes wall times bimodal (15 or 30 ms for one program),
-while the user + system time of the child stays within ~2%.
+The culprit adds 5% more work to the hot loop. The trial statistic is the command's CPU
+time (``--metric cpu``): this 2-CPU VM is shared with other load, which makes wall times
+bimodal (15 or 30 ms for one program), while the user + system time of the child stays
+within ~2%. At 5% against that spread the simulation (benchmarks/bisect_rounds.py, the
+same driver) names the right commit in 300 of 300 bisections of 16..256 commits.
 """
 
 from __future__ import annotations
@@ -76,7 +74,7 @@ def make_repo(
 
 
 CULPRIT, BROKEN = 13, 9  # commit 9 is the first midpoint of 19 commits: the search must skip it
-MEASURE = ("--build", BUILD, "--command", COMMAND, "--samples", "10", "--trials", "5", "--metric", "cpu")
+MEASURE = ("--build", BUILD, "--command", COMMAND, "--samples", "10", "--metric", "cpu")
 
 
 def _start_args(repo: Path, shas: list[str], workdir: Path) -> list[str]:
@@ -106,7 +104,7 @@ def _checkout_untouched(repo: Path, head: str) -> None:
 
 def test_bisect_names_the_culprit_and_skips_the_broken_commit(kbench: KbenchRunner, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    shas = make_repo(repo, commits=20, culprit=CULPRIT, broken=BROKEN, extra=0.10)
+    shas = make_repo(repo, commits=20, culprit=CULPRIT, broken=BROKEN, extra=0.05)
     report = as_json(kbench(*_start_args(repo, shas, tmp_path / "wt"), "--json", timeout=200))
     assert {"first_bad", "steps", "change_pct", "ci_pct", "p_value", "status"} <= report.keys()
     assert report["status"] == "done"
@@ -116,7 +114,7 @@ def test_bisect_names_the_culprit_and_skips_the_broken_commit(kbench: KbenchRunn
     skipped = [step for step in report["steps"] if step["verdict"] == "skip"]
     assert [step["commit"] for step in skipped] == [shas[BROKEN]]
     assert skipped[0]["reason"].startswith("build failed")
-    assert 2 < report["change_pct"] < 16 and report["ci_pct"][0] > 0 and report["p_value"] < 0.05
+    assert 2 < report["change_pct"] < 9 and report["ci_pct"][0] > 0 and report["p_value"] < 0.05
     assert len([s for s in report["steps"] if s["phase"] == "search"]) <= 6  # ~log2(19) + the skip
     for step in report["steps"]:
         assert {"commit", "subject", "trials", "median", "verdict"} <= step.keys()
@@ -149,7 +147,7 @@ def test_resume_after_a_kill_finishes_with_the_same_answer(
     kbench: KbenchRunner, db_path: Path, tmp_path: Path,
 ) -> None:
     repo = tmp_path / "repo"
-    shas = make_repo(repo, commits=20, culprit=CULPRIT, broken=BROKEN, extra=0.10)
+    shas = make_repo(repo, commits=20, culprit=CULPRIT, broken=BROKEN, extra=0.05)
     env = dict(os.environ, KBENCH_DB=str(db_path))
     log = tmp_path / "start.log"
     with log.open("w") as err:

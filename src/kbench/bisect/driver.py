@@ -1,21 +1,27 @@
 """The bisection itself, over a ``Lab`` that builds and measures commits.
 
-1. Check: measure G and B (the lab interleaves them, adaptively); if ``compare_trials``
-   finds no significant difference, stop with status ``no-difference``. The trial
-   statistics of G and B are kept as the two reference distributions.
+1. Check: measure G and B in interleaved rounds (random order in each) with the
+   sequential comparison of ``kbench.compare.sequential`` (its error rate holds over all
+   looks): stop as soon as they differ significantly, or after ``check_trials`` rounds
+   with status ``no-difference``. Their trials inform the spread the oracle assumes.
 2. Steps: ``search.next_commit`` picks a commit X; its build failing marks it ``skip``;
-   else one *bracketed* batch is measured: ``trials`` trials each of X, G and B, in a
-   random order per round (``Lab.round``), and ``oracle.classify`` judges X against the
-   G and B trials of this batch, not against the check's: a machine drifts over the
-   minutes of a bisection (other load, frequency, cache state), and fresh references
-   drift with it. Undecided after the first batch: one more batch (``extra_batches``);
-   still undecided: a weak decision by position (never skip: a skip loses information the
-   search needs, a weak verdict is re-checked).
-3. Re-check: when the search ends on a first bad commit and it or its parent (the last
-   commit judged good) was judged weakly, both are measured again in one bracketed batch
-   (with G and B; the parent and the candidate are left out when they are G or B) and
-   judged on all their trials against all their references with a final decision. If a
-   verdict flips, the search continues. Each commit is re-checked at most once.
+   else X is measured *bracketed*: rounds of one trial each of X, G and B in a random
+   order (``Lab.round``), at least ``trials`` rounds, then one more round at a time until
+   ``oracle.classify`` decides (a sequential likelihood-ratio test of "X is like G"
+   against "X is like B", each decision wrong with probability about ``error``) or
+   ``max_trials`` rounds are spent; then the sign of the evidence decides *weakly*
+   (never skip: a skip loses information the search needs, a weak verdict is re-checked).
+   X is judged against the G and B trials of its own rounds, not the check's: a machine
+   drifts over the minutes of a bisection (other load, frequency, cache state), and
+   fresh references drift with it. The check's trials inform only the spread.
+3. Confirm: the answer rests on two decisions, the first bad commit and its parent (the
+   last commit judged good). When the search ends, each of them whose evidence is short
+   of the stricter ``confirm_error`` (weak decisions always are) is measured further,
+   continuing its sequential test on top of its earlier trials and references, until
+   |LLR| >= log(1 / confirm_error) or ``max_trials`` more rounds. A wrong decision
+   anywhere in the search leaves a wrong commit at one end of the answer, so this is
+   where later evidence contradicts it: if a verdict flips, the search continues. G and
+   B are never re-measured as candidates, and each commit is confirmed at most once.
 The state is handed to ``save`` after the check and after every step, so ``resume`` can
 continue from exactly there.
 """
@@ -32,6 +38,7 @@ import numpy as np
 from kbench.bisect.oracle import UNDECIDED, Classification, classify
 from kbench.bisect.search import BAD, GOOD, SKIP, latest_verdicts, next_commit, search_result
 from kbench.compare.judge import compare_trials
+from kbench.compare.sequential import DIFFERENT, SequentialComparison, SequentialStep
 from kbench.compare.verdict import LOWER_IS_BETTER
 
 RUNNING = "running"
@@ -56,10 +63,6 @@ class Lab(Protocol):
         """``n`` trial statistics of each commit (built first if needed), interleaved."""
         ...
 
-    def pair(self, good: str, bad: str) -> tuple[list[float], list[float]]:
-        """Interleaved trial statistics of the two references."""
-        ...
-
     def describe(self, commit: str) -> dict[str, str]:
         """{"sha", "subject", "author"} of a commit."""
         ...
@@ -67,9 +70,20 @@ class Lab(Protocol):
 
 @dataclass(frozen=True)
 class Settings:
-    trials: int = 5
-    extra_batches: int = 1
-    alpha: float = 0.05
+    trials: int = 3  # rounds (one trial of X, G and B each) before the first decision
+    max_trials: int = 15  # rounds before a weak decision
+    error: float = 1e-3  # wrong-decision probability of one sequential test
+    confirm_error: float = 1e-6  # the same for the two commits the answer rests on
+    alpha: float = 0.05  # of the good-vs-bad check and of the reported p values
+    check_trials: int = 20  # most rounds of G and B in the check
+    check_min_trials: int = 5
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.trials <= self.max_trials:
+            raise ValueError(f"need 1 <= trials <= max_trials, got {self.trials} and {self.max_trials}")
+        if not 3 <= self.check_min_trials <= self.check_trials:
+            raise ValueError(f"need 3 <= check_min_trials <= check_trials, got {self.check_min_trials} "
+                             f"and {self.check_trials}")
 
 
 @dataclass
@@ -126,15 +140,16 @@ class Bisector:
             if error is not None:
                 raise BisectError(f"{'good' if commit == state.good else 'bad'} commit {commit[:12]} "
                                   f"does not build: {error}")
-        good, bad = self.lab.pair(state.good, state.bad)
-        verdict = compare_trials(good, bad, direction=LOWER_IS_BETTER, alpha=self.settings.alpha)
+        good, bad, step = self._side_by_side(state.good, state.bad)
+        assert step.verdict is not None
+        verdict = step.verdict
         state.refs = {
             "good": good, "bad": bad, "change_pct": verdict.change_pct, "ci_pct": list(verdict.ci_pct),
             "p_value": verdict.p_value, "verdict": verdict.verdict,
         }
         self.log(f"check: bad vs good {verdict.change_pct:+.2f}% CI [{verdict.ci_pct[0]:+.2f}%, "
                  f"{verdict.ci_pct[1]:+.2f}%] p={verdict.p_value:.3g} ({len(good)}+{len(bad)} trials)")
-        if not verdict.significant:
+        if step.decision != DIFFERENT:
             state.status = NO_DIFFERENCE
             state.result = {"first_bad": None, "reason": "no reproducible difference between good and bad",
                             **{k: state.refs[k] for k in ("change_pct", "ci_pct", "p_value")}}
@@ -144,46 +159,62 @@ class Bisector:
         assert self.state.refs is not None
         return list(self.state.refs["good"]), list(self.state.refs["bad"])
 
+    def _measure(
+        self, commit: str, trials: list[float], good: list[float], bad: list[float], error: float,
+    ) -> tuple[Classification, int]:
+        """Bracketed rounds of ``commit`` with G and B until the oracle decides (lists grow in place)."""
+        state = self.state
+        spread = [self.state.refs["good"], self.state.refs["bad"]] if self.state.refs else []
+        rounds = 0
+        while True:
+            n = self.settings.trials if rounds == 0 and len(trials) < self.settings.trials else 1
+            fresh = self.lab.round([commit, state.good, state.bad], n)
+            trials += fresh[commit]
+            good += fresh[state.good]
+            bad += fresh[state.bad]
+            rounds += n
+            if not (trials and good and bad):
+                raise BisectError(f"commit {commit[:12]}: the measurement produced no trial statistics")
+            judged = classify(good, bad, trials, error=error, alpha=self.settings.alpha,
+                              spread_from=spread, final=rounds >= self.settings.max_trials)
+            if judged.verdict != UNDECIDED:
+                return judged, rounds
+
     def _step(self, commit: str) -> None:
         error = self.lab.build(commit)
         if error is not None:
             self._record(commit, [], None, phase="search", note=f"build failed: {error}")
             return
-        state = self.state
-        trials: dict[str, list[float]] = {commit: [], state.good: [], state.bad: []}
-        batches = 0
-        judged: Classification | None = None
-        while judged is None or (judged.verdict == UNDECIDED and batches <= self.settings.extra_batches):
-            for key, values in self.lab.round([commit, state.good, state.bad], self.settings.trials).items():
-                trials[key] += values
-            batches += 1
-            judged = classify(trials[state.good], trials[state.bad], trials[commit], alpha=self.settings.alpha)
-        if judged.verdict == UNDECIDED:
-            judged = classify(trials[state.good], trials[state.bad], trials[commit], alpha=self.settings.alpha,
-                              final=True)
-        self._record(commit, trials[commit], judged, phase="search", batches=batches,
-                     refs=(trials[state.good], trials[state.bad]))
+        trials: list[float] = []
+        good: list[float] = []
+        bad: list[float] = []
+        judged, rounds = self._measure(commit, trials, good, bad, self.settings.error)
+        self._record(commit, trials, judged, phase="search", rounds=rounds, refs=(good, bad))
 
     def _recheck(self) -> bool:
-        """Re-measure a weakly judged first bad commit and its parent; True if anything was measured."""
+        """Confirm the first bad commit and its parent (module docstring); True if anything was measured."""
         state = self.state
         result = search_result(state.commits, latest_verdicts(state.steps))
         if result.first_bad is None:
             return False
         latest = {str(step["commit"]): step for step in state.steps}
-        targets = [c for c in (result.parent, result.first_bad) if c is not None and c in latest]
-        if not any(latest[c].get("weak") for c in targets):
+        confirmed = {str(step["commit"]) for step in state.steps if step.get("phase") == "recheck"}
+        strong = math.log(1 / self.settings.confirm_error)
+        targets = [
+            c for c in (result.parent, result.first_bad)
+            if c is not None and c in latest and c not in confirmed
+            and (latest[c].get("weak") or abs(float(latest[c].get("llr") or 0.0)) < strong)
+        ]
+        if not targets:
             return False
-        if any(step.get("phase") == "recheck" and step["commit"] in targets for step in state.steps):
-            return False
-        self.log("re-check: " + " and ".join(c[:12] for c in targets) + " (weak evidence)")
-        fresh = self.lab.round([*targets, state.good, state.bad], self.settings.trials)
+        self.log("confirm: " + " and ".join(c[:12] for c in targets))
         for commit in targets:
-            old_good, old_bad = latest[commit].get("refs") or self._references()
-            good, bad = list(old_good) + fresh[state.good], list(old_bad) + fresh[state.bad]
-            trials = list(latest[commit]["trials"]) + fresh[commit]
-            judged = classify(good, bad, trials, alpha=self.settings.alpha, final=True)
-            self._record(commit, trials, judged, phase="recheck", batches=1, refs=(good, bad))
+            old_good, old_bad = latest[commit].get("refs") or ([], [])
+            trials, good, bad = list(latest[commit]["trials"]), list(old_good), list(old_bad)
+            judged, rounds = self._measure(commit, trials, good, bad, self.settings.confirm_error)
+            self._record(commit, trials, judged, phase="recheck", rounds=rounds, refs=(good, bad))
+            if judged.verdict != latest[commit]["verdict"]:
+                break  # the search continues from the new verdict; the other one may no longer be an end
         return True
 
     def _finish(self) -> None:
@@ -195,16 +226,23 @@ class Bisector:
             "first_bad": None, "candidates": [self.lab.describe(c) for c in result.candidates],
             "parent": result.parent or state.good,
             "steps": len(state.steps),
-            "trial_batches": sum(int(step.get("batches", 0)) for step in state.steps),
+            "rounds": sum(int(step.get("rounds", 0)) for step in state.steps),
         }
         if result.first_bad is not None:
             out["first_bad"] = self.lab.describe(result.first_bad)
-            step = latest.get(result.first_bad)
-            culprit = list(step["trials"]) if step is not None else bad
-            base = list(step["refs"][0]) if step is not None and step.get("refs") else good
-            verdict = compare_trials(base, culprit, direction=LOWER_IS_BETTER, alpha=self.settings.alpha)
+            parent = result.parent or state.good
+            if parent == state.good and result.first_bad == state.bad:
+                before, after, decision = good, bad, DIFFERENT  # the check measured exactly this
+            else:
+                before, after, decision = self._evidence(parent, result.first_bad)
+            verdict = compare_trials(before, after, direction=LOWER_IS_BETTER, alpha=self.settings.alpha)
             out.update(change_pct=verdict.change_pct, ci_pct=list(verdict.ci_pct), p_value=verdict.p_value,
-                       verdict=verdict.verdict)
+                       verdict=verdict.verdict, confirmed=decision == DIFFERENT,
+                       evidence={"parent": self.lab.describe(parent), "parent_trials": before,
+                                 "first_bad_trials": after})
+            if decision != DIFFERENT:
+                out["reason"] = (f"measured side by side for {len(before)} rounds, the first bad commit and its "
+                                 f"parent do not differ significantly: the change may be spread over commits")
         else:
             out.update(change_pct=state.refs["change_pct"] if state.refs else math.nan, ci_pct=None, p_value=None,
                        reason="skipped commits leave several candidates")
@@ -212,23 +250,42 @@ class Bisector:
         state.status = DONE
         self.save(state)
 
+    def _evidence(self, parent: str, culprit: str) -> tuple[list[float], list[float], str]:
+        """The first bad commit against its parent, side by side, for the change the report quotes."""
+        self.log(f"evidence: {culprit[:12]} against its parent {parent[:12]}")
+        before, after, step = self._side_by_side(parent, culprit)
+        return before, after, step.decision
+
+    def _side_by_side(self, base: str, new: str) -> tuple[list[float], list[float], SequentialStep]:
+        """Rounds of ``base`` and ``new`` until the sequential comparison stops (``check_trials`` at most)."""
+        sequential = SequentialComparison(direction=LOWER_IS_BETTER, alpha=self.settings.alpha,
+                                          max_trials=self.settings.check_trials,
+                                          min_trials=self.settings.check_min_trials)
+        step: SequentialStep | None = None
+        while step is None or not step.done:
+            both = self.lab.round([base, new], 1)
+            if not (both[base] and both[new]):
+                raise BisectError(f"commit {base[:12]} or {new[:12]} produced no trial statistics")
+            step = sequential.add(both[base][0], both[new][0])
+        return list(sequential.base), list(sequential.new), step
+
     def _record(
-        self, commit: str, trials: list[float], judged: Classification | None, *, phase: str, batches: int = 0,
+        self, commit: str, trials: list[float], judged: Classification | None, *, phase: str, rounds: int = 0,
         note: str = "", refs: tuple[list[float], list[float]] | None = None,
     ) -> None:
         step: dict[str, Any] = {
             "commit": commit, "subject": self.lab.describe(commit)["subject"], "phase": phase,
-            "trials": trials, "median": _median(trials), "batches": batches,
+            "trials": trials, "median": _median(trials), "rounds": rounds,
             "refs": [refs[0], refs[1]] if refs is not None else None,
         }
         if judged is None:
             step.update(verdict=SKIP, weak=False, reason=note, change_vs_good_pct=None, p_vs_good=None,
-                        p_vs_bad=None, position=None)
+                        p_vs_bad=None, position=None, llr=None, between=False)
         else:
             step.update(
                 verdict=judged.verdict, weak=judged.weak, reason=judged.reason,
                 change_vs_good_pct=judged.vs_good.change_pct, p_vs_good=judged.vs_good.p_value,
-                p_vs_bad=judged.vs_bad.p_value, position=judged.position,
+                p_vs_bad=judged.vs_bad.p_value, position=judged.position, llr=judged.llr, between=judged.between,
             )
         self.state.steps.append(step)
         weak = " (weak)" if step["weak"] else ""

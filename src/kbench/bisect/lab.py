@@ -5,9 +5,8 @@ user's command in the commit's worktree; its statistic is ``trial_statistic`` (t
 of the steady-state part) of the per-execution ``wall`` times, or with metric ``cpu`` of
 the child's user + system CPU time (``utime_ns + stime_ns`` from wait4): on a machine
 shared with other load the wall time is mostly the scheduler's doing, the CPU time is not.
-Steps measure the commit and both references in randomized rounds (``round``). The
-initial check is ``run_comparison`` (randomized interleaving; adaptive
-stopping on the wall time, so with ``cpu`` the check runs all its trials).
+The driver asks for randomized rounds (``round``): one trial of each commit asked for,
+in a random order, so a drifting machine affects them alike.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from kbench.bisect.git import Worktrees, describe
 from kbench.catalog.benchmarks import Benchmark, lookup
 from kbench.catalog.scale import primary_metric
 from kbench.compare.trial import trial_statistic
-from kbench.engine.compare_protocol import ComparisonSide, run_comparison
 from kbench.engine.request import RunRequest
 from kbench.engine.runner import RunResult, execute_run
 from kbench.store.db import Store
@@ -37,7 +35,7 @@ METRICS = ("wall", "cpu")
 class CommandLab:
     def __init__(
         self, store: Store, *, bisection_id: int, repo: Path, worktrees: Worktrees, build: str, command: str,
-        samples: int, check_trials: int, min_trials: int, alpha: float, seed: int, metric: str = "wall",
+        samples: int, seed: int, metric: str = "wall",
     ):
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
@@ -49,9 +47,6 @@ class CommandLab:
         self.build_cmd = build
         self.command = command
         self.samples = samples
-        self.check_trials = check_trials
-        self.min_trials = min_trials
-        self.alpha = alpha
         self.seed = seed
         self.bench: Benchmark = lookup("command")
         self._built: set[str] = set()
@@ -106,19 +101,6 @@ class CommandLab:
                     commit = commits[int(index)]
                     stats[commit] += self.statistic(execute_run(self.store, self.bench, requests[commit], target))
         return stats
-
-    def pair(self, good: str, bad: str) -> tuple[list[float], list[float]]:
-        sides = [
-            ComparisonSide(label=f"good:{good[:12]}", kernel=None, benchmark=self.bench, request=self._request(good)),
-            ComparisonSide(label=f"bad:{bad[:12]}", kernel=None, benchmark=self.bench, request=self._request(bad)),
-        ]
-        outcome = run_comparison(
-            self.store, sides, make_target, max_trials=self.check_trials, min_trials=self.min_trials,
-            adaptive=self.metric == "wall", alpha=self.alpha, seed=self.seed, tags=("bisect-check",),
-        )
-        good_stats = [x for run in outcome.sides[0].runs for x in self.statistic(run)]
-        bad_stats = [x for run in outcome.sides[1].runs for x in self.statistic(run)]
-        return good_stats, bad_stats
 
     def describe(self, commit: str) -> dict[str, str]:
         if commit not in self._described:

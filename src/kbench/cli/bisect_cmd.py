@@ -58,10 +58,12 @@ def bisect_group() -> None:
               help="Shell command to time (cwd: the worktree); one execution per sample.")
 @click.option("--samples", type=click.IntRange(min=1), default=10, show_default=True,
               help="Executions of the command per trial.")
-@click.option("--trials", type=click.IntRange(min=3), default=5, show_default=True,
-              help="Trials per commit and per batch (an undecided commit gets one more batch).")
-@click.option("--check-trials", type=click.IntRange(min=3), help="Most trials per reference in the initial "
-              "check of good vs bad (adaptive; default: 2 x --trials).")
+@click.option("--trials", type=click.IntRange(min=1), default=Settings.trials, show_default=True,
+              help="Rounds (a trial each of the commit, good and bad) before the first decision on a commit.")
+@click.option("--max-trials", type=click.IntRange(min=1), default=Settings.max_trials, show_default=True,
+              help="Rounds after which an undecided commit is judged weakly (and confirmed at the end).")
+@click.option("--check-trials", type=click.IntRange(min=5), default=Settings.check_trials, show_default=True,
+              help="Most rounds of good and bad in the initial check (it stops as soon as they differ).")
 @click.option("--metric", type=click.Choice(METRICS), default="wall", show_default=True,
               help="Trial statistic: median wall time per execution, or median user+system CPU time of the "
               "command (robust to other load on the machine).")
@@ -73,10 +75,12 @@ def bisect_group() -> None:
 @pass_context
 def start_cmd(
     ctx: Context, good: str, bad: str, repo: Path, build: str, command: str, samples: int, trials: int,
-    check_trials: int | None, metric: str, alpha: float, seed: int, workdir: Path | None, as_json: bool,
+    max_trials: int, check_trials: int, metric: str, alpha: float, seed: int, workdir: Path | None, as_json: bool,
 ) -> None:
     """Check that GOOD and BAD differ, then binary-search the commits between them."""
     repo = repo.resolve()
+    if trials > max_trials:
+        raise click.BadParameter(f"--trials {trials} is more than --max-trials {max_trials}", param_hint="--trials")
     with user_errors():
         try:
             good_sha, bad_sha = resolve(repo, good), resolve(repo, bad)
@@ -85,7 +89,8 @@ def start_cmd(
             fail(str(exc), exit_codes.BISECT_FAILED)
         store = ctx.store
         params: dict[str, Any] = {
-            "samples": samples, "trials": trials, "check_trials": check_trials or 2 * trials, "metric": metric,
+            "samples": samples, "trials": trials, "max_trials": max_trials, "check_trials": check_trials,
+            "metric": metric,
             "alpha": alpha,
             "seed": seed, "commits": commits,
         }
@@ -143,8 +148,7 @@ def _run(store: Store, bisection_id: int, as_json: bool) -> None:
     worktrees = Worktrees(repo, Path(params["workdir"]))
     lab = CommandLab(
         store, bisection_id=bisection_id, repo=repo, worktrees=worktrees, build=record["build"],
-        command=record["command"], samples=int(params["samples"]), check_trials=int(params["check_trials"]),
-        min_trials=int(params["trials"]), alpha=float(params["alpha"]), seed=int(params["seed"]),
+        command=record["command"], samples=int(params["samples"]), seed=int(params["seed"]),
         metric=str(params.get("metric", "wall")),
     )
     state = BisectState(good=record["good"], bad=record["bad"], commits=list(params["commits"]),
@@ -158,7 +162,8 @@ def _run(store: Store, bisection_id: int, as_json: bool) -> None:
     def log(text: str) -> None:
         err_console.print(f"bisect {bisection_id}: {text}", highlight=False, markup=False)
 
-    settings = Settings(trials=int(params["trials"]), alpha=float(params["alpha"]))
+    settings = Settings(trials=int(params["trials"]), max_trials=int(params.get("max_trials", Settings.max_trials)),
+                        check_trials=int(params["check_trials"]), alpha=float(params["alpha"]))
     try:
         Bisector(lab, state, settings, save=save, log=log).run()
     except BisectError as exc:
