@@ -120,7 +120,7 @@ def test_bisect_names_the_culprit_and_skips_the_broken_commit(kbench: KbenchRunn
         assert {"commit", "subject", "trials", "median", "verdict"} <= step.keys()
     _checkout_untouched(repo, shas[-1])
     text = kbench("bisect", "status").stdout
-    assert f"first bad commit: {shas[CULPRIT]}" in text and "skip" in text and "change vs good: +" in text
+    assert f"first bad commit: {shas[CULPRIT]}" in text and "skip" in text and "change vs its parent " in text
     # Every trial is a stored run of the command benchmark, tagged with the bisection.
     runs = as_json(kbench("results", "--json"))
     assert runs and all(f"bisect:{report['id']}" in (r.get("tags") or []) for r in runs)
@@ -173,3 +173,54 @@ def test_resume_after_a_kill_finishes_with_the_same_answer(
     _checkout_untouched(repo, shas[-1])
     reset = kbench("bisect", "reset")
     assert "worktrees removed" in reset.stderr
+
+
+def test_the_oracle_drives_git_bisect_run(db_path: Path, tmp_path: Path) -> None:
+    # 10 commits: the culprit (+5%) at 6, commit 3 does not build (the oracle says skip: 125).
+    repo = tmp_path / "repo"
+    shas = make_repo(repo, commits=10, culprit=6, broken=3, extra=0.05)
+    runner = tmp_path / "kbench"
+    runner.write_text(f"#!/bin/sh\nexec {sys.executable} -m kbench.cli \"$@\"\n")
+    runner.chmod(0o755)
+    env = dict(os.environ, KBENCH_DB=str(db_path), XDG_CACHE_HOME=str(tmp_path / "cache"))
+
+    def git(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=check,
+                              timeout=400)
+
+    oracle = [str(runner), "bisect", "oracle", "--good", shas[0], "--bad", shas[-1], *MEASURE]
+    git("checkout", "-q", shas[3])
+    broken = subprocess.run(oracle, cwd=repo, capture_output=True, text=True, env=env, timeout=120)
+    assert broken.returncode == 125 and "build failed" in broken.stderr
+    git("checkout", "-q", "main")
+    assert subprocess.run(oracle, cwd=repo, capture_output=True, text=True, env=env).returncode == 1  # B itself
+
+    git("bisect", "start", shas[-1], shas[0])
+    run = git("bisect", "run", *oracle)
+    assert f"{shas[6]} is the first bad commit" in run.stdout, run.stdout + run.stderr
+    log = git("bisect", "log").stdout
+    assert f"# skip: [{shas[3]}]" in log or shas[3] not in log  # skipped if the search reached it
+    git("bisect", "reset")
+    assert git("status", "--porcelain").stdout == ""
+    assert not list((tmp_path / "cache" / "kbench" / "bisect").glob("oracle-*/*"))  # worktrees removed
+
+    # A usage error must abort `git bisect run` (exit 255), not read as "bad" (exit 2).
+    git("bisect", "start", shas[-1], shas[0])
+    aborted = git("bisect", "run", str(runner), "bisect", "oracle", "--good", shas[0], "--bad", shas[-1],
+                  "--build", BUILD, check=False)
+    assert aborted.returncode != 0 and "the oracle needs --build and --command" in aborted.stderr
+    assert "is the first bad commit" not in aborted.stdout
+    git("bisect", "reset")
+
+
+def test_html_report_of_a_finished_bisection(kbench: KbenchRunner, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shas = make_repo(repo, commits=8, culprit=5, broken=None, extra=0.05)
+    page = tmp_path / "bisect.html"
+    kbench("bisect", "start", "--repo", str(repo), "--good", shas[0], "--bad", "main", *MEASURE,
+           "--workdir", str(tmp_path / "wt"), "--html", str(page), timeout=200)
+    html = page.read_text()
+    assert f'data-sha="{shas[5]}"' in html and 'id="steps-table"' in html and "<svg" in html
+    again = tmp_path / "again.html"
+    kbench("bisect", "status", "--html", str(again))
+    assert again.read_text() == html  # rendered from the store alone

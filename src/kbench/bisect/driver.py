@@ -133,6 +133,15 @@ class Bisector:
             self._finish()
             return state
 
+    def judge(self, commit: str) -> Classification | str:
+        """Build and classify one commit on its own, outside a search (``kbench bisect oracle``):
+        its Classification, or why it did not build."""
+        error = self.lab.build(commit)
+        if error is not None:
+            return f"build failed: {error}"
+        judged, _ = self._measure(commit, [], [], [], self.settings.error)
+        return judged
+
     def _check(self) -> None:
         state = self.state
         for commit in (state.good, state.bad):
@@ -221,7 +230,6 @@ class Bisector:
         state = self.state
         result = search_result(state.commits, latest_verdicts(state.steps))
         good, bad = self._references()
-        latest = {str(step["commit"]): step for step in state.steps}
         out: dict[str, Any] = {
             "first_bad": None, "candidates": [self.lab.describe(c) for c in result.candidates],
             "parent": result.parent or state.good,

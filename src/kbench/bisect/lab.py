@@ -34,14 +34,14 @@ METRICS = ("wall", "cpu")
 
 class CommandLab:
     def __init__(
-        self, store: Store, *, bisection_id: int, repo: Path, worktrees: Worktrees, build: str, command: str,
+        self, store: Store, *, tag: str, repo: Path, worktrees: Worktrees, build: str, command: str,
         samples: int, seed: int, metric: str = "wall",
     ):
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
         self.metric = metric
         self.store = store
-        self.bisection_id = bisection_id
+        self.tag = tag
         self.repo = repo
         self.worktrees = worktrees
         self.build_cmd = build
@@ -52,6 +52,12 @@ class CommandLab:
         self._built: set[str] = set()
         self._rng = np.random.default_rng(seed)
         self._described: dict[str, dict[str, str]] = {}
+
+    def __enter__(self) -> CommandLab:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """Nothing to release: every round makes its own local target."""
 
     def build(self, commit: str) -> str | None:
         path = self.worktrees.add(commit)
@@ -75,7 +81,7 @@ class CommandLab:
         cmd = f"cd {shlex.quote(str(self.worktrees.path(commit)))} && {self.command}"
         return RunRequest(
             benchmark=self.bench.name, params={"cmd": cmd}, samples=self.samples,
-            tags=(f"bisect:{self.bisection_id}", f"commit:{commit[:12]}", *extra_tags),
+            tags=(self.tag, f"commit:{commit[:12]}", *extra_tags),
         )
 
     def statistic(self, run: object) -> list[float]:

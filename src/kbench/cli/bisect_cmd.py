@@ -6,9 +6,9 @@ the bad commit; 11 the bisection failed (a reference does not build, git refused
 
 from __future__ import annotations
 
-import math
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,6 @@ import click
 
 from kbench.bisect.driver import (
     ABORTED,
-    DONE,
     FAILED,
     NO_DIFFERENCE,
     RUNNING,
@@ -27,14 +26,93 @@ from kbench.bisect.driver import (
 )
 from kbench.bisect.git import Worktrees, ancestry_path, resolve
 from kbench.bisect.lab import METRICS, CommandLab
+from kbench.bisect.module_lab import ModuleLab
 from kbench.cli import exit_codes
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context, user_errors
+from kbench.cli.parsing import KeyValue
+from kbench.report.bisect_report import render_text, report_dict
 from kbench.store.db import Store
 
+COMMAND, MODULE = "command", "module"
 
-def _cache_root() -> Path:
+
+def cache_root() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "kbench" / "bisect"
+
+
+def measure_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """What to build and measure at each commit: shared by ``start`` and ``oracle``."""
+    options = [
+        click.option("--build", "build", metavar="CMD",
+                     help="Shell command that builds a commit (cwd: its worktree); non-zero marks it skip. "
+                     "Required with --command; with --module it runs before the module is built."),
+        click.option("--command", "command", metavar="CMD",
+                     help="Shell command to time (cwd: the worktree); one execution per sample."),
+        click.option("--samples", type=click.IntRange(min=1),
+                     help="Per trial: executions of --command (default 10), or samples of the module's "
+                     "benchmark (default 2000)."),
+        click.option("--trials", type=click.IntRange(min=1), default=Settings.trials, show_default=True,
+                     help="Rounds (a trial each of the commit, good and bad) before the first decision on a commit."),
+        click.option("--max-trials", type=click.IntRange(min=1), default=Settings.max_trials, show_default=True,
+                     help="Rounds after which an undecided commit is judged weakly."),
+        click.option("--metric", type=click.Choice(METRICS), default="wall", show_default=True,
+                     help="Trial statistic: median wall time per execution, or median user+system CPU time of "
+                     "the command (robust to other load on the machine)."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the interleaving order."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def output_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    command = click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+                           help="Also write the report as a self-contained HTML page.")(command)
+    return click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")(command)
+
+
+def check_measured(
+    *, build: str | None, command: str | None, module: str | None, kernel: str | None, benchmark: str | None,
+    bench_params: tuple[tuple[str, str], ...], metric: str,
+) -> str:
+    """COMMAND or MODULE, from a consistent set of options (else a usage error naming the problem)."""
+    if module is None:
+        for option, value in (("--kernel", kernel), ("--benchmark", benchmark), ("--param", bench_params)):
+            if value:
+                raise click.UsageError(f"{option} goes with --module (a benchmark module measured in a kernel)")
+        if not command or not build:
+            raise click.UsageError("give --build and --command (user space), or --module and --kernel "
+                                   "(a benchmark module measured in a kernel booted in qemu)")
+        return COMMAND
+    if command:
+        raise click.UsageError("--command and --module exclude each other: one thing is measured per bisection")
+    if not kernel:
+        raise click.UsageError("--module needs --kernel: the kernel to build it for and boot in qemu")
+    if metric != "wall":
+        raise click.UsageError("--metric applies to --command; a module's benchmark is timed in cycles per call")
+    return MODULE
+
+
+def make_lab(store: Store, record: dict[str, Any], worktrees: Worktrees) -> CommandLab | ModuleLab:
+    params = record["params"]
+    tag = f"bisect:{record['id']}"
+    if params.get("kind", COMMAND) == MODULE:
+        return ModuleLab(
+            store, tag=tag, repo=Path(record["repo"]), worktrees=worktrees, build=record["build"] or None,
+            module=str(params["module"]), benchmark=params.get("benchmark"), kernel=str(params["kernel"]),
+            samples=int(params["samples"]), params=dict(params.get("bench_params") or {}), seed=int(params["seed"]),
+        )
+    return CommandLab(
+        store, tag=tag, repo=Path(record["repo"]), worktrees=worktrees, build=record["build"],
+        command=record["command"], samples=int(params["samples"]), seed=int(params["seed"]),
+        metric=str(params.get("metric", "wall")),
+    )
+
+
+def check_trial_range(trials: int, max_trials: int) -> None:
+    if trials > max_trials:
+        raise click.BadParameter(f"--trials {trials} is more than --max-trials {max_trials}", param_hint="--trials")
 
 
 @click.group("bisect")
@@ -52,35 +130,39 @@ def bisect_group() -> None:
 @click.option("--bad", required=True, metavar="REV", help="A later commit with the new performance.")
 @click.option("--repo", type=click.Path(file_okay=False, exists=True, path_type=Path), default=Path("."),
               show_default=True, help="The git repository (its checkout is never touched).")
-@click.option("--build", "build", required=True, metavar="CMD",
-              help="Shell command that builds a commit (cwd: its worktree); non-zero marks it skip.")
-@click.option("--command", "command", required=True, metavar="CMD",
-              help="Shell command to time (cwd: the worktree); one execution per sample.")
-@click.option("--samples", type=click.IntRange(min=1), default=10, show_default=True,
-              help="Executions of the command per trial.")
-@click.option("--trials", type=click.IntRange(min=1), default=Settings.trials, show_default=True,
-              help="Rounds (a trial each of the commit, good and bad) before the first decision on a commit.")
-@click.option("--max-trials", type=click.IntRange(min=1), default=Settings.max_trials, show_default=True,
-              help="Rounds after which an undecided commit is judged weakly (and confirmed at the end).")
+@measure_options
+@click.option("--module", metavar="PATH", help="Kernel side: the repository's benchmark module (NAME.c using "
+              "kbench.h, or a module directory), built for --kernel at every commit and measured in it.")
+@click.option("--benchmark", metavar="NAME", help="With --module: the kfunc benchmark it registers (default: "
+              "the one it adds).")
+@click.option("--kernel", metavar="SPEC", help="With --module: the kernel booted in qemu (e.g. deb:6.1.0-56-amd64).")
+@click.option("-p", "--param", "bench_params", multiple=True, type=KeyValue(),
+              help="With --module: benchmark parameter KEY=VALUE (repeatable).")
 @click.option("--check-trials", type=click.IntRange(min=5), default=Settings.check_trials, show_default=True,
               help="Most rounds of good and bad in the initial check (it stops as soon as they differ).")
-@click.option("--metric", type=click.Choice(METRICS), default="wall", show_default=True,
-              help="Trial statistic: median wall time per execution, or median user+system CPU time of the "
-              "command (robust to other load on the machine).")
-@click.option("--alpha", type=click.FloatRange(min=0.001, max=0.2), default=0.05, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the interleaving order.")
+@click.option("--alpha", type=click.FloatRange(min=0.001, max=0.2), default=0.05, show_default=True,
+              help="Level of the good-vs-bad check and of the reported p values.")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
               help="Where the worktrees go (default: $XDG_CACHE_HOME/kbench/bisect/ID).")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@output_options
 @pass_context
 def start_cmd(
-    ctx: Context, good: str, bad: str, repo: Path, build: str, command: str, samples: int, trials: int,
-    max_trials: int, check_trials: int, metric: str, alpha: float, seed: int, workdir: Path | None, as_json: bool,
+    ctx: Context, good: str, bad: str, repo: Path, build: str | None, command: str | None, samples: int | None,
+    trials: int, max_trials: int, metric: str, seed: int, module: str | None, benchmark: str | None,
+    kernel: str | None, bench_params: tuple[tuple[str, str], ...], check_trials: int, alpha: float,
+    workdir: Path | None, as_json: bool, html_path: Path | None,
 ) -> None:
-    """Check that GOOD and BAD differ, then binary-search the commits between them."""
+    """Check that GOOD and BAD differ, then binary-search the commits between them.
+
+    \b
+    User space: --build CMD --command CMD (the command timed in each commit's worktree).
+    Kernel side: --module PATH --kernel SPEC [--benchmark NAME] [-p K=V] (an out-of-tree
+    benchmark module built per commit and measured inside the kernel, booted in qemu).
+    """
     repo = repo.resolve()
-    if trials > max_trials:
-        raise click.BadParameter(f"--trials {trials} is more than --max-trials {max_trials}", param_hint="--trials")
+    check_trial_range(trials, max_trials)
+    kind = check_measured(build=build, command=command, module=module, kernel=kernel,
+                          benchmark=benchmark, bench_params=bench_params, metric=metric)
     with user_errors():
         try:
             good_sha, bad_sha = resolve(repo, good), resolve(repo, bad)
@@ -89,42 +171,45 @@ def start_cmd(
             fail(str(exc), exit_codes.BISECT_FAILED)
         store = ctx.store
         params: dict[str, Any] = {
-            "samples": samples, "trials": trials, "max_trials": max_trials, "check_trials": check_trials,
-            "metric": metric,
-            "alpha": alpha,
+            "kind": kind, "samples": samples or (10 if kind == COMMAND else 2000), "trials": trials,
+            "max_trials": max_trials, "check_trials": check_trials, "metric": metric, "alpha": alpha,
             "seed": seed, "commits": commits,
         }
+        if kind == MODULE:
+            params.update(module=module, benchmark=benchmark, kernel=kernel, bench_params=dict(bench_params))
+            command = f"kfunc.{(benchmark or '?').removeprefix('kfunc.')} of {module} in {kernel}"
+        assert command is not None
         bisection_id = store.create_bisection(repo=str(repo), good=good_sha, bad=bad_sha, command=command,
-                                              build=build, params=params)
-        params["workdir"] = str((workdir or _cache_root() / str(bisection_id)).resolve())
+                                              build=build or "", params=params)
+        params["workdir"] = str((workdir or cache_root() / str(bisection_id)).resolve())
         store.update_bisection(bisection_id, params=params)
         err_console.print(f"bisection {bisection_id}: {len(commits)} commits after {good_sha[:12]} up to "
                           f"{bad_sha[:12]}", highlight=False)
-        _run(store, bisection_id, as_json)
+        _run(store, bisection_id, as_json, html_path)
 
 
 @bisect_group.command("resume")
 @click.argument("bisection_id", type=int, required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@output_options
 @pass_context
-def resume_cmd(ctx: Context, bisection_id: int | None, as_json: bool) -> None:
+def resume_cmd(ctx: Context, bisection_id: int | None, as_json: bool, html_path: Path | None) -> None:
     """Continue a bisection (default: the latest) from its saved steps."""
     with user_errors():
         record = ctx.store.get_bisection(bisection_id)
         if record["status"] != RUNNING:
-            _render(record, as_json)
+            _render(record, as_json, html_path)
             return
-        _run(ctx.store, int(record["id"]), as_json)
+        _run(ctx.store, int(record["id"]), as_json, html_path)
 
 
 @bisect_group.command("status")
 @click.argument("bisection_id", type=int, required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@output_options
 @pass_context
-def status_cmd(ctx: Context, bisection_id: int | None, as_json: bool) -> None:
+def status_cmd(ctx: Context, bisection_id: int | None, as_json: bool, html_path: Path | None) -> None:
     """Show a bisection (default: the latest): its steps so far and, when done, the culprit."""
     with user_errors():
-        _render(ctx.store.get_bisection(bisection_id), as_json)
+        _render(ctx.store.get_bisection(bisection_id), as_json, html_path)
 
 
 @bisect_group.command("reset")
@@ -141,16 +226,12 @@ def reset_cmd(ctx: Context, bisection_id: int | None) -> None:
                           + (", aborted" if record["status"] == RUNNING else ""), highlight=False)
 
 
-def _run(store: Store, bisection_id: int, as_json: bool) -> None:
+def _run(store: Store, bisection_id: int, as_json: bool, html_path: Path | None) -> None:
     record = store.get_bisection(bisection_id)
     params = record["params"]
     repo = Path(record["repo"])
     worktrees = Worktrees(repo, Path(params["workdir"]))
-    lab = CommandLab(
-        store, bisection_id=bisection_id, repo=repo, worktrees=worktrees, build=record["build"],
-        command=record["command"], samples=int(params["samples"]), seed=int(params["seed"]),
-        metric=str(params.get("metric", "wall")),
-    )
+    lab = make_lab(store, record, worktrees)
     state = BisectState(good=record["good"], bad=record["bad"], commits=list(params["commits"]),
                         refs=record["refs"], steps=list(record["steps"]), status=record["status"],
                         result=record["result"])
@@ -165,51 +246,26 @@ def _run(store: Store, bisection_id: int, as_json: bool) -> None:
     settings = Settings(trials=int(params["trials"]), max_trials=int(params.get("max_trials", Settings.max_trials)),
                         check_trials=int(params["check_trials"]), alpha=float(params["alpha"]))
     try:
-        Bisector(lab, state, settings, save=save, log=log).run()
+        with lab:
+            Bisector(lab, state, settings, save=save, log=log).run()
     except BisectError as exc:
         store.update_bisection(bisection_id, status=FAILED, result={"error": str(exc)})
         worktrees.remove_all()
         fail(str(exc), exit_codes.BISECT_FAILED)
     worktrees.remove_all()
-    _render(store.get_bisection(bisection_id), as_json)
+    if isinstance(lab, ModuleLab) and lab.problems:
+        err_console.print("[bold yellow]warning:[/] the guest kernel logged problems during the bisection:\n  "
+                          + "\n  ".join(lab.problems), highlight=False)
+    _render(store.get_bisection(bisection_id), as_json, html_path)
 
 
-def _clean(value: Any) -> Any:
-    """NaN → None, recursively (JSON has no NaN)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
-
-
-def report_dict(record: dict[str, Any]) -> dict[str, Any]:
-    result = record["result"] or {}
-    refs = record["refs"] or {}
-    report: dict[str, Any] = _clean({
-        "id": record["id"], "status": record["status"], "repo": record["repo"], "good": record["good"],
-        "bad": record["bad"], "command": record["command"], "build": record["build"],
-        "params": {k: v for k, v in record["params"].items() if k != "commits"},
-        "commits": len(record["params"]["commits"]),
-        "check": {"good_trials": refs.get("good"), "bad_trials": refs.get("bad"),
-                  "change_pct": refs.get("change_pct"), "ci_pct": refs.get("ci_pct"), "p_value": refs.get("p_value")},
-        "first_bad": result.get("first_bad"), "candidates": result.get("candidates"),
-        "change_pct": result.get("change_pct"), "ci_pct": result.get("ci_pct"), "p_value": result.get("p_value"),
-        "error": result.get("error"), "reason": result.get("reason"),
-        "steps": record["steps"],
-        "created_at": str(record["created_at"]), "updated_at": str(record["updated_at"]),
-    })
-    return report
-
-
-def _fmt_pct(value: Any) -> str:
-    return "-" if value is None else f"{value:+.2f}%"
-
-
-def _render(record: dict[str, Any], as_json: bool) -> None:
+def _render(record: dict[str, Any], as_json: bool, html_path: Path | None = None) -> None:
     report = report_dict(record)
+    if html_path is not None:
+        from kbench.report.bisect_html import render_bisect_html
+
+        html_path.write_text(render_bisect_html(report))
+        err_console.print(f"bisection {record['id']}: HTML report written to {html_path}", highlight=False)
     if as_json:
         emit_json(report)
     else:
@@ -220,47 +276,3 @@ def _render(record: dict[str, Any], as_json: bool) -> None:
         sys.exit(exit_codes.BISECT_FAILED)
 
 
-def render_text(report: dict[str, Any]) -> str:
-    lines = [f"bisection {report['id']} [{report['status']}]: {report['command']} "
-             f"({report['params'].get('metric', 'wall')} time)",
-             f"  repo {report['repo']}  good {report['good'][:12]}  bad {report['bad'][:12]}  "
-             f"({report['commits']} commits)"]
-    check = report["check"]
-    if check["change_pct"] is not None:
-        low, high = check["ci_pct"] or (None, None)
-        lines.append(f"  check: bad vs good {_fmt_pct(check['change_pct'])} CI [{_fmt_pct(low)}, {_fmt_pct(high)}] "
-                     f"p={check['p_value']:.3g} ({len(check['good_trials'])}+{len(check['bad_trials'])} trials)")
-    if report["steps"]:
-        lines.append("")
-        lines.append(f"  {'#':>3}  {'commit':12}  {'subject':32}  {'trials':>6}  {'median ms':>10}  "
-                     f"{'vs good':>8}  {'verdict':14}")
-        for number, step in enumerate(report["steps"], 1):
-            median = step["median"]
-            verdict = step["verdict"] + (" (weak)" if step.get("weak") else "")
-            verdict += " re-check" if step.get("phase") == "recheck" else ""
-            lines.append(
-                f"  {number:>3}  {step['commit'][:12]:12}  {step['subject'][:32]:32}  {len(step['trials']):>6}  "
-                f"{'-' if median is None else f'{median / 1e6:.3f}':>10}  {_fmt_pct(step['change_vs_good_pct']):>8}  "
-                f"{verdict}"
-            )
-    lines.append("")
-    status = report["status"]
-    if status == NO_DIFFERENCE:
-        lines.append("no reproducible difference between G and B: nothing to bisect")
-    elif status == DONE and report["first_bad"]:
-        culprit = report["first_bad"]
-        low, high = report["ci_pct"] or (None, None)
-        p_value = report["p_value"]
-        lines.append(f"first bad commit: {culprit['sha']}")
-        lines.append(f"  {culprit['subject']}")
-        lines.append(f"  author: {culprit['author']}")
-        lines.append(f"  change vs good: {_fmt_pct(report['change_pct'])} CI [{_fmt_pct(low)}, {_fmt_pct(high)}] "
-                     f"p={'-' if p_value is None else f'{p_value:.3g}'}")
-    elif status == DONE:
-        lines.append("the first bad commit is one of (skipped commits leave it ambiguous):")
-        lines += [f"  {c['sha'][:12]} {c['subject']}" for c in report["candidates"] or []]
-    elif status == FAILED:
-        lines.append(f"failed: {report['error']}")
-    elif status == RUNNING:
-        lines.append("still running (or interrupted): `kbench bisect resume` continues it")
-    return "\n".join(lines) + "\n"

@@ -98,6 +98,7 @@ def emit_json(data: Any) -> None:
 def _register_commands() -> None:
     from kbench.cli import (
         bisect_cmd,
+        bisect_oracle_cmd,  # noqa: F401  (adds ``oracle`` to the bisect group)
         calibrate_cmd,
         catalog_cmds,
         compare_cmd,
