@@ -147,7 +147,9 @@ def test_first_bad_commit_headline_and_hooks(found: dict[str, Any]) -> None:
     text = page.text(headline)
     assert f"first bad commit: {COMMITS[9][:12]} {NASTY}" in text
     assert "author: Kay Bench <kay@example.org>" in text
-    assert f"change vs good: {change_text(found['change_pct'], found['ci_pct'], found['p_value'])}" in text
+    rounds = len(found["evidence"]["parent_trials"])
+    assert f"change vs its parent {COMMITS[8][:12]} ({rounds} rounds side by side): " \
+        f"{change_text(found['change_pct'], found['ci_pct'], found['p_value'])}" in text
     assert not page.has("candidates")
     for hook in ("check", "evidence-plot", "parameters"):
         assert page.has(hook), hook

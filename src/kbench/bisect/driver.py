@@ -56,7 +56,8 @@ class Lab(Protocol):
     """Builds and measures commits; trial statistics are positive numbers (ns)."""
 
     def build(self, commit: str) -> str | None:
-        """Build ``commit``; None when it built, else why not (a short text)."""
+        """Build ``commit``; None when it built, else why not: one line, then optionally more
+        lines of evidence (a kernel's console tail) that the step keeps as ``console_tail``."""
         ...
 
     def round(self, commits: Sequence[str], n: int) -> dict[str, list[float]]:
@@ -192,7 +193,8 @@ class Bisector:
     def _step(self, commit: str) -> None:
         error = self.lab.build(commit)
         if error is not None:
-            self._record(commit, [], None, phase="search", note=f"build failed: {error}")
+            first, _, details = error.partition("\n")
+            self._record(commit, [], None, phase="search", note=f"build failed: {first}", details=details)
             return
         trials: list[float] = []
         good: list[float] = []
@@ -279,7 +281,7 @@ class Bisector:
 
     def _record(
         self, commit: str, trials: list[float], judged: Classification | None, *, phase: str, rounds: int = 0,
-        note: str = "", refs: tuple[list[float], list[float]] | None = None,
+        note: str = "", refs: tuple[list[float], list[float]] | None = None, details: str = "",
     ) -> None:
         step: dict[str, Any] = {
             "commit": commit, "subject": self.lab.describe(commit)["subject"], "phase": phase,
@@ -289,6 +291,8 @@ class Bisector:
         if judged is None:
             step.update(verdict=SKIP, weak=False, reason=note, change_vs_good_pct=None, p_vs_good=None,
                         p_vs_bad=None, position=None, llr=None, between=False)
+            if details:
+                step["console_tail"] = details.splitlines()
         else:
             step.update(
                 verdict=judged.verdict, weak=judged.weak, reason=judged.reason,

@@ -269,9 +269,11 @@ def _headline(report: Mapping[str, Any]) -> str:
             f'<span class="subject">{_text(first_bad.get("subject"))}</span></p>'
             f'<p class="facts">author: {_text(first_bad.get("author"))} · full sha <span class="sha">'
             f"{escape(sha)}</span></p>"
-            f'<p class="change-line">change vs good: '
+            f'<p class="change-line">{escape(_change_against(report))}: '
             f'{escape(change_text(report.get("change_pct"), report.get("ci_pct"), report.get("p_value")))}</p>'
-            "</div>"
+            + (f'<p class="facts caution">{_text(report.get("reason"))}</p>' if report.get("confirmed") is False
+               else "")
+            + "</div>"
         )
     elif status == DONE:
         candidates = [c for c in report.get("candidates") or [] if isinstance(c, Mapping)]
@@ -332,7 +334,7 @@ def _steps_table(report: Mapping[str, Any]) -> str:
     for number, step in enumerate(report.get("steps") or [], 1):
         sha, verdict = str(step.get("commit") or ""), str(step.get("verdict") or "")
         marks = ('<span class="mark weak">weak</span>' if step.get("weak") else "") + (
-            '<span class="mark recheck">re-check</span>' if step.get("phase") == "recheck" else "")
+            '<span class="mark recheck">confirm</span>' if step.get("phase") == "recheck" else "")
         position = _number(step.get("position"))
         classes = "step-row" + (" first-bad" if sha and sha == first_bad else "")
         rows.append(
@@ -356,7 +358,16 @@ def _steps_table(report: Mapping[str, Any]) -> str:
 
 
 _ANSWER_KEYS = {"status", "check", "first_bad", "candidates", "change_pct", "ci_pct", "p_value", "error", "reason",
-                "steps", "params"}
+                "steps", "params", "evidence", "confirmed"}
+
+
+def _change_against(report: Mapping[str, Any]) -> str:
+    """What the quoted change compares: the first bad commit against its parent, side by side."""
+    evidence = report.get("evidence")
+    if not isinstance(evidence, Mapping) or not isinstance(evidence.get("parent"), Mapping):
+        return "change vs good"
+    rounds = len(evidence.get("parent_trials") or [])
+    return f"change vs its parent {_short(evidence['parent'].get('sha'))} ({rounds} rounds side by side)"
 
 
 def _parameters(report: Mapping[str, Any]) -> str:

@@ -66,7 +66,7 @@ def render_text(report: dict[str, Any]) -> str:
         for number, step in enumerate(report["steps"], 1):
             median = step["median"]
             verdict = step["verdict"] + (" (weak)" if step.get("weak") else "")
-            verdict += " re-check" if step.get("phase") == "recheck" else ""
+            verdict += " (confirm)" if step.get("phase") == "recheck" else ""
             lines.append(
                 f"  {number:>3}  {step['commit'][:12]:12}  {step['subject'][:32]:32}  {len(step['trials']):>6}  "
                 f"{'-' if median is None else f'{median / 1e6:.3f}':>10}  {_fmt_pct(step['change_vs_good_pct']):>8}  "
