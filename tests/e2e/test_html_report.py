@@ -93,6 +93,31 @@ def _chromium() -> str:
     pytest.skip("headless Chromium is not installed (scripts/install-deps.sh installs Debian's chromium)")
 
 
+def render_in_chromium(chromium: str, page: Path, screenshot: Path, work: Path) -> str:
+    """The page's DOM as headless Chromium renders it, and its screenshot written to ``screenshot``
+    (two Chromium processes side by side, each with its own profile under ``work``)."""
+    url = page.resolve().as_uri()
+
+    def start(profile: str, *extra: str) -> subprocess.Popen[str]:
+        args = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={work / profile}", *extra, url]
+        return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    dump = start("profile-dom", "--dump-dom")
+    shot = start("profile-shot", f"--screenshot={screenshot}", f"--window-size={WINDOW[0]},{WINDOW[1]}",
+                 "--hide-scrollbars")
+    try:
+        dom, dump_err = dump.communicate(timeout=60)
+        _, shot_err = shot.communicate(timeout=60)
+    finally:
+        for proc in (dump, shot):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert dump.returncode == 0 and dom.strip(), f"chromium --dump-dom failed:\n{dump_err[-2000:]}"
+    assert shot.returncode == 0 and screenshot.exists(), f"chromium --screenshot failed:\n{shot_err[-2000:]}"
+    return dom
+
+
 @dataclass(frozen=True)
 class Rendered:
     report: ComparisonReport
@@ -113,25 +138,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Rendered:
     page.write_text(source, encoding="utf-8")
     screenshot = work / "comparison.png"
     screenshot.unlink(missing_ok=True)
-    url = page.resolve().as_uri()
-
-    def start(profile: str, *extra: str) -> subprocess.Popen[str]:
-        args = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={work / profile}", *extra, url]
-        return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-    dump = start("profile-dom", "--dump-dom")
-    shot = start("profile-shot", f"--screenshot={screenshot}", f"--window-size={WINDOW[0]},{WINDOW[1]}",
-                 "--hide-scrollbars")
-    try:
-        dom, dump_err = dump.communicate(timeout=60)
-        _, shot_err = shot.communicate(timeout=60)
-    finally:
-        for proc in (dump, shot):
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    assert dump.returncode == 0 and dom.strip(), f"chromium --dump-dom failed:\n{dump_err[-2000:]}"
-    assert shot.returncode == 0 and screenshot.exists(), f"chromium --screenshot failed:\n{shot_err[-2000:]}"
+    dom = render_in_chromium(chromium, page, screenshot, work)
     return Rendered(report, source, _parse(dom), screenshot)
 
 

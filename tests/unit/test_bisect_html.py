@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,7 @@ from kbench.bisect.driver import FAILED, BisectError, Bisector, BisectState, Set
 from kbench.cli import main as _cli  # noqa: F401  (imports bisect_cmd; importing bisect_cmd first is a cycle)
 from kbench.cli.bisect_cmd import report_dict
 from kbench.report.bisect_html import change_text, commit_positions, render_bisect_html
-from tests.e2e.test_html_report import CHROMIUM_FLAGS, WINDOW, Element, _by_id, _chromium, _TreeBuilder
+from tests.e2e.test_html_report import WINDOW, Element, _by_id, _chromium, _TreeBuilder, render_in_chromium
 
 NASTY = 'fix <b>&"x"'
 COUNT = 16  # commits after the good one, the last is the bad one
@@ -288,25 +287,7 @@ def test_chromium_renders_the_steps_and_the_plot(found: dict[str, Any], tmp_path
     page = tmp_path / "bisect.html"
     page.write_text(render_bisect_html(found), encoding="utf-8")
     screenshot = tmp_path / "bisect.png"
-    url = page.resolve().as_uri()
-
-    def start(profile: str, *extra: str) -> subprocess.Popen[str]:
-        args = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / profile}", *extra, url]
-        return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-    dump = start("profile-dom", "--dump-dom")
-    shot = start("profile-shot", f"--screenshot={screenshot}", f"--window-size={WINDOW[0]},{WINDOW[1]}",
-                 "--hide-scrollbars")
-    try:
-        dom, dump_err = dump.communicate(timeout=60)
-        _, shot_err = shot.communicate(timeout=60)
-    finally:
-        for proc in (dump, shot):
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    assert dump.returncode == 0 and dom.strip(), f"chromium --dump-dom failed:\n{dump_err[-2000:]}"
-    assert shot.returncode == 0 and screenshot.exists(), f"chromium --screenshot failed:\n{shot_err[-2000:]}"
+    dom = render_in_chromium(chromium, page, screenshot, tmp_path)
 
     builder = _TextTreeBuilder()
     builder.feed(dom)
