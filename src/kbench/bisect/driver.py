@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -187,6 +187,9 @@ class Bisector:
                 raise BisectError(f"commit {commit[:12]}: the measurement produced no trial statistics")
             judged = classify(good, bad, trials, error=error, alpha=self.settings.alpha,
                               spread_from=spread, final=rounds >= self.settings.max_trials)
+            if judged.weak:
+                judged = replace(judged, reason=f"undecided after {rounds} rounds, each with fresh good and bad "
+                                 f"trials; taken weakly ({judged.reason}) and confirmed if it bounds the answer")
             if judged.verdict != UNDECIDED:
                 return judged, rounds
 
