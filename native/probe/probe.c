@@ -25,7 +25,7 @@ int kb_command_last_status(const struct kb_ctx *c);
 
 static struct jbuf warnings; /* JSON strings separated by commas */
 static char out_path[4096];  /* --output FILE, removed on error */
-static int out_made;
+static volatile int out_made;
 
 #define MAX_SAMPLES 100000000ll /* 10^8 rows */
 #define MAX_BATCH (1ll << 24)
@@ -808,23 +808,8 @@ static int do_run(int argc, char **argv)
 	char start_time[64], end_time[64];
 	iso_now(start_time, sizeof start_time);
 
-	int outfd = 1;
-	if (o.output) {
-		snprintf(out_path, sizeof out_path, "%s", o.output);
-		outfd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (outfd < 0)
-			kb_die(KB_EXIT_USAGE, "--output %s: %s", o.output, strerror(errno));
-		out_made = 1;
-	}
-
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	int outfd = kb_open_output(o.output, out_path, sizeof out_path, &out_made);
+	kb_install_signals(on_signal, 1);
 
 	char err[512];
 	if (kb_timer_init(strcmp(o.timer, "clock") == 0 ? "clock" : o.timer, err, sizeof err) < 0)

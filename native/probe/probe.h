@@ -52,6 +52,8 @@ void jb_kbool(struct jbuf *b, const char *k, int v);
 /* Print `kbench-probe: error: ...` on stderr, clean up workload files, exit `code`. */
 void kb_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 int kb_write_all(int fd, const void *buf, size_t len);
+int kb_open_output(const char *output, char *path, size_t size, volatile int *made);
+void kb_install_signals(void (*handler)(int), int restart);
 const char *kb_split_option(const char *arg, char *name, size_t size);
 /* Add a string to the header's `warnings`. */
 void kb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -705,22 +705,8 @@ int kb_scale_main(int argc, char **argv)
 	char start_time[64], end_time[64];
 	iso_now(start_time, sizeof start_time);
 
-	int outfd = 1;
-	if (O.output) {
-		snprintf(out_path, sizeof out_path, "%s", O.output);
-		outfd = open(O.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (outfd < 0)
-			kb_die(KB_EXIT_USAGE, "--output %s: %s", O.output, strerror(errno));
-		out_made = 1;
-	}
-
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal; /* no SA_RESTART: the interval sleep returns EINTR */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	int outfd = kb_open_output(O.output, out_path, sizeof out_path, &out_made);
+	kb_install_signals(on_signal, 0); /* no SA_RESTART: the interval sleep returns EINTR */
 
 	int ncpus, nunits;
 	plan_pinning(&O, &ncpus, &nunits);
