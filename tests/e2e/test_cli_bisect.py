@@ -224,3 +224,26 @@ def test_html_report_of_a_finished_bisection(kbench: KbenchRunner, tmp_path: Pat
     again = tmp_path / "again.html"
     kbench("bisect", "status", "--html", str(again))
     assert again.read_text() == html  # rendered from the store alone
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (("--build", BUILD), "give --build and --command"),
+    (("--build", BUILD, "--command", COMMAND, "--module", "m.c", "--kernel", "deb:x"), "exclude each other"),
+    (("--module", "m.c"), "--module needs --kernel"),
+    (("--build", BUILD, "--command", COMMAND, "--kernel", "deb:x"), "--kernel goes with --module"),
+    (("--build", "make", "--kernel-from-build", "arch/x86/boot/bzImage"), "needs --build"),
+    (("--kernel-from-build", "vmlinuz", "--benchmark", "syscall.getppid"), "needs --build"),
+    (("--build", "make", "--kernel-from-build", "vmlinuz", "--benchmark", "syscall.getpid"), "did you mean"),
+    (("--build", "make", "--kernel-from-build", "vmlinuz", "--benchmark", "syscall.getppid", "--module", "m.c"),
+     "goes without --module"),
+    (("--build", BUILD, "--command", COMMAND, "--kernel-modules", "mods"), "--kernel-modules goes with"),
+    (("--build", BUILD, "--command", COMMAND, "--trials", "9", "--max-trials", "4"), "more than --max-trials"),
+])
+def test_what_to_measure_is_checked_before_anything_runs(
+    kbench: KbenchRunner, tmp_path: Path, options: tuple[str, ...], message: str,
+) -> None:
+    repo = tmp_path / "repo"
+    shas = make_repo(repo, commits=3, culprit=None, broken=None)
+    proc = kbench("bisect", "start", "--repo", str(repo), "--good", shas[0], "--bad", "main", *options, check=False)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert kbench("bisect", "status", check=False).returncode == 4  # nothing was started

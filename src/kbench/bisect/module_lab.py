@@ -26,17 +26,12 @@ keeps them in ``problems`` before powering the guest off.
 
 from __future__ import annotations
 
-import re
-import subprocess
-from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-import numpy as np
-
 from kbench.bisect.driver import BisectError
-from kbench.bisect.git import Worktrees, describe
+from kbench.bisect.git import Worktrees
+from kbench.bisect.labkit import LabBase, build_failure_reason, run_build_command
 from kbench.catalog.benchmarks import Benchmark
 from kbench.catalog.scale import primary_metric
 from kbench.compare.trial import trial_statistic
@@ -51,20 +46,8 @@ from kbench.targets.vm import KernelImage, ModuleBuildError, VmSession, VmTarget
 from kbench.targets.vm.console import PROBLEM_RE
 from kbench.targets.vm_target import VmTarget
 
-BUILD_TIMEOUT_S = 3600.0
 GUEST_DIR = "/lib/kbench/bisect"
 BENCHMARKS_FILE = "/sys/kernel/kbench/benchmarks"
-REASON_CHARS = 200
-_COMPILER_ERROR = re.compile(r"\b(error|undefined)\b", re.I)
-_MAKE_LINE = re.compile(r"^make(\[\d+\])?: ")
-
-
-def build_failure_reason(message: str) -> str:
-    """The line of a module build failure worth showing: the last compiler error, else the last line."""
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    errors = [line for line in lines if _COMPILER_ERROR.search(line) and not _MAKE_LINE.match(line)]
-    line = (errors or lines or [""])[-1]
-    return re.sub(r"^\S*/(?=[^/\s]+:\d+)", "", line)[:REASON_CHARS]  # /cache/dir/x.c:3:1: → x.c:3:1:
 
 
 class _Guest:
@@ -92,7 +75,7 @@ class _Guest:
         return self.target.measure(benchmark, request, progress)
 
 
-class ModuleLab:
+class ModuleLab(LabBase[str]):
     def __init__(
         self, store: Store, *, tag: str, repo: Path, worktrees: Worktrees, build: str | None, module: str,
         benchmark: str | None, kernel: str, samples: int, params: dict[str, str], seed: int,
@@ -104,7 +87,7 @@ class ModuleLab:
             raise ValueError(f"need samples >= 1, got {samples}")
         self.store = store
         self.tag = tag
-        self.repo = repo
+        super().__init__(repo, seed)
         self.worktrees = worktrees
         self.build_cmd = build
         self.module = module
@@ -124,18 +107,8 @@ class ModuleLab:
         self._kos: dict[str, Path] = {}  # commit → its .ko on the host (in the build cache)
         self._pushed: set[str] = set()
         self._benchmarks: dict[str, Benchmark] = {}
-        self._rng = np.random.default_rng(seed)
-        self._described: dict[str, dict[str, str]] = {}
 
     # -- life cycle -------------------------------------------------------------------
-
-    def __enter__(self) -> ModuleLab:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         """Keep the guest's kernel-log problems in ``problems``, then power the guest off."""
@@ -195,15 +168,9 @@ class ModuleLab:
     def build(self, commit: str) -> str | None:
         path = self.worktrees.add(commit)
         try:
-            if self.build_cmd:
-                try:
-                    proc = subprocess.run(self.build_cmd, shell=True, cwd=path, capture_output=True, text=True,
-                                          timeout=BUILD_TIMEOUT_S)
-                except subprocess.TimeoutExpired:
-                    return f"build command timed out after {BUILD_TIMEOUT_S:.0f} s"
-                if proc.returncode != 0:
-                    tail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()[-1:]
-                    return f"build command: exit {proc.returncode}" + (f": {tail[0][:REASON_CHARS]}" if tail else "")
+            error = run_build_command(self.build_cmd, path) if self.build_cmd else None
+            if error is not None:
+                return error
             source = path / self.module
             if not source.exists():
                 return f"{self.module}: not in this commit"
@@ -299,20 +266,11 @@ class ModuleLab:
         metric = primary_metric(run.benchmark, self.params)
         return [trial_statistic(s.values) for s in run.series if s.name == metric and s.values.size]
 
-    def round(self, commits: Sequence[str], n: int) -> dict[str, list[float]]:
-        """``n`` trials of each commit: n rounds, each one trial per commit in a random order."""
-        paths = {commit: self._ready(commit) for commit in commits}
-        stats: dict[str, list[float]] = {commit: [] for commit in commits}
-        for _ in range(n):
-            for index in self._rng.permutation(len(commits)):
-                commit = commits[int(index)]
-                stats[commit] += self.statistic(self._trial(commit, paths[commit]))
-        return stats
+    def prepare(self, commit: str) -> str:
+        return self._ready(commit)
 
-    def describe(self, commit: str) -> dict[str, str]:
-        if commit not in self._described:
-            self._described[commit] = describe(self.repo, commit)
-        return self._described[commit]
+    def trial(self, commit: str, prepared: str) -> list[float]:
+        return self.statistic(self._trial(commit, prepared))
 
 
 def _module_name(ko: Path) -> str:

@@ -25,15 +25,17 @@ from kbench.bisect.driver import (
     Settings,
 )
 from kbench.bisect.git import Worktrees, ancestry_path, resolve
+from kbench.bisect.kernel_lab import KernelLab
 from kbench.bisect.lab import METRICS, CommandLab
 from kbench.bisect.module_lab import ModuleLab
+from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context, user_errors
 from kbench.cli.parsing import KeyValue
 from kbench.report.bisect_report import render_text, report_dict
 from kbench.store.db import Store
 
-COMMAND, MODULE = "command", "module"
+COMMAND, MODULE, KERNEL = "command", "module", "kernel"
 
 
 def cache_root() -> Path:
@@ -73,14 +75,27 @@ def output_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def check_measured(
-    *, build: str | None, command: str | None, module: str | None, kernel: str | None, benchmark: str | None,
-    bench_params: tuple[tuple[str, str], ...], metric: str,
+    *, build: str | None, command: str | None, module: str | None, kernel: str | None, kernel_image: str | None,
+    kernel_modules: str | None, benchmark: str | None, bench_params: tuple[tuple[str, str], ...], metric: str,
 ) -> str:
-    """COMMAND or MODULE, from a consistent set of options (else a usage error naming the problem)."""
+    """COMMAND, MODULE or KERNEL, from a consistent set of options (else a usage error naming the problem)."""
+    if kernel_image is not None:
+        if module or command or kernel:
+            raise click.UsageError("--kernel-from-build measures --benchmark in each commit's own kernel: "
+                                   "it goes without --module, --command and --kernel")
+        if not build or not benchmark:
+            raise click.UsageError("--kernel-from-build needs --build (the command that builds the kernel) "
+                                   "and --benchmark (what to measure in it, e.g. syscall.getppid)")
+        if metric != "wall":
+            raise click.UsageError("--metric applies to --command")
+        lookup(benchmark)  # an unknown name is a usage error with a did-you-mean
+        return KERNEL
+    if kernel_modules is not None:
+        raise click.UsageError("--kernel-modules goes with --kernel-from-build")
     if module is None:
         for option, value in (("--kernel", kernel), ("--benchmark", benchmark), ("--param", bench_params)):
             if value:
-                raise click.UsageError(f"{option} goes with --module (a benchmark module measured in a kernel)")
+                raise click.UsageError(f"{option} goes with --module or --kernel-from-build")
         if not command or not build:
             raise click.UsageError("give --build and --command (user space), or --module and --kernel "
                                    "(a benchmark module measured in a kernel booted in qemu)")
@@ -94,9 +109,16 @@ def check_measured(
     return MODULE
 
 
-def make_lab(store: Store, record: dict[str, Any], worktrees: Worktrees) -> CommandLab | ModuleLab:
+def make_lab(store: Store, record: dict[str, Any], worktrees: Worktrees) -> CommandLab | ModuleLab | KernelLab:
     params = record["params"]
     tag = f"bisect:{record['id']}"
+    if params.get("kind") == KERNEL:
+        return KernelLab(
+            store, tag=tag, repo=Path(record["repo"]), worktrees=worktrees, build=record["build"],
+            image=str(params["image"]), benchmark=str(params["benchmark"]), modules=params.get("modules"),
+            params=dict(params.get("bench_params") or {}), samples=int(params["samples"]), seed=int(params["seed"]),
+            boot_timeout=float(params.get("boot_timeout", 120.0)),
+        )
     if params.get("kind", COMMAND) == MODULE:
         return ModuleLab(
             store, tag=tag, repo=Path(record["repo"]), worktrees=worktrees, build=record["build"] or None,
@@ -133,11 +155,19 @@ def bisect_group() -> None:
 @measure_options
 @click.option("--module", metavar="PATH", help="Kernel side: the repository's benchmark module (NAME.c using "
               "kbench.h, or a module directory), built for --kernel at every commit and measured in it.")
-@click.option("--benchmark", metavar="NAME", help="With --module: the kfunc benchmark it registers (default: "
-              "the one it adds).")
 @click.option("--kernel", metavar="SPEC", help="With --module: the kernel booted in qemu (e.g. deb:6.1.0-56-amd64).")
+@click.option("--kernel-from-build", "kernel_image", metavar="PATH", help="Kernel tree: after --build, the "
+              "kernel image in the worktree (arch/x86/boot/bzImage, or . for the build tree), booted in qemu at "
+              "every trial to run --benchmark.")
+@click.option("--kernel-modules", metavar="PATH", help="With --kernel-from-build: the modules the guest needs "
+              "(virtio_pci, virtio_console) when they are not built in: a modules_install directory in the worktree.")
+@click.option("--boot-timeout", type=click.FloatRange(min=5), default=120.0, show_default=True,
+              help="With --kernel-from-build: seconds a kernel may take to boot before it counts as hung (skip).")
+@click.option("--benchmark", metavar="NAME", help="What to measure in the kernel: with --kernel-from-build a "
+              "catalog benchmark (syscall.getppid, kfunc.*), with --module the kfunc benchmark it registers "
+              "(default: the one it adds).")
 @click.option("-p", "--param", "bench_params", multiple=True, type=KeyValue(),
-              help="With --module: benchmark parameter KEY=VALUE (repeatable).")
+              help="With --module or --kernel-from-build: benchmark parameter KEY=VALUE (repeatable).")
 @click.option("--check-trials", type=click.IntRange(min=5), default=Settings.check_trials, show_default=True,
               help="Most rounds of good and bad in the initial check (it stops as soon as they differ).")
 @click.option("--alpha", type=click.FloatRange(min=0.001, max=0.2), default=0.05, show_default=True,
@@ -148,21 +178,26 @@ def bisect_group() -> None:
 @pass_context
 def start_cmd(
     ctx: Context, good: str, bad: str, repo: Path, build: str | None, command: str | None, samples: int | None,
-    trials: int, max_trials: int, metric: str, seed: int, module: str | None, benchmark: str | None,
-    kernel: str | None, bench_params: tuple[tuple[str, str], ...], check_trials: int, alpha: float,
-    workdir: Path | None, as_json: bool, html_path: Path | None,
+    trials: int, max_trials: int, metric: str, seed: int, module: str | None, kernel: str | None,
+    kernel_image: str | None, kernel_modules: str | None, boot_timeout: float, benchmark: str | None,
+    bench_params: tuple[tuple[str, str], ...], check_trials: int, alpha: float, workdir: Path | None,
+    as_json: bool, html_path: Path | None,
 ) -> None:
     """Check that GOOD and BAD differ, then binary-search the commits between them.
 
     \b
     User space: --build CMD --command CMD (the command timed in each commit's worktree).
-    Kernel side: --module PATH --kernel SPEC [--benchmark NAME] [-p K=V] (an out-of-tree
-    benchmark module built per commit and measured inside the kernel, booted in qemu).
+    A benchmark module: --module PATH --kernel SPEC [--benchmark NAME] [-p K=V] (an
+    out-of-tree module built per commit, measured inside one kernel booted in qemu).
+    A kernel tree: --build CMD --kernel-from-build PATH --benchmark NAME [-p K=V] (each
+    commit's kernel booted in qemu for every trial; a panic or hang skips the commit).
     """
     repo = repo.resolve()
     check_trial_range(trials, max_trials)
-    kind = check_measured(build=build, command=command, module=module, kernel=kernel,
-                          benchmark=benchmark, bench_params=bench_params, metric=metric)
+    with user_errors():
+        kind = check_measured(build=build, command=command, module=module, kernel=kernel, kernel_image=kernel_image,
+                              kernel_modules=kernel_modules, benchmark=benchmark, bench_params=bench_params,
+                              metric=metric)
     with user_errors():
         try:
             good_sha, bad_sha = resolve(repo, good), resolve(repo, bad)
@@ -178,6 +213,10 @@ def start_cmd(
         if kind == MODULE:
             params.update(module=module, benchmark=benchmark, kernel=kernel, bench_params=dict(bench_params))
             command = f"kfunc.{(benchmark or '?').removeprefix('kfunc.')} of {module} in {kernel}"
+        elif kind == KERNEL:
+            params.update(image=kernel_image, modules=kernel_modules, benchmark=benchmark,
+                          bench_params=dict(bench_params), boot_timeout=boot_timeout)
+            command = f"{benchmark} in the kernel built at {kernel_image}"
         assert command is not None
         bisection_id = store.create_bisection(repo=str(repo), good=good_sha, bad=bad_sha, command=command,
                                               build=build or "", params=params)
@@ -253,7 +292,7 @@ def _run(store: Store, bisection_id: int, as_json: bool, html_path: Path | None)
         worktrees.remove_all()
         fail(str(exc), exit_codes.BISECT_FAILED)
     worktrees.remove_all()
-    if isinstance(lab, ModuleLab) and lab.problems:
+    if isinstance(lab, ModuleLab | KernelLab) and lab.problems:
         err_console.print("[bold yellow]warning:[/] the guest kernel logged problems during the bisection:\n  "
                           + "\n  ".join(lab.problems), highlight=False)
     _render(store.get_bisection(bisection_id), as_json, html_path)

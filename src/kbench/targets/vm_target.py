@@ -55,6 +55,8 @@ class VmTarget:
         cmdline_extra: str = "",
         with_module: bool = True,
         extra_modules: Sequence[Path] = (),
+        boot_timeout: float = 60.0,
+        modules_dir: Path | None = None,
     ):
         self.spec = spec
         self.cache_dir = cache_dir or default_cache_dir()
@@ -65,6 +67,8 @@ class VmTarget:
         self.cmdline_extra = cmdline_extra
         self.with_module = with_module
         self.extra_modules = [Path(path) for path in extra_modules]
+        self.boot_timeout = boot_timeout  # seconds until a guest that has not booted counts as hung
+        self.modules_dir = modules_dir  # for a path spec: the kernel's modules (see resolve_kernel)
         self.extra_loaded: list[str] = []
         self.kernel: KernelImage | None = None
         self.session: VmSession | None = None
@@ -87,7 +91,7 @@ class VmTarget:
             return self.session
         try:
             self.cache_dir.mkdir(parents=True, exist_ok=True)
-            self.kernel = resolve_kernel(self.spec, self.cache_dir)
+            self.kernel = resolve_kernel(self.spec, self.cache_dir, modules_dir=self.modules_dir)
             files: dict[str, Path] = {"/bin/kbench-routes": find_native("kbench-routes")}
             ko = self._build_kbench_ko(self.kernel) if self.with_module or self.extra_modules else None
             if ko is not None:
@@ -106,6 +110,7 @@ class VmTarget:
                 accel=self.accel,
                 console_log=self.console_log,
                 cmdline_extra=self.cmdline_extra,
+                boot_timeout=self.boot_timeout,
             )
             if ko is not None:
                 self._load_module(self.session)

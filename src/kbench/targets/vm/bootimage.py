@@ -34,16 +34,24 @@ def _payload(image: bytes) -> bytes | None:
     return image[start : start + length]
 
 
+def _complete(decompressor: lzma.LZMADecompressor | bz2.BZ2Decompressor, payload: bytes) -> bytes | None:
+    """The whole stream, or None when it is cut short (a truncated image)."""
+    data = decompressor.decompress(payload)
+    return data if decompressor.eof else None
+
+
 def _decompress(payload: bytes) -> bytes | None:
     try:
         if payload[:6] == b"\xfd7zXZ\x00":
-            return lzma.LZMADecompressor(format=lzma.FORMAT_XZ).decompress(payload)
+            return _complete(lzma.LZMADecompressor(format=lzma.FORMAT_XZ), payload)
         if payload[:2] == b"\x1f\x8b":
-            return zlib.decompressobj(wbits=31).decompress(payload)  # stops at the trailing size
+            gz = zlib.decompressobj(wbits=31)  # stops at the trailing size
+            data = gz.decompress(payload)
+            return data if gz.eof else None
         if payload[:3] == b"BZh":
-            return bz2.BZ2Decompressor().decompress(payload)
+            return _complete(bz2.BZ2Decompressor(), payload)
         if payload[:3] == b"\x5d\x00\x00":
-            return lzma.LZMADecompressor(format=lzma.FORMAT_ALONE).decompress(payload)
+            return _complete(lzma.LZMADecompressor(format=lzma.FORMAT_ALONE), payload)
         if payload[:4] == b"\x28\xb5\x2f\xfd" and shutil.which("zstd"):
             # the kernel appends the uncompressed size (4 bytes) and uses a large window
             proc = subprocess.run(
@@ -56,7 +64,15 @@ def _decompress(payload: bytes) -> bytes | None:
 
 
 def has_pvh_note(elf: bytes) -> bool:
-    """True if an ELF64 image carries the Xen PVH entry note (qemu can boot it directly)."""
+    """True if an ELF64 image carries the Xen PVH entry note (qemu can boot it directly);
+    False for anything else, a cut-off or corrupt ELF included."""
+    try:
+        return _pvh_note(elf)
+    except struct.error:
+        return False
+
+
+def _pvh_note(elf: bytes) -> bool:
     if elf[:4] != b"\x7fELF" or elf[4] != 2:
         return False
     (phoff,) = struct.unpack_from("<Q", elf, 0x20)
