@@ -43,6 +43,7 @@ from kbench.bisect.git import Worktrees, ancestry_path
 from kbench.bisect.kernel_lab import KernelLab
 from kbench.store.db import Store
 from kbench.targets.vm import KernelImage
+from kbench.targets.vm.bootimage import boot_image_cache
 
 pytestmark = pytest.mark.vm
 
@@ -176,7 +177,7 @@ def test_a_build_tree_is_kept_until_close(tmp_path: Path, repo: tuple[Path, list
 
 @PVH_ONLY
 def test_a_kernel_that_panics_at_boot_is_skipped_with_its_console_tail(
-    tmp_path: Path, repo: tuple[Path, list[str]], vm_cache_dir: Path,
+    tmp_path: Path, repo: tuple[Path, list[str]], vm_cache_dir: Path, panicking_image: Path,
 ) -> None:
     path, shas = repo
     panics = shas[PANICS]
@@ -200,6 +201,8 @@ def test_a_kernel_that_panics_at_boot_is_skipped_with_its_console_tail(
     assert step["commit"] == panics and step["verdict"] == SKIP and step["trials"] == []
     assert step["reason"] == f"build failed: {first}"
     assert any("Kernel panic - not syncing: VFS" in line for line in step["console_tail"])  # its own boot's
+    # The decompressed kernel the lab made for booting it (tens of MB) is gone with the lab.
+    assert not any(path.exists() for path in boot_image_cache(panicking_image, vm_cache_dir))
 
 
 def test_builds_that_make_no_bootable_kernel_are_skipped_without_booting(

@@ -52,11 +52,14 @@ from kbench.engine.runner import RunResult, execute_run
 from kbench.store.db import Store
 from kbench.targets.base import TargetError
 from kbench.targets.vm import KernelResolveError, VmTargetError, default_cache_dir
+from kbench.targets.vm.bootimage import boot_image_cache
 from kbench.targets.vm.errors import VmError
 from kbench.targets.vm.initramfs import BOOT_MODULES
 from kbench.targets.vm.kernel import bzimage_release, resolve_path
 from kbench.targets.vm.kmods import ModuleTree
 from kbench.targets.vm_target import VmTarget
+
+IMAGE_IN_TREE = Path("arch/x86/boot/bzImage")
 
 GUEST_KINDS = ("probe", "kfunc")  # what runs in a guest for a count of samples
 CHECKED = "boot-checked.json"  # written next to a bzImage copy once its boot check passed
@@ -132,11 +135,16 @@ class KernelLab(LabBase["_Kernel"]):
         self.boots = 0  # guests started, boot checks included
         self.problems: list[str] = []  # "<sha12>: <BUG/WARNING/Oops line>" seen on a console
         self._kernels: dict[str, _Kernel] = {}
+        self._cached_here: set[Path] = set()  # boot images this lab decompressed into the cache
 
     # -- life cycle -------------------------------------------------------------------
 
     def close(self) -> None:
-        """Remove the worktrees kept for their build trees (bzImage copies stay, for a resumed bisection)."""
+        """Drop the boot images this lab decompressed into the cache (tens of MB per commit) and the
+        worktrees kept for their build trees (bzImage copies stay, for a resumed bisection)."""
+        for path in self._cached_here:
+            path.unlink(missing_ok=True)
+        self._cached_here.clear()
         for commit, kernel in list(self._kernels.items()):
             if kernel.kept_worktree:
                 self.worktrees.remove(commit)
@@ -240,8 +248,15 @@ class KernelLab(LabBase["_Kernel"]):
         return VmTarget(str(kernel.spec), cache_dir=self.cache_dir, with_module=self.bench.kind == "kfunc",
                         boot_timeout=self.boot_timeout, modules_dir=kernel.modules_dir)
 
+    @staticmethod
+    def _image_of(kernel: _Kernel) -> Path:
+        return kernel.spec / IMAGE_IN_TREE if kernel.spec.is_dir() else kernel.spec
+
     def _boot_check(self, commit: str, kernel: _Kernel) -> str | None:
         """Boot the kernel once and run a command in it; None when that worked, else the skip reason."""
+        cached = boot_image_cache(self._image_of(kernel), self.cache_dir)
+        if not any(path.exists() for path in cached):
+            self._cached_here.update(cached)  # dropped at close(); a kernel cached before is left alone
         target = self._target(kernel)
         try:
             try:

@@ -91,15 +91,21 @@ def _pvh_note(elf: bytes) -> bool:
     return False
 
 
+def boot_image_cache(vmlinuz: Path, cache_dir: Path) -> tuple[Path, Path]:
+    """(the cached PVH vmlinux, the marker saying there is none) of ``vmlinuz``, by content: what
+    ``boot_image`` leaves in the cache (tens of MB for one kernel)."""
+    h = Hasher("kbench-pvh-v2")
+    h.add_file("vmlinuz", vmlinuz)
+    key = h.hexdigest()
+    return cache_dir / "vmlinux" / f"{key}.elf", cache_dir / "vmlinux" / f"{key}.no-pvh"
+
+
 def boot_image(vmlinuz: Path, cache_dir: Path) -> Path:
     """The fastest image qemu can boot for ``vmlinuz``: a cached PVH vmlinux, else vmlinuz."""
     if os.environ.get("KBENCH_VM_NO_PVH"):
         return vmlinuz
-    h = Hasher("kbench-pvh-v2")
-    h.add_file("vmlinuz", vmlinuz)
-    key = h.hexdigest()
-    out = cache_dir / "vmlinux" / f"{key}.elf"
-    no = cache_dir / "vmlinux" / f"{key}.no-pvh"
+    out, no = boot_image_cache(vmlinuz, cache_dir)
+    key = out.stem
     if out.is_file():
         return out
     if no.is_file():
