@@ -21,57 +21,10 @@ from pathlib import Path
 
 import pytest
 
+from kbench.bisect.demo import BUILD, COMMAND, make_demo_repo
 from tests.e2e.conftest import KbenchRunner, as_json
 
 pytestmark = pytest.mark.skipif(not (shutil.which("git") and shutil.which("cc")), reason="needs git and cc")
-
-PROGRAM = """\
-#include <stdio.h>
-
-/* {comment} */
-#define LOOPS {loops}L
-#define TAG {tag}
-
-int main(void)
-{{
-	volatile unsigned long x = TAG;
-	for (long i = 0; i < LOOPS; i++)
-		x = x * 6364136223846793005UL + 1442695040888963407UL;
-	printf("%lu\\n", (unsigned long)x);
-	return 0{broken};
-}}
-"""
-BUILD = "cc -O1 -o prog prog.c"
-COMMAND = "./prog"
-LOOPS = 12_000_000  # about 25 ms here
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
-
-
-def make_repo(
-    repo: Path, *, commits: int = 20, culprit: int | None = 11, broken: int | None = 6, extra: float = 0.15,
-) -> list[str]:
-    """Commits 0..commits-1 (0 is the good one); from ``culprit`` on the hot loop does ``extra`` more
-    work; commit ``broken`` alone does not compile. Returns the commit ids, oldest first."""
-    repo.mkdir(parents=True, exist_ok=True)
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "config", "user.name", "Kay Bench")
-    _git(repo, "config", "user.email", "kay@example.org")
-    shas = []
-    for k in range(commits):
-        loops = LOOPS + (int(LOOPS * extra) if culprit is not None and k >= culprit else 0)
-        what = "more work in the hot loop" if k == culprit else ("break the build" if k == broken else
-                                                                  f"touch the comment ({k})")
-        source = PROGRAM.format(comment=f"revision {k}", loops=loops, tag=7 + k % 3,
-                                broken=" +" if k == broken else "")
-        (repo / "prog.c").write_text(source)
-        _git(repo, "add", "prog.c")
-        _git(repo, "commit", "-q", "-m", f"step {k}: {what}")
-        shas.append(_git(repo, "rev-parse", "HEAD"))
-    return shas
-
 
 CULPRIT, BROKEN = 13, 9  # commit 9 is the first midpoint of 19 commits: the search must skip it
 MEASURE = ("--build", BUILD, "--command", COMMAND, "--samples", "10", "--metric", "cpu")
@@ -104,8 +57,9 @@ def _checkout_untouched(repo: Path, head: str) -> None:
 
 def test_bisect_names_the_culprit_and_skips_the_broken_commit(kbench: KbenchRunner, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    shas = make_repo(repo, commits=20, culprit=CULPRIT, broken=BROKEN, extra=0.05)
-    report = as_json(kbench(*_start_args(repo, shas, tmp_path / "wt"), "--json", timeout=200))
+    shas = make_demo_repo(repo, commits=20, culprit=CULPRIT, broken=BROKEN, extra=0.05)
+    page = tmp_path / "bisect.html"
+    report = as_json(kbench(*_start_args(repo, shas, tmp_path / "wt"), "--json", "--html", str(page), timeout=300))
     assert {"first_bad", "steps", "change_pct", "ci_pct", "p_value", "status"} <= report.keys()
     assert report["status"] == "done"
     assert report["first_bad"]["sha"] == shas[CULPRIT]
@@ -121,6 +75,11 @@ def test_bisect_names_the_culprit_and_skips_the_broken_commit(kbench: KbenchRunn
     _checkout_untouched(repo, shas[-1])
     text = kbench("bisect", "status").stdout
     assert f"first bad commit: {shas[CULPRIT]}" in text and "skip" in text and "change vs its parent " in text
+    html = page.read_text()
+    assert f'data-sha="{shas[CULPRIT]}"' in html and 'id="steps-table"' in html and "<svg" in html
+    again = tmp_path / "again.html"
+    kbench("bisect", "status", "--html", str(again))
+    assert again.read_text() == html  # rendered from the store alone
     # Every trial is a stored run of the command benchmark, tagged with the bisection.
     runs = as_json(kbench("results", "--json"))
     assert runs and all(f"bisect:{report['id']}" in (r.get("tags") or []) for r in runs)
@@ -128,7 +87,7 @@ def test_bisect_names_the_culprit_and_skips_the_broken_commit(kbench: KbenchRunn
 
 def test_equal_good_and_bad_end_with_no_reproducible_difference(kbench: KbenchRunner, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    shas = make_repo(repo, commits=16, culprit=None, broken=None)
+    shas = make_demo_repo(repo, commits=16, culprit=None, broken=None)
     proc = kbench(*_start_args(repo, shas, tmp_path / "wt"), check=False, timeout=200)
     assert proc.returncode == 10, proc.stderr
     assert "no reproducible difference between G and B" in proc.stdout
@@ -147,7 +106,7 @@ def test_resume_after_a_kill_finishes_with_the_same_answer(
     kbench: KbenchRunner, db_path: Path, tmp_path: Path,
 ) -> None:
     repo = tmp_path / "repo"
-    shas = make_repo(repo, commits=20, culprit=CULPRIT, broken=BROKEN, extra=0.05)
+    shas = make_demo_repo(repo, commits=20, culprit=CULPRIT, broken=BROKEN, extra=0.05)
     env = dict(os.environ, KBENCH_DB=str(db_path))
     log = tmp_path / "start.log"
     with log.open("w") as err:
@@ -178,7 +137,7 @@ def test_resume_after_a_kill_finishes_with_the_same_answer(
 def test_the_oracle_drives_git_bisect_run(db_path: Path, tmp_path: Path) -> None:
     # 10 commits: the culprit (+5%) at 6, commit 3 does not build (the oracle says skip: 125).
     repo = tmp_path / "repo"
-    shas = make_repo(repo, commits=10, culprit=6, broken=3, extra=0.05)
+    shas = make_demo_repo(repo, commits=10, culprit=6, broken=3, extra=0.05)
     runner = tmp_path / "kbench"
     runner.write_text(f"#!/bin/sh\nexec {sys.executable} -m kbench.cli \"$@\"\n")
     runner.chmod(0o755)
@@ -213,19 +172,6 @@ def test_the_oracle_drives_git_bisect_run(db_path: Path, tmp_path: Path) -> None
     git("bisect", "reset")
 
 
-def test_html_report_of_a_finished_bisection(kbench: KbenchRunner, tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    shas = make_repo(repo, commits=8, culprit=5, broken=None, extra=0.05)
-    page = tmp_path / "bisect.html"
-    kbench("bisect", "start", "--repo", str(repo), "--good", shas[0], "--bad", "main", *MEASURE,
-           "--workdir", str(tmp_path / "wt"), "--html", str(page), timeout=200)
-    html = page.read_text()
-    assert f'data-sha="{shas[5]}"' in html and 'id="steps-table"' in html and "<svg" in html
-    again = tmp_path / "again.html"
-    kbench("bisect", "status", "--html", str(again))
-    assert again.read_text() == html  # rendered from the store alone
-
-
 @pytest.mark.parametrize(("options", "message"), [
     (("--build", BUILD), "give --build and --command"),
     (("--build", BUILD, "--command", COMMAND, "--module", "m.c", "--kernel", "deb:x"), "exclude each other"),
@@ -243,7 +189,7 @@ def test_what_to_measure_is_checked_before_anything_runs(
     kbench: KbenchRunner, tmp_path: Path, options: tuple[str, ...], message: str,
 ) -> None:
     repo = tmp_path / "repo"
-    shas = make_repo(repo, commits=3, culprit=None, broken=None)
+    shas = make_demo_repo(repo, commits=3, culprit=None, broken=None)
     proc = kbench("bisect", "start", "--repo", str(repo), "--good", shas[0], "--bad", "main", *options, check=False)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert kbench("bisect", "status", check=False).returncode == 4  # nothing was started

@@ -7,6 +7,7 @@ the bad commit; 11 the bisection failed (a reference does not build, git refused
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 import click
 
+from kbench.bisect import demo
 from kbench.bisect.driver import (
     ABORTED,
     FAILED,
@@ -249,6 +251,26 @@ def status_cmd(ctx: Context, bisection_id: int | None, as_json: bool, html_path:
     """Show a bisection (default: the latest): its steps so far and, when done, the culprit."""
     with user_errors():
         _render(ctx.store.get_bisection(bisection_id), as_json, html_path)
+
+
+@bisect_group.command("demo")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--commits", type=click.IntRange(min=2), default=20, show_default=True)
+@click.option("--culprit", type=int, default=13, show_default=True, help="The commit (0 = good) that slows the loop.")
+@click.option("--broken", type=int, default=9, show_default=True, help="A commit that does not compile (-1: none).")
+@click.option("--extra", type=click.FloatRange(min=0.0, max=10.0), default=0.05, show_default=True,
+              help="How much more work the culprit's loop does (0.05: 5 %).")
+def demo_cmd(directory: Path, commits: int, culprit: int, broken: int, extra: float) -> None:
+    """Write a git repository of a small C program to bisect: one commit slows its hot loop."""
+    try:
+        shas = demo.make_demo_repo(directory, commits=commits, culprit=culprit,
+                              broken=None if broken < 0 else broken, extra=extra)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    click.echo(f"{directory}: {commits} commits; commit {culprit} ({shas[culprit][:12]}) adds {100 * extra:g} % "
+               f"work to the hot loop" + (f", commit {broken} does not build" if broken >= 0 else "") + ". Try:")
+    click.echo(f"  kbench bisect start --repo {shlex.quote(str(directory))} --good {shas[0][:12]} --bad main "
+               f"--build {shlex.quote(demo.BUILD)} --command {demo.COMMAND} --metric cpu")
 
 
 @bisect_group.command("reset")
