@@ -230,11 +230,11 @@ def test_output_file(probe, tmp_path):
 def test_progress_lines(probe):
     p, wall = run(probe, "run", "getppid", "--duration", "1.2", "--progress")
     assert p.returncode == 0
-    lines = [l for l in p.stderr.decode().splitlines() if l.startswith("progress ")]
+    lines = [line for line in p.stderr.decode().splitlines() if line.startswith("progress ")]
     assert 2 <= len(lines) <= wall * 4 + 1
-    done = [int(l.split()[1]) for l in lines]
+    done = [int(line.split()[1]) for line in lines]
     assert done == sorted(done)
-    assert {int(l.split()[2]) for l in lines} == {1200}  # duration mode: ms
+    assert {int(line.split()[2]) for line in lines} == {1200}  # duration mode: ms
 
 
 # --------------------------------------------------------------------------
@@ -281,7 +281,7 @@ def test_command_cpu_time_columns(probe):
 def test_command_without_shell(probe):
     p, _ = run(probe, "run", "command", "-p", "cmd=true", "-p", "shell=0", "--samples", "3")
     assert p.returncode == 0, p.stderr
-    h, rows = parse(p.stdout)
+    h, _rows = parse(p.stdout)
     assert h["setup"]["argv"] == ["true"]
     assert not [w for w in h["warnings"] if "failed" in w]
 
@@ -405,7 +405,7 @@ def test_getppid_matches_a_reference_c_loop(probe, tmp_path):
     # Alternate the two methods; on a shared VM either can be slowed by a busy
     # neighbour, so compare the best (least disturbed) medians of each.
     ref_best = probe_best = float("inf")
-    for i in range(10):
+    for i in range(20):  # this VM flips between speed modes per process: give both a chance at the fast one
         out = subprocess.run([str(exe)], capture_output=True, check=True, text=True).stdout
         ref_best = min(ref_best, float(out.split()[0]))
         p, _ = run(probe, "run", "getppid", "--samples", "20000")

@@ -30,6 +30,7 @@ from kbench.cli.bisect_cmd import bisect_group, cache_root, check_trial_range, m
 from kbench.cli.main import Context, err_console, pass_context, user_errors
 
 GOOD_EXIT, BAD_EXIT, SKIP_EXIT, ABORT_EXIT = 0, 1, 125, 255
+ORACLE_MAX_TRIALS = 2 * Settings.max_trials
 
 
 def _exit(code: int, message: str) -> NoReturn:
@@ -62,8 +63,13 @@ def oracle_cmd(
     """Judge HEAD against GOOD and BAD: exit 0 good, 1 bad, 125 skip, 255 kbench failed.
 
     User space only (--build and --command): for a benchmark module measured in a
-    kernel, use ``kbench bisect start --module``.
+    kernel, use ``kbench bisect start --module``. Without --max-trials the oracle allows
+    twice the rounds of a ``start`` step: git bisect has no confirmation at the end, and
+    a skip next to the culprit leaves git with several candidates.
     """
+    source = click.get_current_context().get_parameter_source("max_trials")
+    if source == click.core.ParameterSource.DEFAULT:
+        max_trials = ORACLE_MAX_TRIALS
     try:
         check_trial_range(trials, max_trials)
         if not (build and command):
