@@ -193,3 +193,40 @@ def test_what_to_measure_is_checked_before_anything_runs(
     proc = kbench("bisect", "start", "--repo", str(repo), "--good", shas[0], "--bad", "main", *options, check=False)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert kbench("bisect", "status", check=False).returncode == 4  # nothing was started
+
+
+@pytest.mark.parametrize(("job", "extra", "message"), [
+    ("benchmark: syscall.read_devzero\nparams:\n  size: [1, 512]\nsamples: 1000\n", (), "expands to 2 instances"),
+    ("benchmark: syscall.getppid\nruntime: 2s\n", (), "give `samples`, not a runtime"),
+    ("benchmark: syscall.getppid\nsamples: 1000\n", ("--benchmark", "syscall.getppid"), "--job gives the benchmark"),
+    ("benchmark: syscall.getppid\nsamplez: 1000\n", (), "job.yaml:2: samplez"),
+    ("kernel: deb:6.1.0-56-amd64\nbenchmark: syscall.getppid\nsamples: 100\n", (), "has no place in a bisection"),
+])
+def test_a_job_file_names_what_a_kernel_bisection_measures(
+    kbench: KbenchRunner, tmp_path: Path, job: str, extra: tuple[str, ...], message: str,
+) -> None:
+    repo = tmp_path / "repo"
+    shas = make_demo_repo(repo, commits=3, culprit=None, broken=None)
+    (tmp_path / "job.yaml").write_text(job)
+    proc = kbench("bisect", "start", "--repo", str(repo), "--good", shas[0], "--bad", "main", "--build", "false",
+                  "--kernel-from-build", "arch/x86/boot/bzImage", "--job", str(tmp_path / "job.yaml"), *extra,
+                  check=False)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+
+
+def test_a_job_file_of_one_instance_is_measured(kbench: KbenchRunner, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shas = make_demo_repo(repo, commits=3, culprit=None, broken=None)
+    job = tmp_path / "job.yaml"
+    job.write_text("benchmark: syscall.read_devzero\nparams:\n  size: 512\nsamples: 3000\n")
+    # The build makes no kernel, so the good end is refused before anything boots (exit 11).
+    proc = kbench("bisect", "start", "--repo", str(repo), "--good", shas[0], "--bad", "main", "--build", "false",
+                  "--kernel-from-build", "arch/x86/boot/bzImage", "--job", str(job), check=False)
+    assert proc.returncode == 11 and "good commit" in proc.stderr and "does not build" in proc.stderr
+    report = as_json(kbench("bisect", "status", "--json", check=False))
+    params = report["params"]
+    assert params["kind"] == "kernel" and params["benchmark"] == "syscall.read_devzero"
+    assert params["bench_params"] == {"size": "512"} and params["samples"] == 3000
+    with_command = kbench("bisect", "start", "--repo", str(repo), "--good", shas[0], "--bad", "main", "--build",
+                          BUILD, "--command", COMMAND, "--job", str(job), check=False)
+    assert with_command.returncode == 2 and "--job goes with --module or --kernel-from-build" in with_command.stderr

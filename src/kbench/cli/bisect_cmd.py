@@ -32,8 +32,10 @@ from kbench.bisect.lab import METRICS, CommandLab
 from kbench.bisect.module_lab import ModuleLab
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
+from kbench.cli.job_cmds import default_cpu_count, job_errors
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context, user_errors
 from kbench.cli.parsing import KeyValue
+from kbench.jobs import expand_job
 from kbench.report.bisect_report import render_text, report_dict
 from kbench.store.db import Store
 
@@ -111,6 +113,27 @@ def check_measured(
     return MODULE
 
 
+def benchmark_of_job(
+    job_file: Path, benchmark: str | None, bench_params: tuple[tuple[str, str], ...], samples: int | None,
+) -> tuple[str, tuple[tuple[str, str], ...], int | None]:
+    """(benchmark, parameters, samples) of a job file's one instance, for a kernel-side bisection."""
+    if benchmark or bench_params or samples:
+        raise click.UsageError("--job gives the benchmark, its parameters and samples: drop --benchmark, "
+                               "-p and --samples")
+    with job_errors():
+        instances = expand_job(job_file, cpu_count=default_cpu_count())
+    if len(instances) != 1:
+        raise click.UsageError(f"{job_file} expands to {len(instances)} instances; a bisection measures one "
+                               f"(`kbench job expand {job_file}` lists them)")
+    [instance] = instances
+    if instance.runtime_s is not None:
+        raise click.UsageError(f"{job_file}: a bisection counts samples per trial; give `samples`, not a runtime")
+    if instance.target != "local":
+        raise click.UsageError(f"{job_file}: `target: {instance.target}` has no place in a bisection: the kernel "
+                               "is --kernel or the commit's own build")
+    return instance.benchmark, tuple(instance.run_params().items()), instance.samples
+
+
 def make_lab(store: Store, record: dict[str, Any], worktrees: Worktrees) -> CommandLab | ModuleLab | KernelLab:
     params = record["params"]
     tag = f"bisect:{record['id']}"
@@ -170,6 +193,9 @@ def bisect_group() -> None:
               "(default: the one it adds).")
 @click.option("-p", "--param", "bench_params", multiple=True, type=KeyValue(),
               help="With --module or --kernel-from-build: benchmark parameter KEY=VALUE (repeatable).")
+@click.option("--job", "job_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="With --module or --kernel-from-build: a job file of one instance giving the benchmark, its "
+              "parameters and samples (instead of --benchmark, -p and --samples).")
 @click.option("--check-trials", type=click.IntRange(min=5), default=Settings.check_trials, show_default=True,
               help="Most rounds of good and bad in the initial check (it stops as soon as they differ).")
 @click.option("--alpha", type=click.FloatRange(min=0.001, max=0.2), default=0.05, show_default=True,
@@ -182,8 +208,8 @@ def start_cmd(
     ctx: Context, good: str, bad: str, repo: Path, build: str | None, command: str | None, samples: int | None,
     trials: int, max_trials: int, metric: str, seed: int, module: str | None, kernel: str | None,
     kernel_image: str | None, kernel_modules: str | None, boot_timeout: float, benchmark: str | None,
-    bench_params: tuple[tuple[str, str], ...], check_trials: int, alpha: float, workdir: Path | None,
-    as_json: bool, html_path: Path | None,
+    bench_params: tuple[tuple[str, str], ...], job_file: Path | None, check_trials: int, alpha: float,
+    workdir: Path | None, as_json: bool, html_path: Path | None,
 ) -> None:
     """Check that GOOD and BAD differ, then binary-search the commits between them.
 
@@ -196,6 +222,10 @@ def start_cmd(
     """
     repo = repo.resolve()
     check_trial_range(trials, max_trials)
+    if job_file is not None:
+        if not (module or kernel_image):
+            raise click.UsageError("--job goes with --module or --kernel-from-build (what to measure in a kernel)")
+        benchmark, bench_params, samples = benchmark_of_job(job_file, benchmark, bench_params, samples)
     with user_errors():
         kind = check_measured(build=build, command=command, module=module, kernel=kernel, kernel_image=kernel_image,
                               kernel_modules=kernel_modules, benchmark=benchmark, bench_params=bench_params,
