@@ -43,10 +43,8 @@ from pathlib import Path
 
 from kbench.bisect.driver import BisectError
 from kbench.bisect.git import Worktrees
-from kbench.bisect.labkit import REASON_CHARS, LabBase, build_failure_reason, run_build_command
+from kbench.bisect.labkit import REASON_CHARS, LabBase, build_failure_reason, primary_statistic, run_build_command
 from kbench.catalog.benchmarks import Benchmark, lookup
-from kbench.catalog.scale import primary_metric
-from kbench.compare.trial import trial_statistic
 from kbench.engine.request import RunRequest
 from kbench.engine.runner import RunResult, execute_run
 from kbench.store.db import Store
@@ -127,13 +125,11 @@ class KernelLab(LabBase["_Kernel"]):
         self.modules = _inside(modules, "modules") if modules is not None else None
         self.params = dict(params)
         self.samples = samples
-        self.seed = seed
         self.batch = batch
         self.cache_dir = cache_dir or default_cache_dir()
         self.boot_timeout = boot_timeout
         self.kernels_dir = worktrees.root / "kernels"
         self.boots = 0  # guests started, boot checks included
-        self.problems: list[str] = []  # "<sha12>: <BUG/WARNING/Oops line>" seen on a console
         self._kernels: dict[str, _Kernel] = {}
         self._cached_here: set[Path] = set()  # boot images this lab decompressed into the cache
 
@@ -230,7 +226,7 @@ class KernelLab(LabBase["_Kernel"]):
             return None
         return kernel if recipe == self._recipe() and kernel.spec.is_file() else None
 
-    def _ready(self, commit: str) -> _Kernel:
+    def prepare(self, commit: str) -> _Kernel:
         if commit not in self._kernels:
             reused = self._reusable(commit)
             if reused is not None:
@@ -285,8 +281,7 @@ class KernelLab(LabBase["_Kernel"]):
 
     # -- measuring --------------------------------------------------------------------
 
-    def _trial(self, commit: str) -> RunResult:
-        kernel = self._ready(commit)
+    def _trial(self, commit: str, kernel: _Kernel) -> RunResult:
         target = self._target(kernel)
         try:
             try:
@@ -314,12 +309,8 @@ class KernelLab(LabBase["_Kernel"]):
 
     def statistic(self, run: RunResult) -> list[float]:
         """The trial statistic of one run (empty when the run produced nothing)."""
-        metric = primary_metric(self.bench, self.params)
-        return [trial_statistic(s.values) for s in run.series if s.name == metric and s.values.size]
-
-    def prepare(self, commit: str) -> _Kernel:
-        return self._ready(commit)
+        return primary_statistic(run, self.params)
 
     def trial(self, commit: str, prepared: _Kernel) -> list[float]:
         """One boot of the commit's kernel and one run in it."""
-        return self.statistic(self._trial(commit))
+        return self.statistic(self._trial(commit, prepared))

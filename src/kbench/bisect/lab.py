@@ -15,9 +15,8 @@ from pathlib import Path
 
 from kbench.bisect.driver import BisectError
 from kbench.bisect.git import Worktrees
-from kbench.bisect.labkit import LabBase, run_build_command
+from kbench.bisect.labkit import LabBase, primary_statistic, run_build_command
 from kbench.catalog.benchmarks import Benchmark, lookup
-from kbench.catalog.scale import primary_metric
 from kbench.compare.trial import trial_statistic
 from kbench.engine.request import RunRequest
 from kbench.engine.runner import RunResult, execute_run
@@ -42,7 +41,6 @@ class CommandLab(LabBase[RunRequest]):
         self.build_cmd = build
         self.command = command
         self.samples = samples
-        self.seed = seed
         self.bench: Benchmark = lookup("command")
         self._built: set[str] = set()
 
@@ -66,18 +64,15 @@ class CommandLab(LabBase[RunRequest]):
             tags=(self.tag, f"commit:{commit[:12]}"),
         )
 
-    def statistic(self, run: object) -> list[float]:
+    def statistic(self, run: RunResult) -> list[float]:
         """The trial statistic of one run (empty when the run produced nothing)."""
-        if not isinstance(run, RunResult):
-            raise TypeError(f"expected a measured run, got {type(run).__name__}")
         if self.metric == "cpu":
             columns = run.measurement.columns
             if "utime_ns" not in columns or not columns["utime_ns"].size:
                 return []
             cpu = columns["utime_ns"].astype(float) + columns["stime_ns"].astype(float)
             return [trial_statistic(cpu)] if float(cpu.min()) > 0 or float(cpu.max()) > 0 else []
-        metric = primary_metric(self.bench, {})
-        return [trial_statistic(s.values) for s in run.series if s.name == metric and s.values.size]
+        return primary_statistic(run, {})
 
     def trial(self, commit: str, prepared: RunRequest) -> list[float]:
         return self.statistic(execute_run(self.store, self.bench, prepared, LocalTarget()))

@@ -3,7 +3,8 @@
 ``LabBase.round`` is the one interleaving: ``prepare`` each commit once (build it if
 needed, get it where trials run), then ``n`` rounds, each one ``trial`` of every commit
 in a random order, so a machine that drifts affects them alike. A lab supplies
-``prepare`` and ``trial`` (and ``close`` when it holds something, e.g. a guest).
+``prepare`` and ``trial`` (and ``close`` when it holds something, e.g. a guest); a lab that
+boots kernels keeps what their logs said is wrong in ``problems``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from kbench.bisect.git import describe
+from kbench.catalog.scale import primary_metric
+from kbench.compare.trial import trial_statistic
+from kbench.engine.runner import RunResult
 
 BUILD_TIMEOUT_S = 4 * 3600.0  # a kernel on a small machine
 REASON_CHARS = 200
@@ -36,6 +40,12 @@ def build_failure_reason(message: str, *, keep_dirs: bool = False) -> str:
     if not keep_dirs:
         line = re.sub(r"^\S*/(?=[^/\s]+:\d+)", "", line)  # /cache/dir/x.c:3:1: → x.c:3:1:
     return line[:REASON_CHARS]
+
+
+def primary_statistic(run: RunResult, params: dict[str, str]) -> list[float]:
+    """The trial statistic of one run's primary metric (empty when the run produced nothing)."""
+    metric = primary_metric(run.benchmark, params)
+    return [trial_statistic(s.values) for s in run.series if s.name == metric and s.values.size]
 
 
 def run_build_command(command: str, cwd: Path) -> str | None:
@@ -57,6 +67,7 @@ class LabBase(Generic[Prepared]):
         self.repo = repo
         self._rng = np.random.default_rng(seed)
         self._described: dict[str, dict[str, str]] = {}
+        self.problems: list[str] = []  # BUG/WARNING/Oops lines of a guest kernel's log, for labs that boot one
 
     def prepare(self, commit: str) -> Prepared:
         """Make ``commit`` ready for trials (build it if it is not built yet)."""

@@ -31,10 +31,8 @@ from typing import Any
 
 from kbench.bisect.driver import BisectError
 from kbench.bisect.git import Worktrees
-from kbench.bisect.labkit import LabBase, build_failure_reason, run_build_command
+from kbench.bisect.labkit import LabBase, build_failure_reason, primary_statistic, run_build_command
 from kbench.catalog.benchmarks import Benchmark
-from kbench.catalog.scale import primary_metric
-from kbench.compare.trial import trial_statistic
 from kbench.engine.measurement import Measurement
 from kbench.engine.request import RunRequest
 from kbench.engine.runner import RunResult, execute_run
@@ -95,13 +93,11 @@ class ModuleLab(LabBase[str]):
         self.kernel = kernel
         self.samples = samples
         self.params = dict(params)
-        self.seed = seed
         self.batch = batch
         self.cache_dir = cache_dir or default_cache_dir()
         self.console_log = console_log
         self.target: VmTarget | None = None
         self.builtin: list[str] | None = None  # kbench.ko's own benchmarks, before any user module
-        self.problems: list[str] = []
         self._image: KernelImage | None = None
         self._guest: _Guest | None = None
         self._kos: dict[str, Path] = {}  # commit → its .ko on the host (in the build cache)
@@ -185,7 +181,7 @@ class ModuleLab(LabBase[str]):
         self._pushed.discard(commit)
         return None
 
-    def _ready(self, commit: str) -> str:
+    def prepare(self, commit: str) -> str:
         """Build ``commit`` if needed and copy its .ko into the guest; its guest path."""
         if commit not in self._kos:
             error = self.build(commit)
@@ -263,11 +259,7 @@ class ModuleLab(LabBase[str]):
 
     def statistic(self, run: RunResult) -> list[float]:
         """The trial statistic of one run (empty when the run produced nothing)."""
-        metric = primary_metric(run.benchmark, self.params)
-        return [trial_statistic(s.values) for s in run.series if s.name == metric and s.values.size]
-
-    def prepare(self, commit: str) -> str:
-        return self._ready(commit)
+        return primary_statistic(run, self.params)
 
     def trial(self, commit: str, prepared: str) -> list[float]:
         return self.statistic(self._trial(commit, prepared))

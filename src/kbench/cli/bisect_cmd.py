@@ -344,7 +344,7 @@ def _run(store: Store, bisection_id: int, as_json: bool, html_path: Path | None)
         worktrees.remove_all()
         fail(str(exc), exit_codes.BISECT_FAILED)
     worktrees.remove_all()
-    if isinstance(lab, ModuleLab | KernelLab) and lab.problems:
+    if lab.problems:
         err_console.print("[bold yellow]warning:[/] the guest kernel logged problems during the bisection:\n  "
                           + "\n  ".join(lab.problems), highlight=False)
     _render(store.get_bisection(bisection_id), as_json, html_path)

@@ -143,9 +143,7 @@ def commit_positions(report: Mapping[str, Any]) -> dict[str, int] | None:
 
 def _commit_count(report: Mapping[str, Any]) -> int | None:
     commits = report.get("commits")
-    if isinstance(commits, list):
-        return len(commits)
-    return commits if isinstance(commits, int) and not isinstance(commits, bool) else None
+    return len(commits) if isinstance(commits, list) else None
 
 
 # -- the plot ---------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import struct
 import subprocess
 import zlib
 from pathlib import Path
+from typing import Protocol
 
 from .cache import Hasher, locked
 
@@ -34,7 +35,14 @@ def _payload(image: bytes) -> bytes | None:
     return image[start : start + length]
 
 
-def _complete(decompressor: lzma.LZMADecompressor | bz2.BZ2Decompressor, payload: bytes) -> bytes | None:
+class _Decompressor(Protocol):
+    @property
+    def eof(self) -> bool: ...
+
+    def decompress(self, data: bytes, /) -> bytes: ...
+
+
+def _complete(decompressor: _Decompressor, payload: bytes) -> bytes | None:
     """The whole stream, or None when it is cut short (a truncated image)."""
     data = decompressor.decompress(payload)
     return data if decompressor.eof else None
@@ -45,9 +53,7 @@ def _decompress(payload: bytes) -> bytes | None:
         if payload[:6] == b"\xfd7zXZ\x00":
             return _complete(lzma.LZMADecompressor(format=lzma.FORMAT_XZ), payload)
         if payload[:2] == b"\x1f\x8b":
-            gz = zlib.decompressobj(wbits=31)  # stops at the trailing size
-            data = gz.decompress(payload)
-            return data if gz.eof else None
+            return _complete(zlib.decompressobj(wbits=31), payload)  # stops at the trailing size
         if payload[:3] == b"BZh":
             return _complete(bz2.BZ2Decompressor(), payload)
         if payload[:3] == b"\x5d\x00\x00":
