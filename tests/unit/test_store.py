@@ -144,7 +144,7 @@ def test_a_version_1_database_is_migrated(tmp_path: Path) -> None:
         conn.execute("drop table calibrations")
         conn.execute("update kbench_meta set value = '1' where key = 'schema_version'")
     upgraded = Store.open(f"sqlite:///{db}")
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 3
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 4
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     cal = upgraded.save_calibration(benchmark="syscall.getppid", metric="m", target="local", params={},
                                     trials={"A1": [1.0], "A2": [1.1]}, run_ids=[1, 2], sigma_log=0.01,
@@ -152,3 +152,29 @@ def test_a_version_1_database_is_migrated(tmp_path: Path) -> None:
     latest = upgraded.latest_calibration("syscall.getppid", "local")
     assert latest is not None and latest["id"] == cal and latest["mde"][0]["effect_pct"] == 1.5
     assert upgraded.latest_calibration("syscall.getppid", "deb:6.1.0-56-amd64") is None
+
+
+def test_a_version_3_database_gains_the_run_provenance_columns(tmp_path: Path) -> None:
+    db = tmp_path / "v3.db"
+    store = Store.open(f"sqlite:///{db}")
+    run_id = _begin(store)
+    store.finish_run(run_id, status="complete", summaries=[_summary(5.0)])
+    with sqlite3.connect(db) as conn:  # rebuild ``runs`` as schema v3 had it: without the v4 columns
+        v4 = set(schema.RUN_COLUMNS_V4)
+        columns = [row[1] for row in conn.execute("pragma table_info(runs)") if row[1] not in v4]
+        conn.execute("drop index ux_runs_task_key")
+        quoted = ", ".join(f'"{name}"' for name in columns)
+        conn.execute(f"create table runs_v3 as select {quoted} from runs")
+        conn.execute("pragma foreign_keys=off")
+        conn.execute("drop table runs")
+        conn.execute("alter table runs_v3 rename to runs")
+        conn.execute("update kbench_meta set value = '3' where key = 'schema_version'")
+        assert not v4 & {row[1] for row in conn.execute("pragma table_info(runs)")}
+    upgraded = Store.open(f"sqlite:///{db}")
+    assert upgraded.schema_version == 4
+    assert upgraded.get_run(run_id).status == "complete"  # nothing lost
+    with sqlite3.connect(db) as conn:
+        names = {row[1] for row in conn.execute("pragma table_info(runs)")}
+        indexes = {row[1]: row[2] for row in conn.execute("pragma index_list(runs)")}
+    assert set(schema.RUN_COLUMNS_V4) <= names
+    assert indexes.get("ux_runs_task_key") == 1  # unique

@@ -21,5 +21,26 @@ def _add_bisections(conn: Connection) -> None:
     bisections.create(conn, checkfirst=True)
 
 
+def _add_run_provenance(conn: Connection) -> None:
+    """v3 → v4: a run's owner (pid, boot id, host), measured version (commit, label) and fleet task key."""
+    from sqlalchemy import inspect
+
+    from kbench.store.schema import RUN_COLUMNS_V4, runs
+
+    present = {column["name"] for column in inspect(conn).get_columns("runs")}
+    preparer = conn.dialect.identifier_preparer
+    for name in RUN_COLUMNS_V4:
+        if name in present:
+            continue
+        column = runs.c[name]
+        column_type = column.type.compile(dialect=conn.dialect)
+        conn.exec_driver_sql(
+            f"ALTER TABLE {preparer.quote(runs.name)} ADD COLUMN {preparer.quote(name)} {column_type}"
+        )
+    for index in runs.indexes:
+        if any(column.name in RUN_COLUMNS_V4 for column in index.columns):
+            index.create(conn, checkfirst=True)
+
+
 # MIGRATIONS[v] upgrades a database at version v to v + 1.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_calibrations, 2: _add_bisections}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_calibrations, 2: _add_bisections, 3: _add_run_provenance}

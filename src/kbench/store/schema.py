@@ -23,7 +23,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 metadata = MetaData()
 
@@ -85,9 +85,21 @@ runs = Table(
     Column("batch", Integer),
     Column("started_at", DateTime(timezone=True), nullable=False),
     Column("finished_at", DateTime(timezone=True)),
+    # v4: who is measuring (a run left ``running`` by a dead owner is ``abandoned``) ...
+    Column("owner_pid", Integer),
+    Column("owner_boot_id", String(64)),
+    Column("owner_host", String(255)),
+    # ... what version was measured (history series carry it) ...
+    Column("commit", String(64)),
+    Column("label", String(255)),
+    # ... and the fleet task that made it (one stored run per task, however often delivered).
+    Column("task_key", String(128)),
 )
 Index("ix_runs_benchmark", runs.c.benchmark)
 Index("ix_runs_started_at", runs.c.started_at)
+Index("ux_runs_task_key", runs.c.task_key, unique=True)
+RUN_COLUMNS_V4 = ("owner_pid", "owner_boot_id", "owner_host", "commit", "label", "task_key")
+"""Columns of ``runs`` added by schema v4 (the migration adds them to older databases)."""
 
 samples = Table(
     "samples",
