@@ -12,6 +12,7 @@ packages=(
   stress-ng rt-tests fio sysbench                # standard suites (kbench.suites); rt-tests has hackbench
   hyperfine                                      # benchmarks/sensitivity.py puts its figures beside kbench's
   chromium fonts-dejavu-core                     # headless screenshots of the HTML comparison report
+  postgresql redis-server                        # tests: a shared store and the fleet's broker, started by the tests
 )
 
 missing=()
