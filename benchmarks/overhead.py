@@ -39,14 +39,13 @@ def main() -> int:
 
     print(f"probe: {probe}")
     print(f"{'run':>3} {'probe min':>10} {'probe med':>10} {'raw min':>8} {'raw med':>8} {'ratio':>6}")
-    ratios, hz = [], None
+    ratios = []
     for i in range(a.runs):
         p = subprocess.run([probe, "--selftest-overhead", str(a.pairs)], capture_output=True, text=True)
         if p.returncode != 0:
             print(p.stderr.strip(), file=sys.stderr)
             return 1
         r = json.loads(p.stdout)
-        hz = r["hz"]
         ratios.append(r["ratio_median"])
         print(f"{i + 1:>3} {r['probe_min_ticks']:>10} {r['probe_median_ticks']:>10} "
               f"{r['raw_min_ticks']:>8} {r['raw_median_ticks']:>8} {r['ratio_median']:>6.3f}")

@@ -33,6 +33,7 @@ from kbench.bisect.module_lab import ModuleLab
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
 from kbench.cli.job_cmds import default_cpu_count, job_errors
+from kbench.cli.lazy import LazyCommand, LazyGroup
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context, user_errors
 from kbench.cli.parsing import KeyValue
 from kbench.jobs import expand_job
@@ -162,7 +163,13 @@ def check_trial_range(trials: int, max_trials: int) -> None:
         raise click.BadParameter(f"--trials {trials} is more than --max-trials {max_trials}", param_hint="--trials")
 
 
-@click.group("bisect")
+ORACLE = LazyCommand(
+    "kbench.cli.bisect_oracle_cmd:oracle_cmd",
+    "Judge HEAD against GOOD and BAD: exit 0 good, 1 bad, 125 skip, 255 kbench failed.",
+)
+
+
+@click.group("bisect", cls=LazyGroup, lazy={"oracle": ORACLE})
 def bisect_group() -> None:
     """Find the first commit where a command got slower (or faster), with a statistical oracle.
 

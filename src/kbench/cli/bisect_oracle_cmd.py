@@ -26,7 +26,7 @@ from kbench.bisect.git import Worktrees, resolve
 from kbench.bisect.lab import CommandLab
 from kbench.bisect.oracle import Classification
 from kbench.bisect.search import BAD
-from kbench.cli.bisect_cmd import bisect_group, cache_root, check_trial_range, measure_options
+from kbench.cli.bisect_cmd import cache_root, check_trial_range, measure_options
 from kbench.cli.main import Context, err_console, pass_context, user_errors
 
 GOOD_EXIT, BAD_EXIT, SKIP_EXIT, ABORT_EXIT = 0, 1, 125, 255
@@ -49,7 +49,7 @@ class AbortingCommand(click.Command):
             sys.exit(ABORT_EXIT)
 
 
-@bisect_group.command("oracle", cls=AbortingCommand)
+@click.command("oracle", cls=AbortingCommand)
 @click.option("--good", required=True, metavar="REV", help="A commit with the old performance.")
 @click.option("--bad", required=True, metavar="REV", help="A later commit with the new performance.")
 @click.option("--repo", type=click.Path(file_okay=False, exists=True, path_type=Path), default=Path("."),

@@ -1,4 +1,8 @@
-"""The ``kbench`` command line: parse, call the library, render."""
+"""The ``kbench`` command line: parse, call the library, render.
+
+The commands are listed in ``COMMANDS`` by the module that defines them; a command's
+module is imported only when that command runs (``kbench --help`` imports none).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from rich.console import Console
@@ -15,10 +19,14 @@ from rich.console import Console
 from kbench import __version__
 from kbench.catalog.benchmarks import BadParameter, UnknownBenchmark
 from kbench.cli import exit_codes
+from kbench.cli.lazy import LazyCommand, LazyGroup
 from kbench.engine.request import BadRequest
 from kbench.native import NativeToolMissing
-from kbench.store.db import RunNotFound, Store, StoreError
+from kbench.store.errors import RunNotFound, StoreError
 from kbench.targets.base import TargetError
+
+if TYPE_CHECKING:
+    from kbench.store.db import Store
 
 err_console = Console(stderr=True, soft_wrap=True)
 PIPE_WIDTH = 200
@@ -61,6 +69,8 @@ class Context:
     @property
     def store(self) -> Store:
         if self._store is None:
+            from kbench.store.db import Store
+
             self._store = Store.open(self.db_url)
         return self._store
 
@@ -68,7 +78,65 @@ class Context:
 pass_context = click.make_pass_decorator(Context)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+COMMANDS: dict[str, LazyCommand] = {
+    "bisect": LazyCommand(
+        "kbench.cli.bisect_cmd:bisect_group",
+        "Find the first commit where a command got slower (or faster), with a statistical oracle.",
+    ),
+    "calibrate": LazyCommand(
+        "kbench.cli.calibrate_cmd:calibrate_cmd",
+        "Measure BENCHMARK twice (two interleaved A/A sets), store the noise, and report the minimum "
+        "detectable effect at 80% and 95% power for each trial budget.",
+    ),
+    "compare": LazyCommand(
+        "kbench.cli.compare_cmd:compare_cmd",
+        "Compare kernels (--kernel A --kernel B BENCH), programs (--command A --command B) or stored runs "
+        "(--runs 1,2,3 --runs 4,5,6): interleaved randomized trials, a verdict per metric with change, "
+        "confidence interval and p-value, and the error rates it keeps.",
+    ),
+    "export": LazyCommand(
+        "kbench.cli.results_cmds:export_cmd",
+        "Export a run with all its raw samples as JSON, CSV or Parquet.",
+    ),
+    "job": LazyCommand(
+        "kbench.cli.job_cmds:job_group",
+        "Job files (YAML): check them and list their instances (see docs/jobs.md).",
+    ),
+    "kmod": LazyCommand(
+        "kbench.cli.kmod_cmds:kmod_group",
+        "Write, build and run your own in-kernel benchmarks (see kmod/include/kbench.h).",
+    ),
+    "list": LazyCommand(
+        "kbench.cli.catalog_cmds:list_cmd", "List the benchmarks, their parameters, units and directions."
+    ),
+    "results": LazyCommand("kbench.cli.results_cmds:results_cmd", "List stored runs, newest first."),
+    "run": LazyCommand(
+        "kbench.cli.run_cmd:run_cmd",
+        "Run BENCHMARK (see `kbench list`) or every instance of a job FILE.yaml; store every sample.",
+    ),
+    "sensitivity": LazyCommand(
+        "kbench.cli.sensitivity_cmd:sensitivity_cmd",
+        "The matrix of Mann-Whitney and Kolmogorov-Smirnov p-values for every pair of configurations, "
+        "A/A pairs on the diagonal: which method separates a small difference, and which reports "
+        "differences that are not there.",
+    ),
+    "show": LazyCommand(
+        "kbench.cli.results_cmds:show_cmd", "Show a stored run: summary, histogram, CDF, context and warnings."
+    ),
+    "sysinfo": LazyCommand(
+        "kbench.cli.sysinfo_cmd:sysinfo_cmd", "Show the machine inventory and a checklist of the noise sources."
+    ),
+    "tune": LazyCommand(
+        "kbench.cli.tune_cmds:tune_cmd",
+        "Set governor=performance, turbo off and ASLR off for benchmarking, or --reset.",
+    ),
+}
+"""Every command: the module defining it and its one-line help (a test checks they agree)."""
+
+
+@click.group(
+    cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.option(
     "--db",
     envvar="KBENCH_DB",
@@ -93,39 +161,6 @@ def cli(ctx: click.Context, db: str | None) -> None:
 
 def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
-
-
-def _register_commands() -> None:
-    from kbench.cli import (
-        bisect_cmd,
-        bisect_oracle_cmd,  # noqa: F401  (adds ``oracle`` to the bisect group)
-        calibrate_cmd,
-        catalog_cmds,
-        compare_cmd,
-        job_cmds,
-        kmod_cmds,
-        results_cmds,
-        run_cmd,
-        sensitivity_cmd,
-        tune_cmds,
-    )
-
-    cli.add_command(catalog_cmds.list_cmd)
-    cli.add_command(catalog_cmds.sysinfo_cmd)
-    cli.add_command(run_cmd.run_cmd)
-    cli.add_command(results_cmds.show_cmd)
-    cli.add_command(results_cmds.results_cmd)
-    cli.add_command(results_cmds.export_cmd)
-    cli.add_command(job_cmds.job_group)
-    cli.add_command(tune_cmds.tune_cmd)
-    cli.add_command(kmod_cmds.kmod_group)
-    cli.add_command(compare_cmd.compare_cmd)
-    cli.add_command(calibrate_cmd.calibrate_cmd)
-    cli.add_command(sensitivity_cmd.sensitivity_cmd)
-    cli.add_command(bisect_cmd.bisect_group)
-
-
-_register_commands()
 
 
 def main() -> None:

@@ -1,8 +1,13 @@
-"""Everything a report needs about one stored run, rebuilt from the store."""
+"""Everything a report needs about one stored run, rebuilt from the store.
+
+The summaries are the ones stored with the run (computed once, when it was measured);
+only a run stored without them is summarised again.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,6 +27,7 @@ class RunView:
     summary: Summary | None
     basis: str
     series: list[MetricSeries]
+    summaries: dict[str, Summary] = field(default_factory=dict)  # every metric's, by name
 
 
 def load_run_view(store: Store, run_id: int) -> RunView:
@@ -37,7 +43,8 @@ def load_run_view(store: Store, run_id: int) -> RunView:
     subtract = bool(record.request.get("subtract_overhead"))
     series = metric_series(measurement, record.metric, record.unit, record.direction, subtract_overhead=subtract)
     values = series[0].values if series else np.empty(0)
-    summary = summarize(values) if values.size else None
+    summaries = stored_summaries(record)
+    summary = summaries.get(record.metric) or (summarize(values) if values.size else None)
     return RunView(
         record=record,
         measurement=measurement,
@@ -45,7 +52,19 @@ def load_run_view(store: Store, run_id: int) -> RunView:
         summary=summary,
         basis="overhead-corrected" if subtract else "raw",
         series=series,
+        summaries=summaries,
     )
+
+
+def stored_summaries(record: RunRecord) -> dict[str, Summary]:
+    """The summary stored for each metric of the run (none for a run that stored none)."""
+    found = {}
+    for row in record.summaries:
+        try:
+            found[row["metric"]] = Summary.from_dict(row["details"])
+        except (KeyError, TypeError, ValueError):
+            continue  # stored by a kbench whose Summary had other fields: summarised again
+    return found
 
 
 @dataclass(frozen=True)
@@ -62,6 +81,7 @@ class RunReport:
     basis: str
     warnings: list[str]
     series: list[MetricSeries]
+    summaries: Mapping[str, Summary] = field(default_factory=dict)  # stored ones, by metric
 
     @classmethod
     def from_result(cls, result: RunResult) -> RunReport:
@@ -72,7 +92,7 @@ class RunReport:
     def from_view(cls, view: RunView) -> RunReport:
         record = view.record
         return cls(record.id, record.metric, record.unit, record.status, view.summary, view.measurement,
-                   view.values, view.basis, record.warnings, view.series)
+                   view.values, view.basis, record.warnings, view.series, view.summaries)
 
 
 def run_json(report: RunReport, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -112,13 +132,13 @@ def run_json(report: RunReport, extra: dict[str, Any] | None = None) -> dict[str
     else:
         data.update(n=0)
     if series and len(series) > 1:
-        data["metrics"] = [_series_json(s) for s in series]
+        data["metrics"] = [_series_json(s, report.summaries.get(s.name)) for s in series]
     data.update(extra or {})
     return data
 
 
-def _series_json(series: MetricSeries) -> dict[str, Any]:
-    summary = summarize(series.values)
+def _series_json(series: MetricSeries, stored: Summary | None) -> dict[str, Any]:
+    summary = stored or summarize(series.values)
     return {
         "metric": series.name, "unit": series.unit, "direction": series.direction, "n": summary.n,
         "values": series.values.tolist(), "min": summary.min, "median": summary.p50, "max": summary.max,

@@ -30,9 +30,9 @@ warning naming the achieved coverage. For n = 1 this is (x, x) with coverage 0.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from numpy.typing import ArrayLike
-from scipy import stats as _scipy_stats
 
 from kbench.stats.percentiles import order_statistics
 from kbench.stats.thresholds import DEFAULT_CONFIDENCE
@@ -80,9 +80,17 @@ def _check_level(quantile: float, confidence: float) -> None:
         raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
 
 
+def _binomial(n: int, p: float) -> Any:
+    """scipy's frozen Binomial(n, p); scipy.stats is imported here, on first use, because it
+    takes a second to import and most kbench commands never compute an interval."""
+    from scipy import stats
+
+    return stats.binom(n, p)
+
+
 def rank_coverage(n: int, quantile: float, lower_rank: int, upper_rank: int) -> float:
     """Exact coverage F(u - 1) - F(l - 1) of [x_(l), x_(u)] for Binomial(n, quantile)."""
-    binomial = _scipy_stats.binom(n, quantile)
+    binomial = _binomial(n, quantile)
     return float(binomial.cdf(upper_rank - 1) - binomial.cdf(lower_rank - 1))
 
 
@@ -96,7 +104,7 @@ def quantile_ci_ranks(n: int, quantile: float = 0.5, *, confidence: float = DEFA
         raise ValueError(f"need at least one sample, got n={n}")
     _check_level(quantile, confidence)
     tail = (1.0 - confidence) / 2.0
-    binomial = _scipy_stats.binom(n, quantile)
+    binomial = _binomial(n, quantile)
 
     # Largest k with F(k) <= tail; ppf gives the smallest k with F(k) >= tail,
     # so step down while F(k) > tail (at most a step or two, for rounding).

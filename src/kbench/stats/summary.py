@@ -8,6 +8,7 @@ values and summarise again to drop it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -91,6 +92,13 @@ class Summary:
         data["median_ci"] = list(self.median_ci)
         data["warnings"] = list(self.warnings)
         return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Summary:
+        """The Summary ``to_dict`` described (as stored with a run); KeyError if a field is missing."""
+        low, high = data["median_ci"]
+        values = {name: data[name] for name in cls.__dataclass_fields__ if name not in ("median_ci", "warnings")}
+        return cls(**values, median_ci=(float(low), float(high)), warnings=tuple(data.get("warnings", ())))
 
 
 def summarize(values: ArrayLike, *, confidence: float = DEFAULT_CONFIDENCE, detect_warmup: bool = True) -> Summary:

@@ -16,19 +16,10 @@ from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 from kbench.store import schema
 from kbench.store.codec import CODEC, decode_array, encode_array
+from kbench.store.errors import BisectionNotFound as BisectionNotFound  # re-exported: callers import them here
+from kbench.store.errors import RunNotFound as RunNotFound
+from kbench.store.errors import StoreError as StoreError
 from kbench.store.migrations import MIGRATIONS
-
-
-class StoreError(RuntimeError):
-    """The database cannot be used as asked (missing run, newer schema, bad URL)."""
-
-
-class RunNotFound(StoreError):
-    """No run has the requested id."""
-
-
-class BisectionNotFound(RunNotFound):
-    """No bisection has the requested id (exit code as for a missing run)."""
 
 
 def default_db_url() -> str:

@@ -1,0 +1,108 @@
+"""The quick commands start without importing the heavy libraries.
+
+Each command runs in a fresh interpreter that then reports which top-level packages it
+imported; no timing is asserted (docs/PERFORMANCE.md has the start-up times, measured
+by benchmarks/startup.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import KbenchRunner, as_json
+
+REPO = Path(__file__).resolve().parents[2]
+JOB = REPO / "examples" / "scaling.yaml"
+
+HEAVY = {"scipy", "matplotlib", "sqlalchemy"}
+NO_DATABASE = HEAVY
+"""Commands that do not read the store import none of the three."""
+READS_STORE = HEAVY - {"sqlalchemy"}
+"""Commands that read the store need SQLAlchemy, but neither scipy nor matplotlib."""
+SCALE_RUN = ("run", "will-it-scale.getppid1", "--duration", "1s", "--warmup", "0.25s", "-p", "interval=0.25", "--json")
+"""A short run with several metrics (per-task rate, total rate, idle)."""
+
+RUN_AND_REPORT = """
+import json, os, sys
+from kbench.cli.main import main
+sys.argv = ["kbench", *sys.argv[1:]]
+try:
+    main()
+    code = 0
+except SystemExit as exc:
+    code = exc.code if isinstance(exc.code, int) else 1
+with open(os.environ["MODULES_OUT"], "w") as out:
+    json.dump({"code": code, "modules": sorted({name.partition(".")[0] for name in sys.modules})}, out)
+"""
+
+
+def imported_by(args: list[str], db_path: Path, tmp_path: Path) -> set[str]:
+    """Top-level packages imported by ``kbench ARGS`` (which must exit 0)."""
+    report = tmp_path / "modules.json"
+    env = dict(os.environ, KBENCH_DB=str(db_path), MODULES_OUT=str(report), COLUMNS="120")
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_AND_REPORT, *args], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(report.read_text())
+    assert result["code"] == 0, f"kbench {' '.join(args)} exited {result['code']}: {proc.stderr}"
+    assert proc.stdout.strip(), f"kbench {' '.join(args)} printed nothing"
+    return set(result["modules"])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["list"],
+        ["list", "--json"],
+        ["job", "expand", str(JOB)],
+        ["job", "expand", "--json", str(JOB)],
+        ["job", "validate", str(JOB)],
+    ],
+    ids=lambda args: " ".join(Path(a).name for a in args),
+)
+def test_commands_without_the_store_import_no_heavy_library(
+    args: list[str], db_path: Path, tmp_path: Path
+) -> None:
+    assert imported_by(args, db_path, tmp_path) & NO_DATABASE == set()
+
+
+def test_reading_the_store_imports_neither_scipy_nor_matplotlib(
+    kbench: KbenchRunner, db_path: Path, tmp_path: Path
+) -> None:
+    probe_run = as_json(kbench("run", "syscall.getppid", "--samples", "500", "--json"))["run_id"]
+    # Several metrics per run: each metric's summary must come from the store too.
+    scale_run = as_json(
+        kbench(*SCALE_RUN)
+    )["run_id"]
+    for args in (
+        ["results"],
+        ["results", "--json"],
+        ["show", str(probe_run)],
+        ["show", str(probe_run), "--json"],
+        ["show", str(scale_run), "--json"],
+        ["show", str(scale_run), "--hist", "log2"],
+    ):
+        assert imported_by(args, db_path, tmp_path) & READS_STORE == set(), args
+    # ... while the store is really used, and a real measurement really needs scipy.
+    assert "sqlalchemy" in imported_by(["results"], db_path, tmp_path)
+    assert "scipy" in imported_by(["run", "syscall.getppid", "--samples", "100"], db_path, tmp_path)
+
+
+def test_show_reports_the_summaries_stored_with_the_run(kbench: KbenchRunner) -> None:
+    measured = as_json(
+        kbench(*SCALE_RUN)
+    )
+    shown = as_json(kbench("show", str(measured["run_id"]), "--json"))
+    for key in ("n", "min", "median", "p90", "p99", "max", "mean", "stdev", "median_ci", "steady_state_index"):
+        assert shown[key] == measured[key], key
+    assert [m["metric"] for m in shown["metrics"]] == [m["metric"] for m in measured["metrics"]]
+    for stored, fresh in zip(shown["metrics"], measured["metrics"], strict=True):
+        assert stored == fresh
