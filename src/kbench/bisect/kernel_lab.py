@@ -44,8 +44,9 @@ from pathlib import Path
 from kbench.bisect.driver import BisectError
 from kbench.bisect.git import Worktrees
 from kbench.bisect.labkit import REASON_CHARS, LabBase, build_failure_reason, primary_statistic, run_build_command
-from kbench.catalog.benchmarks import Benchmark, lookup
-from kbench.engine.request import RunRequest
+from kbench.catalog.benchmarks import lookup
+from kbench.contract.benchmark import Benchmark
+from kbench.contract.request import RunRequest
 from kbench.engine.runner import RunResult, execute_run
 from kbench.store.db import Store
 from kbench.targets.base import TargetError

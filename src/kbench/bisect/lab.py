@@ -16,9 +16,10 @@ from pathlib import Path
 from kbench.bisect.driver import BisectError
 from kbench.bisect.git import Worktrees
 from kbench.bisect.labkit import LabBase, primary_statistic, run_build_command
-from kbench.catalog.benchmarks import Benchmark, lookup
+from kbench.catalog.benchmarks import lookup
 from kbench.compare.trial import trial_statistic
-from kbench.engine.request import RunRequest
+from kbench.contract.benchmark import Benchmark
+from kbench.contract.request import RunRequest
 from kbench.engine.runner import RunResult, execute_run
 from kbench.store.db import Store
 from kbench.targets.local import LocalTarget

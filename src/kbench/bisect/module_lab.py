@@ -32,9 +32,9 @@ from typing import Any
 from kbench.bisect.driver import BisectError
 from kbench.bisect.git import Worktrees
 from kbench.bisect.labkit import LabBase, build_failure_reason, primary_statistic, run_build_command
-from kbench.catalog.benchmarks import Benchmark
-from kbench.engine.measurement import Measurement
-from kbench.engine.request import RunRequest
+from kbench.contract.benchmark import Benchmark
+from kbench.contract.measurement import Measurement
+from kbench.contract.request import RunRequest
 from kbench.engine.runner import RunResult, execute_run
 from kbench.kmodtools.build import build_user_module
 from kbench.store.db import Store

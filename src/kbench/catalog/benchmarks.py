@@ -7,84 +7,20 @@ is read here so the two can never disagree. Kernel-function benchmarks come from
 
 from __future__ import annotations
 
-import difflib
 import json
 import subprocess
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+# Re-exported until every importer takes them from kbench.contract (docs/architecture.md).
+from kbench.contract.benchmark import BadParameter as BadParameter
+from kbench.contract.benchmark import Benchmark as Benchmark
+from kbench.contract.benchmark import ParamSpec as ParamSpec
+from kbench.contract.benchmark import UnknownBenchmark as UnknownBenchmark
+from kbench.contract.benchmark import did_you_mean
+from kbench.contract.vocabulary import HIGHER_IS_BETTER as HIGHER_IS_BETTER
+from kbench.contract.vocabulary import LOWER_IS_BETTER as LOWER_IS_BETTER
 from kbench.native import find_native
-
-LOWER_IS_BETTER = "lower"
-HIGHER_IS_BETTER = "higher"
-
-
-class UnknownBenchmark(LookupError):
-    """No benchmark has that name; the message suggests the closest ones."""
-
-
-class BadParameter(ValueError):
-    """A benchmark parameter is unknown or its value has the wrong type."""
-
-
-@dataclass(frozen=True)
-class ParamSpec:
-    name: str
-    type: str  # "int", "str", "bool", "float"
-    default: str
-    description: str
-
-
-@dataclass(frozen=True)
-class Benchmark:
-    """A measurable thing. ``metric`` follows ``<suite>.<test>.<stat>``."""
-
-    name: str
-    kind: str  # "probe" (user space) or "kfunc" (kbench.ko)
-    workload: str  # the probe workload or the kbench.ko bench name
-    description: str
-    unit: str
-    metric: str
-    direction: str
-    params: tuple[ParamSpec, ...]
-    columns: tuple[str, ...] = ("ticks",)
-
-    def param(self, name: str) -> ParamSpec:
-        for spec in self.params:
-            if spec.name == name:
-                return spec
-        known = [p.name for p in self.params]
-        hint = _did_you_mean(name, known)
-        listing = ", ".join(known) if known else "none"
-        raise BadParameter(f"{self.name} has no parameter {name!r}{hint}; its parameters: {listing}")
-
-    def validate_params(self, values: dict[str, str]) -> dict[str, str]:
-        """Check names and value types; returns the values unchanged when valid."""
-        for name, value in values.items():
-            spec = self.param(name)
-            _check_type(self.name, spec, value)
-        return values
-
-
-def _check_type(bench: str, spec: ParamSpec, value: str) -> None:
-    if spec.type == "int":
-        try:
-            int(value, 0)
-        except ValueError:
-            raise BadParameter(f"{bench}: {spec.name} must be an integer, got {value!r}") from None
-    elif spec.type == "float":
-        try:
-            float(value)
-        except ValueError:
-            raise BadParameter(f"{bench}: {spec.name} must be a number, got {value!r}") from None
-    elif spec.type == "bool" and value not in ("0", "1", "true", "false", "yes", "no"):
-        raise BadParameter(f"{bench}: {spec.name} must be 0 or 1, got {value!r}")
-
-
-def _did_you_mean(name: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.5)
-    return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 def _probe_benchmark(entry: dict[str, Any]) -> Benchmark:
@@ -141,5 +77,5 @@ def lookup(name: str) -> Benchmark:
     for prefix in ("syscall.", "kfunc.", "will-it-scale."):
         if prefix + name in benches:
             return benches[prefix + name]
-    hint = _did_you_mean(name, list(benches))
+    hint = did_you_mean(name, list(benches))
     raise UnknownBenchmark(f"unknown benchmark {name!r}{hint}; `kbench list` shows them all")

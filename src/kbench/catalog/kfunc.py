@@ -7,7 +7,8 @@ drift apart silently.
 
 from __future__ import annotations
 
-from kbench.catalog.benchmarks import LOWER_IS_BETTER, Benchmark, ParamSpec
+from kbench.contract.benchmark import Benchmark, ParamSpec
+from kbench.contract.vocabulary import LOWER_IS_BETTER
 
 COMMON_PARAMS: tuple[ParamSpec, ...] = (
     ParamSpec("irqs_off", "bool", "0", "take samples with local interrupts disabled"),

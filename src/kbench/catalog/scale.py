@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from kbench.catalog.benchmarks import HIGHER_IS_BETTER, Benchmark, ParamSpec
+from kbench.contract.benchmark import Benchmark, ParamSpec
+from kbench.contract.vocabulary import HIGHER_IS_BETTER
 
 DEFAULT_DURATION_S = 5.0
 DEFAULT_WARMUP_S = 1.0

@@ -17,10 +17,10 @@ import click
 from rich.console import Console
 
 from kbench import __version__
-from kbench.catalog.benchmarks import BadParameter, UnknownBenchmark
 from kbench.cli import exit_codes
 from kbench.cli.lazy import LazyCommand, LazyGroup
-from kbench.engine.request import BadRequest
+from kbench.contract.benchmark import BadParameter, UnknownBenchmark
+from kbench.contract.request import BadRequest
 from kbench.native import NativeToolMissing
 from kbench.store.errors import RunNotFound, StoreError
 from kbench.targets.base import TargetError

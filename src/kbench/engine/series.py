@@ -6,21 +6,13 @@ run has one series per metric the tool reports (one value per iteration).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from kbench.engine.measurement import Measurement
+from kbench.contract.measurement import Measurement
+from kbench.contract.series import MetricSeries as MetricSeries
+from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
 
 SUITE_FORMAT = "kbench-suite/1"
-
-
-@dataclass(frozen=True)
-class MetricSeries:
-    name: str
-    unit: str
-    direction: str
-    values: np.ndarray
 
 
 def metric_series(
@@ -58,7 +50,7 @@ def _scale_series(measurement: Measurement) -> list[MetricSeries]:
     prefix = result.benchmark
     idle = steady.idle_fraction[~np.isnan(steady.idle_fraction)]
     return [
-        MetricSeries(f"{prefix}.{result.per_task_stat}", "ops/s", "higher", steady.per_task_ops_per_s),
-        MetricSeries(f"{prefix}.ops", "ops/s", "higher", steady.total_ops_per_s),
-        MetricSeries(f"{prefix}.idle", "fraction", "lower", idle),
+        MetricSeries(f"{prefix}.{result.per_task_stat}", "ops/s", HIGHER_IS_BETTER, steady.per_task_ops_per_s),
+        MetricSeries(f"{prefix}.ops", "ops/s", HIGHER_IS_BETTER, steady.total_ops_per_s),
+        MetricSeries(f"{prefix}.idle", "fraction", LOWER_IS_BETTER, idle),
     ]

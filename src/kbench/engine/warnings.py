@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kbench.engine.measurement import Measurement
+from kbench.contract.measurement import Measurement
 from kbench.stats.summary import Summary
+from kbench.sysinfo.checklist import HIGH_LOAD_PER_CPU
 from kbench.sysinfo.usage import RunUsage, parse_usage
-
-HIGH_LOAD_PER_CPU = 0.5
-"""A 1-minute load average above this many runnable tasks per CPU disturbs a run."""
 
 # Disturbance of the measured region (the probe header's ``usage``), judged after the run.
 MIN_ON_CPU_FRACTION = 0.90

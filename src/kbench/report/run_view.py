@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from kbench.engine.measurement import Measurement
+from kbench.contract.measurement import Measurement
+from kbench.contract.series import MetricSeries
 from kbench.engine.runner import RunResult
-from kbench.engine.series import MetricSeries, metric_series
+from kbench.engine.series import metric_series
 from kbench.stats.summary import Summary, summarize
 from kbench.store.db import RunRecord, Store
 

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
 from kbench.native import find_native
 from kbench.targets.probe_output import ProbeOutput, ProbeOutputError, parse_probe_output
 
@@ -25,8 +26,6 @@ SUITE = "will-it-scale"
 MODES = ("process", "thread")
 FIXED_COLUMNS = ("elapsed_ns", "idle_userhz", "total_userhz")
 
-HIGHER_IS_BETTER = "higher"
-LOWER_IS_BETTER = "lower"
 
 
 class ScaleOutputError(ProbeOutputError):

@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any
 
-from kbench.catalog.benchmarks import HIGHER_IS_BETTER, LOWER_IS_BETTER
+from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
 from kbench.suites.errors import SuiteParseError
 from kbench.suites.model import ParamValue, SuiteMetric, SuiteParam, SuiteTest
 from kbench.suites.suite import Suite

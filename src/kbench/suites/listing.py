@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kbench.catalog.benchmarks import Benchmark, ParamSpec
+from kbench.contract.benchmark import Benchmark, ParamSpec
 from kbench.suites.model import SuiteTest
 from kbench.suites.registry import SUITES
 from kbench.suites.suite import Suite

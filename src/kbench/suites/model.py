@@ -11,7 +11,8 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from kbench.catalog.benchmarks import HIGHER_IS_BETTER, LOWER_IS_BETTER, BadParameter
+from kbench.contract.benchmark import BadParameter
+from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
 
 ParamValue = int | float | str | bool
 

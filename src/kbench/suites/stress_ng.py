@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from kbench.catalog.benchmarks import HIGHER_IS_BETTER
+from kbench.contract.vocabulary import HIGHER_IS_BETTER
 from kbench.suites.errors import SuiteParseError
 from kbench.suites.model import ParamValue, SuiteMetric, SuiteParam, SuiteTest
 from kbench.suites.suite import Suite

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from kbench.catalog.benchmarks import HIGHER_IS_BETTER, LOWER_IS_BETTER
+from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
 from kbench.suites.errors import SuiteParseError
 from kbench.suites.model import ParamValue, SuiteMetric, SuiteParam, SuiteTest
 from kbench.suites.suite import Suite

@@ -11,12 +11,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from kbench.engine.warnings import HIGH_LOAD_PER_CPU
-
 OK = "ok"
 NOISY = "noisy"
 NOT_AVAILABLE = "not available here"
 
+HIGH_LOAD_PER_CPU = 0.5
+"""A 1-minute load average above this many runnable tasks per CPU disturbs a run."""
 HOT_CELSIUS = 80.0
 """A thermal zone at or above this temperature is close to throttling on most CPUs."""
 

@@ -9,24 +9,12 @@ from __future__ import annotations
 import platform
 import shutil
 import subprocess
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+from kbench.sysinfo.files import FileReader, read_local_file
 from kbench.sysinfo.noise_facts import collect_noise_facts
 
 TSC_FLAGS = ("tsc", "rdtscp", "constant_tsc", "nonstop_tsc", "tsc_known_freq")
-
-
-FileReader = Callable[[str], "str | None"]
-"""Reads a text file of the machine being described; None when it does not exist."""
-
-
-def read_local_file(path: str) -> str | None:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return None
 
 
 def count_cpus(online: str | None) -> int | None:

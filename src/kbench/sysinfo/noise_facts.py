@@ -8,10 +8,9 @@ described too. A fact that cannot be seen is None (the checklist says why).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # collect.py imports this module
-    from kbench.sysinfo.collect import FileReader
+from kbench.sysinfo.files import FileReader
 
 CPU_SYSFS = "/sys/devices/system/cpu"
 MAX_THERMAL_ZONES = 64

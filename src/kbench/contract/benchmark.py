@@ -1,0 +1,74 @@
+"""What can be measured: a benchmark's name, kind, parameters, unit and direction."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+
+class UnknownBenchmark(LookupError):
+    """No benchmark has that name; the message suggests the closest ones."""
+
+
+class BadParameter(ValueError):
+    """A benchmark parameter is unknown or its value has the wrong type."""
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    name: str
+    type: str  # "int", "str", "bool", "float"
+    default: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A measurable thing. ``metric`` follows ``<suite>.<test>.<stat>``."""
+
+    name: str
+    kind: str  # the kind that runs it: "probe", "kfunc", "scale" or "suite"
+    workload: str  # what the kind calls it: the probe workload, the kbench.ko bench, the suite test
+    description: str
+    unit: str
+    metric: str
+    direction: str
+    params: tuple[ParamSpec, ...]
+    columns: tuple[str, ...] = ("ticks",)
+
+    def param(self, name: str) -> ParamSpec:
+        for spec in self.params:
+            if spec.name == name:
+                return spec
+        known = [p.name for p in self.params]
+        hint = did_you_mean(name, known)
+        listing = ", ".join(known) if known else "none"
+        raise BadParameter(f"{self.name} has no parameter {name!r}{hint}; its parameters: {listing}")
+
+    def validate_params(self, values: dict[str, str]) -> dict[str, str]:
+        """Check names and value types; returns the values unchanged when valid."""
+        for name, value in values.items():
+            spec = self.param(name)
+            _check_type(self.name, spec, value)
+        return values
+
+
+def _check_type(bench: str, spec: ParamSpec, value: str) -> None:
+    if spec.type == "int":
+        try:
+            int(value, 0)
+        except ValueError:
+            raise BadParameter(f"{bench}: {spec.name} must be an integer, got {value!r}") from None
+    elif spec.type == "float":
+        try:
+            float(value)
+        except ValueError:
+            raise BadParameter(f"{bench}: {spec.name} must be a number, got {value!r}") from None
+    elif spec.type == "bool" and value not in ("0", "1", "true", "false", "yes", "no"):
+        raise BadParameter(f"{bench}: {spec.name} must be 0 or 1, got {value!r}")
+
+
+def did_you_mean(name: str, choices: list[str]) -> str:
+    """`` (did you mean a or b?)`` for the closest of ``choices``, or an empty string."""
+    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.5)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""

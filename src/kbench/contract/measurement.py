@@ -1,0 +1,48 @@
+"""The raw outcome of one run: its header and every sample column, in order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The raw outcome of one run: header, every column in order, and status."""
+
+    header: dict[str, Any]
+    columns: dict[str, np.ndarray]
+    interrupted: bool
+    stderr: str
+
+    @property
+    def n(self) -> int:
+        return int(next(iter(self.columns.values())).size) if self.columns else 0
+
+    def per_op(self, unit: str = "ns", *, subtract_overhead: bool = False) -> np.ndarray:
+        """Every sample as ``unit`` per operation, in order.
+
+        ``ns``: ``ticks / hz * 1e9 / batch``; ``cycles`` (in-kernel TSC ticks):
+        ``ticks / batch``. With ``subtract_overhead`` the median cost of the empty timed
+        region is removed from each sample first (floored at zero).
+        """
+        ticks = self.columns["ticks"].astype(np.float64)
+        if subtract_overhead:
+            ticks = np.maximum(ticks - float(self.header["overhead"]["median_ticks"]), 0.0)
+        batch = int(self.header.get("batch") or 1)
+        if unit == "cycles":
+            return ticks / batch
+        if unit != "ns":
+            raise ValueError(f"cannot express timer ticks in {unit!r}")
+        hz = float(self.header["timer"]["hz"])
+        return ticks * (1e9 / hz) / batch
+
+    def overhead_ns(self) -> dict[str, float]:
+        hz = float(self.header["timer"]["hz"])
+        overhead = self.header["overhead"]
+        return {
+            "min": overhead["min_ticks"] * 1e9 / hz,
+            "median": overhead["median_ticks"] * 1e9 / hz,
+        }

@@ -1,0 +1,72 @@
+"""What the user asked to measure, independent of where it runs."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+DEFAULT_SAMPLES = 10_000
+
+
+class BadRequest(ValueError):
+    """The measurement request is inconsistent (e.g. both a count and a duration)."""
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One measurement: count mode (``samples``) or duration mode (``duration_s``)."""
+
+    benchmark: str
+    params: dict[str, str] = field(default_factory=dict)
+    samples: int | None = None
+    duration_s: float | None = None
+    warmup_samples: int | None = None
+    warmup_duration_s: float | None = None
+    batch: int | None = None  # None: calibrated by the probe
+    cpu: int | None = None
+    subtract_overhead: bool = False
+    iterations: int = 1  # fresh tool processes, for whole-tool (suite) benchmarks
+    tags: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.samples is not None and self.duration_s is not None:
+            raise BadRequest("give either a sample count or a duration, not both")
+        if self.samples is not None and self.samples < 1:
+            raise BadRequest(f"samples must be at least 1, got {self.samples}")
+        if self.duration_s is not None and not self.duration_s > 0:
+            raise BadRequest(f"duration must be positive, got {self.duration_s}")
+        if self.warmup_samples is not None and self.warmup_duration_s is not None:
+            raise BadRequest("give either a warm-up count or a warm-up duration, not both")
+        if self.warmup_samples is not None and self.warmup_samples < 0:
+            raise BadRequest(f"warm-up samples cannot be negative, got {self.warmup_samples}")
+        if self.warmup_duration_s is not None and self.warmup_duration_s < 0:
+            raise BadRequest(f"warm-up duration cannot be negative, got {self.warmup_duration_s}")
+        if self.batch is not None and self.batch < 1:
+            raise BadRequest(f"batch must be at least 1, got {self.batch}")
+        if self.iterations < 1:
+            raise BadRequest(f"iterations must be at least 1, got {self.iterations}")
+        if self.cpu is not None and self.cpu < 0:
+            raise BadRequest(f"cpu must be a CPU number, got {self.cpu}")
+
+    def probe_args(self, workload: str) -> list[str]:
+        """The ``kbench-probe run`` arguments for this request (moves to the probe kind with the targets)."""
+        args = ["run", workload]
+        for key, value in self.params.items():
+            args += ["--param", f"{key}={value}"]
+        if self.duration_s is not None:
+            args += ["--duration", repr(self.duration_s)]
+        else:
+            args += ["--samples", str(self.samples or DEFAULT_SAMPLES)]
+        if self.warmup_samples is not None:
+            args += ["--warmup-samples", str(self.warmup_samples)]
+        if self.warmup_duration_s is not None:
+            args += ["--warmup-duration", repr(self.warmup_duration_s)]
+        args += ["--batch", str(self.batch) if self.batch else "auto"]
+        if self.cpu is not None:
+            args += ["--cpu", str(self.cpu)]
+        return args
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["tags"] = list(self.tags)
+        return data
