@@ -2,7 +2,7 @@
 /*
  * kbench.ko - time single kernel functions from inside the kernel.
  *
- * This file holds the registry: the table of built-in benchmarks, the
+ * This file holds the registry: the built-in benchmarks (benches/list.h), the
  * registration API for other modules, and /sys/kernel/kbench/ itself.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -31,21 +31,6 @@ unsigned int kbench_tsc_khz;
 
 static LIST_HEAD(kbench_list);
 static DEFINE_MUTEX(kbench_list_lock);	/* protects kbench_list */
-
-static struct kbench *kbench_builtin[] = {
-	&kbench_empty,
-	&kbench_ktime_get,
-	&kbench_get_random_u32,
-	&kbench_spin_lock,
-	&kbench_rcu_read_lock,
-	&kbench_kmalloc,
-	&kbench_memcpy,
-	&kbench_crc32c,
-	&kbench_jhash,
-	&kbench_fib4_lookup,
-	&kbench_fib6_lookup,
-	/* Add a new benchmark here. */
-};
 
 static bool kbench_valid(const struct kbench *b)
 {
@@ -218,9 +203,29 @@ static void kbench_remove_all(void)
 	}
 }
 
+static int __init kbench_register_builtin(struct kbench *bench)
+{
+	int ret = kbench_register(bench);
+
+	if (ret)
+		pr_err("cannot register %s: %d\n", bench->name, ret);
+	return ret;
+}
+
+/* Registers benches/list.h in order; stops at the first failure. */
+static int __init kbench_register_builtins(void)
+{
+	int ret = 0;
+
+#define KBENCH_BUILTIN(name) \
+	(ret = ret ? ret : kbench_register_builtin(&kbench_##name))
+#include "../benches/list.h"
+#undef KBENCH_BUILTIN
+	return ret;
+}
+
 static int __init kbench_init(void)
 {
-	unsigned int i;
 	int ret;
 
 #ifdef CONFIG_X86
@@ -238,14 +243,9 @@ static int __init kbench_init(void)
 	ret = sysfs_create_group(kbench_root, &kbench_top_group);
 	if (ret)
 		goto err;
-	for (i = 0; i < ARRAY_SIZE(kbench_builtin); i++) {
-		ret = kbench_register(kbench_builtin[i]);
-		if (ret) {
-			pr_err("cannot register %s: %d\n",
-			       kbench_builtin[i]->name, ret);
-			goto err;
-		}
-	}
+	ret = kbench_register_builtins();
+	if (ret)
+		goto err;
 	return 0;
 err:
 	kbench_remove_all();

@@ -1,7 +1,12 @@
 /* kbench-probe: shared declarations.
  *
  * Layout of native/probe/:
- *   probe.c      command line, the measurement engine, the output stream
+ *   probe.c      main(): the commands; errors, warnings, signals, clean-up
+ *   options.c    the command line of `run` and the workload parameters
+ *   run.c        one `run`: overhead, batch calibration, warm-up, measurement
+ *   loop.c       the timed sample loops (one per timer) and the empty timed region
+ *   usage.c      what the measuring thread and the machine did meanwhile
+ *   output.c     --list, the header and the sample stream of a run
  *   timer.h/.c   timers (TSC with fences, CLOCK_MONOTONIC_RAW), calibration,
  *                resolution and overhead measurement
  *   workloads.c  every workload: one run function (+ optional set-up/tear-down)
@@ -19,6 +24,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/types.h>
 
 #define KB_VERSION "0.1.0"
 #define KB_FORMAT "kbench-probe/1"
@@ -51,9 +59,13 @@ void jb_kbool(struct jbuf *b, const char *k, int v);
 /* ---- errors ---- */
 /* Print `kbench-probe: error: ...` on stderr, clean up workload files, exit `code`. */
 void kb_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-int kb_write_all(int fd, const void *buf, size_t len);
 int kb_open_output(const char *output, char *path, size_t size, volatile int *made);
 void kb_install_signals(void (*handler)(int), int restart);
+/* `run`'s --output FILE, removed by kb_die() and the signal handler once made. */
+extern char kb_output_path[4096];
+extern volatile int kb_output_made;
+/* The handler `run` installs: stop at the next sample, or give up on a second signal. */
+void kb_on_signal(int sig);
 const char *kb_split_option(const char *arg, char *name, size_t size);
 /* Add a string to the header's `warnings`. */
 void kb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -141,5 +153,128 @@ extern struct kb_ctx *kb_active_ctx;
 
 /* The volatile sink that consumes every operation's result. */
 extern volatile uint64_t kb_sink;
+
+/* The `command` workload's running child, ended by the signal handler (0: none). */
+extern volatile pid_t kb_running_child;
+/* The exit status of the last command that failed (0 if none did). */
+int kb_command_last_status(const struct kb_ctx *c);
+
+/* ---- the command line of `run` (options.c) ---- */
+#define KB_MAX_SAMPLES 100000000ll /* 10^8 rows */
+#define KB_MAX_BATCH (1ll << 24)
+
+struct kb_run_opts {
+	const char *workload;
+	long long samples;
+	double duration;
+	long long max_samples;
+	long long warmup_samples;
+	double warmup_duration;
+	long long batch; /* 0 = auto */
+	long long cpu;   /* -1 = not pinned */
+	const char *timer;
+	long long overhead_pairs;
+	const char *output;
+	int progress;
+	int have_samples, have_duration, have_max, have_wsamples, have_wduration;
+};
+
+void kb_usage(FILE *f);
+/* An integer with an optional binary suffix k/m/g (x1024^n); 0 on success. */
+int kb_parse_ll(const char *s, long long *out);
+/* The value of option `opt`, an integer in [lo, hi]; exits 2 otherwise. */
+long long kb_opt_int(const char *opt, const char *v, long long lo, long long hi);
+/* Parse `run WORKLOAD ...` into `o`; the workload's parameters go to `c`. */
+void kb_parse_run(int argc, char **argv, struct kb_run_opts *o, struct kb_ctx *c);
+
+/* ---- the timed loops (loop.c) ---- */
+/*
+ * One call of kb_run_loop() measures samples until `count` are done (count > 0)
+ * or, when dur_ticks > 0, until dur_ticks have passed since the first sample
+ * started.  Rows go to rows[] (ncols u64 each); rows == NULL: not kept.
+ */
+struct kb_loop {
+	struct kb_ctx *c;
+	kb_run_fn run;
+	kb_between_fn between;
+	uint64_t batch;
+	int ncols;
+	uint64_t *rows;
+	long long cap;     /* rows allocated */
+	long long max;     /* hard cap (grow up to it) */
+	long long count;   /* 0: duration mode */
+	uint64_t dur_ticks;
+	int progress;
+	/* results */
+	long long n;
+	uint64_t first_t0, last_t1;
+	long long migrations;
+	uint32_t last_aux;
+	int have_aux;
+	int capped, grow_failed;
+};
+
+void kb_run_loop(struct kb_loop *L);
+/* `n` empty timed regions, exactly as the sample loop times them, into d[]. */
+uint64_t kb_overhead_pairs(uint64_t *d, long long n);
+int kb_cmp_u64(const void *a, const void *b);
+
+/* ---- what the run saw (usage.c) ---- */
+#define KB_USAGE_MAX_CPUS 1024
+
+struct kb_stat_ticks {
+	int cpu; /* -1: the aggregate "cpu" line */
+	uint64_t idle, steal, total;
+};
+
+struct kb_usage_snap {
+	uint64_t thread_cpu_ns;
+	long long runqueue_wait_ns; /* -1: no schedstat */
+	struct rusage thread, self;
+	int ncpu; /* per-CPU lines read; -1: /proc/stat unreadable */
+	struct kb_stat_ticks all, cpu[KB_USAGE_MAX_CPUS];
+};
+
+void kb_usage_read_stat(struct kb_usage_snap *s);
+void kb_usage_read_thread(struct kb_usage_snap *s);
+/* User + system CPU seconds between two rusage snapshots. */
+double kb_rusage_cpu_s(const struct rusage *a, const struct rusage *b);
+/* The header's `usage` object (docs/probe-format.md). */
+void kb_usage_json(struct jbuf *h, const struct kb_usage_snap *a, const struct kb_usage_snap *b,
+		   uint64_t wall_ns, double children_cpu_s);
+
+/* ---- one run (run.c) ---- */
+/* Everything the header of a run reports, and its samples (loop.rows). */
+struct kb_run {
+	struct kb_run_opts opts;
+	struct kb_ctx *c;
+	struct kb_loop loop;
+	char start_time[64], end_time[64];
+	uint64_t overhead_min, overhead_median;
+	int batch_auto;
+	uint64_t batch_target;       /* ticks a sample must reach (auto batch) */
+	long long calibration_samples;
+	long long warmup_samples;
+	double warmup_s;
+	int cpu_start, cpu_end;
+	uint64_t measure_start_ns, measure_end_ns;
+	struct kb_usage_snap usage_start, usage_end;
+	double children_cpu_s;
+	long long failed_ops;        /* operations that returned an error */
+	int last_errno, last_status; /* of the last failed one (status: `command`) */
+	int interrupted;
+};
+
+/* `kbench-probe run ...`: measure, write the output; the exit code. */
+int kb_run(int argc, char **argv);
+
+/* ---- output (output.c) ---- */
+int kb_write_all(int fd, const void *buf, size_t len);
+/* `--list`: the workloads as JSON on stdout. */
+int kb_list_workloads(void);
+int kb_ncolumns(const struct kb_workload *wl);
+/* The run's header line and its rows; 0, or -1 with errno set. */
+int kb_write_run(int fd, const struct kb_run *r);
+void kb_iso_now(char *buf, size_t len);
 
 #endif

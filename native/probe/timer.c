@@ -202,7 +202,6 @@ static void raw_pairs(uint64_t *d, long long n)
 	}
 }
 
-uint64_t kb_overhead_pairs(uint64_t *d, long long n); /* probe.c */
 
 int kb_selftest_overhead(long long pairs)
 {

@@ -102,54 +102,6 @@ static int make_path(struct kb_ctx *c, const char *suffix, char *err, size_t err
 	return fd;
 }
 
-/* Write all of buf, retrying short writes and EINTR; -1 on error. */
-int kb_write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Open --output PATH for the binary stream (stdout, fd 1, without one). The path
- * is kept in `path` and *made set, so that an error or a second signal can remove
- * a half-written file. */
-int kb_open_output(const char *output, char *path, size_t size, volatile int *made)
-{
-	int fd;
-
-	if (!output)
-		return 1;
-	snprintf(path, size, "%s", output);
-	fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		kb_die(KB_EXIT_USAGE, "--output %s: %s", output, strerror(errno));
-	*made = 1;
-	return fd;
-}
-
-/* SIGINT and SIGTERM go to `handler`, restarting interrupted system calls or
- * not (a sleep that must return EINTR); SIGPIPE is ignored. */
-void kb_install_signals(void (*handler)(int), int restart)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sa.sa_flags = restart ? SA_RESTART : 0;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
-
 #define DD_BLOCK (1ll << 20)
 #define DD_DEFAULT (10ll << 20)
 

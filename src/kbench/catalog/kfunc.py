@@ -1,14 +1,19 @@
 """Kernel-function benchmarks provided by kbench.ko (kmod/benches/*.c).
 
-The table mirrors the module's bench table; a VM test compares it with what the loaded
-module reports in /sys/kernel/kbench/<bench>/{description,params}, so the two cannot
-drift apart silently.
+They are read from the module's own sources (``kmod_source``): ``benches/list.h`` names
+them and each bench file declares its description and parameters. A VM test compares
+the result with what the loaded module reports in /sys/kernel/kbench/<bench>/.
 """
 
 from __future__ import annotations
 
+from functools import cache
+from pathlib import Path
+
+from kbench.catalog.kmod_source import KmodParam, builtin_benches
 from kbench.contract.benchmark import Benchmark, ParamSpec
 from kbench.contract.vocabulary import LOWER_IS_BETTER
+from kbench.resources import find_resource
 
 COMMON_PARAMS: tuple[ParamSpec, ...] = (
     ParamSpec("irqs_off", "bool", "0", "take samples with local interrupts disabled"),
@@ -23,56 +28,32 @@ COMMON_PARAMS: tuple[ParamSpec, ...] = (
 KBENCH_ONLY_PARAMS = frozenset({"parallel"})
 """Parameters kbench interprets itself; they are not module attributes."""
 
-_BENCHES: tuple[tuple[str, str, tuple[ParamSpec, ...]], ...] = (
-    ("empty", "an empty function: the per-call cost of the harness", ()),
-    ("ktime_get", "ktime_get(): read CLOCK_MONOTONIC", ()),
-    ("get_random_u32", "get_random_u32(): one 32-bit value from the batched CRNG", ()),
-    ("rcu_read_lock", "rcu_read_lock() + rcu_read_unlock()", ()),
-    (
-        "spin_lock",
-        "spin_lock() + spin_unlock() of a private or shared lock",
-        (ParamSpec("shared", "int", "0", "1: all CPUs of a parallel run share one lock"),),
-    ),
-    ("kmalloc", "kmalloc(size) + kfree()", (ParamSpec("size", "int", "64", "bytes per allocation"),)),
-    (
-        "memcpy",
-        "memcpy() of size bytes from a random source block",
-        (ParamSpec("size", "int", "64", "bytes per copy"),),
-    ),
-    (
-        "crc32c",
-        "__crc32c_le() (lib/crc32, generic) of len bytes",
-        (ParamSpec("len", "int", "64", "bytes per checksum"),),
-    ),
-    ("jhash", "jhash() of len bytes", (ParamSpec("len", "int", "16", "bytes per hash"),)),
-    (
-        "fib4_lookup",
-        "IPv4 route lookup of random destinations; api selects the function",
-        (
-            ParamSpec("dst_prefix", "str", "10.0.0.0/8", "destinations are random addresses in this prefix"),
-            ParamSpec("api", "int", "0", "0: fib_lookup(), 1: ip_route_output_key()"),
-        ),
-    ),
-    (
-        "fib6_lookup",
-        "IPv6 output route lookup (ip6_route_output) of random destinations",
-        (ParamSpec("dst_prefix", "str", "2001:db8::/32", "destinations are random addresses in this prefix"),),
-    ),
-)
+PARAM_TYPES = {"u64": "int", "ipv4": "str", "ipv6": "str"}
+"""kbench.ko's parameter types as catalog types (a prefix is given as text)."""
 
 
+def param_spec(param: KmodParam) -> ParamSpec:
+    return ParamSpec(param.name, PARAM_TYPES[param.type], param.default, param.description)
+
+
+@cache
 def kfunc_benchmarks() -> tuple[Benchmark, ...]:
     """Every built-in kbench.ko benchmark as ``kfunc.<bench>`` (metric ``….cycles``)."""
+    return benchmarks_in(find_resource("kmod"))
+
+
+def benchmarks_in(kmod_dir: Path) -> tuple[Benchmark, ...]:
+    """The benchmarks of the kbench.ko sources in ``kmod_dir``."""
     return tuple(
         Benchmark(
-            name=f"kfunc.{name}",
+            name=f"kfunc.{bench.name}",
             kind="kfunc",
-            workload=name,
-            description=description,
+            workload=bench.name,
+            description=bench.description,
             unit="cycles",
-            metric=f"kfunc.{name}.cycles",
+            metric=f"kfunc.{bench.name}.cycles",
             direction=LOWER_IS_BETTER,
-            params=own + COMMON_PARAMS,
+            params=(*(param_spec(p) for p in bench.params), *COMMON_PARAMS),
         )
-        for name, description, own in _BENCHES
+        for bench in builtin_benches(kmod_dir)
     )

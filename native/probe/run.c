@@ -1,0 +1,300 @@
+/* kbench-probe: one `run`: the timer overhead, the batch, the warm-up and the
+ * measured samples, then the output (docs/probe-format.md). */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "probe.h"
+#include "timer.h"
+
+#define RES_FACTOR 100 /* a sample >= 100 x timer resolution */
+#define OVH_FACTOR 100 /* ... and >= 100 x the median overhead */
+#define CALIBRATION_WARM 3    /* samples per candidate batch that warm caches, not used */
+#define CALIBRATION_JUDGED 15 /* ... and samples whose median decides */
+
+static void pin(struct kb_run *r)
+{
+	struct kb_ctx *c = r->c;
+	long long cpu = r->opts.cpu;
+
+	r->cpu_start = sched_getcpu();
+	if (cpu < 0)
+		return;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET((int)cpu, &set);
+	if (sched_setaffinity(0, sizeof set, &set) == 0) {
+		c->pinned_cpu = (int)cpu;
+		r->cpu_start = sched_getcpu();
+	} else {
+		kb_warn("pinning to CPU %lld failed (%s): the run is not pinned", cpu, strerror(errno));
+	}
+}
+
+/* The min and median of `pairs` empty timed regions (after a tenth of them to warm the loop). */
+static void measure_overhead(struct kb_run *r)
+{
+	long long pairs = r->opts.overhead_pairs;
+	uint64_t *ovh = malloc((size_t)pairs * sizeof *ovh);
+	if (!ovh)
+		kb_die(KB_EXIT_SETUP, "out of memory for %lld overhead pairs", pairs);
+	memset(ovh, 0, (size_t)pairs * sizeof *ovh); /* fault the pages in before timing */
+	kb_overhead_pairs(ovh, pairs / 10 + 1);
+	kb_overhead_pairs(ovh, pairs);
+	qsort(ovh, (size_t)pairs, sizeof *ovh, kb_cmp_u64);
+	r->overhead_min = ovh[0];
+	r->overhead_median = ovh[pairs / 2];
+	free(ovh);
+}
+
+static void set_up_workload(struct kb_run *r)
+{
+	struct kb_ctx *c = r->c;
+	const struct kb_workload *wl = c->wl;
+	char err[512];
+
+	kb_active_ctx = c;
+	jb_raw(&c->setup, "{");
+	if (wl->setup) {
+		int ret = wl->setup(c, err, sizeof err);
+		if (ret < 0)
+			kb_die(ret == -2 ? KB_EXIT_USAGE : KB_EXIT_SETUP, "%s: %s", wl->name, err);
+	}
+	jb_raw(&c->setup, "}");
+}
+
+/* Auto batch: the smallest power of two whose median sample reaches the target. */
+static void calibrate_batch(struct kb_run *r)
+{
+	const struct kb_workload *wl = r->c->wl;
+	struct kb_loop *L = &r->loop;
+	uint64_t batch = r->opts.batch ? (uint64_t)r->opts.batch : 1;
+
+	r->batch_auto = r->opts.batch == 0 && !(wl->flags & KB_F_BATCH1);
+	r->batch_target = RES_FACTOR * kb_timer.resolution_ticks;
+	if (OVH_FACTOR * r->overhead_median > r->batch_target)
+		r->batch_target = OVH_FACTOR * r->overhead_median;
+	while (r->batch_auto) {
+		uint64_t cal[CALIBRATION_WARM + CALIBRATION_JUDGED];
+		struct kb_loop K = *L;
+		K.batch = batch;
+		K.rows = cal;
+		K.cap = K.max = K.count = CALIBRATION_WARM + CALIBRATION_JUDGED;
+		r->c->batch = (long long)batch;
+		kb_run_loop(&K);
+		r->calibration_samples += K.n;
+		if (K.n < K.count)
+			break; /* interrupted */
+		qsort(cal + CALIBRATION_WARM, CALIBRATION_JUDGED, sizeof *cal, kb_cmp_u64);
+		uint64_t med = cal[CALIBRATION_WARM + CALIBRATION_JUDGED / 2];
+		if (med >= r->batch_target)
+			break;
+		if (batch >= (uint64_t)KB_MAX_BATCH) {
+			kb_warn("batch calibration stopped at the cap %lld: one sample is %llu ticks, "
+				"below the target %llu", KB_MAX_BATCH, (unsigned long long)med,
+				(unsigned long long)r->batch_target);
+			break;
+		}
+		batch *= 2;
+	}
+	L->batch = batch;
+	r->c->batch = (long long)batch;
+}
+
+/* A sample buffer with its pages faulted in, so that storing a sample faults nothing. */
+static uint64_t *alloc_rows(long long n, int ncols)
+{
+	size_t bytes = (size_t)n * (size_t)ncols * sizeof(uint64_t);
+	uint64_t *rows = malloc(bytes);
+	if (!rows)
+		kb_die(KB_EXIT_SETUP, "out of memory for %lld samples", n);
+	memset(rows, 0, bytes);
+	return rows;
+}
+
+/* Warm-up by count and/or by time; defaults: count mode max(10, 1% of the
+ * samples); duration mode at least 10 samples and 1% of the duration. */
+static void warm_up(struct kb_run *r)
+{
+	const struct kb_run_opts *o = &r->opts;
+	long long count;
+	double seconds;
+
+	if (o->have_wsamples || o->have_wduration) {
+		count = o->have_wsamples ? o->warmup_samples : 0;
+		seconds = o->have_wduration ? o->warmup_duration : 0;
+	} else if (o->have_duration) {
+		count = 10;
+		seconds = o->duration / 100;
+	} else {
+		count = o->samples / 100 > 10 ? o->samples / 100 : 10;
+		seconds = 0;
+	}
+	uint64_t w0 = kb_clock_now();
+	if (count > 0 && !kb_stop) {
+		struct kb_loop W = r->loop;
+		W.rows = NULL;
+		W.count = count;
+		kb_run_loop(&W);
+		r->warmup_samples += W.n;
+	}
+	if (seconds > 0 && !kb_stop) {
+		struct kb_loop W = r->loop;
+		W.rows = NULL;
+		W.count = 0;
+		W.dur_ticks = (uint64_t)(seconds * kb_timer.hz);
+		W.max = LLONG_MAX;
+		kb_run_loop(&W);
+		r->warmup_samples += W.n;
+	}
+	r->warmup_s = (double)(kb_clock_now() - w0) * 1e-9;
+}
+
+/* Duration mode: the buffer sized from the warm-up rate, with headroom (it grows if short). */
+static long long duration_capacity(const struct kb_run *r)
+{
+	const struct kb_run_opts *o = &r->opts;
+	double per_sample = r->warmup_samples > 0 ? r->warmup_s / (double)r->warmup_samples : 0;
+	double est = per_sample > 0 ? o->duration / per_sample * 1.25 + 1024 : 65536;
+	long long cap = est > (double)o->max_samples ? o->max_samples : (long long)est;
+	return cap < 1 ? 1 : cap;
+}
+
+/* The measured samples, with usage snapshots around them (outside the timed region). */
+static void measure(struct kb_run *r)
+{
+	struct kb_loop *L = &r->loop;
+	struct kb_ctx *c = r->c;
+	struct rusage children_start, children_end;
+
+	getrusage(RUSAGE_CHILDREN, &children_start);
+	kb_usage_read_stat(&r->usage_start);
+	kb_usage_read_thread(&r->usage_start);
+	r->measure_start_ns = kb_clock_now();
+	if (!kb_stop)
+		kb_run_loop(L);
+	r->measure_end_ns = kb_clock_now();
+	kb_usage_read_thread(&r->usage_end);
+	kb_usage_read_stat(&r->usage_end);
+	r->cpu_end = sched_getcpu();
+	r->interrupted = kb_stop != 0;
+
+	r->failed_ops = c->errors;
+	r->last_errno = c->last_errno;
+	r->last_status = strcmp(c->wl->name, "command") == 0 ? kb_command_last_status(c) : 0;
+	kb_cleanup(); /* tear down: helpers stop, files go */
+	getrusage(RUSAGE_CHILDREN, &children_end);
+	r->children_cpu_s = kb_rusage_cpu_s(&children_start, &children_end);
+	kb_iso_now(r->end_time, sizeof r->end_time);
+}
+
+static uint64_t median_ticks(const struct kb_loop *L)
+{
+	uint64_t med = 0;
+	uint64_t *t = malloc((size_t)L->n * sizeof *t);
+
+	if (!t)
+		return 0;
+	for (long long i = 0; i < L->n; i++)
+		t[i] = L->rows[i * L->ncols];
+	qsort(t, (size_t)L->n, sizeof *t, kb_cmp_u64);
+	med = t[L->n / 2];
+	free(t);
+	return med;
+}
+
+/* The warnings that need the samples. */
+static void judge_samples(const struct kb_run *r)
+{
+	const struct kb_loop *L = &r->loop;
+	uint64_t med = L->n > 0 ? median_ticks(L) : 0;
+
+	if (med && kb_timer.resolution_ticks * 100 > med)
+		kb_warn("timer resolution (%llu ticks) is %.1f%% of the median sample (%llu "
+			"ticks): per-operation values are quantized",
+			(unsigned long long)kb_timer.resolution_ticks,
+			100.0 * (double)kb_timer.resolution_ticks / (double)med, (unsigned long long)med);
+	if (med && r->overhead_median * 100 > med)
+		kb_warn("timer overhead (median %llu ticks) is %.1f%% of the median sample: "
+			"per-operation values include it",
+			(unsigned long long)r->overhead_median,
+			100.0 * (double)r->overhead_median / (double)med);
+	if (L->migrations > 0 || (r->cpu_start >= 0 && r->cpu_end >= 0 && r->cpu_start != r->cpu_end))
+		kb_warn("the measuring thread changed CPU during the run (%lld migrations seen%s)%s",
+			L->migrations, kb_timer.kind == KB_TIMER_TSCP ? " via rdtscp" : ", start/end only",
+			r->c->pinned_cpu < 0 ? ": not pinned, consider --cpu" : "");
+	if (r->failed_ops) {
+		if (r->last_status)
+			kb_warn("%lld operations failed (last: exit status %d)", r->failed_ops, r->last_status);
+		else
+			kb_warn("%lld operations failed (last: %s)", r->failed_ops,
+				r->last_errno ? strerror(r->last_errno) : "command failed");
+	}
+	if (L->capped)
+		kb_warn("stopped at --max-samples %lld before --duration %g s had passed",
+			r->opts.max_samples, r->opts.duration);
+	if (L->grow_failed)
+		kb_warn("stopped early: could not grow the sample buffer beyond %lld samples", L->cap);
+}
+
+int kb_run(int argc, char **argv)
+{
+	static struct kb_ctx ctx;
+	static struct kb_run run; /* large (usage snapshots): not on the stack */
+	struct kb_run *r = &run;
+	struct kb_run_opts *o = &r->opts;
+	struct kb_loop *L = &r->loop;
+	struct kb_ctx *c = &ctx;
+	char err[512];
+
+	r->c = c;
+	c->fd = c->fd2 = c->fd3 = c->fd4 = -1;
+	c->pinned_cpu = -1;
+	jb_init(&c->setup);
+	kb_parse_run(argc, argv, o, c);
+	kb_iso_now(r->start_time, sizeof r->start_time);
+
+	int outfd = kb_open_output(o->output, kb_output_path, sizeof kb_output_path, &kb_output_made);
+	kb_install_signals(kb_on_signal, 1);
+	if (kb_timer_init(o->timer, err, sizeof err) < 0)
+		kb_die(KB_EXIT_USAGE, "%s", err);
+
+	pin(r);
+	measure_overhead(r);
+	set_up_workload(r);
+	L->c = c;
+	L->run = c->wl->run;
+	L->between = c->wl->between;
+	L->ncols = kb_ncolumns(c->wl);
+	calibrate_batch(r);
+	/* count mode: the buffer before the warm-up; duration mode: sized by it */
+	L->cap = o->have_duration ? 0 : o->samples;
+	if (!o->have_duration)
+		L->rows = alloc_rows(L->cap, L->ncols);
+	warm_up(r);
+	if (o->have_duration) {
+		L->cap = duration_capacity(r);
+		L->rows = alloc_rows(L->cap, L->ncols);
+	}
+	L->max = o->have_duration ? o->max_samples : o->samples;
+	L->count = o->have_duration ? 0 : o->samples;
+	L->dur_ticks = o->have_duration ? (uint64_t)(o->duration * kb_timer.hz) : 0;
+	L->progress = o->progress;
+	measure(r);
+	judge_samples(r);
+
+	int bad = kb_write_run(outfd, r) < 0;
+	if (outfd != 1 && close(outfd) < 0)
+		bad = 1;
+	if (bad) {
+		fprintf(stderr, "kbench-probe: error: writing the output: %s\n", strerror(errno));
+		return KB_EXIT_SETUP;
+	}
+	free(L->rows);
+	return r->interrupted ? KB_EXIT_INTERRUPTED : KB_EXIT_OK;
+}
