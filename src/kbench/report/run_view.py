@@ -8,16 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kbench.contract.measurement import Measurement
 from kbench.contract.series import MetricSeries
-from kbench.engine.runner import RunResult
 from kbench.engine.series import metric_series
 from kbench.stats.summary import Summary, summarize
 from kbench.store.db import RunRecord, Store
+
+if TYPE_CHECKING:
+    from kbench.engine.runner import RunResult
 
 
 @dataclass(frozen=True)
