@@ -27,8 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+from kbench.kinds.scale.result import parse_scale, scale_probe_args
 from kbench.native import find_native
-from kbench.scale import parse_scale, scale_probe_args
 
 
 def load_avg() -> str:

@@ -21,8 +21,8 @@ REPO = Path(__file__).resolve().parents[2]
 JOB = REPO / "examples" / "scaling.yaml"
 
 HEAVY = {"scipy", "matplotlib", "sqlalchemy"}
-NO_DATABASE = HEAVY
-"""Commands that do not read the store import none of the three."""
+NO_DATABASE = HEAVY | {"numpy"}
+"""Commands that do not read the store import none of these (nor numpy: they handle no samples)."""
 READS_STORE = HEAVY - {"sqlalchemy"}
 """Commands that read the store need SQLAlchemy, but neither scipy nor matplotlib."""
 SCALE_RUN = ("run", "will-it-scale.getppid1", "--duration", "1s", "--warmup", "0.25s", "-p", "interval=0.25", "--json")

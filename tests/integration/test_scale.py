@@ -1,4 +1,4 @@
-"""Integration tests of `kbench-probe scale` (the will-it-scale model) and kbench.scale.
+"""Integration tests of `kbench-probe scale` (the will-it-scale model) and kbench.kinds.scale.
 
 Real runs of the real probe, short (intervals of 0.1-0.5 s).  Invariants are checked
 against facts the probe did not compute: the test's own clock, the kernel's CPU-time
@@ -21,14 +21,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kbench.kinds.scale.result import ScaleOutputError, metric_names, parse_scale, scale_probe_args
+from kbench.kinds.scale.testcases import list_scale_tests
 from kbench.native import NativeToolMissing, find_native
-from kbench.scale import (
-    ScaleOutputError,
-    list_scale_tests,
-    metric_names,
-    parse_scale,
-    scale_probe_args,
-)
 from kbench.targets.probe_output import parse_probe_output
 
 REQUIRED = {

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kbench.catalog.kfunc import COMMON_PARAMS, kfunc_benchmarks
-from kbench.catalog.kmod_source import KmodSourceError, builtin_benches, read_bench
+from kbench.kinds.kfunc.catalog import COMMON_PARAMS, kfunc_benchmarks
+from kbench.kinds.kfunc.source import KmodSourceError, builtin_benches, read_bench
 from kbench.resources import find_resource
 
 REPO = Path(__file__).resolve().parents[2]

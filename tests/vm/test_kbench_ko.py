@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from kbench.catalog.benchmarks import lookup
-from kbench.catalog.kfunc import COMMON_PARAMS, KBENCH_ONLY_PARAMS, kfunc_benchmarks
 from kbench.engine.request import RunRequest
+from kbench.kinds.kfunc.catalog import COMMON_PARAMS, KBENCH_ONLY_PARAMS, kfunc_benchmarks
 from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, parse_key_values
 from kbench.targets.vm_target import VmTarget
 from tests.vm.guest_log import kernel_log_problems

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kbench.catalog.kfunc import benchmarks_in
 from kbench.contract.request import RunRequest
+from kbench.kinds.kfunc.catalog import benchmarks_in
 from kbench.resources import find_resource
 from kbench.targets.vm_target import VmTarget
 from tests.vm.guest_log import TEST_KERNEL, kernel_log_problems

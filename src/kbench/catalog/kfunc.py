@@ -1,59 +1,6 @@
-"""Kernel-function benchmarks provided by kbench.ko (kmod/benches/*.c).
+"""Re-exports the kfunc catalog, which lives in ``kbench.kinds.kfunc.catalog``."""
 
-They are read from the module's own sources (``kmod_source``): ``benches/list.h`` names
-them and each bench file declares its description and parameters. A VM test compares
-the result with what the loaded module reports in /sys/kernel/kbench/<bench>/.
-"""
-
-from __future__ import annotations
-
-from functools import cache
-from pathlib import Path
-
-from kbench.catalog.kmod_source import KmodParam, builtin_benches
-from kbench.contract.benchmark import Benchmark, ParamSpec
-from kbench.contract.vocabulary import LOWER_IS_BETTER
-from kbench.resources import find_resource
-
-COMMON_PARAMS: tuple[ParamSpec, ...] = (
-    ParamSpec("irqs_off", "bool", "0", "take samples with local interrupts disabled"),
-    ParamSpec("preempt_off", "bool", "0", "take samples with preemption disabled"),
-    ParamSpec("dataset_size", "int", "4096", "inputs are drawn from this many LCG values (1..2^20)"),
-    ParamSpec("seed", "int", "1", "seed of the LCG that makes the input dataset"),
-    ParamSpec("parallel", "bool", "0", "run on every CPU of `cpus` at once, behind a start barrier"),
-    ParamSpec("cpus", "str", "all", "CPU list for parallel runs (e.g. 0-3,8)"),
-)
-"""Parameters every in-kernel benchmark accepts (module attributes, plus `parallel`)."""
-
-KBENCH_ONLY_PARAMS = frozenset({"parallel"})
-"""Parameters kbench interprets itself; they are not module attributes."""
-
-PARAM_TYPES = {"u64": "int", "ipv4": "str", "ipv6": "str"}
-"""kbench.ko's parameter types as catalog types (a prefix is given as text)."""
-
-
-def param_spec(param: KmodParam) -> ParamSpec:
-    return ParamSpec(param.name, PARAM_TYPES[param.type], param.default, param.description)
-
-
-@cache
-def kfunc_benchmarks() -> tuple[Benchmark, ...]:
-    """Every built-in kbench.ko benchmark as ``kfunc.<bench>`` (metric ``….cycles``)."""
-    return benchmarks_in(find_resource("kmod"))
-
-
-def benchmarks_in(kmod_dir: Path) -> tuple[Benchmark, ...]:
-    """The benchmarks of the kbench.ko sources in ``kmod_dir``."""
-    return tuple(
-        Benchmark(
-            name=f"kfunc.{bench.name}",
-            kind="kfunc",
-            workload=bench.name,
-            description=bench.description,
-            unit="cycles",
-            metric=f"kfunc.{bench.name}.cycles",
-            direction=LOWER_IS_BETTER,
-            params=(*(param_spec(p) for p in bench.params), *COMMON_PARAMS),
-        )
-        for bench in builtin_benches(kmod_dir)
-    )
+from kbench.kinds.kfunc.catalog import COMMON_PARAMS as COMMON_PARAMS
+from kbench.kinds.kfunc.catalog import KBENCH_ONLY_PARAMS as KBENCH_ONLY_PARAMS
+from kbench.kinds.kfunc.catalog import benchmarks_in as benchmarks_in
+from kbench.kinds.kfunc.catalog import kfunc_benchmarks as kfunc_benchmarks

@@ -1,45 +1,5 @@
-"""will-it-scale benchmarks: N tasks loop a testcase; ops per second per task (probe `scale`)."""
+"""Re-exports the will-it-scale defaults (``kbench.kinds.scale.catalog``) and ``primary_metric``."""
 
-from __future__ import annotations
-
-from functools import cache
-
-from kbench.contract.benchmark import Benchmark, ParamSpec
-from kbench.contract.vocabulary import HIGHER_IS_BETTER
-
-DEFAULT_DURATION_S = 5.0
-DEFAULT_WARMUP_S = 1.0
-INTERVAL_PARAM = ParamSpec("interval", "float", "1", "seconds between two samples of the task counters")
-
-
-@cache
-def scale_benchmarks() -> tuple[Benchmark, ...]:
-    """``will-it-scale.<test>``, primary metric ``per_process_ops`` (``per_thread_ops`` in thread mode)."""
-    from kbench.scale import list_scale_tests
-
-    return tuple(
-        Benchmark(
-            name=test.benchmark,
-            kind="scale",
-            workload=test.name,
-            description=test.description,
-            unit="ops/s",
-            metric=f"{test.benchmark}.per_process_ops",
-            direction=HIGHER_IS_BETTER,
-            params=(
-                *(
-                    ParamSpec(p["name"], p.get("type", "str"), str(p.get("default", "")), p.get("description", ""))
-                    for p in test.params
-                ),
-                INTERVAL_PARAM,
-            ),
-        )
-        for test in list_scale_tests()
-    )
-
-
-def primary_metric(benchmark: Benchmark, params: dict[str, str]) -> str:
-    """The run's primary metric: thread-mode scalability runs report per_thread_ops."""
-    if benchmark.kind == "scale" and params.get("mode") == "thread":
-        return benchmark.metric.replace(".per_process_ops", ".per_thread_ops")
-    return benchmark.metric
+from kbench.catalog.benchmarks import primary_metric as primary_metric
+from kbench.kinds.scale.catalog import DEFAULT_DURATION_S as DEFAULT_DURATION_S
+from kbench.kinds.scale.catalog import DEFAULT_WARMUP_S as DEFAULT_WARMUP_S

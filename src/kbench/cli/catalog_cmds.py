@@ -6,8 +6,8 @@ import click
 from rich.table import Table
 
 from kbench.catalog.benchmarks import all_benchmarks
-from kbench.catalog.kfunc import COMMON_PARAMS
 from kbench.cli.main import emit_json, out_console, user_errors
+from kbench.kinds.kfunc.catalog import COMMON_PARAMS
 
 
 @click.command("list")

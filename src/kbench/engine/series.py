@@ -1,56 +1,25 @@
 """The metric series of a measurement: one per metric, each with its unit and direction.
 
-A probe or kbench.ko run has one series (per-operation time of every sample); a suite
-run has one series per metric the tool reports (one value per iteration).
+The kind that wrote the measurement says what its series are (``kbench.kinds``): a
+probe or kbench.ko run has one (the per-operation time of every sample), a suite run
+one per metric the tool reports, a will-it-scale run one per metric and interval.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from kbench.contract.measurement import Measurement
 from kbench.contract.series import MetricSeries as MetricSeries
-from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
-
-SUITE_FORMAT = "kbench-suite/1"
+from kbench.kinds.base import PrimaryMetric, per_operation_series
+from kbench.kinds.registry import kind_that_wrote
+from kbench.kinds.suite import SUITE_FORMAT as SUITE_FORMAT
 
 
 def metric_series(
     measurement: Measurement, metric: str, unit: str, direction: str, *, subtract_overhead: bool = False
 ) -> list[MetricSeries]:
     """Every metric of ``measurement``, the primary one (``metric``) first."""
-    header = measurement.header
-    if header.get("format") == SUITE_FORMAT:
-        found = [
-            MetricSeries(m["name"], m["unit"], m["direction"], measurement.columns[m["name"]].astype(np.float64))
-            for m in header["metrics"]
-            if m["name"] in measurement.columns
-        ]
-        found.sort(key=lambda series: series.name != metric)
-        return found
-    if header.get("kind") == "scale":
-        return _scale_series(measurement)
-    if measurement.n == 0:
-        return []
-    values = measurement.per_op(unit, subtract_overhead=subtract_overhead)
-    return [MetricSeries(metric, unit, direction, values)]
-
-
-def _scale_series(measurement: Measurement) -> list[MetricSeries]:
-    """will-it-scale: one value per steady (post-warm-up) interval, per-task rate first."""
-    from kbench.scale import scale_from_output
-    from kbench.targets.probe_output import ProbeOutput
-
-    names = list(measurement.header["columns"])
-    rows = np.column_stack([measurement.columns[name] for name in names]) if measurement.n else np.zeros(
-        (0, len(names)), dtype=np.uint64
-    )
-    result = scale_from_output(ProbeOutput(header=measurement.header, rows=rows))
-    steady = result.steady
-    prefix = result.benchmark
-    idle = steady.idle_fraction[~np.isnan(steady.idle_fraction)]
-    return [
-        MetricSeries(f"{prefix}.{result.per_task_stat}", "ops/s", HIGHER_IS_BETTER, steady.per_task_ops_per_s),
-        MetricSeries(f"{prefix}.ops", "ops/s", HIGHER_IS_BETTER, steady.total_ops_per_s),
-        MetricSeries(f"{prefix}.idle", "fraction", LOWER_IS_BETTER, idle),
-    ]
+    primary = PrimaryMetric(metric, unit, direction)
+    kind = kind_that_wrote(measurement.header)
+    if kind is None:  # a header of no known format: its samples are timed operations
+        return per_operation_series(measurement, primary, subtract_overhead=subtract_overhead)
+    return kind.series(measurement, primary, subtract_overhead=subtract_overhead)

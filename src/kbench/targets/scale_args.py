@@ -5,7 +5,7 @@ from __future__ import annotations
 from kbench.catalog.benchmarks import Benchmark
 from kbench.catalog.scale import DEFAULT_DURATION_S, DEFAULT_WARMUP_S
 from kbench.engine.request import BadRequest, RunRequest
-from kbench.scale import scale_probe_args
+from kbench.kinds.scale.result import scale_probe_args
 
 
 def scale_args(benchmark: Benchmark, request: RunRequest) -> list[str]:

@@ -9,7 +9,6 @@ deltas).
 
 from __future__ import annotations
 
-import json
 import math
 import subprocess
 from dataclasses import dataclass
@@ -19,11 +18,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
+from kbench.kinds.scale.testcases import MODES, SUITE
 from kbench.native import find_native
 from kbench.targets.probe_output import ProbeOutput, ProbeOutputError, parse_probe_output
 
-SUITE = "will-it-scale"
-MODES = ("process", "thread")
 FIXED_COLUMNS = ("elapsed_ns", "idle_userhz", "total_userhz")
 
 
@@ -38,23 +36,6 @@ class Metric(NamedTuple):
     value: float
     unit: str
     direction: str
-
-
-@dataclass(frozen=True)
-class ScaleTest:
-    """One testcase as ``kbench-probe --list-scale`` describes it."""
-
-    name: str
-    description: str
-    op: str
-    unit: str
-    direction: str
-    params: tuple[dict[str, Any], ...]
-
-    @property
-    def benchmark(self) -> str:
-        """The benchmark name: ``will-it-scale.<test>``."""
-        return f"{SUITE}.{self.name}"
 
 
 @dataclass(frozen=True)
@@ -264,23 +245,6 @@ def scale_from_output(out: ProbeOutput) -> ScaleResult:
             steady=steady,
         ),
     )
-
-
-def list_scale_tests(probe: str | Path | None = None) -> list[ScaleTest]:
-    """The testcases of ``kbench-probe --list-scale``."""
-    exe = str(probe or find_native("kbench-probe"))
-    out = subprocess.run([exe, "--list-scale"], capture_output=True, text=True, check=True)
-    return [
-        ScaleTest(
-            name=e["name"],
-            description=e.get("description", ""),
-            op=e.get("op", ""),
-            unit=e.get("unit", "ops/s"),
-            direction=e.get("direction", HIGHER_IS_BETTER),
-            params=tuple(e.get("params", [])),
-        )
-        for e in json.loads(out.stdout)
-    ]
 
 
 def run_scale(

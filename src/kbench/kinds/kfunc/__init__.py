@@ -1,0 +1,41 @@
+"""The kfunc kind: kernel functions timed inside kbench.ko (``kfunc.*``).
+
+The built-in ones are read from kbench.ko's sources (``catalog``, ``source``); a module
+of one's own registers more at run time (see ``kbench kmod new``). A run's samples are
+cycles per call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kbench.contract.benchmark import Benchmark
+from kbench.contract.measurement import Measurement
+from kbench.contract.series import MetricSeries
+from kbench.kinds.base import PrimaryMetric, per_operation_series
+from kbench.kinds.kfunc.catalog import NAME, kfunc_benchmarks
+
+KMOD_FORMAT = "kbench-kmod/1"
+"""The ``format`` of a kbench.ko run's header (docs/sysfs-ABI.md)."""
+
+
+class KfuncKind:
+    name = NAME
+
+    def benchmarks(self) -> tuple[Benchmark, ...]:
+        return kfunc_benchmarks()
+
+    def primary_metric(self, benchmark: Benchmark, params: Mapping[str, str]) -> str:
+        return benchmark.metric
+
+    def wrote(self, header: Mapping[str, Any]) -> bool:
+        return header.get("format") == KMOD_FORMAT
+
+    def series(
+        self, measurement: Measurement, primary: PrimaryMetric, *, subtract_overhead: bool = False
+    ) -> list[MetricSeries]:
+        return per_operation_series(measurement, primary, subtract_overhead=subtract_overhead)
+
+
+KIND = KfuncKind()

@@ -1,0 +1,78 @@
+"""The probe kind: user-space workloads timed by ``kbench-probe run`` (``syscall.*``, ``command``).
+
+The workloads are defined once, in the probe's C table (native/probe/workloads.c);
+``kbench-probe --list`` is read here so the two can never disagree.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from kbench.contract.benchmark import Benchmark, ParamSpec
+from kbench.contract.measurement import Measurement
+from kbench.contract.series import MetricSeries
+from kbench.contract.vocabulary import LOWER_IS_BETTER
+from kbench.kinds.base import PrimaryMetric, per_operation_series
+from kbench.native import find_native
+
+NAME = "probe"
+
+
+def _benchmark(entry: dict[str, Any]) -> Benchmark:
+    workload = entry["name"]
+    name = "command" if workload == "command" else f"syscall.{workload}"
+    stat = "wall" if workload == "command" else "latency"
+    return Benchmark(
+        name=name,
+        kind=NAME,
+        workload=workload,
+        description=entry.get("description", ""),
+        unit="ns",
+        metric=f"{name}.{stat}",
+        direction=LOWER_IS_BETTER,
+        params=tuple(
+            ParamSpec(
+                name=p["name"],
+                type=p.get("type", "str"),
+                default=str(p.get("default", "")),
+                description=p.get("description", ""),
+            )
+            for p in entry.get("params", [])
+        ),
+        columns=tuple(entry.get("columns", ["ticks"])),
+    )
+
+
+@cache
+def probe_benchmarks() -> tuple[Benchmark, ...]:
+    """The probe's workloads as benchmarks (one ``kbench-probe --list`` call)."""
+    probe = find_native("kbench-probe")
+    out = subprocess.run([str(probe), "--list"], capture_output=True, text=True, check=True)
+    return tuple(_benchmark(entry) for entry in json.loads(out.stdout))
+
+
+class ProbeKind:
+    name = NAME
+
+    def benchmarks(self) -> tuple[Benchmark, ...]:
+        return probe_benchmarks()
+
+    def primary_metric(self, benchmark: Benchmark, params: Mapping[str, str]) -> str:
+        return benchmark.metric
+
+    def wrote(self, header: Mapping[str, Any]) -> bool:
+        from kbench.targets.probe_output import PROBE_FORMAT
+
+        return header.get("format") == PROBE_FORMAT and header.get("kind") is None
+
+    def series(
+        self, measurement: Measurement, primary: PrimaryMetric, *, subtract_overhead: bool = False
+    ) -> list[MetricSeries]:
+        return per_operation_series(measurement, primary, subtract_overhead=subtract_overhead)
+
+
+KIND = ProbeKind()
