@@ -364,6 +364,7 @@ void kbench_log_get_status(struct kbench_log_status *st)
 	st->state = kbench_log_state;
 	st->percpu = kbench_log.percpu;
 	st->size = kbench_log_size;
+	st->room = kbench_log.room;
 	st->keys = kbench_log.nr_keys;
 	st->entries = kbench_log_count;
 	st->overflow = kbench_log_overflow;

@@ -28,6 +28,7 @@ struct kbench_log_status {
 	enum kbench_log_state state;
 	bool percpu;
 	unsigned long size;		/* entries in the buffer */
+	unsigned long room;		/* per CPU (percpu) or in all (shared) */
 	unsigned int keys;
 	unsigned long entries;		/* readable, set by finalize */
 	unsigned long overflow;		/* not stored for lack of room */

@@ -98,9 +98,9 @@ static ssize_t status_show(struct kobject *kobj, struct kobj_attribute *attr,
 	kbench_log_get_status(&st);
 	mutex_unlock(&kbench_trace_lock);
 	return sysfs_emit(buf,
-			  "state=%s layout=%s size=%lu keys=%u entries=%lu overflow=%lu invalid_keys=%lu foreign_stops=%lu generation=%lu entry_bytes=%zu tsc_khz=%u\n",
+			  "state=%s layout=%s size=%lu room=%lu keys=%u entries=%lu overflow=%lu invalid_keys=%lu foreign_stops=%lu generation=%lu entry_bytes=%zu tsc_khz=%u\n",
 			  kbench_log_state_names[st.state],
-			  st.percpu ? "percpu" : "shared", st.size, st.keys,
+			  st.percpu ? "percpu" : "shared", st.size, st.room, st.keys,
 			  st.entries, st.overflow, st.invalid_keys,
 			  st.foreign_stops, st.generation,
 			  sizeof(struct kbench_log_entry), kbench_tsc_khz);

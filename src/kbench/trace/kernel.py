@@ -67,6 +67,11 @@ class KernelTraceLog:
             raise
         return True
 
+    def has_room(self) -> bool:
+        """Whether a reset would log: the buffer has entries for the layout (ENOSPC otherwise)."""
+        status = self.status()
+        return int(status.get("room", status.get("size", 0))) > 0
+
     def status(self) -> dict[str, str]:
         return parse_key_values(self.io.read_text(f"{TRACE_DIR}/status"))
 

@@ -106,6 +106,11 @@ def traced_kfunc_run(module: KbenchModule, benchmark: Benchmark, request: RunReq
     log = KernelTraceLog(module.io)
     if not log.available():
         return module.run(benchmark, request)
+    if not log.has_room():
+        measurement = module.run(benchmark, request)
+        warning = "kbench.ko's trace log has no room (size 0): tracepoints were not logged"
+        header = {**measurement.header, "warnings": [*measurement.header.get("warnings", []), warning]}
+        return dataclasses.replace(measurement, header=header)
     measurement, trace = run_with_log(module, log, benchmark, request)
     if not np.any(trace.entries["kind"] != KIND_RUN):
         return measurement
