@@ -215,7 +215,7 @@ def _own_pairs(log: TraceLog) -> tuple[np.ndarray, np.ndarray]:
 def test_nested_pair_overhead_is_positive_and_stable_across_two_runs(kbench_vm: VmTarget) -> None:
     module = _module(kbench_vm)
     bench = lookup("kfunc.trace_overhead")
-    medians = []
+    means = []
     for _ in range(2):
         request = RunRequest(benchmark=bench.name, params={"outer": "0", "inner": "1"}, samples=2000,
                              warmup_samples=100, batch=1)
@@ -232,9 +232,11 @@ def test_nested_pair_overhead_is_positive_and_stable_across_two_runs(kbench_vm: 
         assert overhead.effective.mean == pytest.approx(float(effective.mean()))
         # One call of the bench runs two whole pairs: more than one pair's total overhead.
         assert float(np.median(measurement.per_op("cycles"))) > overhead.median_total
-        medians.append((overhead.median_total, overhead.median_effective))
-    (total_a, effective_a), (total_b, effective_b) = medians
-    assert 0.5 < total_a / total_b < 2 and 0.5 < effective_a / effective_b < 2
+        means.append((overhead.total.mean, overhead.effective.mean))
+    # Means, not medians: under TCG the TSC advances in steps of a few tens of cycles,
+    # about the size of the effective overhead, so a median can jump by a whole step.
+    (total_a, effective_a), (total_b, effective_b) = means
+    assert 0.5 < total_a / total_b < 2 and 0.5 < effective_a / effective_b < 2, means
 
 
 # -- functions timed in place ----------------------------------------------------------
@@ -252,8 +254,9 @@ def test_kbench_trace_counts_the_system_calls_of_a_known_loop(kbench_vm: VmTarge
     logged = log.of_kind(KIND_FUNCTION)
     # The loop's calls, plus the shell's own getppid and any other background caller.
     assert calls <= logged.size <= calls + 20
+    # busybox sh execs the loop in its own process, after one getppid of its own.
     (_, most), = Counter(int(pid) for pid in logged["pid"]).most_common(1)
-    assert most == calls, "every call of the loop, in the loop's own process"
+    assert calls <= most <= calls + 1
     assert np.all(logged["cycles"] > 0)
     probe = measurement.header["trace"]["probe_overhead"]
     assert probe["median_effective"] > 0 and probe["total"] > 0
