@@ -36,6 +36,7 @@ MAX_KEY = 4095
 @click.option("--samples", type=click.IntRange(min=1), help="--during: samples of the benchmark (default 10000).")
 @click.option("--batch", type=click.IntRange(min=1), help="--during: calls per sample (default: calibrated).")
 @click.option("--warmup", type=click.IntRange(min=0), help="--during: warm-up samples (default 100).")
+@click.option("--cpu", type=click.IntRange(min=0), help="--during: pin the benchmark to this CPU.")
 @click.option("--key", "keys", multiple=True, type=click.IntRange(0, MAX_KEY),
               help="Report this tracepoint key (KBENCH_TRACE_START/STOP) too (repeatable).")
 @click.option("--sum-keys", "sums", multiple=True, metavar="K1+K2",
@@ -54,7 +55,7 @@ MAX_KEY = 4095
 def trace_cmd(
     ctx: Context, functions: tuple[str, ...], kernel: str | None, during: str | None, command: str | None,
     params: tuple[tuple[str, str], ...], samples: int | None, batch: int | None, warmup: int | None,
-    keys: tuple[int, ...], sums: tuple[str, ...], modules: tuple[Path, ...], log_size: int | None, timeout: float,
+    cpu: int | None, keys: tuple[int, ...], sums: tuple[str, ...], modules: tuple[Path, ...], log_size: int | None, timeout: float,
     no_overhead: bool, hist: str, tags: tuple[str, ...], as_json: bool,
 ) -> None:
     """Time FUNCTION… in place (kretprobes) while a workload runs; store every call's cycles.
@@ -71,8 +72,9 @@ def trace_cmd(
             raise click.BadParameter(f"{name!r} is not a kernel symbol name", param_hint="FUNCTION")
     if modules and not kernel:
         raise click.UsageError("--module loads a module into a kernel booted in qemu: give --kernel too")
-    if command is not None and (params or samples or batch or warmup is not None):
-        raise click.UsageError("-p, --samples, --batch and --warmup set up the --during benchmark, not a --command")
+    if command is not None and (params or samples or batch or warmup is not None or cpu is not None):
+        raise click.UsageError("-p, --samples, --batch, --warmup and --cpu set up the --during benchmark, "
+                               "not a --command")
     try:
         key_sums = tuple(parse_key_sum(text) for text in sums)
     except ValueError as exc:
@@ -96,7 +98,7 @@ def trace_cmd(
         plan = TracePlan(
             functions=functions, keys=keys, sums=key_sums, during=workload,
             during_request=RunRequest(benchmark=workload.name, params=dict(params), samples=samples,
-                                      warmup_samples=warmup, batch=batch) if workload else None,
+                                      warmup_samples=warmup, batch=batch, cpu=cpu) if workload else None,
             command=command, timeout=timeout, log_size=log_size, measure_overhead=not no_overhead,
         )
         result = _trace(ctx, host, plan, tags)
