@@ -55,8 +55,8 @@ MAX_KEY = 4095
 def trace_cmd(
     ctx: Context, functions: tuple[str, ...], kernel: str | None, during: str | None, command: str | None,
     params: tuple[tuple[str, str], ...], samples: int | None, batch: int | None, warmup: int | None,
-    cpu: int | None, keys: tuple[int, ...], sums: tuple[str, ...], modules: tuple[Path, ...], log_size: int | None, timeout: float,
-    no_overhead: bool, hist: str, tags: tuple[str, ...], as_json: bool,
+    cpu: int | None, keys: tuple[int, ...], sums: tuple[str, ...], modules: tuple[Path, ...],
+    log_size: int | None, timeout: float, no_overhead: bool, hist: str, tags: tuple[str, ...], as_json: bool,
 ) -> None:
     """Time FUNCTION… in place (kretprobes) while a workload runs; store every call's cycles.
 
