@@ -26,7 +26,7 @@ from kbench.trace.log import (
 from kbench.trace.overhead import OverheadTable, tracepoint_overhead
 from kbench.trace.plan import TracePlan, parse_key_sum
 from kbench.trace.render import funclatency_lines, table_lines
-from kbench.trace.report import run_trace_json
+from kbench.trace.report import run_trace_json, with_key_sums
 from kbench.trace.selection import measured_entries
 from kbench.trace.symbols import Kallsyms, UnknownFunction
 
@@ -232,3 +232,16 @@ def test_a_trace_plan_needs_something_to_trace_and_one_workload() -> None:
     assert plan.metric == "trace.key3.cycles"
     assert plan.params() == {"functions": "", "keys": "3", "sums": "2+3", "command": "true"}
     assert plan.benchmark().params[0].name == "functions"
+
+
+def test_a_stored_runs_report_can_ask_for_key_sums() -> None:
+    rows = [(KIND_TRACEPOINT, 2, 0, 1, 100 * i, 10) for i in range(5)]
+    rows += [(KIND_TRACEPOINT, 3, 0, 1, 100 * i + 20, 7) for i in range(5)]
+    log = _log(rows)
+    kfunc = Measurement(header={"trace": log.to_embedded()}, columns={"ticks": np.arange(3, dtype=np.uint64)},
+                        interrupted=False, stderr="")
+    listed = run_trace_json(with_key_sums(kfunc, [(2, 3)]))["trace"]
+    assert [(item["label"], item["count"]) for item in listed] == [("key 2", 5), ("key 3", 5), ("keys 2+3", 5)]
+    assert listed[2]["median"] == 17
+    with pytest.raises(ValueError, match="no trace log"):
+        with_key_sums(Measurement(header={}, columns={}, interrupted=False, stderr=""), [(2, 3)])

@@ -82,3 +82,8 @@ def test_a_users_tracepoints_in_a_scaffolded_module(tmp_path: Path) -> None:
     shown = _kbench(db, "show", str(run["run_id"])).stdout
     assert "key 3 (sum_loop): count 3000" in shown
     assert "Total overhead" in shown and "Effective overhead" in shown and "# Samples" in shown
+    # Keys along one path summed after the fact: this module has no key 4, so no chain completes.
+    summed = _json(db, "show", str(run["run_id"]), "--json", "--sum-keys", "3+4")["trace"]
+    assert [(item["label"], item["count"]) for item in summed] == [("key 3 (sum_loop)", 3000), ("keys 3+4", 0)]
+    refused = _kbench(db, "show", str(run["run_id"]), "--sum-keys", "3+3", expect=2)
+    assert "distinct keys" in refused.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from kbench.engine.measurement import Measurement
@@ -38,3 +40,13 @@ def run_trace_lines(measurement: Measurement, hist: str = "both", machine: str =
         return []
     workload = str(measurement.header.get("workload") or "")
     return trace_report_lines(log, measurement.header["trace"], hist, machine, workload)
+
+
+def with_key_sums(measurement: Measurement, sums: Sequence[Sequence[int]]) -> Measurement:
+    """The measurement with its log's reports asking for these key sums too (ValueError without a log)."""
+    context = measurement.header.get("trace")
+    if not isinstance(context, dict):
+        raise ValueError("this run has no trace log: --sum-keys sums tracepoint keys a run logged")
+    wanted = [*context.get("sums", []), *([list(keys) for keys in sums])]
+    header = {**measurement.header, "trace": {**context, "sums": wanted}}
+    return dataclasses.replace(measurement, header=header)
