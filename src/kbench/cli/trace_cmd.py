@@ -166,8 +166,8 @@ def _render(result: RunResult, hist: str, machine: str) -> None:
                   f"timer {header['timer']['name']}, during {what})", highlight=False)
     if workload.get("median") is not None:
         console.print(f"{workload['benchmark']}: median {workload['median']:.1f} {workload['unit']} per call over "
-                      f"{workload['n']} samples (batch {workload.get('batch')}), as its own loop times it",
-                      highlight=False)
+                      f"{workload['n']} samples (batch {workload.get('batch')}), as its own loop times it "
+                      "with the probes in place", highlight=False)
     for line in run_trace_lines(result.measurement, hist, machine):
         console.print(line, highlight=False)
     for warning in result.warnings:
