@@ -59,18 +59,16 @@ class KernelTraceLog:
 
     def available(self) -> bool:
         """False for a kbench.ko without the log (built before tracepoints existed)."""
+        return self.status_if_available() is not None
+
+    def status_if_available(self) -> dict[str, str] | None:
+        """``status``, or None for a kbench.ko without the log."""
         try:
-            self.io.read_text(f"{TRACE_DIR}/status")
+            return self.status()
         except SysfsError as exc:
             if exc.errno == errno.ENOENT:
-                return False
+                return None
             raise
-        return True
-
-    def has_room(self) -> bool:
-        """Whether a reset would log: the buffer has entries for the layout (ENOSPC otherwise)."""
-        status = self.status()
-        return int(status.get("room", status.get("size", 0))) > 0
 
     def status(self) -> dict[str, str]:
         return parse_key_values(self.io.read_text(f"{TRACE_DIR}/status"))

@@ -104,9 +104,10 @@ def _median_per_call(measurement: Measurement) -> float:
 def traced_kfunc_run(module: KbenchModule, benchmark: Benchmark, request: RunRequest) -> Measurement:
     """``module.run`` with the log on; entries the benchmark logged are kept in the header."""
     log = KernelTraceLog(module.io)
-    if not log.available():
+    status = log.status_if_available()
+    if status is None:
         return module.run(benchmark, request)
-    if not log.has_room():
+    if int(status.get("room", 0)) == 0:
         measurement = module.run(benchmark, request)
         warning = "kbench.ko's trace log has no room (size 0): tracepoints were not logged"
         header = {**measurement.header, "warnings": [*measurement.header.get("warnings", []), warning]}
