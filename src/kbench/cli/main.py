@@ -107,6 +107,7 @@ def _register_commands() -> None:
         results_cmds,
         run_cmd,
         sensitivity_cmd,
+        trace_cmd,
         tune_cmds,
     )
 
@@ -123,6 +124,7 @@ def _register_commands() -> None:
     cli.add_command(calibrate_cmd.calibrate_cmd)
     cli.add_command(sensitivity_cmd.sensitivity_cmd)
     cli.add_command(bisect_cmd.bisect_group)
+    cli.add_command(trace_cmd.trace_cmd)
 
 
 _register_commands()
