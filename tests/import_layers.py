@@ -71,6 +71,8 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
         ("kbench.targets.vm_target", "kbench.engine.measurement"),
         ("kbench.targets.vm_target", "kbench.engine.request"),
         ("kbench.targets.vm_target", "kbench.kmodtools.build"),
+        ("kbench.targets.local_kmod", "kbench.kinds.trace.session"),
+        ("kbench.targets.vm_target", "kbench.kinds.trace.session"),
         # The request moved to kbench.contract; the job instance still imports the old name.
         ("kbench.jobs.instance", "kbench.engine.request"),
         # A comparison's report model and stored runs belong to report/ and compare/.

@@ -13,4 +13,7 @@
 #include "list.h"
 #undef KBENCH_BUILTIN
 
+/* The empty function probe_target calls (benches/probe_target.c). */
+void kbench_probe_target_fn(void);
+
 #endif /* _KBENCH_BENCHES_H */

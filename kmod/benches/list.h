@@ -17,4 +17,6 @@ KBENCH_BUILTIN(crc32c);
 KBENCH_BUILTIN(jhash);
 KBENCH_BUILTIN(fib4_lookup);
 KBENCH_BUILTIN(fib6_lookup);
+KBENCH_BUILTIN(trace_overhead);
+KBENCH_BUILTIN(probe_target);
 /* Add a new benchmark here. */

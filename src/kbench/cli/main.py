@@ -126,6 +126,10 @@ COMMANDS: dict[str, LazyCommand] = {
     "sysinfo": LazyCommand(
         "kbench.cli.sysinfo_cmd:sysinfo_cmd", "Show the machine inventory and a checklist of the noise sources."
     ),
+    "trace": LazyCommand(
+        "kbench.cli.trace_cmd:trace_cmd",
+        "Time FUNCTION… in place (kretprobes) while a workload runs; store every call's cycles.",
+    ),
     "tune": LazyCommand(
         "kbench.cli.tune_cmds:tune_cmd",
         "Set governor=performance, turbo off and ASLR off for benchmarking, or --reset.",

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kbench.kinds import kfunc, probe, scale, suite
+from kbench.kinds import kfunc, probe, scale, suite, trace
 from kbench.kinds.base import Kind
 
-KINDS: tuple[Kind, ...] = (probe.KIND, kfunc.KIND, scale.KIND, suite.KIND)
+KINDS: tuple[Kind, ...] = (probe.KIND, kfunc.KIND, scale.KIND, suite.KIND, trace.KIND)
 """In catalog order."""
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from kbench.contract.benchmark import Benchmark, ParamSpec
+from kbench.contract.benchmark import Benchmark, ParamSpec, UnknownBenchmark
 from kbench.contract.vocabulary import LOWER_IS_BETTER
 from kbench.kinds.kfunc.source import KmodParam, builtin_benches
 from kbench.resources import find_resource
@@ -59,3 +59,11 @@ def benchmarks_in(kmod_dir: Path) -> tuple[Benchmark, ...]:
         )
         for bench in builtin_benches(kmod_dir)
     )
+
+
+def builtin_benchmark(name: str) -> Benchmark:
+    """The built-in ``kfunc.<bench>`` called ``name``."""
+    for bench in kfunc_benchmarks():
+        if bench.name == name:
+            return bench
+    raise UnknownBenchmark(f"kbench.ko has no built-in benchmark {name!r}")

@@ -15,10 +15,13 @@ from __future__ import annotations
 import ast
 import ipaddress
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 LIST_FILE = "benches/list.h"
+API_HEADER = "include/kbench.h"
+_DEFINE = re.compile(r"^#define\s+([A-Z][A-Z0-9_]*)[ \t]+(\S[^\n]*?)\s*$", re.MULTILINE)
 _LIST_LINE = re.compile(r"^KBENCH_BUILTIN\(([a-z0-9_]+)\);$", re.MULTILINE)
 _TOKEN = re.compile(
     r'(?P<string>"(?:[^"\\\n]|\\.)*")|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<number>0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*)'
@@ -82,15 +85,31 @@ def builtin_benches(kmod_dir: Path) -> tuple[KmodBench, ...]:
         raise KmodSourceError(f"cannot read {listing}: {exc.strerror}") from exc
     if not names:
         raise KmodSourceError(f"{listing} names no benchmark (lines KBENCH_BUILTIN(name);)")
-    return tuple(read_bench(kmod_dir / "benches" / f"{name}.c", name) for name in names)
+    constants = defines(kmod_dir / API_HEADER)
+    return tuple(read_bench(kmod_dir / "benches" / f"{name}.c", name, constants) for name in names)
 
 
-def read_bench(path: Path, name: str) -> KmodBench:
-    """The benchmark ``kbench_<name>`` that ``path`` defines."""
+def defines(path: Path) -> dict[str, Tokens]:
+    """The object-like macros of ``path`` (``#define NAME value``), as tokens."""
     try:
-        tokens = tokenize(path.read_text())
+        text = _COMMENT.sub(" ", path.read_text())
+    except OSError:
+        return {}
+    return {name: tokenize(value) for name, value in _DEFINE.findall(text)}
+
+
+def read_bench(path: Path, name: str, constants: Mapping[str, Tokens] | None = None) -> KmodBench:
+    """The benchmark ``kbench_<name>`` that ``path`` defines.
+
+    Integer fields may use the macros in ``constants`` (those of kbench.h) and the
+    file's own ``#define``s.
+    """
+    try:
+        text = path.read_text()
     except OSError as exc:
         raise KmodSourceError(f"{path}: cannot read it ({exc.strerror}); {LIST_FILE} names {name}") from exc
+    macros = {**(constants or {}), **defines(path)}
+    tokens = [token for word in tokenize(text) for token in _expand(word, macros)]
     where = str(path)
     bench = _definition(tokens, ["struct", "kbench", f"kbench_{name}"], where)
     declared = _string(bench.get("name"), f"{where}: kbench_{name}.name")
@@ -114,6 +133,14 @@ def tokenize(text: str) -> Tokens:
         if match.lastgroup != "space":
             found.append(match.group())
     return found
+
+
+def _expand(token: str, macros: Mapping[str, Tokens], depth: int = 0) -> Tokens:
+    """A macro name replaced by its value in parentheses (macros in it expanded too)."""
+    if token not in macros or depth > 8:
+        return [token]
+    inner = [t for word in macros[token] for t in _expand(word, macros, depth + 1)]
+    return ["(", *inner, ")"]
 
 
 def _definition(tokens: Tokens, declarator: Tokens, where: str) -> InitList:
