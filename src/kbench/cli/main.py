@@ -102,6 +102,7 @@ def _register_commands() -> None:
         calibrate_cmd,
         catalog_cmds,
         compare_cmd,
+        history_cmd,
         job_cmds,
         kmod_cmds,
         results_cmds,
@@ -123,6 +124,7 @@ def _register_commands() -> None:
     cli.add_command(calibrate_cmd.calibrate_cmd)
     cli.add_command(sensitivity_cmd.sensitivity_cmd)
     cli.add_command(bisect_cmd.bisect_group)
+    cli.add_command(history_cmd.history_cmd)
 
 
 _register_commands()
