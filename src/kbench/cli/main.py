@@ -105,6 +105,7 @@ def _register_commands() -> None:
         history_cmd,
         job_cmds,
         kmod_cmds,
+        report_cmd,
         results_cmds,
         run_cmd,
         sensitivity_cmd,
@@ -125,6 +126,7 @@ def _register_commands() -> None:
     cli.add_command(sensitivity_cmd.sensitivity_cmd)
     cli.add_command(bisect_cmd.bisect_group)
     cli.add_command(history_cmd.history_cmd)
+    cli.add_command(report_cmd.report_group)
 
 
 _register_commands()

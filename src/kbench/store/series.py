@@ -138,3 +138,21 @@ def median_intervals(engine: Engine, run_ids: Sequence[int]) -> dict[tuple[int, 
                 if interval and len(interval) == 2:
                     found[(int(run_id), str(metric))] = (float(interval[0]), float(interval[1]))
     return found
+
+
+def run_requests(engine: Engine, run_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """run id → ``{"request": ..., "target": {kind, kernel_release, accel, details}}`` (reproduce lines)."""
+    runs, targets = schema.runs, schema.targets
+    found: dict[int, dict[str, Any]] = {}
+    query = select(runs.c.id, runs.c.request, targets.c.kind, targets.c.kernel_release, targets.c.accel,
+                   targets.c.details).select_from(runs.outerjoin(targets, runs.c.target_id == targets.c.id))
+    with engine.connect() as conn:
+        for start in range(0, len(run_ids), _CHUNK):
+            chunk = list(run_ids[start:start + _CHUNK])
+            for row in conn.execute(query.where(runs.c.id.in_(chunk))).mappings():
+                found[int(row["id"])] = {
+                    "request": dict(row["request"] or {}),
+                    "target": {"kind": row["kind"], "kernel_release": row["kernel_release"], "accel": row["accel"],
+                               "details": dict(row["details"] or {})},
+                }
+    return found
