@@ -109,6 +109,7 @@ def _register_commands() -> None:
         results_cmds,
         run_cmd,
         sensitivity_cmd,
+        serve_cmd,
         tune_cmds,
     )
 
@@ -127,6 +128,7 @@ def _register_commands() -> None:
     cli.add_command(bisect_cmd.bisect_group)
     cli.add_command(history_cmd.history_cmd)
     cli.add_command(report_cmd.report_group)
+    cli.add_command(serve_cmd.serve_cmd)
 
 
 _register_commands()

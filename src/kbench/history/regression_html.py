@@ -18,11 +18,13 @@ from kbench.report.units import format_value
 PLOT_CONTEXT = 60
 """Points shown on each side of the change in an entry's plot."""
 
-CSS = """
+PAGE_CSS = """
 body { margin: 0; background: #f8fafc; color: #1f2937;
   font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; }
 main { max-width: 1100px; margin: 0 auto; padding: 24px 28px 48px; }
 h1 { font-size: 24px; margin: 0 0 8px; }
+"""
+ENTRY_CSS = """
 article.regression { background: #fff; border: 1px solid #e5e7eb; border-radius: 8px; padding: 14px 18px;
   margin: 16px 0; }
 article.regression h2 { font: 600 15px ui-monospace, Menlo, Consolas, monospace; margin: 0 0 8px; }
@@ -47,7 +49,7 @@ Link = Callable[[str, int | None], str]
 def render_page(entries: Sequence[RegressionEntry], scope: str) -> str:
     from kbench.report.comparison.html import page
 
-    return page("kbench regression report", CSS, fragment(entries, scope))
+    return page("kbench regression report", PAGE_CSS + ENTRY_CSS, fragment(entries, scope))
 
 
 def fragment(entries: Sequence[RegressionEntry], scope: str, link: Link | None = None) -> str:

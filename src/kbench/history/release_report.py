@@ -76,7 +76,11 @@ def render_plot(rows: Sequence[ReleaseRow], kernels: Sequence[str], path: Path) 
         positions = [i for i, _ in present]
         heights = [v.relative for _, v in present]
         errors = [[v.relative - v.low for _, v in present], [v.high - v.relative for _, v in present]]
-        panel.bar(positions, heights, yerr=errors, capsize=4, color=[colours(i % 10) for i in positions])
+        # Points with intervals, not bars: the axis is zoomed around 100 and bars would exaggerate.
+        panel.plot(positions, heights, color="#9ca3af", linewidth=1, zorder=1)
+        for position, height, low, high in zip(positions, heights, errors[0], errors[1], strict=True):
+            panel.errorbar([position], [height], yerr=[[low], [high]], fmt="o", capsize=5, markersize=7,
+                           color=colours(position % 10), zorder=2)
         panel.axhline(100.0, color="#444444", linewidth=0.8, linestyle="--")
         panel.set_xticks(range(len(kernels)), kernels, rotation=20, ha="right", fontsize=8)
         low = min(v.low for _, v in present)

@@ -156,3 +156,11 @@ def run_requests(engine: Engine, run_ids: Sequence[int]) -> dict[int, dict[str, 
                                "details": dict(row["details"] or {})},
                 }
     return found
+
+
+def run_version(engine: Engine, run_id: int) -> dict[str, Any]:
+    """The version a run measured: ``{"commit", "label"}`` (both None for runs stored without)."""
+    runs = schema.runs
+    with engine.connect() as conn:
+        row = conn.execute(select(runs.c.commit, runs.c.label).where(runs.c.id == run_id)).first()
+    return {"commit": row[0], "label": row[1]} if row else {"commit": None, "label": None}
