@@ -21,12 +21,14 @@ def serve_cmd(ctx: Context, host: str, port: int, window: int, max_pvalue: float
     try:
         from kbench.web.server import serve
     except ImportError as exc:
-        raise click.ClickException(f"the dashboard needs its extra: pip install 'kbench[web]' ({exc.name} missing)")
+        raise click.ClickException(
+            f"the dashboard needs its extra: pip install 'kbench[web]' ({exc.name} missing)"
+        ) from None
     settings = settings_from(window, max_pvalue, raw_values)
     if host not in ("127.0.0.1", "localhost", "::1"):
         err_console.print(f"kbench serve: listening on {host}: the dashboard is reachable from other machines "
                           "(read-only, no authentication)", highlight=False)
-    err_console.print(f"kbench dashboard on http://{'[' + host + ']' if ':' in host else host}:{port}/ (Ctrl-C stops it)",
-                      highlight=False)
+    shown = f"[{host}]" if ":" in host else host
+    err_console.print(f"kbench dashboard on http://{shown}:{port}/ (Ctrl-C stops it)", highlight=False)
     with user_errors():
         serve(ctx.db_url, host, port, settings)

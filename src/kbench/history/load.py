@@ -37,7 +37,9 @@ def load_series(engine: Engine, selector: str | None = None, *, since: datetime 
     if selector:
         found = [s for s in found if _selected(s, selector)]
         if not found:
-            raise NoSuchSeries(f"no series matches {selector!r} (a series id, benchmark or metric; see `kbench history`)")
+            raise NoSuchSeries(
+                f"no series matches {selector!r} (a series id, benchmark or metric; see `kbench history`)"
+            )
     return found
 
 

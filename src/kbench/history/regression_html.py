@@ -98,7 +98,8 @@ def _entry(entry: RegressionEntry, link: Link | None) -> str:
             f'<span class="muted">{escape(g.author)}, {escape(g.date[:10])}</span></li>'
             for g in correlated.git_log
         )
-        log = f"<h3>correlated commits <code>{escape(correlated.commit_range or '')}</code></h3><ol class=\"git-log\">{items}</ol>"
+        log = (f"<h3>correlated commits <code>{escape(correlated.commit_range or '')}</code></h3>"
+               f'<ol class="git-log">{items}</ol>')
     elif correlated.git_error:
         log = f'<p class="muted">correlated commits: {escape(correlated.git_error)}</p>'
     reproduce = escape("\n".join(entry.reproduce))

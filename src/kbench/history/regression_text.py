@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kbench.history.regressions import RegressionEntry
+from kbench.history.text import short
 from kbench.report.units import format_value
 
 INDENT = " " * 8
@@ -43,8 +44,8 @@ def _mail(entry: RegressionEntry) -> str:
     lines += _before_after(entry)
     lines.append("")
     if correlated.git_log is not None:
-        lines.append(f"correlated commits ({before.commit and before.commit[:12]}..{after.commit and after.commit[:12]},"
-                     f" {len(correlated.git_log)}):")
+        lines.append(f"correlated commits ({short(before.commit)}..{short(after.commit)}, "
+                     f"{len(correlated.git_log)} in all):")
         lines += [f"{INDENT}{g.id[:12]}  {g.date[:10]}  {g.author}: {g.subject}" for g in correlated.git_log]
         lines.append("")
     elif correlated.git_error:

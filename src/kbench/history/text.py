@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -15,7 +16,7 @@ SPARK = "▁▂▃▄▅▆▇█"
 _STYLE = {REGRESSION: "red", "improvement": "green", "change": "yellow"}
 
 
-def sparkline(values: Sequence[float] | np.ndarray, width: int = 40) -> str:
+def sparkline(values: Sequence[float] | np.ndarray[Any, Any], width: int = 40) -> str:
     """Block characters for ``values`` (bucket means when there are more values than ``width``)."""
     data = np.asarray(values, dtype=np.float64)
     if data.size == 0:
@@ -78,11 +79,11 @@ def _render_series(console: Console, history: SeriesHistory, last: int) -> None:
     table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0))
     for name in ("", "run", "started (UTC)", "kernel", "commit", "label", "median"):
         table.add_column(name, justify="right" if name in ("run", "median") else "left")
-    for offset, point in enumerate(shown):
+    for offset, run in enumerate(shown):
         change = marks.get(first_index + offset)
         table.add_row(
-            f"[{_STYLE[change.verdict]}]▶[/]" if change else "", str(point.run_id),
-            f"{point.started_at:%Y-%m-%d %H:%M}", point.kernel or "-", short(point.commit), point.label or "-",
-            format_value(point.value, s.unit),
+            f"[{_STYLE[change.verdict]}]▶[/]" if change else "", str(run.run_id),
+            f"{run.started_at:%Y-%m-%d %H:%M}", run.kernel or "-", short(run.commit), run.label or "-",
+            format_value(run.value, s.unit),
         )
     console.print(table)

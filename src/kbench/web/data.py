@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -74,7 +75,7 @@ def _segments(history: SeriesHistory) -> list[dict[str, Any]]:
     return [
         {"first_run_id": points[start].run_id, "last_run_id": points[stop - 1].run_id, "start": start, "stop": stop,
          "median": float(np.median(values[start:stop]))}
-        for start, stop in zip(bounds, bounds[1:], strict=False) if stop > start
+        for start, stop in itertools.pairwise(bounds) if stop > start
     ]
 
 
