@@ -33,7 +33,7 @@ def detection_options(func: F) -> F:
     """--window, --max-pvalue and --values (how change points are found)."""
     func = click.option(
         "--values", "raw_values", is_flag=True,
-        help="Test the values themselves, not their ranks (more power on clean data, fooled by spikes).",
+        help="Test the values as they are (by default outliers beyond 3 robust SDs are clipped first).",
     )(func)
     func = click.option(
         "--max-pvalue", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.001,
@@ -49,7 +49,7 @@ def detection_options(func: F) -> F:
 def settings_from(window: int, max_pvalue: float, raw_values: bool) -> Any:
     from kbench.history.changes import DetectionSettings
 
-    return DetectionSettings(window=window, max_pvalue=max_pvalue, ranks=not raw_values)
+    return DetectionSettings(window=window, max_pvalue=max_pvalue, winsorize=None if raw_values else 3.0)
 
 
 @contextmanager

@@ -2,16 +2,16 @@
 
 Otava's ``compute_change_points`` (the Hunter algorithm: E-divisive in sliding windows,
 weak change points merged away until each remaining one passes a two-sample t-test at
-``max_pvalue``) runs on the *ranks* of the values, not the values themselves. A t-test on
-ranks is the large-sample form of the Wilcoxon rank-sum test: one disturbed run (a spike
-of +50 %) moves the ranks no more than any other high value, so it can neither hide a step
-nor make one. The measured effect (benchmarks/history_detection.py, docs/history.md): on
-simulated series with 2 % spikes, 0.12 false change points per 100 points instead of
-0.51 on the raw values, and a 2 % step still found in 9 of 10 series five points after it.
+``max_pvalue``) runs on the series *winsorized*: values further than ``winsorize`` robust
+standard deviations (1.4826 × MAD) from the series' median are clipped to that bound. A
+disturbed run (a spike of +50 %) then weighs no more than a 3-sigma point, so it can
+neither inflate the t-test's variance enough to hide a step nor make one by itself, while
+ordinary points keep their values (ranks would lose the gap at a step and misplace it).
+Measured on simulated series (benchmarks/history_detection.py, docs/history.md).
 
-The values then describe each change: the segments between neighbouring change points
-give the median, mean and standard deviation before and after. Otava and scipy are
-imported on first use (``pip install 'kbench[history]'``).
+The original values then describe each change: the segments between neighbouring change
+points give the median, mean and standard deviation before and after. Otava and scipy
+are imported on first use (``pip install 'kbench[history]'``).
 """
 
 from __future__ import annotations
@@ -42,16 +42,19 @@ class DetectionSettings:
 
     window: int = 50  # Otava's sliding window (points) for the split step
     max_pvalue: float = 0.001  # a change point must pass the t-test at this level
-    ranks: bool = True  # test ranks (robust to single disturbed runs) rather than the values
+    winsorize: float | None = 3.0  # clip at median ± this many robust SDs before testing; None: raw values
 
     def __post_init__(self) -> None:
         if self.window < 4:
             raise ValueError(f"the detection window must be at least 4 points, got {self.window}")
         if not 0 < self.max_pvalue < 1:
             raise ValueError(f"max p-value must be between 0 and 1, got {self.max_pvalue}")
+        if self.winsorize is not None and not self.winsorize > 0:
+            raise ValueError(f"the winsorizing bound must be positive, got {self.winsorize}")
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "method": "apache-otava e-divisive (t-test" + (" on ranks)" if self.ranks else ")")}
+        tested = f"values winsorized at {self.winsorize:g} robust SD" if self.winsorize else "raw values"
+        return {**asdict(self), "method": f"apache-otava e-divisive, t-test on {tested}"}
 
 
 @dataclass(frozen=True)
@@ -102,8 +105,8 @@ def detect(values: Sequence[float] | np.ndarray, settings: DetectionSettings | N
         raise ValueError("a series must hold finite values only")
     if data.size < MIN_POINTS or float(np.ptp(data)) == 0.0:
         return []
-    compute_change_points, rankdata = _library()
-    tested = rankdata(data) if settings.ranks else data
+    compute_change_points = _library()
+    tested = winsorized(data, settings.winsorize) if settings.winsorize else data
     # Otava wants a plain sequence: an ndarray makes its window step analyse the whole
     # series for every window (slow, and the indexes come out shifted).
     found, _weak = compute_change_points(
@@ -118,6 +121,15 @@ def detect(values: Sequence[float] | np.ndarray, settings: DetectionSettings | N
         )
         for i, (index, p_value) in enumerate(indexes)
     ]
+
+
+def winsorized(values: np.ndarray, bound: float) -> np.ndarray:
+    """``values`` clipped to median ± ``bound`` × 1.4826 × MAD (unchanged when the MAD is 0)."""
+    median = float(np.median(values))
+    spread = 1.4826 * float(np.median(np.abs(values - median)))
+    if spread == 0:
+        return values
+    return np.clip(values, median - bound * spread, median + bound * spread)
 
 
 def detect_many(
@@ -153,12 +165,12 @@ def _worker_dies_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _library() -> tuple[Any, Any]:
+def _library() -> Any:
     try:
         from otava.analysis import compute_change_points
-        from scipy.stats import rankdata
     except ImportError as exc:
         raise HistoryUnavailable(
-            "change-point detection needs Apache Otava: pip install 'kbench[history]'"
+            "change-point detection needs Apache Otava: pip install --no-deps 'apache-otava>=0.8' "
+            "(or pip install 'kbench[history]', which also pins numpy 2.2)"
         ) from exc
-    return compute_change_points, rankdata
+    return compute_change_points
