@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Engine
 
@@ -21,11 +22,12 @@ def load_series(engine: Engine, selector: str | None = None, *, since: datetime 
 
     ``since`` keeps only runs started then or later. Raises NoSuchSeries when a selector
     matches nothing."""
-    benchmark = None
-    if selector and not looks_like_series_id(selector) and not _could_be_metric(selector):
-        benchmark = selector
-    rows = queries.summary_points(engine, benchmark=benchmark, since=since)
-    rows += queries.cpu_points(engine, benchmark=benchmark, since=since)
+    rows: list[dict[str, Any]] = []
+    for benchmark in _benchmarks_to_query(selector):
+        rows = queries.summary_points(engine, benchmark=benchmark, since=since)
+        rows += queries.cpu_points(engine, benchmark=benchmark, since=since)
+        if rows:
+            break
     secondary = {
         (row["benchmark"], row["metric"]): int(row["run_id"])
         for row in rows
@@ -43,9 +45,12 @@ def load_series(engine: Engine, selector: str | None = None, *, since: datetime 
     return found
 
 
-def _could_be_metric(selector: str) -> bool:
-    """A selector with more dots than a benchmark name may be a metric (``syscall.getppid.latency``)."""
-    return selector.count(".") >= 2 or "*" in selector
+def _benchmarks_to_query(selector: str | None) -> list[str | None]:
+    """Which benchmark names to ask the database for: the selector itself, else the benchmark
+    of a metric name (``command.cpu`` → ``command``); everything for ids and globs."""
+    if not selector or looks_like_series_id(selector) or "*" in selector or "?" in selector:
+        return [None]
+    return [selector, selector.rsplit(".", 1)[0]] if "." in selector else [selector]
 
 
 def _selected(series: Series, selector: str) -> bool:
