@@ -13,11 +13,10 @@ import pytest
 OTAVA_HINT = "apache-otava is not installed: `make install` (pip install --no-deps 'apache-otava>=0.8')"
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+@pytest.fixture(autouse=True)
+def needs_otava() -> None:
     if importlib.util.find_spec("otava") is not None:
         return
     if os.environ.get("CI"):
-        raise pytest.UsageError(OTAVA_HINT)
-    for item in items:
-        if "tests/history" in str(item.fspath) or "tests/web" in str(item.fspath):
-            item.add_marker(pytest.mark.skip(reason=OTAVA_HINT))
+        pytest.fail(OTAVA_HINT)
+    pytest.skip(OTAVA_HINT)
