@@ -93,7 +93,7 @@ def test_the_series_page_draws_every_run_and_the_change_point_and_a_click_opens_
     page.wait_for_selector('#run-histogram[data-rendered="true"]', timeout=60_000)
     page.wait_for_selector('#run-cdf[data-rendered="true"]', timeout=60_000)
     assert page.locator("#series-link").inner_text() == sid
-    assert f"label nightly-12" in page.locator("#run-summary").inner_text()
+    assert "label nightly-12" in page.locator("#run-summary").inner_text()
     assert page.locator("#run-context").count() == 1
     assert_not_blank(page.screenshot(full_page=True))
     assert page.errors == []

@@ -129,7 +129,8 @@ def winsorized(values: np.ndarray, bound: float) -> np.ndarray:
     spread = 1.4826 * float(np.median(np.abs(values - median)))
     if spread == 0:
         return values
-    return np.clip(values, median - bound * spread, median + bound * spread)
+    clipped: np.ndarray = np.clip(values, median - bound * spread, median + bound * spread)
+    return clipped
 
 
 def detect_many(
