@@ -99,7 +99,7 @@ def test_the_dashboard_engine_refuses_writes(tmp_path: Path, postgres_url: str) 
         engine = read_only_engine(url)
         with engine.connect() as conn:
             assert conn.execute(text("SELECT count(*) FROM runs")).scalar_one() >= 0
-            with pytest.raises(Exception, match="(?i)read.only|readonly|query_only|attempt to write"):
+            with pytest.raises(Exception, match=r"(?i)read.only|readonly|query_only|attempt to write"):
                 conn.execute(text("INSERT INTO kbench_meta (key, value) VALUES ('x', 'y')"))
         engine.dispose()
     from kbench.store.db import StoreError

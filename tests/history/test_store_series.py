@@ -58,7 +58,7 @@ def test_selectors_id_prefix_benchmark_glob_metric_and_nothing(store: Store) -> 
     assert [s.id for s in load_series(store.engine, "will-it-scale.*")] == [wis.id]
     assert [s.id for s in load_series(store.engine, "will-it-scale.getppid1.per_process_ops")] == [wis.id]
     assert len(load_series(store.engine, "syscall.getppid")) == 1
-    with pytest.raises(NoSuchSeries, match="no series matches 'syscall.nothing'"):
+    with pytest.raises(NoSuchSeries, match=r"no series matches 'syscall\.nothing'"):
         load_series(store.engine, "syscall.nothing")
 
 
