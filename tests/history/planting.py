@@ -73,3 +73,45 @@ def noisy(n: int, level: float = 100.0, cv: float = 0.005, seed: int = 0) -> np.
 def fake_commits(n: int, seed: int = 0) -> list[str]:
     rng = np.random.default_rng(seed)
     return ["".join(f"{b:02x}" for b in rng.integers(0, 256, size=20)) for _ in range(n)]
+
+
+def plant_bulk(store: Store, values: Sequence[float], *, benchmark: str = "syscall.getppid",
+               start: datetime = START, every: timedelta = timedelta(hours=1), samples: int = 32,
+               seed: int = 0) -> list[int]:
+    """Like ``plant_series`` for many points: the same rows, written in one transaction."""
+    from sqlalchemy import insert, select
+
+    rng = np.random.default_rng(seed)
+    metric = f"{benchmark}.latency"
+    first = store.begin_run(benchmark=benchmark, metric=metric, unit="ns", direction="lower", params={},
+                            request={"benchmark": benchmark, "samples": samples}, sysinfo=dict(SYSINFO),
+                            target=target())
+    with store.engine.begin() as conn:
+        row = conn.execute(select(schema.runs.c.machine_id, schema.runs.c.target_id)
+                           .where(schema.runs.c.id == first)).one()
+        conn.execute(schema.runs.delete().where(schema.runs.c.id == first))
+        runs, summaries, blobs = [], [], []
+        from kbench.store.codec import CODEC, encode_array
+
+        for i, value in enumerate(values):
+            noise = rng.lognormal(0.0, 0.05, size=samples)
+            data = noise * (float(value) / float(np.median(noise)))
+            summary = summarize(data, detect_warmup=False)
+            run_id = first + i
+            moment = start + i * every
+            runs.append({"id": run_id, "benchmark": benchmark, "metric": metric, "unit": "ns", "direction": "lower",
+                         "status": "complete", "params": {}, "request": {"benchmark": benchmark, "samples": samples},
+                         "sysinfo": dict(SYSINFO), "tags": [], "warnings": [], "machine_id": row[0],
+                         "target_id": row[1], "n_samples": samples, "started_at": moment, "finished_at": moment,
+                         "probe_header": {"batch": 1, "timer": {"hz": 1e10}}, "timer": {"hz": 1e10}, "batch": 1})
+            summaries.append({"run_id": run_id, "metric": metric, "unit": "ns", "basis": "raw", "n": summary.n,
+                              "min": summary.min, "median": summary.p50, "p90": summary.p90, "p95": summary.p95,
+                              "p99": summary.p99, "max": summary.max, "mean": summary.mean, "stdev": summary.stdev,
+                              "mad": summary.mad, "steady_state_index": 0, "details": summary.to_dict()})
+            dtype, blob = encode_array(np.rint(data * 10).astype(np.uint64))
+            blobs.append({"run_id": run_id, "column": "ticks", "dtype": dtype, "codec": CODEC, "count": samples,
+                          "data": blob})
+        conn.execute(insert(schema.runs), runs)
+        conn.execute(insert(schema.summaries), summaries)
+        conn.execute(insert(schema.samples), blobs)
+    return [first + i for i in range(len(values))]

@@ -15,7 +15,10 @@ REGRESSION, IMPROVEMENT, CHANGE = "regression", "improvement", "change"
 
 
 def verdict(direction: str | None, change_pct: float) -> str:
-    """A change in the worse direction is a regression; with no known direction, a change."""
+    """A change in the worse direction is a regression; with no known direction (or no
+    relative change to judge), a change."""
+    if change_pct == 0:
+        return CHANGE
     if direction == "lower":
         return REGRESSION if change_pct > 0 else IMPROVEMENT
     if direction == "higher":

@@ -89,9 +89,9 @@ class Change:
 
     @property
     def change_pct(self) -> float:
-        """Relative change of the segment medians, in percent of the one before."""
+        """Relative change of the segment medians, in percent of the one before (0 when that is 0)."""
         if self.before.median == 0:
-            return 0.0 if self.after.median == 0 else float("inf") * np.sign(self.after.median)
+            return 0.0
         return 100.0 * (self.after.median / self.before.median - 1.0)
 
 

@@ -164,3 +164,14 @@ def run_version(engine: Engine, run_id: int) -> dict[str, Any]:
     with engine.connect() as conn:
         row = conn.execute(select(runs.c.commit, runs.c.label).where(runs.c.id == run_id)).first()
     return {"commit": row[0], "label": row[1]} if row else {"commit": None, "label": None}
+
+
+def runs_fingerprint(engine: Engine) -> tuple[int, int, str]:
+    """(count, highest id, latest finish) of complete runs: changes whenever a series can change."""
+    runs = schema.runs
+    from sqlalchemy import func
+
+    query = select(func.count(), func.max(runs.c.id), func.max(runs.c.finished_at)).where(runs.c.status == "complete")
+    with engine.connect() as conn:
+        count, highest, latest = conn.execute(query).one()
+    return int(count), int(highest or 0), str(latest)

@@ -33,7 +33,7 @@ from kbench.history.since import parse_since
 from kbench.report.units import format_value
 from kbench.store.db import RunNotFound
 from kbench.web import data
-from kbench.web.cache import ChangeCache
+from kbench.web.cache import ChangeCache, SeriesSnapshot
 from kbench.web.svg import sparkline_svg
 
 HERE = Path(__file__).resolve().parent
@@ -55,6 +55,7 @@ def create_app(engine: Engine, settings: DetectionSettings | None = None) -> Fas
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.globals.update(format_value=format_value, sparkline_svg=sparkline_svg)
     cache = ChangeCache(settings or DetectionSettings())
+    snapshot = SeriesSnapshot(engine)
     script = plotly_js()
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
@@ -80,33 +81,35 @@ def create_app(engine: Engine, settings: DetectionSettings | None = None) -> Fas
     def plotly_file() -> FileResponse:
         return FileResponse(script, media_type="text/javascript", headers={"Cache-Control": "max-age=86400"})
 
+    # The /api endpoints return JSONResponse themselves: FastAPI's generic encoder takes
+    # 0.6 s over a 10,000-point series, json.dumps 0.13 s.
     @app.get("/api/series")
-    def api_index() -> dict[str, Any]:
-        return data.index_data(engine, cache)
+    def api_index() -> JSONResponse:
+        return JSONResponse(data.index_data(snapshot, cache))
 
     @app.get("/", response_class=HTMLResponse)
     def index(request: Request) -> HTMLResponse:
-        return page(request, "index.html", index=data.index_data(engine, cache))
+        return page(request, "index.html", index=data.index_data(snapshot, cache))
 
     @app.get("/api/series/{sid}")
-    def api_series(sid: str) -> dict[str, Any]:
-        return data.series_data(engine, cache, sid)
+    def api_series(sid: str) -> JSONResponse:
+        return JSONResponse(data.series_data(snapshot, cache, sid))
 
     @app.get("/series/{sid}", response_class=HTMLResponse)
     def series_page(request: Request, sid: str) -> HTMLResponse:
-        return page(request, "series.html", series=data.series_data(engine, cache, sid))
+        return page(request, "series.html", series=data.series_data(snapshot, cache, sid))
 
     @app.get("/api/runs/{run_id}")
-    def api_run(run_id: int) -> dict[str, Any]:
-        return data.run_data(engine, run_id)
+    def api_run(run_id: int) -> JSONResponse:
+        return JSONResponse(data.run_data(engine, run_id))
 
     @app.get("/runs/{run_id}", response_class=HTMLResponse)
     def run_page(request: Request, run_id: int) -> HTMLResponse:
         return page(request, "run.html", run=data.run_data(engine, run_id))
 
     @app.get("/api/compare")
-    def api_compare(a: int = Query(...), b: int = Query(...)) -> dict[str, Any]:
-        return data.compare_data(engine, a, b)
+    def api_compare(a: int = Query(...), b: int = Query(...)) -> JSONResponse:
+        return JSONResponse(data.compare_data(engine, a, b))
 
     @app.get("/compare", response_class=HTMLResponse)
     def compare_page(request: Request, a: int | None = None, b: int | None = None) -> HTMLResponse:
@@ -114,13 +117,13 @@ def create_app(engine: Engine, settings: DetectionSettings | None = None) -> Fas
         return page(request, "compare.html", compared=compared, a=a, b=b)
 
     @app.get("/api/regressions")
-    def api_regressions(since: str | None = None, improvements: bool = False) -> dict[str, Any]:
-        return data.regression_data(engine, cache, _since(since), improvements)[1]
+    def api_regressions(since: str | None = None, improvements: bool = False) -> JSONResponse:
+        return JSONResponse(data.regression_data(snapshot, cache, _since(since), improvements)[1])
 
     @app.get("/regressions", response_class=HTMLResponse)
     def regressions_page(request: Request, since: str | None = None, improvements: bool = False) -> HTMLResponse:
         moment = _since(since)
-        entries, found = data.regression_data(engine, cache, moment, improvements)
+        entries, found = data.regression_data(snapshot, cache, moment, improvements)
         kinds = "regressions and improvements" if improvements else "regressions"
         scope = f"in {found['series_checked']} series ({kinds}" + (f" since {moment:%Y-%m-%d %H:%M} UTC)" if moment
                                                                      else ")")

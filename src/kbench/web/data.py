@@ -10,12 +10,12 @@ import numpy as np
 from sqlalchemy import Engine
 
 from kbench.history.analysis import SeriesHistory
-from kbench.history.load import NoSuchSeries, load_series
+from kbench.history.load import NoSuchSeries
 from kbench.history.regressions import RegressionEntry, regression_entries, wanted_runs
 from kbench.history.series import Series, series_id, target_kind
 from kbench.store.db import Store
 from kbench.store.series import run_requests, run_version
-from kbench.web.cache import ChangeCache
+from kbench.web.cache import ChangeCache, SeriesSnapshot
 from kbench.web.svg import downsample
 
 if TYPE_CHECKING:
@@ -27,14 +27,14 @@ TRIM = (0.5, 99.5)
 """Histograms are drawn over p0.5…p99.5 so that a few extreme samples do not flatten them."""
 
 
-def all_histories(engine: Engine, cache: ChangeCache) -> list[SeriesHistory]:
-    return [cache.history(s) for s in load_series(engine)]
+def all_histories(snapshot: SeriesSnapshot, cache: ChangeCache) -> list[SeriesHistory]:
+    return [cache.history(s) for s in snapshot.series()]
 
 
-def index_data(engine: Engine, cache: ChangeCache) -> dict[str, Any]:
+def index_data(snapshot: SeriesSnapshot, cache: ChangeCache) -> dict[str, Any]:
     """Every series: identity, point count, latest value, a downsampled sparkline, the latest change."""
     rows = []
-    for history in all_histories(engine, cache):
+    for history in all_histories(snapshot, cache):
         s = history.series
         latest = history.latest_change
         rows.append({
@@ -50,9 +50,9 @@ def index_data(engine: Engine, cache: ChangeCache) -> dict[str, Any]:
     return {"settings": cache.settings.to_json(), "series": rows}
 
 
-def series_data(engine: Engine, cache: ChangeCache, sid: str) -> dict[str, Any]:
+def series_data(snapshot: SeriesSnapshot, cache: ChangeCache, sid: str) -> dict[str, Any]:
     """One series with every point and change point (``kbench history SERIES --json``'s entry)."""
-    found = [s for s in load_series(engine, sid) if s.id == sid]
+    found = [s for s in snapshot.series() if s.id == sid]
     if not found:
         raise NoSuchSeries(f"no series {sid!r}")
     history = cache.history(found[0])
@@ -165,10 +165,11 @@ def compare_data(engine: Engine, first: int, second: int) -> dict[str, Any]:
 
 
 def regression_data(
-    engine: Engine, cache: ChangeCache, since: datetime | None, improvements: bool
+    snapshot: SeriesSnapshot, cache: ChangeCache, since: datetime | None, improvements: bool
 ) -> tuple[list[RegressionEntry], dict[str, Any]]:
-    histories = all_histories(engine, cache)
-    entries = regression_entries(histories, run_requests(engine, wanted_runs(histories, since)), since=since,
+    histories = all_histories(snapshot, cache)
+    requests = run_requests(snapshot.engine, wanted_runs(histories, since))
+    entries = regression_entries(histories, requests, since=since,
                                  improvements=improvements)
     return entries, {
         "settings": cache.settings.to_json(), "since": since.isoformat() if since else None,

@@ -57,6 +57,7 @@ const kbench = (() => {
       const run = event.points[0].customdata;
       if (run !== undefined) window.location.href = `/runs/${run}`;
     });
+    element.dataset.drawnAt = String(performance.now());
     element.dataset.points = String(points.length);
     element.dataset.changePoints = String(changes.length);
     done(element.id);
