@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +18,14 @@ STEP_AT = 20
 
 
 def kbench(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(Path(sys.executable).parent / "kbench"), "--db", str(db), *args],
-                          capture_output=True, text=True, timeout=300)
+    """The real command line, in this process (click's runner): a fresh interpreter per call
+    would cost seconds here; tests/history/test_cli_versions.py runs the installed script."""
+    from click.testing import CliRunner
+
+    from kbench.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
 
 
 @pytest.fixture(scope="module")
