@@ -35,7 +35,7 @@ bench:
 # Rebuild the native tools into the venv after editing native/ (editable installs
 # build them once, at install time).
 native:
-	$(BIN)/pip install --quiet --no-build-isolation -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test]'
 
 clean:
 	rm -rf build .pytest_cache

@@ -110,6 +110,7 @@ def _register_commands() -> None:
         run_cmd,
         sensitivity_cmd,
         serve_cmd,
+        trace_cmd,
         tune_cmds,
     )
 
@@ -129,6 +130,7 @@ def _register_commands() -> None:
     cli.add_command(history_cmd.history_cmd)
     cli.add_command(report_cmd.report_group)
     cli.add_command(serve_cmd.serve_cmd)
+    cli.add_command(trace_cmd.trace_cmd)
 
 
 _register_commands()
