@@ -84,10 +84,10 @@ def _entry(entry: RegressionEntry, link: Link | None) -> str:
     rows = "".join(f"<dt>{escape(k)}</dt><dd>{v}</dd>" for k, v in facts)
     table = (
         '<table class="before-after"><tr><th>before</th><th>%change</th><th>after</th><th></th><th>p</th></tr>'
-        f"<tr><td>{escape(format_value(c.before.median, s.unit))} ± {c.before.stdev_pct:.0f}%"
+        f"<tr><td>{escape(format_value(c.before.median, s.unit))} ± {c.before.stdev_pct:.1f}%"
         f' <span class="muted">({c.before.n} runs)</span></td>'
         f"<td>{c.change_pct:+.1f}%</td>"
-        f"<td>{escape(format_value(c.after.median, s.unit))} ± {c.after.stdev_pct:.0f}%"
+        f"<td>{escape(format_value(c.after.median, s.unit))} ± {c.after.stdev_pct:.1f}%"
         f' <span class="muted">({c.after.n} runs)</span></td>'
         f'<td class="metric">{escape(s.metric)}</td><td>{c.p_value:.2g}</td></tr></table>'
     )

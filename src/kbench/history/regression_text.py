@@ -106,8 +106,8 @@ def render_markdown(entries: Sequence[RegressionEntry], scope: str) -> str:
         out.append("| before | %change | after | metric | p |")
         out.append("|---:|---:|---:|---|---:|")
         out.append(
-            f"| {format_value(c.before.median, s.unit)} ± {c.before.stdev_pct:.0f}% ({c.before.n} runs) "
-            f"| {c.change_pct:+.1f}% | {format_value(c.after.median, s.unit)} ± {c.after.stdev_pct:.0f}% "
+            f"| {format_value(c.before.median, s.unit)} ± {c.before.stdev_pct:.1f}% ({c.before.n} runs) "
+            f"| {c.change_pct:+.1f}% | {format_value(c.after.median, s.unit)} ± {c.after.stdev_pct:.1f}% "
             f"({c.after.n} runs) | `{s.metric}` | {c.p_value:.2g} |\n"
         )
         if correlated.git_log is not None:
