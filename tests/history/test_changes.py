@@ -119,3 +119,45 @@ def test_many_series_on_worker_processes_match_one_process(monkeypatch: pytest.M
     shared = detect_many(series, workers=2)
     assert shared == alone
     assert all(seed * 10 + 20 in [c.index for c in found] for seed, found in enumerate(alone))
+
+
+WORKERS_SCRIPT = """
+import multiprocessing, threading, time
+import numpy as np
+from kbench.history import changes
+changes.PARALLEL_MIN_POINTS = 1
+def report():
+    while len(multiprocessing.active_children()) < 2:
+        time.sleep(0.05)
+    print(" ".join(str(p.pid) for p in multiprocessing.active_children()), flush=True)
+threading.Thread(target=report, daemon=True).start()
+changes.detect_many([np.random.default_rng(i).normal(100, 1, 3000) for i in range(2000)], workers=2)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_worker_processes_die_with_the_process_that_started_them() -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    parent = subprocess.Popen([sys.executable, "-c", WORKERS_SCRIPT], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        workers = [int(pid) for pid in parent.stdout.readline().split()]
+        assert len(workers) == 2 and all(_alive(pid) for pid in workers)
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in workers)
