@@ -107,9 +107,24 @@ const kbench = (() => {
     }
   }
 
+  // A failed fetch or draw says so in the plot's place (and in data-error for tests).
+  function shown(promise, ids) {
+    return promise.catch((error) => {
+      for (const id of ids) {
+        const element = document.getElementById(id);
+        if (!element) continue;
+        element.dataset.error = String(error);
+        element.textContent = `could not draw this plot: ${error}`;
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
     const plot = document.getElementById("series-plot");
-    if (plot) seriesPlot(plot);
+    if (plot) shown(seriesPlot(plot), ["series-plot"]);
   });
-  return { runPlots, comparePlots };
+  return {
+    runPlots: (runId) => shown(runPlots(runId), ["run-histogram", "run-cdf"]),
+    comparePlots: (a, b) => shown(comparePlots(a, b), ["compare-histogram", "compare-cdf"]),
+  };
 })();
