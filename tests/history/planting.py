@@ -12,10 +12,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
-from sqlalchemy import update
+from sqlalchemy import insert, select, update
 
 from kbench.stats.summary import summarize
 from kbench.store import schema
+from kbench.store.codec import CODEC, encode_array
 from kbench.store.db import Store, SummaryRecord
 
 SYSINFO = {"hostname": "lab-box", "cpu": {"model": "Planted CPU @ 2.0GHz", "count": 2},
@@ -79,8 +80,6 @@ def plant_bulk(store: Store, values: Sequence[float], *, benchmark: str = "sysca
                start: datetime = START, every: timedelta = timedelta(hours=1), samples: int = 32,
                seed: int = 0) -> list[int]:
     """Like ``plant_series`` for many points: the same rows, written in one transaction."""
-    from sqlalchemy import insert, select
-
     rng = np.random.default_rng(seed)
     metric = f"{benchmark}.latency"
     first = store.begin_run(benchmark=benchmark, metric=metric, unit="ns", direction="lower", params={},
@@ -91,8 +90,6 @@ def plant_bulk(store: Store, values: Sequence[float], *, benchmark: str = "sysca
                            .where(schema.runs.c.id == first)).one()
         conn.execute(schema.runs.delete().where(schema.runs.c.id == first))
         runs, summaries, blobs = [], [], []
-        from kbench.store.codec import CODEC, encode_array
-
         for i, value in enumerate(values):
             noise = rng.lognormal(0.0, 0.05, size=samples)
             data = noise * (float(value) / float(np.median(noise)))

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, Select, and_, select
+from sqlalchemy import Engine, Select, and_, func, select
 
 from kbench.store import schema
 from kbench.store.codec import decode_array
@@ -169,8 +169,6 @@ def run_version(engine: Engine, run_id: int) -> dict[str, Any]:
 def runs_fingerprint(engine: Engine) -> tuple[int, int, str]:
     """(count, highest id, latest finish) of complete runs: changes whenever a series can change."""
     runs = schema.runs
-    from sqlalchemy import func
-
     query = select(func.count(), func.max(runs.c.id), func.max(runs.c.finished_at)).where(runs.c.status == "complete")
     with engine.connect() as conn:
         count, highest, latest = conn.execute(query).one()
