@@ -98,6 +98,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "kbench.cli.results_cmds:export_cmd",
         "Export a run with all its raw samples as JSON, CSV or Parquet.",
     ),
+    "history": LazyCommand(
+        "kbench.cli.history_cmd:history_cmd",
+        "List the series of stored runs (benchmark + parameters + metric + machine + target), points newest "
+        "last, with their change points (Apache Otava).",
+    ),
     "job": LazyCommand(
         "kbench.cli.job_cmds:job_group",
         "Job files (YAML): check them and list their instances (see docs/jobs.md).",
@@ -109,6 +114,10 @@ COMMANDS: dict[str, LazyCommand] = {
     "list": LazyCommand(
         "kbench.cli.catalog_cmds:list_cmd", "List the benchmarks, their parameters, units and directions."
     ),
+    "report": LazyCommand(
+        "kbench.cli.report_cmd:report_group",
+        "Reports over every stored run: new regressions (0-Day style) and release-over-release tables.",
+    ),
     "results": LazyCommand("kbench.cli.results_cmds:results_cmd", "List stored runs, newest first."),
     "run": LazyCommand(
         "kbench.cli.run_cmd:run_cmd",
@@ -119,6 +128,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "The matrix of Mann-Whitney and Kolmogorov-Smirnov p-values for every pair of configurations, "
         "A/A pairs on the diagonal: which method separates a small difference, and which reports "
         "differences that are not there.",
+    ),
+    "serve": LazyCommand(
+        "kbench.cli.serve_cmd:serve_cmd",
+        "Serve a read-only web dashboard over the results database: every series with its change points, "
+        "each run (histogram, CDF, context), two runs side by side, the regression report.",
     ),
     "show": LazyCommand(
         "kbench.cli.results_cmds:show_cmd", "Show a stored run: summary, histogram, CDF, context and warnings."
