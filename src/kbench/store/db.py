@@ -164,8 +164,12 @@ class Store:
         sysinfo: Mapping[str, Any] | None,
         target: Mapping[str, Any] | None,
         tags: Iterable[str] = (),
+        task_key: str | None = None,
     ) -> int:
-        """Record a run as ``running`` before measuring, so a crash leaves a trace."""
+        """Record a run as ``running`` before measuring, so a crash leaves a trace.
+
+        ``task_key`` (a fleet task's trial) is unique among runs: a second run with the
+        same key raises IntegrityError and stores nothing."""
         with self.engine.begin() as conn:
             machine_id = _machine_id(conn, sysinfo) if sysinfo else None
             target_id = _target_id(conn, target) if target else None
@@ -186,9 +190,15 @@ class Store:
                     target_id=target_id,
                     n_samples=0,
                     started_at=_utcnow(),
+                    task_key=task_key,
                 )
             )
             return _inserted_id(result)
+
+    def machine_id(self, sysinfo: Mapping[str, Any]) -> int:
+        """The id of the machine ``sysinfo`` describes, recorded now if it is new."""
+        with self.engine.begin() as conn:
+            return _machine_id(conn, sysinfo)
 
     def finish_run(
         self,
