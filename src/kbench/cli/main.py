@@ -84,7 +84,8 @@ def cli(ctx: click.Context, db: str | None) -> None:
     \b
     Exit codes: 0 ok, 2 usage error (bad option, unknown benchmark or parameter),
     3 measurement failed, 4 run not found, 5 results database error, 6 a tuning knob
-    could not be changed, 10 bisect: no reproducible difference, 11 bisect failed, 130 interrupted.
+    could not be changed, 7 the fleet's broker is unreachable, 10 bisect: no reproducible
+    difference, 11 bisect failed, 130 interrupted.
     """
     if db and "://" not in db:
         db = f"sqlite:///{Path(db).expanduser().resolve()}"
@@ -102,12 +103,14 @@ def _register_commands() -> None:
         calibrate_cmd,
         catalog_cmds,
         compare_cmd,
+        fleet_cmd,
         job_cmds,
         kmod_cmds,
         results_cmds,
         run_cmd,
         sensitivity_cmd,
         tune_cmds,
+        worker_cmd,
     )
 
     cli.add_command(catalog_cmds.list_cmd)
@@ -123,6 +126,8 @@ def _register_commands() -> None:
     cli.add_command(calibrate_cmd.calibrate_cmd)
     cli.add_command(sensitivity_cmd.sensitivity_cmd)
     cli.add_command(bisect_cmd.bisect_group)
+    cli.add_command(fleet_cmd.fleet_group)
+    cli.add_command(worker_cmd.worker_cmd)
 
 
 _register_commands()

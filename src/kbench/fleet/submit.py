@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kbench.fleet.app import SendFailed, check_broker, make_app, send_tasks
-from kbench.fleet.execute import fleet_engine
+from kbench.fleet.execute import open_fleet_store
 from kbench.fleet.plan import COMMAND_BENCHMARK, PlanError, check_fleet_targets, plan_tasks
 from kbench.fleet.settings import FleetSettings, check_queue
 from kbench.jobs import expand_job
@@ -65,10 +65,7 @@ def submit_job(
         raise PlanError(f"{len(tasks)} tasks in one submission (at most {MAX_TASKS}): split the job or lower --repeat")
     app = make_app(settings)
     check_broker(app)
-    from kbench.store.db import Store
-
-    Store.open(settings.db_url).engine.dispose()  # creates or migrates the schema
-    engine = fleet_engine(settings.db_url)
+    engine = open_fleet_store(settings.db_url)
     try:
         fleet = FleetStore(engine, lease_s=settings.timing.lease_s, max_attempts=settings.timing.max_attempts)
         job_id = uuid.uuid4().hex[:12]

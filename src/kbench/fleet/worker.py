@@ -25,7 +25,7 @@ import uuid
 from typing import Any
 
 from kbench.fleet.app import TASK_NAME, make_app, send_tasks
-from kbench.fleet.execute import CANCEL_SIGNAL, WorkerIdentity, execute_task, fleet_engine, set_identity
+from kbench.fleet.execute import CANCEL_SIGNAL, WorkerIdentity, execute_task, open_fleet_store, set_identity
 from kbench.fleet.run_store import is_connection_error
 from kbench.fleet.settings import FleetSettings, FleetTiming, celery_queue, check_queue
 from kbench.store.fleet import FleetStore
@@ -97,6 +97,16 @@ def _running_tasks() -> dict[str, int]:
     return {request.id: request.worker_pid for request in list(state.active_requests) if request.worker_pid}
 
 
+def _machine_id(store: Any, info: dict[str, Any]) -> int:
+    """The ``machines`` row of this inventory; two workers of one host may race to create it."""
+    from sqlalchemy.exc import IntegrityError
+
+    try:
+        return int(store.machine_id(info))
+    except IntegrityError:
+        return int(store.machine_id(info))
+
+
 def run_worker(
     settings: FleetSettings, *, queue: str, name: str, allow_command: bool, loglevel: str = "INFO",
     sysinfo: dict[str, Any] | None = None,
@@ -112,11 +122,9 @@ def run_worker(
     from kbench.sysinfo.collect import collect_sysinfo
 
     check_queue(queue)
-    store = Store.open(settings.db_url)  # creates or migrates the schema once, here
+    engine = open_fleet_store(settings.db_url)
     info = sysinfo or collect_sysinfo()
-    machine_id = store.machine_id(info)
-    store.engine.dispose()
-    engine = fleet_engine(settings.db_url)
+    machine_id = _machine_id(Store(engine), info)
     timing = settings.timing
     fleet = FleetStore(engine, lease_s=timing.lease_s, max_attempts=timing.max_attempts)
     identity = WorkerIdentity(name=name, queue=queue, incarnation=uuid.uuid4().hex, allow_command=allow_command,
