@@ -248,6 +248,8 @@ def _run_instance(
             raise TaskCancelled
 
     run_job(run_store, [to_run], make_target, before_trial)
+    if cancel.requested:  # the last trial was the one stopped
+        raise TaskCancelled
     return run_store
 
 
@@ -286,6 +288,8 @@ def _run_comparison(
         run_store, sides, make_target, max_trials=spec["trials"], min_trials=min(spec["min_trials"], spec["trials"]),
         adaptive=spec["adaptive"], alpha=spec["alpha"], seed=spec["seed"], on_trial=before_trial, tags=tags,
     )
+    if cancel.requested:
+        raise TaskCancelled
     report = build_report(
         outcome, title=f"{sides[0].benchmark.name}: {' vs '.join(side.label for side in sides)}",
         label_kind="kernel" if axis == "target" else "program", alpha=spec["alpha"], margin=None,
