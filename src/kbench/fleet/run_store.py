@@ -105,10 +105,8 @@ class FleetRunStore(Store):
                     request=request, sysinfo=sysinfo, target=target, tags=tag_list, task_key=key,
                 )
             except IntegrityError:
-                # Ours if an earlier try committed but its answer was lost with the connection.
-                existing = self._run_with_key(key)
-                if existing is not None and existing["status"] == "running" and self._holds_lease():
-                    return int(existing["id"])
+                # Another attempt's run holds the key (or an earlier try of ours committed and only
+                # its answer was lost): either way this attempt stops; a later one releases the key.
                 raise TrialTaken(f"trial {key} is already stored or being measured by another attempt") from None
 
         run_id = self.retry(begin, f"recording run {key}")
@@ -147,12 +145,6 @@ class FleetRunStore(Store):
 
     def _holds_lease(self) -> bool:
         return self.fleet.holds_lease(self.task_id, self.incarnation)
-
-    def _run_with_key(self, key: str) -> dict[str, Any] | None:
-        runs = schema.runs
-        with self.engine.connect() as conn:
-            row = conn.execute(select(runs.c.id, runs.c.status).where(runs.c.task_key == key)).mappings().first()
-        return dict(row) if row else None
 
     def _status(self, run_id: int) -> str | None:
         runs = schema.runs

@@ -139,11 +139,6 @@ def _timing(table: Any, path: Path) -> FleetTiming:
 
 def _pick(name: str, argument: str | None, env: str, config: dict[str, Any], path: Path) -> tuple[str, str] | None:
     if argument:
-        if has_password(argument):
-            raise SettingsError(
-                f"the --{name} URL holds a password, which would stay in your shell history and in ps: "
-                f"put it in ${env} or in {path} (mode 0600)"
-            )
         return argument, "command line"
     if os.environ.get(env):
         return os.environ[env], f"${env}"
@@ -161,6 +156,12 @@ def load_settings(*, db: str | None = None, broker: str | None = None, need_brok
     The database must be PostgreSQL: machines other than this one write to it.
     """
     path = config_path()
+    for name, argument, env in (("db", db, "KBENCH_DB"), ("broker", broker, "KBENCH_BROKER")):
+        if argument and has_password(argument):
+            raise SettingsError(
+                f"the --{name} URL holds a password, which would stay in your shell history and in ps: "
+                f"put it in ${env} or in {path} (mode 0600)"
+            )
     config = read_config(path)
     timing = _timing(config.get("timing"), path)
     picked_db = _pick("db", db, "KBENCH_DB", config, path)

@@ -51,15 +51,23 @@ class Heartbeat(threading.Thread):
         self.join(timeout=10)
 
     def run(self) -> None:
+        failing = False
         while not self.stopping.wait(self.timing.heartbeat_s):
             try:
                 self.beat()
             except Exception as exc:
                 self.connected_since = None
-                if is_connection_error(exc):
-                    log.warning("heartbeat: database unreachable (%s)", str(getattr(exc, "orig", exc)).strip())
-                else:
+                if not failing and is_connection_error(exc):
+                    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+                    log.warning("heartbeat: database unreachable (%s); trying every %g s", reason,
+                                self.timing.heartbeat_s)
+                elif not failing:
                     log.exception("heartbeat failed")
+                failing = True
+                continue
+            if failing:
+                log.warning("heartbeat: database reachable again")
+                failing = False
 
     def beat(self) -> None:
         me = self.identity
@@ -116,12 +124,17 @@ def run_worker(
     Raises StoreError (database), MachineNameTaken (a live worker has the name) or
     SettingsError (a bad class name) before anything is consumed.
     """
+    import warnings
+
     from celery import signals
+    from celery.exceptions import CPendingDeprecationWarning
 
     from kbench.store.db import Store
     from kbench.sysinfo.collect import collect_sysinfo
 
     check_queue(queue)
+    # Celery warns that tasks will be cancelled on broker loss in 6.0; kbench keeps measuring (see make_app).
+    warnings.filterwarnings("ignore", category=CPendingDeprecationWarning)
     engine = open_fleet_store(settings.db_url)
     info = sysinfo or collect_sysinfo()
     machine_id = _machine_id(Store(engine), info)
