@@ -8,6 +8,7 @@ Delivery is at least once (late acknowledgement, redelivery when a worker is los
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from celery import Celery
@@ -62,21 +63,22 @@ def check_broker(app: Celery, *, attempts: int = 3) -> None:
         raise BrokerUnreachable(str(exc) or type(exc).__name__) from exc
 
 
-def send_tasks(app: Celery, tasks: list[tuple[str, str]], **options: Any) -> list[str]:
-    """Send one message per (task id, machine class) through one connection; the ids sent.
+def send_tasks(app: Celery, tasks: list[tuple[str, str]], **options: Any) -> list[tuple[str, datetime]]:
+    """Send one message per (task id, machine class) through one connection; (id, when sent) of each.
 
-    Stops at the first failure (BrokerUnreachable) after sending what it could.
+    Stops at the first failure (SendFailed, with what was sent) after sending what it could.
     """
-    sent: list[str] = []
+    sent: list[tuple[str, datetime]] = []
     try:
         with app.producer_or_acquire() as producer:
             for task_id, machine_class in tasks:
+                when = datetime.now(UTC)
                 app.send_task(TASK_NAME, args=[task_id], task_id=task_id, queue=celery_queue(machine_class),
                               producer=producer, retry=True,
                               retry_policy={"max_retries": 3, "interval_start": 0.2, "interval_step": 0.5,
                                             "interval_max": 1.0},
                               **options)
-                sent.append(task_id)
+                sent.append((task_id, when))
     except Exception as exc:  # kombu's publish errors vary with what failed
         raise SendFailed(sent, exc) from exc
     return sent
@@ -85,6 +87,6 @@ def send_tasks(app: Celery, tasks: list[tuple[str, str]], **options: Any) -> lis
 class SendFailed(BrokerUnreachable):
     """Sending stopped part way: ``sent`` holds the ids that did go out."""
 
-    def __init__(self, sent: list[str], cause: Exception):
+    def __init__(self, sent: list[tuple[str, datetime]], cause: Exception):
         super().__init__(str(cause) or type(cause).__name__)
         self.sent = sent

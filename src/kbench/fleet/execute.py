@@ -33,7 +33,7 @@ from kbench.fleet.plan import NotAllowed, PlanError, check_allowed, side_label, 
 from kbench.fleet.run_store import DbRetry, FleetRunStore, TrialTaken
 from kbench.fleet.settings import FleetSettings
 from kbench.jobs import JobError, JobInstance
-from kbench.store.fleet import Claim, FleetStore, utcnow
+from kbench.store.fleet import Claim, FleetStore
 
 log = logging.getLogger("kbench.fleet")
 CANCEL_SIGNAL = signal.SIGUSR2
@@ -199,11 +199,11 @@ def _run_and_record(
 
 def _republish(republish: Any, here: _ProcessResources, task_id: str, queue: str) -> None:
     try:
-        republish(task_id, queue)
+        sent = republish(task_id, queue)
     except Exception as exc:  # the broker is away: a heartbeat sends it later (published_at is still empty)
         log.warning("task %s: could not queue it again now (%s); a worker's heartbeat will", task_id, exc)
         return
-    here.retry(lambda: here.fleet.mark_published([(task_id, utcnow())]), f"recording task {task_id} as sent")
+    here.retry(lambda: here.fleet.mark_published(sent), f"recording task {task_id} as sent")
 
 
 def _run_claimed(

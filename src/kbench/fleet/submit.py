@@ -15,7 +15,7 @@ from kbench.fleet.execute import open_fleet_store
 from kbench.fleet.plan import COMMAND_BENCHMARK, PlanError, check_fleet_targets, plan_tasks
 from kbench.fleet.settings import FleetSettings, check_queue
 from kbench.jobs import expand_job
-from kbench.store.fleet import FleetStore, PlannedTask, utcnow
+from kbench.store.fleet import FleetStore, PlannedTask
 
 MAX_TASKS = 100_000
 """More tasks than this in one submission is refused (split the job)."""
@@ -77,12 +77,12 @@ def submit_job(
         try:
             sent = send_tasks(app, [(task.id, task.queue) for task in tasks])
         except SendFailed as exc:
-            fleet.mark_published([(task_id, utcnow()) for task_id in exc.sent])
+            fleet.mark_published(exc.sent)
             raise SendFailed(exc.sent, RuntimeError(
                 f"job {job_id} is stored but only {len(exc.sent)} of {len(tasks)} tasks reached the broker ({exc}); "
                 "workers send the rest once they reach it, or cancel it with `kbench fleet cancel`"
             )) from exc
-        fleet.mark_published([(task_id, utcnow()) for task_id in sent])
+        fleet.mark_published(sent)
         warnings = _warnings(fleet, classes, any(i.benchmark == COMMAND_BENCHMARK for i in instances))
     finally:
         engine.dispose()

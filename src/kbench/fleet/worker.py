@@ -22,6 +22,7 @@ import signal
 import threading
 import time
 import uuid
+from datetime import datetime
 from typing import Any
 
 from kbench.fleet.app import TASK_NAME, make_app, send_tasks
@@ -92,10 +93,7 @@ class Heartbeat(threading.Thread):
         if not tasks:
             return
         log.warning("queuing %d task(s) again: %s", len(tasks), why)
-        sent = send_tasks(self.app, tasks)
-        from kbench.store.fleet import utcnow
-
-        self.fleet.mark_published([(task_id, utcnow()) for task_id in sent])
+        self.fleet.mark_published(send_tasks(self.app, tasks))
 
 
 def _running_tasks() -> dict[str, int]:
@@ -147,8 +145,8 @@ def run_worker(
     set_identity(identity)
     app = make_app(settings)
 
-    def republish(task_id: str, machine_class: str) -> None:
-        send_tasks(app, [(task_id, machine_class)])
+    def republish(task_id: str, machine_class: str) -> list[tuple[str, datetime]]:
+        return send_tasks(app, [(task_id, machine_class)])
 
     @app.task(name=TASK_NAME, bind=True)  # type: ignore[untyped-decorator]
     def run_fleet_task(_self: Any, task_id: str) -> str:

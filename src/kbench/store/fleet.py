@@ -181,8 +181,7 @@ class FleetStore:
             return
         with self.engine.begin() as conn:
             conn.execute(
-                update(t).where((t.c.id == bindparam("task")) & (t.c.state == "queued"))
-                .values(published_at=bindparam("when")),
+                update(t).where(t.c.id == bindparam("task")).values(published_at=bindparam("when")),
                 rows,
             )
 
