@@ -242,3 +242,26 @@ warmup: 0
     assert run["status"] == "interrupted" and run["n_samples"] > 0  # the samples taken were kept
     missing = fleet.kbench("fleet", "cancel", "nosuchjob", check=False)
     assert missing.returncode == 4 and "no fleet job nosuchjob" in missing.stderr
+
+
+def test_a_broker_that_lost_its_data_gets_the_queued_tasks_again_with_resend(
+    fleet: FleetHarness, tmp_path: Path,
+) -> None:
+    import shutil
+
+    job_file = write_job(tmp_path / "two.yaml", "benchmark: [syscall.getppid, syscall.noop]\nsamples: 50\n")
+    job = fleet.submit(job_file, "--queue", "r")  # no machine of class r yet: the messages wait in Redis
+    assert fleet.queue_length("r") == 2
+    fleet.stop_broker()
+    for path in fleet.redis_dir.iterdir():  # the broker loses everything it had
+        if path.name != "redis.log":
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    fleet.start_broker()
+    assert fleet.queue_length("r") == 0
+    fleet.start_worker("r-1", "r")
+    assert {t["state"] for t in fleet.tasks(job)} == {"queued"}  # still known to the store
+    out = fleet.kbench("fleet", "resend", job)
+    assert "2 queued task(s) sent again" in out.stdout
+    assert fleet.wait_job(job) == "done"
+    _assert_each_trial_stored_once(fleet, job)
+    assert len(fleet.runs()) == 2

@@ -184,6 +184,24 @@ def cancel_cmd(job_id: str) -> None:
                f"{counts['running']} running task(s) told to stop")
 
 
+@fleet_group.command("resend")
+@click.argument("job_id")
+@broker_option
+def resend_cmd(job_id: str, broker: str | None) -> None:
+    """Send JOB_ID's queued tasks to the broker again (after a broker lost its data): a task
+    that is already running or done is not run twice."""
+    from kbench.fleet.app import make_app, send_tasks
+
+    with fleet_errors():
+        settings = fleet_settings(broker=broker)
+        fleet = _fleet_store(settings)
+        if not fleet.jobs(job_id=job_id):
+            fail(f"no fleet job {job_id}", exit_codes.NOT_FOUND)
+        sent = send_tasks(make_app(settings), fleet.queued(job_id))
+        fleet.mark_published(sent)
+    click.echo(f"job {job_id}: {len(sent)} queued task(s) sent again")
+
+
 @fleet_group.command("machines")
 @click.option("--json", "as_json", is_flag=True, help="Every machine with its inventory as JSON.")
 def machines_cmd(as_json: bool) -> None:

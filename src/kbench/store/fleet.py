@@ -196,6 +196,13 @@ class FleetStore:
             )
             return [(row[0], row[1]) for row in rows]
 
+    def queued(self, job_id: str) -> list[tuple[str, str]]:
+        """(task id, queue) of the job's tasks still waiting to start."""
+        t = schema.fleet_tasks
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(t.c.id, t.c.queue).where((t.c.job_id == job_id) & (t.c.state == "queued")))
+            return [(row[0], row[1]) for row in rows]
+
     def claim(self, task_id: str, *, machine: str, incarnation: str) -> Claim:
         """Take task ``task_id`` for this attempt, or say why not (see ``Claim``).
 
