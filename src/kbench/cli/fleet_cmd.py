@@ -161,10 +161,13 @@ def _print_tasks(job: dict[str, Any], tasks: list[dict[str, Any]]) -> None:
             console.print(f"{machine}: {states}", highlight=False)
     console.print()
     table = Table(box=None, pad_edge=False)
-    for name in ("task", "class", "what", "state", "attempts", "machine", "runs", "error"):
+    repeated = job["repeat"] > 1
+    for name in ("task", "class", *(["repeat"] if repeated else []), "what", "state", "attempts", "machine", "runs",
+                 "error"):
         table.add_column(name)
     for task in tasks:
-        table.add_row(task["id"][:12], task["queue"], task["label"], task["state"], str(task["attempts"]),
+        table.add_row(task["id"][:12], task["queue"], *([str(task["repeat_index"] + 1)] if repeated else []),
+                      task["label"], task["state"], str(task["attempts"]),
                       task["machine"] or "-", ",".join(str(r) for r in task["run_ids"]) or "-",
                       (task["error"] or "")[:120])
     console.print(table)
@@ -237,14 +240,16 @@ def demo_cmd(workdir: Path | None, job_file: Path | None) -> None:
 
     with fleet_errors(), tempfile.TemporaryDirectory(prefix="kbench-fleet-demo-") as scratch:
         base = workdir or Path(scratch)
-        previous = signal.signal(signal.SIGTERM, _interrupt)
+        # Also when started in the background, where SIGINT may come in ignored.
+        previous = {number: signal.signal(number, _interrupt) for number in (signal.SIGINT, signal.SIGTERM)}
         try:
             with LocalFleet(base) as fleet:
                 _demo_session(fleet, job_file)
         except KeyboardInterrupt:
             err_console.print("kbench fleet demo: stopped")
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            for number, handler in previous.items():
+                signal.signal(number, handler)
 
 
 def _interrupt(_signum: int, _frame: FrameType | None) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from kbench.jobs import JobInstance, expand_job
+from kbench.jobs import JobInstance, expand_job, varying_keys
 from kbench.store.fleet import PlannedTask
 
 COMMAND_BENCHMARK = "command"
@@ -82,9 +82,10 @@ def plan_tasks(
             labels = " vs ".join(side_label(instance, compare_axis) for instance in group)
             units.append(("compare", tuple(instance.id for instance in group), f"{group[0].benchmark}: {labels}"))
     else:
+        axes = [key for key in varying_keys(list(instances)) if key != "benchmark"]
         for instance in instances:
-            varying = ", ".join(f"{key}={value}" for key, value in instance.describe().items() if key != "benchmark")
-            label = f"{instance.benchmark}" + (f" ({varying})" if varying else "")
+            shown = instance.describe()
+            label = " ".join([instance.benchmark, *(f"{key}={shown[key]}" for key in axes if key in shown)])
             units.append(("instance", (instance.id,), label))
     return [
         PlannedTask(id=uuid.uuid4().hex, queue=queue, kind=kind, instance_ids=ids, label=label, repeat_index=index)
