@@ -62,9 +62,9 @@ def start_worker(
         )
 
 
-def stop_process(process: subprocess.Popen[bytes], timeout: float = 60) -> None:
-    """SIGTERM (a worker finishes its task first), then SIGKILL after ``timeout``."""
-    if process.poll() is None:
+def stop_process(process: subprocess.Popen[bytes], timeout: float = 60, *, signalled: bool = False) -> None:
+    """SIGTERM (a worker finishes its task first; not again if ``signalled``), SIGKILL after ``timeout``."""
+    if process.poll() is None and not signalled:
         process.terminate()
     try:
         process.wait(timeout=timeout)
@@ -138,7 +138,7 @@ class LocalFleet:
             if worker.process.poll() is None:
                 worker.process.terminate()
         for worker in self.workers:
-            stop_process(worker.process)
+            stop_process(worker.process, signalled=True)
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
         self._stack.close()

@@ -155,10 +155,14 @@ def run_worker(
     def in_pool_process(**_: Any) -> None:
         engine.dispose(close=False)  # the main process's connections are not the pool process's to use
 
+    def ready(**_: Any) -> None:
+        log.info("machine %s (class %s) serves queue %s%s", name, queue, celery_queue(queue),
+                 ", command benchmark allowed" if allow_command else "")
+
     signals.worker_process_init.connect(in_pool_process, weak=False)
+    signals.worker_ready.connect(ready, weak=False)
     heartbeat = Heartbeat(fleet, identity, timing, app)
     heartbeat.start()
-    log.info("machine %s (class %s) serves %s", name, queue, celery_queue(queue))
     try:
         worker = app.Worker(
             hostname=f"kbench@{name}", queues=[celery_queue(queue)], concurrency=1, pool="prefork",
