@@ -36,8 +36,10 @@ def make_app(settings: FleetSettings) -> Celery:
         task_acks_on_failure_or_timeout=True,  # failures are recorded in the store, not redelivered
         worker_prefetch_multiplier=1,  # reserve nothing beyond the task in hand
         worker_concurrency=1,
-        worker_hijack_root_logger=False,
         worker_cancel_long_running_tasks_on_connection_loss=False,
+        # Remote control stays on (Celery's default) although kbench steers nothing through it:
+        # without its pub/sub connection a worker whose acknowledgement failed while Redis restarted
+        # was seen never to notice the broker was back (tests/fleet: broker restart).
         broker_connection_retry_on_startup=True,
         broker_connection_max_retries=None,  # a worker waits for its broker forever
         broker_transport_options={
