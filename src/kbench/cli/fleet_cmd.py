@@ -80,7 +80,7 @@ def fleet_group() -> None:
 @click.option("--queue", "queues", multiple=True, metavar="CLASS",
               help="A machine class to run every instance on (repeat for several; at least one).")
 @click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,
-              help="Submit every task N times (N runs per instance and class).")
+              help="Submit every task N times (N tasks per instance and class).")
 @click.option("--compare", "compare_axis", metavar="KEY",
               help="Compare the instances that differ only in KEY (e.g. target, or a parameter such as cmd) "
               "as one task: interleaved trials on one machine, with a verdict.")
