@@ -19,8 +19,9 @@ import logging
 import os
 import signal
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from itertools import count
 from types import FrameType
 from typing import Any
@@ -38,6 +39,10 @@ from kbench.store.fleet import Claim, FleetStore
 log = logging.getLogger("kbench.fleet")
 CANCEL_SIGNAL = signal.SIGUSR2
 """Sent by the worker's main process to the pool process running a task that was cancelled."""
+
+
+Republish = Callable[[str, str], list[tuple[str, datetime]]]
+"""Sends a new message for (task id, machine class); returns what was sent, with when."""
 
 
 class TaskCancelled(Exception):
@@ -124,7 +129,7 @@ def _here() -> tuple[WorkerIdentity, _ProcessResources]:
     return _identity, _resources
 
 
-def execute_task(task_id: str, republish: Any) -> str:
+def execute_task(task_id: str, republish: Republish) -> str:
     """Run fleet task ``task_id`` on this worker; returns what happened, for the log.
 
     ``republish(task_id, queue)`` sends a new message for a task queued again after a
@@ -151,7 +156,7 @@ def execute_task(task_id: str, republish: Any) -> str:
 
 
 def _run_and_record(
-    me: WorkerIdentity, here: _ProcessResources, claim: Claim, cancel: _CancelFlag, republish: Any,
+    me: WorkerIdentity, here: _ProcessResources, claim: Claim, cancel: _CancelFlag, republish: Republish,
 ) -> str:
     task_id = claim.task["id"]
     try:
@@ -197,7 +202,7 @@ def _run_and_record(
     return "done"
 
 
-def _republish(republish: Any, here: _ProcessResources, task_id: str, queue: str) -> None:
+def _republish(republish: Republish, here: _ProcessResources, task_id: str, queue: str) -> None:
     try:
         sent = republish(task_id, queue)
     except Exception as exc:  # the broker is away: a heartbeat sends it later (published_at is still empty)
