@@ -92,6 +92,8 @@ class FleetRunStore(Store):
         sysinfo: Mapping[str, Any] | None,
         target: Mapping[str, Any] | None,
         tags: Iterable[str] = (),
+        commit: str | None = None,
+        label: str | None = None,
         task_key: str | None = None,
     ) -> int:
         """``Store.begin_run`` with the key of this task's next trial (``task_key`` is ignored)."""
@@ -102,7 +104,8 @@ class FleetRunStore(Store):
             try:
                 return Store.begin_run(
                     self, benchmark=benchmark, metric=metric, unit=unit, direction=direction, params=params,
-                    request=request, sysinfo=sysinfo, target=target, tags=tag_list, task_key=key,
+                    request=request, sysinfo=sysinfo, target=target, tags=tag_list, commit=commit, label=label,
+                    task_key=key,
                 )
             except IntegrityError:
                 # Another attempt's run holds the key (or an earlier try of ours committed and only

@@ -164,10 +164,13 @@ class Store:
         sysinfo: Mapping[str, Any] | None,
         target: Mapping[str, Any] | None,
         tags: Iterable[str] = (),
+        commit: str | None = None,
+        label: str | None = None,
         task_key: str | None = None,
     ) -> int:
         """Record a run as ``running`` before measuring, so a crash leaves a trace.
 
+        ``commit`` and ``label`` name the version measured (history series carry them).
         ``task_key`` (a fleet task's trial) is unique among runs: a second run with the
         same key raises IntegrityError and stores nothing."""
         with self.engine.begin() as conn:
@@ -190,6 +193,8 @@ class Store:
                     target_id=target_id,
                     n_samples=0,
                     started_at=_utcnow(),
+                    commit=commit,
+                    label=label,
                     task_key=task_key,
                 )
             )

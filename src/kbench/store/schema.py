@@ -44,7 +44,7 @@ machines = Table(
     Column("hostname", String(255)),
     Column("cpu_model", String(255)),
     Column("cpu_count", Integer),
-    Column("memory_bytes", BigInteger),  # v5: was Integer, 32 bits on PostgreSQL
+    Column("memory_bytes", BigInteger),  # INTEGER is 32-bit on PostgreSQL: 2 GiB would overflow (v5 migrates)
     Column("first_seen", DateTime(timezone=True), nullable=False),
 )
 
