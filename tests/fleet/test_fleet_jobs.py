@@ -68,6 +68,11 @@ def test_six_instances_on_two_classes_end_as_one_run_each_on_a_machine_of_the_cl
     listed = fleet.kbench("results", "--tag", f"fleet:{job}", "--limit", "100", "--json",
                           env={"KBENCH_DB": fleet.db_url})
     assert len(json.loads(listed.stdout)) == 12
+    # ... and `kbench history` puts each of them in a series of its machine, like a local run.
+    history = json.loads(fleet.kbench("history", "syscall.*", "--json", env={"KBENCH_DB": fleet.db_url}).stdout)
+    primary = [s for s in history["series"] if s["metric"].endswith(".latency")]
+    assert sorted(p["run_id"] for s in primary for p in s["points"]) == sorted(t["run_ids"][0] for t in tasks)
+    assert {s["machine"] for s in primary} == {machines[0]["hostname"]}
 
     # A machine of the missing class arrives: the waiting job runs there.
     fleet.start_worker("lkp-gamma-1", "gamma")
