@@ -78,6 +78,8 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
         # A comparison's report model and stored runs belong to report/ and compare/.
         ("kbench.engine.comparison_report", "kbench.report.comparison"),
         ("kbench.engine.stored_comparison", "kbench.report.run_view"),
+        # A fleet comparison task renders its report itself (with the comparison's rework).
+        ("kbench.fleet.execute", "kbench.report.comparison"),
     }
 )
 """(importer, imported) module pairs still pointing up, each to be removed; a pair that

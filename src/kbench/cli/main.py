@@ -98,6 +98,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "kbench.cli.results_cmds:export_cmd",
         "Export a run with all its raw samples as JSON, CSV or Parquet.",
     ),
+    "fleet": LazyCommand(
+        "kbench.cli.fleet_cmd:fleet_group",
+        "Run jobs on many test machines: Celery + Redis queues per machine class, runs in one PostgreSQL store "
+        "(see docs/fleet.md).",
+    ),
     "history": LazyCommand(
         "kbench.cli.history_cmd:history_cmd",
         "List the series of stored runs (benchmark + parameters + metric + machine + target), points newest "
@@ -144,6 +149,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "kbench.cli.trace_cmd:trace_cmd",
         "Time FUNCTION… in place (kretprobes) while a workload runs; store every call's cycles.",
     ),
+    "worker": LazyCommand(
+        "kbench.cli.worker_cmd:worker_cmd",
+        "Register this machine (its sysinfo record) and run its class's tasks one at a time, each exactly as "
+        "`kbench run` would, storing the runs in the fleet's database.",
+    ),
     "tune": LazyCommand(
         "kbench.cli.tune_cmds:tune_cmd",
         "Set governor=performance, turbo off and ASLR off for benchmarking, or --reset.",
@@ -170,7 +180,8 @@ def cli(ctx: click.Context, db: str | None) -> None:
     \b
     Exit codes: 0 ok, 2 usage error (bad option, unknown benchmark or parameter),
     3 measurement failed, 4 run not found, 5 results database error, 6 a tuning knob
-    could not be changed, 10 bisect: no reproducible difference, 11 bisect failed, 130 interrupted.
+    could not be changed, 7 the fleet's broker is unreachable, 10 bisect: no reproducible
+    difference, 11 bisect failed, 130 interrupted.
     """
     if db and "://" not in db:
         db = f"sqlite:///{Path(db).expanduser().resolve()}"
