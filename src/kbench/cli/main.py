@@ -11,13 +11,15 @@ from typing import Any, NoReturn
 
 import click
 from rich.console import Console
+from rich.text import Text
 
-from kbench import __version__
+from kbench import __version__, interrupts
 from kbench.catalog.benchmarks import BadParameter, UnknownBenchmark
 from kbench.cli import exit_codes
 from kbench.engine.request import BadRequest
 from kbench.native import NativeToolMissing
-from kbench.store.db import RunNotFound, Store, StoreError
+from kbench.store.db import RunNotFound, Store, StoreError, database_error_message
+from kbench.store.recovery import SamplesNotStored
 from kbench.targets.base import TargetError
 
 err_console = Console(stderr=True, soft_wrap=True)
@@ -34,8 +36,18 @@ def out_console() -> Console:
 
 
 def fail(message: str, code: int) -> NoReturn:
-    err_console.print(f"[bold red]kbench: error:[/] {message}", highlight=False, markup=True)
+    """Print ``kbench: error: MESSAGE`` on stderr and exit with ``code``.
+
+    The message is printed literally: it often carries outside text (a compiler's
+    output, a tool's error, the guest console, a path) that must not be read as markup.
+    """
+    err_console.print(Text.assemble(("kbench: error:", "bold red"), " ", message), highlight=False)
     sys.exit(code)
+
+
+def literal(text: object) -> Text:
+    """Outside text (paths, tool output, error messages) as it is, without markup."""
+    return Text(str(text))
 
 
 @contextmanager
@@ -47,6 +59,8 @@ def user_errors() -> Iterator[None]:
         fail(str(exc), exit_codes.USAGE)
     except RunNotFound as exc:
         fail(str(exc), exit_codes.NOT_FOUND)
+    except SamplesNotStored as exc:
+        fail(str(exc), exit_codes.STORE_FAILED)
     except StoreError as exc:
         fail(str(exc), exit_codes.STORE_FAILED)
     except (TargetError, NativeToolMissing) as exc:
@@ -57,12 +71,24 @@ class Context:
     def __init__(self, db_url: str | None):
         self.db_url = db_url
         self._store: Store | None = None
+        self._reader: Store | None = None
 
     @property
     def store(self) -> Store:
+        """The results database, opened for writing (created if needed)."""
         if self._store is None:
             self._store = Store.open(self.db_url)
         return self._store
+
+    @property
+    def reader(self) -> Store:
+        """The results database for a command that only reads it: opened read-only, so a
+        database on read-only media, or one this user may not write, can still be read."""
+        if self._store is not None:
+            return self._store
+        if self._reader is None:
+            self._reader = Store.open(self.db_url, read_only=True)
+        return self._reader
 
 
 pass_context = click.make_pass_decorator(Context)
@@ -82,9 +108,11 @@ def cli(ctx: click.Context, db: str | None) -> None:
     """kbench: time kernel functions, system calls and workloads, and judge the numbers.
 
     \b
-    Exit codes: 0 ok, 2 usage error (bad option, unknown benchmark or parameter),
-    3 measurement failed, 4 run not found, 5 results database error, 6 a tuning knob
-    could not be changed, 10 bisect: no reproducible difference, 11 bisect failed, 130 interrupted.
+    Exit codes: 0 ok, 2 usage error (bad option, unknown benchmark or parameter, a limit
+    exceeded, an output path that cannot be written), 3 measurement failed, 4 run not
+    found, 5 results database error, 6 a tuning knob could not be changed, 10 bisect: no
+    reproducible difference, 11 bisect failed, 130 interrupted by Ctrl-C, 143 stopped by
+    SIGTERM (both keep every finished sample). See docs/exit-codes.md.
     """
     if db and "://" not in db:
         db = f"sqlite:///{Path(db).expanduser().resolve()}"
@@ -102,6 +130,7 @@ def _register_commands() -> None:
         calibrate_cmd,
         catalog_cmds,
         compare_cmd,
+        import_cmd,
         job_cmds,
         kmod_cmds,
         results_cmds,
@@ -116,6 +145,7 @@ def _register_commands() -> None:
     cli.add_command(results_cmds.show_cmd)
     cli.add_command(results_cmds.results_cmd)
     cli.add_command(results_cmds.export_cmd)
+    cli.add_command(import_cmd.import_cmd)
     cli.add_command(job_cmds.job_group)
     cli.add_command(tune_cmds.tune_cmd)
     cli.add_command(kmod_cmds.kmod_group)
@@ -129,8 +159,28 @@ _register_commands()
 
 
 def main() -> None:
+    interrupts.install()
     try:
-        cli(prog_name="kbench")
-    except KeyboardInterrupt:
-        err_console.print("kbench: interrupted")
-        sys.exit(exit_codes.INTERRUPTED)
+        code = cli.main(prog_name="kbench", standalone_mode=False)
+    except click.exceptions.Abort as exc:
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, KeyboardInterrupt):
+            _interrupted(cause)
+        fail("aborted", 1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt as exc:
+        _interrupted(exc)
+    except Exception as exc:
+        message = database_error_message(exc)
+        if message is None:
+            raise
+        fail(message, exit_codes.STORE_FAILED)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _interrupted(exc: KeyboardInterrupt) -> NoReturn:
+    status = interrupts.exit_status(exc)
+    err_console.print("kbench: stopped by SIGTERM" if status == interrupts.EXIT_SIGTERM else "kbench: interrupted")
+    sys.exit(status)

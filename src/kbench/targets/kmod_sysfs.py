@@ -19,11 +19,15 @@ from kbench.catalog.kfunc import COMMON_PARAMS, KBENCH_ONLY_PARAMS
 from kbench.engine.measurement import Measurement
 from kbench.engine.request import BadRequest, RunRequest
 from kbench.targets.base import TargetError
+from kbench.targets.run_bound import kfunc_bound
 
 SYSFS_ROOT = "/sys/kernel/kbench"
 KMOD_FORMAT = "kbench-kmod/1"
 DEFAULT_LOOP_COUNT = 10_000
+DEFAULT_WARMUP = 100
 CALIBRATION_SAMPLES = 200
+CALIBRATION_BOUND_S = 300.0
+"""The calibration's 210 calls may take this long (a benchmark of seconds per call)."""
 SAMPLE_TO_OVERHEAD_TARGET = 100
 """Auto batch: the smallest power of two making a sample >= 100x the empty region."""
 MAX_AUTO_BATCH = 4096
@@ -130,7 +134,7 @@ class KbenchModule:
         if request.params.get("parallel", "0") in ("0", "false", "no") and request.cpu is not None:
             settings["cpu"] = str(request.cpu)
         settings["loop_count"] = str(loop_count)
-        settings["warmup"] = str(request.warmup_samples if request.warmup_samples is not None else 100)
+        settings["warmup"] = str(request.warmup_samples if request.warmup_samples is not None else DEFAULT_WARMUP)
         settings["batch"] = str(batch)
         return {name: _module_bool(value) for name, value in settings.items()}
 
@@ -142,40 +146,68 @@ class KbenchModule:
 
     def calibrate_batch(self, benchmark: Benchmark, request: RunRequest) -> int:
         """Smallest power of two B with median sample >= 100 x the empty region (<= 4096)."""
+        return self._calibration(benchmark, request)[0]
+
+    def _calibration(self, benchmark: Benchmark, request: RunRequest) -> tuple[int, float]:
+        """(auto batch, median cycles per call) from CALIBRATION_SAMPLES calls one by one."""
         directory = f"{SYSFS_ROOT}/{benchmark.workload}"
         probe = RunRequest(benchmark=request.benchmark, params=request.params, samples=CALIBRATION_SAMPLES,
                            warmup_samples=10, cpu=request.cpu)
         self._reset(directory)
         self.io.write_values(directory, self._settings(benchmark, probe, 1, CALIBRATION_SAMPLES))
-        summary = parse_key_values(self.io.read_text(f"{directory}/run", timeout=300).splitlines()[0])
+        summary = parse_key_values(
+            self.io.read_text(f"{directory}/run", timeout=CALIBRATION_BOUND_S).splitlines()[0]
+        )
         per_call = max(int(summary["50th"]), 1)
         overhead = max(int(summary.get("overhead_sample", "1")), 1)
         batch = 1
         while batch * per_call < SAMPLE_TO_OVERHEAD_TARGET * overhead and batch < MAX_AUTO_BATCH:
             batch *= 2
-        return batch
+        return batch, float(max(int(summary.get("95th", per_call)), per_call))
 
-    def run(self, benchmark: Benchmark, request: RunRequest, *, timeout: float = 3600) -> Measurement:
+    def run(self, benchmark: Benchmark, request: RunRequest) -> Measurement:
         """Run ``benchmark`` once as ``request`` says and return its raw samples.
 
         Reading ``run`` (or ``run_parallel``) performs the run in the kernel; the raw
         per-sample cycles come from the binary ``samples`` attribute, and the module's
-        own summary line is kept in the header for cross-checking.
+        own summary line is kept in the header for cross-checking. A short calibration
+        first gives the auto batch and the run's bound (``run_bound.kfunc_bound``): the
+        read of ``run`` is not waited for longer. Ctrl-C or SIGTERM during the run stops
+        it in the kernel; the samples taken so far are fetched and the run is marked
+        interrupted.
         """
+        if request.duration_s is not None or request.warmup_duration_s is not None:
+            raise BadRequest(
+                f"{benchmark.name} runs inside the kernel and is count-based: use --samples and a warm-up count"
+            )
         directory = f"{SYSFS_ROOT}/{benchmark.workload}"
         parallel = request.params.get("parallel", "0") not in ("0", "false", "no")
         batch_auto = request.batch is None
-        batch = self.calibrate_batch(benchmark, request) if batch_auto else int(request.batch or 1)
+        calibrated_batch, cycles_per_call = self._calibration(benchmark, request)
+        batch = calibrated_batch if batch_auto else int(request.batch or 1)
         loop_count = request.samples or DEFAULT_LOOP_COUNT
+        warmup = request.warmup_samples if request.warmup_samples is not None else DEFAULT_WARMUP
+        tsc_khz = self.tsc_khz()
+        bound = kfunc_bound((warmup + loop_count) * batch, cycles_per_call, tsc_khz * 1000.0)
         self._reset(directory)
         self.io.write_values(directory, self._settings(benchmark, request, batch, loop_count))
         run_file = "run_parallel" if parallel else "run"
         interrupted = False
         try:
-            run_text = self.io.read_text(f"{directory}/{run_file}", timeout=timeout)
+            run_text = self.io.read_text(f"{directory}/{run_file}", timeout=bound)
         except SysfsError as exc:
+            if exc.errno == errno.ETIMEDOUT:
+                raise TargetError(
+                    f"{benchmark.name} did not finish within its bound of {bound:.0f} s "
+                    f"({(warmup + loop_count) * batch} calls at about {cycles_per_call:.0f} cycles each); "
+                    "it was stopped"
+                ) from exc
             if exc.errno != errno.EINTR:
                 raise
+            interrupted, run_text = True, ""
+        except KeyboardInterrupt:
+            # The read was interrupted in the kernel (the guest's agent passed the signal
+            # on, or the local read got EINTR): fetch what was measured.
             interrupted, run_text = True, ""
         status = KernelRunStatus.parse(self.io.read_text(f"{directory}/status"))
         raw = self.io.read_bytes(f"{directory}/samples")
@@ -186,7 +218,6 @@ class KbenchModule:
         columns: dict[str, np.ndarray] = {"ticks": ticks}
         if parallel:
             columns["cpu"] = _cpu_column(status, ticks.size)
-        tsc_khz = self.tsc_khz()
         overhead_sample = int(status.summary.get("overhead_sample", "0"))
         warnings = []
         if ticks.size and np.median(ticks) < SAMPLE_TO_OVERHEAD_TARGET * max(overhead_sample, 1):
@@ -201,7 +232,7 @@ class KbenchModule:
             "params": dict(request.params),
             "mode": "count",
             "samples_requested": loop_count,
-            "warmup": {"samples": int(request.warmup_samples or 100)},
+            "warmup": {"samples": warmup},
             "batch": batch,
             "batch_auto": batch_auto,
             "timer": {"name": "tsc (kernel, rdtsc_ordered)", "hz": tsc_khz * 1000, "tsc_khz": tsc_khz},
