@@ -127,6 +127,7 @@ def _register_commands() -> None:
     from kbench.cli import (
         bisect_cmd,
         bisect_oracle_cmd,  # noqa: F401  (adds ``oracle`` to the bisect group)
+        cache_cmds,
         calibrate_cmd,
         catalog_cmds,
         compare_cmd,
@@ -153,6 +154,7 @@ def _register_commands() -> None:
     cli.add_command(calibrate_cmd.calibrate_cmd)
     cli.add_command(sensitivity_cmd.sensitivity_cmd)
     cli.add_command(bisect_cmd.bisect_group)
+    cli.add_command(cache_cmds.cache_group)
 
 
 _register_commands()

@@ -90,6 +90,7 @@ def execute_run(
         measurement, metric, benchmark.unit, benchmark.direction,
         subtract_overhead=request.subtract_overhead,
     )
+    series = [s for s in series if s.values.size]  # a run interrupted before its first value
     summaries = [summarize(s.values) for s in series]
     records = [
         SummaryRecord(
@@ -113,10 +114,13 @@ def execute_run(
         with interrupts.deferred():  # an interrupt now would lose what was measured
             store.finish_run(run_id, **finished)
     except StoreError as exc:
-        raise save_recovery(
+        not_stored = save_recovery(
             reason=str(exc), database=store.where, run_id=run_id,
             run={**run_fields, "started_at": started_at.isoformat()}, error=None, **finished,
-        ) from exc
+        )
+        where = f"they are in {not_stored.path}" if not_stored.path else "they were lost"
+        _mark_unfinished(store, run_id, "failed", f"measured, but its samples could not be stored ({exc}); {where}")
+        raise not_stored from exc
     return RunResult(
         run_id=run_id,
         benchmark=benchmark,

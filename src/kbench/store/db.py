@@ -82,7 +82,7 @@ def sqlite_file_problem(path: Path) -> str | None:
         size = path.stat().st_size
         with open(path, "rb") as f:
             header = f.read(100)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
         return f"cannot read it: {exc.strerror or exc}"
@@ -96,7 +96,9 @@ def sqlite_file_problem(path: Path) -> str | None:
     page_size = 65536 if page_size == 1 else page_size
     change_counter, pages = struct.unpack(">II", header[24:32])
     (valid_for,) = struct.unpack(">I", header[92:96])
-    if valid_for == change_counter and pages and size < pages * page_size:
+    wal = path.with_name(path.name + "-wal")
+    pages_in_wal = wal.exists() and wal.stat().st_size > 0  # not yet copied back into the file
+    if valid_for == change_counter and pages and size < pages * page_size and not pages_in_wal:
         return (f"it is cut short: {size} bytes where its header promises {pages} pages of {page_size}; "
                 f"{DAMAGED_ADVICE}")
     return None
@@ -221,6 +223,8 @@ class Store:
             problem = sqlite_file_problem(sqlite_path)
             if problem is not None:
                 raise StoreError(f"results database {sqlite_path}: {problem}")
+        if read_only and sqlite_path is not None and not sqlite_path.exists():
+            return cls._nothing_stored_yet(where)
         try:
             if read_only and sqlite_path is not None:
                 engine = _read_only_sqlite_engine(sqlite_path)
@@ -256,12 +260,16 @@ class Store:
             raise StoreError(message) from exc
         return store
 
+    @classmethod
+    def _nothing_stored_yet(cls, where: str) -> Store:
+        """A read-only view of a database that does not exist yet: empty, and nothing is created."""
+        engine = create_engine("sqlite://")
+        schema.metadata.create_all(engine)
+        return cls(engine, read_only=True, where=where)
+
     def _check_schema(self, url: str) -> None:
         """Read-only: the schema must be current. An older one is upgraded first when the
         database can be written (an upgrade is not a change of its content)."""
-        if self.engine.url.database in (None, "", ":memory:"):
-            schema.metadata.create_all(self.engine)  # a database that does not exist yet: empty
-            return
         version = self.schema_version
         if version > schema.SCHEMA_VERSION:
             raise StoreError(
@@ -585,8 +593,8 @@ class Store:
         """Store a run measured earlier (a recovery file, an import).
 
         Returns (run id, how): ``completed`` when the run it names in this database was
-        still waiting for its samples (running or abandoned, none stored, same benchmark
-        and start) and now has them; ``exists`` when the same run is already stored
+        still waiting for its samples (running, abandoned, or failed because they could
+        not be stored; none stored; same benchmark and start) and now has them; ``exists`` when the same run is already stored
         (nothing written); ``added`` for a new run.
         """
         r = schema.runs.c
@@ -603,7 +611,7 @@ class Store:
                 continue
             if row.n_samples == n_samples and row.status == pending.status:
                 return int(row.id), "exists"
-            if row.id == pending.run_id and row.status in ("running", "abandoned") and row.n_samples == 0:
+            if row.id == pending.run_id and row.status in ("running", "abandoned", "failed") and row.n_samples == 0:
                 self._finish_pending(int(row.id), pending)
                 return int(row.id), "completed"
         run_id = self.begin_run(**fields, started_at=started_at)  # type: ignore[arg-type]
@@ -670,11 +678,9 @@ def _make_parent(path: Path) -> None:
 
 
 def _read_only_sqlite_engine(path: Path) -> Engine:
-    """A read-only engine on an existing file; an empty in-memory database when there is
-    no file yet. On a read-only file system the file is opened as immutable: SQLite
-    cannot make the lock files a WAL database needs there, and nothing can change it."""
-    if not path.exists():
-        return create_engine("sqlite://")
+    """A read-only engine on an existing file. On a read-only file system the file is
+    opened as immutable: SQLite cannot make the lock files a WAL database needs there,
+    and nothing can change it."""
     immutable = "&immutable=1" if _on_read_only_file_system(path) else ""
     return create_engine(f"sqlite:///file:{quote(str(path.resolve()))}?mode=ro{immutable}&uri=true")
 
