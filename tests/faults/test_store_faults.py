@@ -13,7 +13,6 @@ import random
 import sqlite3
 import subprocess
 import zlib
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -594,8 +594,9 @@ class Store:
 
         Returns (run id, how): ``completed`` when the run it names in this database was
         still waiting for its samples (running, abandoned, or failed because they could
-        not be stored; none stored; same benchmark and start) and now has them; ``exists`` when the same run is already stored
-        (nothing written); ``added`` for a new run.
+        not be stored; none stored; same benchmark and start) and now has them;
+        ``exists`` when the same run is already stored (nothing written); ``added`` for a
+        new run.
         """
         r = schema.runs.c
         fields = {key: pending.run.get(key) for key in _BEGIN_FIELDS}
