@@ -13,8 +13,9 @@ import numpy as np
 from kbench import interrupts
 from kbench.catalog.benchmarks import Benchmark
 from kbench.catalog.scale import primary_metric
+from kbench.engine.limits import request_problems
 from kbench.engine.measurement import Measurement
-from kbench.engine.request import RunRequest
+from kbench.engine.request import BadRequest, RunRequest
 from kbench.engine.series import MetricSeries, metric_series
 from kbench.engine.warnings import run_warnings
 from kbench.stats.summary import Summary, summarize
@@ -57,6 +58,9 @@ def execute_run(
     StoreError naming the file) is raised: measured samples are never just dropped.
     """
     benchmark.validate_params(request.params)
+    problems = request_problems(request, benchmark.kind)
+    if problems:  # callers check earlier, before a target starts; this is the last line
+        raise BadRequest("; ".join(str(problem) for problem in problems))
     target_info = target.info()
     sysinfo = target.sysinfo()
     metric = primary_metric(benchmark, request.params)
