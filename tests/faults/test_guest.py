@@ -157,3 +157,31 @@ def test_a_module_that_does_not_compile_prints_the_compiler_output_as_it_is(sand
     # make's own "[path/Makefile.build:NNN: target] Error 1" lines, brackets and all
     assert "Makefile.build:" in done.stderr and "] Error" in done.stderr
     assert not sandbox.db.exists() or run_rows(sandbox.db) == []
+
+
+SLOW_AFTER_CALIBRATION = """\
+static void {name}_call(struct kbench_ctx *ctx, u32 i)
+{{
+	static u64 calls;
+
+	/* Fast while kbench calibrates (210 calls), then 100 ms per call. */
+	if (++calls > 300)
+		msleep(100);
+}}
+"""
+
+
+def test_a_run_far_slower_than_its_calibration_is_stopped_at_its_bound(sandbox: Sandbox) -> None:
+    source = _module(sandbox, "slowpoke")
+    text = source.read_text().replace("#include <linux/slab.h>", "#include <linux/delay.h>\n#include <linux/slab.h>")
+    source.write_text(text)
+    _replace_call(source, "slowpoke", SLOW_AFTER_CALIBRATION.format(name="slowpoke"))
+    proc = sandbox.start("run", "kfunc.slowpoke", "--kernel", TEST_KERNEL, "--module", str(source),
+                         "--samples", "100000", "--batch", "1", "--json")
+    qemu = wait_for_descendant(proc.pid, QEMU, timeout=GUEST_RUN_BOUND_S)
+    stdout, stderr = proc.communicate(timeout=GUEST_RUN_BOUND_S)
+    assert proc.returncode == 3, (stdout, stderr)
+    assert "Traceback" not in stderr and "did not finish within its bound of" in stderr
+    assert not alive(qemu)
+    [(_, status, n, error)] = run_rows(sandbox.db)
+    assert status == "failed" and n == 0 and error is not None and "bound" in error

@@ -68,40 +68,45 @@ def prune_cache(
             report.removed.append(Removal(str(lock), 0, "lock file nobody holds"))
     for partial in _partial_files(cache_dir, now):
         _remove(report, partial, "half-written by a process that is gone")
-    for entry, why in _entries(cache_dir):
-        if why is not None:
-            _remove(report, entry, why)
-        elif stale(entry):
+    for entry, state in _entries(cache_dir):
+        if state == IN_USE or (state == COMPLETE and not stale(entry)):
+            report.kept += 1
+        elif state == COMPLETE:
             _remove(report, entry, "every entry" if everything else "not used lately")
         else:
-            report.kept += 1
+            _remove(report, entry, state)
     return report
 
 
-def _entries(cache_dir: Path) -> Iterator[tuple[Path, str | None]]:
-    """Each cache entry, with why it is broken (None when it is complete)."""
+COMPLETE = "complete"
+IN_USE = "in use"
+
+
+def _entries(cache_dir: Path) -> Iterator[tuple[Path, str]]:
+    """Each cache entry with its state: COMPLETE, IN_USE, or why it is broken."""
     kernels = cache_dir / "kernels"
     if kernels.is_dir():
         for base in sorted(kernels.iterdir()):
-            if not base.is_dir() or _in_use(base):
+            if not base.is_dir():
+                continue
+            if _in_use(base):
+                yield base, IN_USE
                 continue
             for scratch in sorted(base.glob("debs-*")) + sorted(base.glob("root-*")):
                 yield scratch, "an unfinished download"
-            yield base, None if (base / KERNEL_MARKER).is_file() else "an unfinished download"
+            yield base, COMPLETE if (base / KERNEL_MARKER).is_file() else "an unfinished download"
     modules = cache_dir / "modules"
     if modules.is_dir():
         for out in sorted(modules.iterdir()):
-            if out.is_dir() and not _in_use(out):
-                yield out, None if (out / MODULE_MARKER).is_file() else "an unfinished build"
-    for folder, pattern in (("initramfs", "*.cpio"), ("vmlinux", "*.elf"), ("vmlinux", "*.no-pvh")):
-        directory = cache_dir / folder
-        if directory.is_dir():
-            for path in sorted(directory.glob(pattern)):
-                if not _in_use(path):
-                    yield path, None
-    accel = cache_dir / "accel.json"
-    if accel.is_file() and not _in_use(accel):
-        yield accel, None
+            if out.is_dir():
+                done = (out / MODULE_MARKER).is_file()
+                yield out, IN_USE if _in_use(out) else COMPLETE if done else "an unfinished build"
+    files = [path for folder, pattern in (("initramfs", "*.cpio"), ("vmlinux", "*.elf"), ("vmlinux", "*.no-pvh"))
+             for path in sorted((cache_dir / folder).glob(pattern))]
+    if (cache_dir / "accel.json").is_file():
+        files.append(cache_dir / "accel.json")
+    for path in files:
+        yield path, IN_USE if _in_use(path) else COMPLETE
 
 
 def _own_files(cache_dir: Path, pattern: str) -> list[Path]:
@@ -144,18 +149,19 @@ def _partial_files(cache_dir: Path, now: float) -> Iterator[Path]:
 
 
 def _last_used(path: Path) -> float:
-    """The newest access or change time of the entry's files (sampled, for big trees)."""
+    """When the entry was last made or used: a file's access or change time; for a
+    directory, its change time and its marker's (kbench reads the marker on every use).
+    A directory's own access time is not used: listing it, as pruning does, changes it."""
     try:
         info = path.stat()
     except OSError:
         return 0.0
-    newest = max(info.st_atime, info.st_mtime)
-    if path.is_dir():
-        for marker in (path / KERNEL_MARKER, path / MODULE_MARKER, *sorted(path.glob("*.ko"))):
-            try:
-                marker_info = marker.stat()
-            except OSError:
-                continue
+    if not path.is_dir():
+        return max(info.st_atime, info.st_mtime)
+    newest = info.st_mtime
+    for marker in (path / KERNEL_MARKER, path / MODULE_MARKER):
+        with contextlib.suppress(OSError):
+            marker_info = marker.stat()
             newest = max(newest, marker_info.st_atime, marker_info.st_mtime)
     return newest
 
