@@ -338,18 +338,20 @@ class VmSession:
 
     def _stop_qemu(self, graceful: bool) -> None:
         proc = self._proc
+        powered_off = False
         if self._chan is not None:
             if graceful and proc is not None and proc.poll() is None:
                 try:
                     self._chan.send(Message(Kind.POWEROFF), lambda: None, time.monotonic() + 5)
                     self._chan.recv(lambda: None, time.monotonic() + 5)
+                    powered_off = True
                 except (ChannelTimeout, ChannelClosed, OSError, ValueError):
                     pass
             self._chan.close()
             self._chan = None
         if proc is None:
             return
-        if graceful:
+        if powered_off:  # a guest that never answered (still booting, hung) is not waited for
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=POWEROFF_GRACE_S)
         children.finish(proc)
