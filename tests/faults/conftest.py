@@ -49,6 +49,19 @@ class Sandbox:
         return subprocess.run(self.argv(*args), capture_output=True, text=True, timeout=timeout,
                               env=env or self.env())
 
+    def invoke(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """Run the kbench command in this process (no interpreter start: for the many
+        cases refused before anything runs). Exit status, stdout and stderr as from run()."""
+        from click.testing import CliRunner
+
+        from kbench.cli.main import cli
+
+        runner = CliRunner()
+        result = runner.invoke(cli, list(args), env=env or self.env(), prog_name="kbench")
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return subprocess.CompletedProcess(["kbench", *args], result.exit_code, result.stdout, result.stderr)
+
     def start(self, *args: str) -> subprocess.Popen[str]:
         return subprocess.Popen(self.argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=self.env())

@@ -21,10 +21,11 @@ from tests.faults.conftest import (
     Sandbox,
     alive,
     assert_all_gone,
+    command_name,
     descendants,
     kill_hard,
     run_rows,
-    wait_for_descendant,
+    wait_for,
     wait_for_running_row,
 )
 from tests.vm.guest_log import TEST_KERNEL
@@ -40,14 +41,35 @@ OOPS_BOUND_S = 60
 """Issue 17: a guest oops ends the run within a minute of measuring (a bound, not a speed goal)."""
 
 
+def _guest_qemu(kbench: int) -> int:
+    """The qemu running the guest under ``kbench`` (not a `qemu --version` on the way)."""
+    found: list[int] = []
+
+    def booted() -> bool:
+        found[:] = [pid for pid in descendants(kbench)
+                    if command_name(pid) == QEMU and b"-kernel" in _cmdline(pid)]
+        return bool(found)
+
+    wait_for(booted, "a qemu booting the guest", GUEST_RUN_BOUND_S)
+    return found[0]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def _measuring_in_the_guest(sandbox: Sandbox, args: tuple[str, ...] = LONG_KFUNC_RUN) -> tuple[
     subprocess.Popen[str], int, list[int]
 ]:
     """Start kbench; return once the run row exists and the module is measuring."""
     proc = sandbox.start(*args)
-    qemu = wait_for_descendant(proc.pid, QEMU, timeout=GUEST_RUN_BOUND_S)
+    qemu = _guest_qemu(proc.pid)
     wait_for_running_row(sandbox.db, timeout=GUEST_RUN_BOUND_S)
     time.sleep(5.0)  # calibration (~1 s), then the run proper
+    assert alive(qemu)
     return proc, qemu, descendants(proc.pid)
 
 
@@ -129,7 +151,7 @@ def test_a_guest_oops_ends_the_run_at_once_with_the_oops_in_the_message(sandbox:
     _replace_call(source, "oopsy", OOPS_CALL.format(name="oopsy"))
     proc = sandbox.start("run", "kfunc.oopsy", "--kernel", TEST_KERNEL, "--module", str(source),
                          "--samples", "100000", "--batch", "1", "--json")
-    qemu = wait_for_descendant(proc.pid, QEMU, timeout=GUEST_RUN_BOUND_S)
+    qemu = _guest_qemu(proc.pid)
     wait_for_running_row(sandbox.db, timeout=GUEST_RUN_BOUND_S)
     # Once measuring, the oops must end the run within a minute (it used to hang for an hour).
     stdout, stderr = proc.communicate(timeout=OOPS_BOUND_S)
@@ -178,7 +200,7 @@ def test_a_run_far_slower_than_its_calibration_is_stopped_at_its_bound(sandbox: 
     _replace_call(source, "slowpoke", SLOW_AFTER_CALIBRATION.format(name="slowpoke"))
     proc = sandbox.start("run", "kfunc.slowpoke", "--kernel", TEST_KERNEL, "--module", str(source),
                          "--samples", "100000", "--batch", "1", "--json")
-    qemu = wait_for_descendant(proc.pid, QEMU, timeout=GUEST_RUN_BOUND_S)
+    qemu = _guest_qemu(proc.pid)
     stdout, stderr = proc.communicate(timeout=GUEST_RUN_BOUND_S)
     assert proc.returncode == 3, (stdout, stderr)
     assert "Traceback" not in stderr and "did not finish within its bound of" in stderr

@@ -25,7 +25,7 @@ def _state(path: Path, knobs: dict[str, dict[str, str]], mode: int = 0o600) -> P
 
 
 def _reset(sandbox: Sandbox, state: Path) -> tuple[int, str]:
-    done = sandbox.run("tune", "--reset", env=sandbox.env(KBENCH_TUNE_STATE=str(state)))
+    done = sandbox.invoke("tune", "--reset", env=sandbox.env(KBENCH_TUNE_STATE=str(state)))
     assert "Traceback" not in done.stderr
     return done.returncode, done.stderr
 

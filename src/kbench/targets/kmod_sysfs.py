@@ -91,6 +91,7 @@ class KbenchModule:
 
     def __init__(self, io: SysfsIO):
         self.io = io
+        self._cycles_per_call: dict[tuple[str, tuple[tuple[str, str], ...], int | None], float] = {}
 
     def tsc_khz(self) -> int:
         return int(self.io.read_text(f"{SYSFS_ROOT}/tsc_khz"))
@@ -172,7 +173,8 @@ class KbenchModule:
         per-sample cycles come from the binary ``samples`` attribute, and the module's
         own summary line is kept in the header for cross-checking. A short calibration
         first gives the auto batch and the run's bound (``run_bound.kfunc_bound``): the
-        read of ``run`` is not waited for longer. Ctrl-C or SIGTERM during the run stops
+        read of ``run`` is not waited for longer. (With a given batch the calibration is
+        made once per benchmark and parameters; later runs reuse its timing.) Ctrl-C or SIGTERM during the run stops
         it in the kernel; the samples taken so far are fetched and the run is marked
         interrupted.
         """
@@ -183,7 +185,10 @@ class KbenchModule:
         directory = f"{SYSFS_ROOT}/{benchmark.workload}"
         parallel = request.params.get("parallel", "0") not in ("0", "false", "no")
         batch_auto = request.batch is None
-        calibrated_batch, cycles_per_call = self._calibration(benchmark, request)
+        key = (benchmark.workload, tuple(sorted(request.params.items())), request.cpu)
+        if batch_auto or key not in self._cycles_per_call:
+            calibrated_batch, self._cycles_per_call[key] = self._calibration(benchmark, request)
+        cycles_per_call = self._cycles_per_call[key]
         batch = calibrated_batch if batch_auto else int(request.batch or 1)
         loop_count = request.samples or DEFAULT_LOOP_COUNT
         warmup = request.warmup_samples if request.warmup_samples is not None else DEFAULT_WARMUP
