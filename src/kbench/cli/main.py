@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from rich.console import Console
@@ -18,9 +18,11 @@ from kbench.catalog.benchmarks import BadParameter, UnknownBenchmark
 from kbench.cli import exit_codes
 from kbench.engine.request import BadRequest
 from kbench.native import NativeToolMissing
-from kbench.store.db import RunNotFound, Store, StoreError, database_error_message
-from kbench.store.recovery import SamplesNotStored
+from kbench.store.errors import RunNotFound, StoreError, database_error_message
 from kbench.targets.base import TargetError
+
+if TYPE_CHECKING:
+    from kbench.store.db import Store
 
 err_console = Console(stderr=True, soft_wrap=True)
 PIPE_WIDTH = 200
@@ -59,9 +61,7 @@ def user_errors() -> Iterator[None]:
         fail(str(exc), exit_codes.USAGE)
     except RunNotFound as exc:
         fail(str(exc), exit_codes.NOT_FOUND)
-    except SamplesNotStored as exc:
-        fail(str(exc), exit_codes.STORE_FAILED)
-    except StoreError as exc:
+    except StoreError as exc:  # SamplesNotStored too: its message names the recovery file
         fail(str(exc), exit_codes.STORE_FAILED)
     except (TargetError, NativeToolMissing) as exc:
         fail(str(exc), exit_codes.MEASUREMENT_FAILED)
@@ -76,6 +76,8 @@ class Context:
     @property
     def store(self) -> Store:
         """The results database, opened for writing (created if needed)."""
+        from kbench.store.db import Store
+
         if self._store is None:
             self._store = Store.open(self.db_url)
         return self._store
@@ -84,6 +86,8 @@ class Context:
     def reader(self) -> Store:
         """The results database for a command that only reads it: opened read-only, so a
         database on read-only media, or one this user may not write, can still be read."""
+        from kbench.store.db import Store
+
         if self._store is not None:
             return self._store
         if self._reader is None:

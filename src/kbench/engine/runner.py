@@ -19,7 +19,8 @@ from kbench.engine.request import BadRequest, RunRequest
 from kbench.engine.series import MetricSeries, metric_series
 from kbench.engine.warnings import run_warnings
 from kbench.stats.summary import Summary, summarize
-from kbench.store.db import Store, StoreError, SummaryRecord
+from kbench.store.db import Store, SummaryRecord
+from kbench.store.errors import StoreError
 from kbench.store.recovery import save_recovery
 from kbench.targets.base import ProgressCallback, Target, TargetError
 

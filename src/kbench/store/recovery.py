@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from kbench.store.codec import CODEC, decode_array, encode_array
-from kbench.store.db import StoreError, SummaryRecord
+from kbench.store.db import SummaryRecord
+from kbench.store.errors import StoreError
 
 RECOVERY_FORMAT = "kbench-recovery/1"
 RECOVERY_DIR_ENV = "KBENCH_RECOVERY_DIR"
