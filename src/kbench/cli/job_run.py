@@ -24,8 +24,8 @@ from kbench.targets.local_kmod import LOCAL_KERNEL_HINT
 
 
 def run_job_file(
-    ctx: Context, path: Path, as_json: bool, *, local_kernel: bool = False,
-    max_instances: int = DEFAULT_MAX_INSTANCES,
+    ctx: Context, path: Path, as_json: bool, *, commit: str | None = None, label: str | None = None,
+    local_kernel: bool = False, max_instances: int = DEFAULT_MAX_INSTANCES,
 ) -> None:
     with job_errors():
         instances = expand_job(path, cpu_count=default_cpu_count(), max_instances=max_instances,
@@ -50,7 +50,8 @@ def run_job_file(
                     bar.advance(task)
                 bar.update(task, description=f"{instance.id} {instance.benchmark}")
 
-            entries = run_job(store, instances, functools.partial(make_target, local_kernel=local_kernel), on_trial)
+            entries = run_job(store, instances, functools.partial(make_target, local_kernel=local_kernel), on_trial,
+                              commit=commit, label=label)
     interrupted = any(run.status == "interrupted" for entry in entries for run in entry.runs)
     if as_json:
         emit_json(job_json(entries))

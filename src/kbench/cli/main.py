@@ -135,12 +135,16 @@ def _register_commands() -> None:
         calibrate_cmd,
         catalog_cmds,
         compare_cmd,
+        history_cmd,
         import_cmd,
         job_cmds,
         kmod_cmds,
+        report_cmd,
         results_cmds,
         run_cmd,
         sensitivity_cmd,
+        serve_cmd,
+        trace_cmd,
         tune_cmds,
     )
 
@@ -159,6 +163,10 @@ def _register_commands() -> None:
     cli.add_command(sensitivity_cmd.sensitivity_cmd)
     cli.add_command(bisect_cmd.bisect_group)
     cli.add_command(cache_cmds.cache_group)
+    cli.add_command(history_cmd.history_cmd)
+    cli.add_command(report_cmd.report_group)
+    cli.add_command(serve_cmd.serve_cmd)
+    cli.add_command(trace_cmd.trace_cmd)
 
 
 _register_commands()

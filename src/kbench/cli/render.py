@@ -86,5 +86,11 @@ def render_run(console: Console, report: RunReport, hist: str = "linear") -> Non
         console.print("\nrun context")
         for line in usage_lines(usage):
             console.print(Text(f"  {line}"), highlight=False)
+    if header.get("trace"):
+        from kbench.trace.report import run_trace_lines
+
+        console.print("\ntrace log")
+        for line in run_trace_lines(measurement, "log2" if hist == "log2" else "both"):
+            console.print(Text(line), highlight=False)
     for warning in warnings:
         console.print(Text.assemble(("warning:", "yellow"), " ", warning), highlight=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -23,11 +24,22 @@ from kbench.store.db import RUN_STATUSES
 @click.argument("run_id", type=int)
 @click.option("--hist", type=click.Choice(["linear", "log2"]), default="linear", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--sum-keys", "sums", multiple=True, metavar="K1+K2",
+              help="Also report tracepoint keys logged one after another along one path, summed (e.g. 2+3).")
 @pass_context
-def show_cmd(ctx: Context, run_id: int, hist: str, as_json: bool) -> None:
+def show_cmd(ctx: Context, run_id: int, hist: str, as_json: bool, sums: tuple[str, ...]) -> None:
     """Show a stored run: summary, histogram, CDF, context and warnings."""
     with user_errors():
         view = load_run_view(ctx.reader, run_id)
+    if sums:
+        from kbench.trace.plan import parse_key_sum
+        from kbench.trace.report import with_key_sums
+
+        try:
+            view = dataclasses.replace(
+                view, measurement=with_key_sums(view.measurement, [parse_key_sum(text) for text in sums]))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--sum-keys") from None
     record = view.record
     if as_json:
         emit_json(

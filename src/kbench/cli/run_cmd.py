@@ -18,7 +18,7 @@ from kbench.cli.main import Context, emit_json, err_console, fail, literal, out_
 from kbench.cli.parsing import Duration, KeyValue, Warmup
 from kbench.cli.render import render_run
 from kbench.engine.limits import request_problems
-from kbench.engine.request import BadRequest, RunRequest
+from kbench.engine.request import LABEL_MAX, BadRequest, RunRequest
 from kbench.engine.runner import execute_run
 from kbench.jobs import is_job_file
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
@@ -66,6 +66,12 @@ from kbench.targets.vm_target import VmTarget
     "registers benchmarks through kbench.h; run them as kfunc.NAME (see `kbench kmod new`).",
 )
 @click.option(
+    "--commit", metavar="SHA|DIR",
+    help="The git commit measured, or a checkout whose HEAD it is (history series carry it). "
+    "Default: HEAD of a --kernel build tree that is a git checkout.",
+)
+@click.option("--label", metavar="TEXT", help="A free name for the version measured (shown in history).")
+@click.option(
     "--local-kernel", is_flag=True,
     help="kfunc benchmarks without --kernel: allow building kbench.ko and loading it into the running kernel.",
 )
@@ -90,17 +96,23 @@ def run_cmd(
     hist: str,
     kernel: str | None,
     modules: tuple[Path, ...],
+    commit: str | None,
+    label: str | None,
     local_kernel: bool,
     max_instances: int,
     as_json: bool,
 ) -> None:
     """Run BENCHMARK (see `kbench list`) or every instance of a job FILE.yaml; store every sample.
 
-    A job file (docs/jobs.md) carries its own settings: options other than --json are
-    not used with it.
+    A job file (docs/jobs.md) carries its own settings: options other than --commit,
+    --label and --json are not used with it.
     """
+    commit = _measured_commit(commit, kernel)
+    if label is not None and not 0 < len(label) <= LABEL_MAX:
+        raise click.BadParameter(f"must be 1 to {LABEL_MAX} characters, got {len(label)}", param_hint="--label")
     if is_job_file(benchmark):
-        run_job_file(ctx, Path(benchmark), as_json, local_kernel=local_kernel, max_instances=max_instances)
+        run_job_file(ctx, Path(benchmark), as_json, commit=commit, label=label, local_kernel=local_kernel,
+                     max_instances=max_instances)
         return
     if modules and not kernel:
         raise click.UsageError("--module loads a module into a kernel booted in qemu: give --kernel too")
@@ -122,6 +134,8 @@ def run_cmd(
             subtract_overhead=subtract_overhead,
             iterations=iterations,
             tags=tags,
+            commit=commit,
+            label=label,
         )
         kind = known.kind if known else "kfunc"
         problems = request_problems(request, kind, target_cpus(kernel))
@@ -175,6 +189,17 @@ def _agree_to_local_kernel(benchmark: str) -> None:
 def _writable_store(ctx: Context) -> Store:
     with user_errors():
         return ctx.store
+
+
+def _measured_commit(commit: str | None, kernel: str | None) -> str | None:
+    from kbench.history.versions import BadCommit, build_tree_commit, resolve_commit
+
+    if commit is None:
+        return build_tree_commit(kernel)
+    try:
+        return resolve_commit(commit)
+    except BadCommit as exc:
+        raise click.BadParameter(str(exc), param_hint="--commit") from None
 
 
 def _lookup(name: str, target: object | None) -> Benchmark:

@@ -52,8 +52,13 @@ def run_job(
     instances: list[JobInstance],
     make_target: TargetFactory,
     on_trial: InstanceCallback | None = None,
+    *,
+    commit: str | None = None,
+    label: str | None = None,
 ) -> list[InstanceRuns]:
     """Measure each instance ``iterations`` times (a suite does its iterations inside one run).
+
+    ``commit`` and ``label`` (the version measured) are stored with every run.
 
     Instances are validated before this is called (``expand_job``); a target is started
     once for all the instances that name it (one VM boot per kernel). A run that was
@@ -62,7 +67,7 @@ def run_job(
     """
     results: dict[str, InstanceRuns] = {}
     try:
-        _run_groups(store, instances, make_target, on_trial, results)
+        _run_groups(store, instances, make_target, on_trial, results, commit, label)
     finally:
         if any(instance.cpufreq_governor for instance in instances):
             reset_tuning(["governor"])
@@ -75,13 +80,15 @@ def _run_groups(
     make_target: TargetFactory,
     on_trial: InstanceCallback | None,
     results: dict[str, InstanceRuns],
+    commit: str | None,
+    label: str | None,
 ) -> None:
     for target_spec, group in _grouped_by_target(instances):
         with make_target(target_spec) as target:
             for instance in group:
                 context = _apply_governor(instance, target_spec)
                 benchmark = lookup(instance.benchmark)
-                request = instance.to_run_request()
+                request = replace(instance.to_run_request(), commit=commit, label=label)
                 runs: list[RunResult] = []
                 if benchmark.kind == "suite":
                     request = replace(request, iterations=instance.iterations)

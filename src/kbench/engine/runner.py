@@ -76,6 +76,8 @@ def execute_run(
         "sysinfo": sysinfo,
         "target": _as_dict(target_info),
         "tags": list(request.tags),
+        "commit": request.commit,
+        "label": request.label,
     }
     run_id = store.begin_run(**run_fields, started_at=started_at)
     try:

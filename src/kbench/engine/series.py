@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kbench.engine.measurement import Measurement
+from kbench.trace.log import TRACE_FORMAT
 
 SUITE_FORMAT = "kbench-suite/1"
 
@@ -38,6 +39,10 @@ def metric_series(
         return found
     if header.get("kind") == "scale":
         return _scale_series(measurement)
+    if header.get("format") == TRACE_FORMAT:
+        from kbench.trace.series import trace_series
+
+        return trace_series(measurement, metric)
     if measurement.n == 0:
         return []
     values = measurement.per_op(unit, subtract_overhead=subtract_overhead)

@@ -113,6 +113,10 @@ def run_json(report: RunReport, extra: dict[str, Any] | None = None) -> dict[str
         data.update(n=0)
     if series and len(series) > 1:
         data["metrics"] = [_series_json(s) for s in series]
+    if header.get("trace"):
+        from kbench.trace.report import run_trace_json
+
+        data.update(run_trace_json(measurement))
     data.update(extra or {})
     return data
 

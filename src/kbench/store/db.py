@@ -289,10 +289,13 @@ class Store:
         sysinfo: Mapping[str, Any] | None,
         target: Mapping[str, Any] | None,
         tags: Iterable[str] = (),
+        commit: str | None = None,
+        label: str | None = None,
         started_at: datetime | None = None,
     ) -> int:
         """Record a run as ``running`` before measuring, so a crash leaves a trace.
 
+        ``commit`` and ``label`` name the version measured (history series carry them).
         The run's owner (this process's pid, the boot id and the host name) is recorded:
         a later kbench marks the run ``abandoned`` if that process is gone.
         """
@@ -317,6 +320,8 @@ class Store:
                     target_id=target_id,
                     n_samples=0,
                     started_at=started_at or _utcnow(),
+                    commit=commit,
+                    label=label,
                     owner_pid=owner.pid,
                     owner_boot_id=owner.boot_id,
                     owner_host=owner.host,
@@ -588,7 +593,9 @@ class Store:
             return int(conn.execute(select(func.count()).select_from(schema.runs)).scalar_one())
 
 
-_BEGIN_FIELDS = ("benchmark", "metric", "unit", "direction", "params", "request", "sysinfo", "target", "tags")
+_BEGIN_FIELDS = (
+    "benchmark", "metric", "unit", "direction", "params", "request", "sysinfo", "target", "tags", "commit", "label",
+)
 """What ``begin_run`` takes (a pending run's ``run`` mapping holds these)."""
 
 

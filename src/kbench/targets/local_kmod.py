@@ -93,7 +93,9 @@ def run_kfunc_locally(benchmark: Benchmark, request: RunRequest, *, allowed: boo
             raise TargetError(f"insmod {ko} failed: {result.stderr.strip()}; {VM_HINT}")
         loaded_here = True
     try:
-        return KbenchModule(LocalSysfs()).run(benchmark, request)
+        from kbench.trace.session import traced_kfunc_run
+
+        return traced_kfunc_run(KbenchModule(LocalSysfs()), benchmark, request)
     finally:
         if loaded_here:
             children.run(["rmmod", "kbench"], capture_output=True)

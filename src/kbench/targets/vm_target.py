@@ -228,7 +228,9 @@ class VmTarget:
         if benchmark.kind == "kfunc":
             if self.module is None:
                 raise TargetError(f"{benchmark.name} needs kbench.ko in the guest: {self.module_error}")
-            return self.module.run(benchmark, request)
+            from kbench.trace.session import traced_kfunc_run
+
+            return traced_kfunc_run(self.module, benchmark, request)
         if benchmark.kind == "probe":
             probe_args = request.probe_args(benchmark.workload)
             if request.duration_s is None:
