@@ -169,3 +169,13 @@ def test_an_export_that_cannot_be_written_is_refused_before_anything_is_read(san
     done = sandbox.invoke("export", "1", "-o", str(output))
     _one_line_error(done, 2, "cannot write", str(output))
     assert not (sandbox.root / "missing-dir").exists() and (sandbox.root / "a-file").read_text() == ""
+
+
+def test_import_of_a_file_in_no_known_format_is_refused(sandbox: Sandbox) -> None:
+    junk = sandbox.root / "junk.json"
+    junk.write_text('{"format": "kbench-recovery/1", "run": {}}')
+    _one_line_error(sandbox.invoke("import", str(junk)), 2, "damaged recovery file")
+    junk.write_text("not json at all")
+    _one_line_error(sandbox.invoke("import", str(junk)), 2, "not in a format kbench can import")
+    _one_line_error(sandbox.invoke("import", "--format", "recovery", str(junk)), 2, "cannot read it as a recovery file")
+    assert not sandbox.db.exists()
