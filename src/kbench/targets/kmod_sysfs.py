@@ -19,7 +19,7 @@ from kbench.catalog.kfunc import COMMON_PARAMS, KBENCH_ONLY_PARAMS
 from kbench.engine.measurement import Measurement
 from kbench.engine.request import BadRequest, RunRequest
 from kbench.targets.base import TargetError
-from kbench.targets.run_bound import kfunc_bound
+from kbench.targets.run_bound import UNMEASURED_CALL_S, kfunc_bound
 
 SYSFS_ROOT = "/sys/kernel/kbench"
 KMOD_FORMAT = "kbench-kmod/1"
@@ -31,6 +31,10 @@ CALIBRATION_BOUND_S = 300.0
 SAMPLE_TO_OVERHEAD_TARGET = 100
 """Auto batch: the smallest power of two making a sample >= 100x the empty region."""
 MAX_AUTO_BATCH = 4096
+
+
+TimingKey = tuple[str, tuple[tuple[str, str], ...], int | None]
+"""(benchmark, parameters, CPU): what the time one call takes depends on."""
 
 
 class SysfsError(TargetError):
@@ -91,7 +95,7 @@ class KbenchModule:
 
     def __init__(self, io: SysfsIO):
         self.io = io
-        self._cycles_per_call: dict[tuple[str, tuple[tuple[str, str], ...], int | None], float] = {}
+        self._cycles_per_call: dict[TimingKey, float] = {}  # 95th percentile of a call, last measured
 
     def tsc_khz(self) -> int:
         return int(self.io.read_text(f"{SYSFS_ROOT}/tsc_khz"))
@@ -164,19 +168,24 @@ class KbenchModule:
         batch = 1
         while batch * per_call < SAMPLE_TO_OVERHEAD_TARGET * overhead and batch < MAX_AUTO_BATCH:
             batch *= 2
-        return batch, float(max(int(summary.get("95th", per_call)), per_call))
+        cycles = float(max(int(summary.get("95th", per_call)), per_call))
+        self._cycles_per_call[_timing_key(benchmark, request)] = cycles
+        return batch, cycles
 
     def run(self, benchmark: Benchmark, request: RunRequest) -> Measurement:
         """Run ``benchmark`` once as ``request`` says and return its raw samples.
 
         Reading ``run`` (or ``run_parallel``) performs the run in the kernel; the raw
         per-sample cycles come from the binary ``samples`` attribute, and the module's
-        own summary line is kept in the header for cross-checking. A short calibration
-        first gives the auto batch and the run's bound (``run_bound.kfunc_bound``): the
-        read of ``run`` is not waited for longer. (With a given batch the calibration is
-        made once per benchmark and parameters; later runs reuse its timing.) Ctrl-C or SIGTERM during the run stops
-        it in the kernel; the samples taken so far are fetched and the run is marked
-        interrupted.
+        own summary line is kept in the header for cross-checking.
+
+        The read of ``run`` is not waited for longer than the run's bound
+        (``run_bound.kfunc_bound``), from the time a call takes: measured by the
+        calibration that picks an auto batch, else by the last run of the same benchmark
+        and parameters on this module, else assumed (``UNMEASURED_CALL_S``). With a given
+        batch nothing runs but the run itself (tracing counts every call). Ctrl-C or
+        SIGTERM during the run stops it in the kernel; the samples taken so far are
+        fetched and the run is marked interrupted.
         """
         if request.duration_s is not None or request.warmup_duration_s is not None:
             raise BadRequest(
@@ -185,14 +194,15 @@ class KbenchModule:
         directory = f"{SYSFS_ROOT}/{benchmark.workload}"
         parallel = request.params.get("parallel", "0") not in ("0", "false", "no")
         batch_auto = request.batch is None
-        key = (benchmark.workload, tuple(sorted(request.params.items())), request.cpu)
-        if batch_auto or key not in self._cycles_per_call:
-            calibrated_batch, self._cycles_per_call[key] = self._calibration(benchmark, request)
-        cycles_per_call = self._cycles_per_call[key]
-        batch = calibrated_batch if batch_auto else int(request.batch or 1)
+        key = _timing_key(benchmark, request)
+        tsc_khz = self.tsc_khz()
+        if batch_auto:
+            batch, _ = self._calibration(benchmark, request)
+        else:
+            batch = int(request.batch or 1)
+        cycles_per_call = self._cycles_per_call.get(key, UNMEASURED_CALL_S * tsc_khz * 1000.0)
         loop_count = request.samples or DEFAULT_LOOP_COUNT
         warmup = request.warmup_samples if request.warmup_samples is not None else DEFAULT_WARMUP
-        tsc_khz = self.tsc_khz()
         bound = kfunc_bound((warmup + loop_count) * batch, cycles_per_call, tsc_khz * 1000.0)
         self._reset(directory)
         self.io.write_values(directory, self._settings(benchmark, request, batch, loop_count))
@@ -214,6 +224,12 @@ class KbenchModule:
             # The read was interrupted in the kernel (the guest's agent passed the signal
             # on, or the local read got EINTR): fetch what was measured.
             interrupted, run_text = True, ""
+        lines = run_text.splitlines()
+        if parallel:
+            lines = [line for line in lines if line.startswith("all ")]
+        finished = parse_key_values(lines[0] if lines else "")
+        if "95th" in finished:  # the next run of it gets its bound from this one
+            self._cycles_per_call[key] = float(max(int(finished["95th"]), 1))
         status = KernelRunStatus.parse(self.io.read_text(f"{directory}/status"))
         raw = self.io.read_bytes(f"{directory}/samples")
         ticks = np.frombuffer(raw, dtype="<u8").copy()
@@ -252,6 +268,11 @@ class KbenchModule:
             "warnings": warnings,
         }
         return Measurement(header=header, columns=columns, interrupted=bool(header["interrupted"]), stderr="")
+
+
+def _timing_key(benchmark: Benchmark, request: RunRequest) -> TimingKey:
+    """What a call's timing depends on: the benchmark, its parameters, the CPU."""
+    return benchmark.workload, tuple(sorted(request.params.items())), request.cpu
 
 
 def _module_bool(value: str) -> str:

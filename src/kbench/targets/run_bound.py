@@ -9,6 +9,9 @@ from __future__ import annotations
 
 MIN_BOUND_S = 60.0
 SLACK = 10.0
+UNMEASURED_CALL_S = 1e-3
+"""What an in-kernel call is assumed to cost when nothing has timed it yet (a given
+batch, first run): a millisecond, far more than the functions kbench times take."""
 
 
 def bound_for(expected_s: float) -> float:
