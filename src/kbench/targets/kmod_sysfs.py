@@ -16,6 +16,7 @@ import numpy as np
 
 from kbench.catalog.benchmarks import LOWER_IS_BETTER, Benchmark, ParamSpec, UnknownBenchmark
 from kbench.catalog.kfunc import COMMON_PARAMS, KBENCH_ONLY_PARAMS
+from kbench.engine.limits import KFUNC
 from kbench.engine.measurement import Measurement
 from kbench.engine.request import BadRequest, RunRequest
 from kbench.targets.base import TargetError
@@ -196,13 +197,14 @@ class KbenchModule:
         batch_auto = request.batch is None
         key = _timing_key(benchmark, request)
         tsc_khz = self.tsc_khz()
+        loop_count = request.samples or DEFAULT_LOOP_COUNT
+        warmup = request.warmup_samples if request.warmup_samples is not None else DEFAULT_WARMUP
         if batch_auto:
             batch, _ = self._calibration(benchmark, request)
+            batch = max(1, min(batch, KFUNC.max_calls // (warmup + loop_count)))  # kbench.ko's work limit
         else:
             batch = int(request.batch or 1)
         cycles_per_call = self._cycles_per_call.get(key, UNMEASURED_CALL_S * tsc_khz * 1000.0)
-        loop_count = request.samples or DEFAULT_LOOP_COUNT
-        warmup = request.warmup_samples if request.warmup_samples is not None else DEFAULT_WARMUP
         bound = kfunc_bound((warmup + loop_count) * batch, cycles_per_call, tsc_khz * 1000.0)
         self._reset(directory)
         self.io.write_values(directory, self._settings(benchmark, request, batch, loop_count))
