@@ -99,6 +99,7 @@ class VmSession:
         self._chan: AgentChannel | None = None
         self._closed = False
         self._stopped_because = ""  # why the guest was stopped (kernel trouble), if it was
+        self._stopped_report = ""  # and what its console said then
         self._tmp = children.make_scratch_dir("kbench-vm-")
         self._user_console = console_log is not None
         self.console_log = Path(console_log) if console_log is not None else self._tmp / "console.log"
@@ -192,7 +193,7 @@ class VmSession:
         """Raises VmError if qemu exited or the guest kernel reported trouble."""
         proc = self._proc
         if proc is None:
-            raise VmError(self._stopped_because or "the VM is not running")
+            raise VmError(self._stopped_because or "the VM is not running", self._stopped_report)
         self.console.refresh()
         panic = self.console.panic()
         if panic:
@@ -200,14 +201,15 @@ class VmSession:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=2)
             self._stop_qemu(graceful=False)
-            self._stopped_because = f"guest kernel panic: {panic}"
-            raise VmError(self._stopped_because, self.console.tail())
+            self._stopped_because, self._stopped_report = f"guest kernel panic: {panic}", self.console.tail()
+            raise VmError(self._stopped_because, self._stopped_report)
         trouble = self.console.new_trouble()
         if trouble:
             self._wait_for_report(proc)
             self._stop_qemu(graceful=False)
             self._stopped_because = f"the guest kernel reported trouble, the VM was stopped: {trouble}"
-            raise VmError(self._stopped_because, self.console.report(trouble))
+            self._stopped_report = self.console.report(trouble)
+            raise VmError(self._stopped_because, self._stopped_report)
         rc = proc.poll()
         if rc is not None:
             qlog = self._qemu_log.read_text(errors="replace").strip() if self._qemu_log.exists() else ""
@@ -231,7 +233,9 @@ class VmSession:
 
     def _request(self, msg: Message, reply_timeout: float | None) -> Message:
         if self._closed or self._chan is None:
-            raise VmError(self._stopped_because or "the VM session is closed")
+            # Every later request says why, with the same report: a caller's clean-up
+            # request may be the error that reaches the user.
+            raise VmError(self._stopped_because or "the VM session is closed", self._stopped_report)
         self._check()
         deadline = None if reply_timeout is None else time.monotonic() + reply_timeout
         try:
