@@ -65,6 +65,21 @@ def user_errors() -> Iterator[None]:
         fail(str(exc), exit_codes.STORE_FAILED)
     except (TargetError, NativeToolMissing) as exc:
         fail(str(exc), exit_codes.MEASUREMENT_FAILED)
+    except Exception as exc:
+        message = database_error_message(exc, _database_in_use())
+        if message is None:
+            raise
+        fail(message, exit_codes.STORE_FAILED)
+
+
+def _database_in_use() -> str:
+    """The database this command opened, to name it in an error ('' if none)."""
+    click_context = click.get_current_context(silent=True)
+    context = click_context.find_object(Context) if click_context is not None else None
+    if context is None:
+        return ""
+    opened = context._store or context._reader
+    return opened.where if opened is not None else (context.db_url or "")
 
 
 class Context:
@@ -114,9 +129,10 @@ def cli(ctx: click.Context, db: str | None) -> None:
     \b
     Exit codes: 0 ok, 2 usage error (bad option, unknown benchmark or parameter, a limit
     exceeded, an output path that cannot be written), 3 measurement failed, 4 run not
-    found, 5 results database error, 6 a tuning knob could not be changed, 10 bisect: no
-    reproducible difference, 11 bisect failed, 130 interrupted by Ctrl-C, 143 stopped by
-    SIGTERM (both keep every finished sample). See docs/exit-codes.md.
+    found, 5 results database error, 6 a tuning knob could not be changed, 7 the fleet's
+    broker is unreachable, 10 bisect: no reproducible difference, 11 bisect failed,
+    130 interrupted by Ctrl-C, 143 stopped by SIGTERM (both keep every finished sample).
+    See docs/exit-codes.md.
     """
     if db and "://" not in db:
         db = f"sqlite:///{Path(db).expanduser().resolve()}"
@@ -135,6 +151,7 @@ def _register_commands() -> None:
         calibrate_cmd,
         catalog_cmds,
         compare_cmd,
+        fleet_cmd,
         history_cmd,
         import_cmd,
         job_cmds,
@@ -146,6 +163,7 @@ def _register_commands() -> None:
         serve_cmd,
         trace_cmd,
         tune_cmds,
+        worker_cmd,
     )
 
     cli.add_command(catalog_cmds.list_cmd)
@@ -167,6 +185,8 @@ def _register_commands() -> None:
     cli.add_command(report_cmd.report_group)
     cli.add_command(serve_cmd.serve_cmd)
     cli.add_command(trace_cmd.trace_cmd)
+    cli.add_command(fleet_cmd.fleet_group)
+    cli.add_command(worker_cmd.worker_cmd)
 
 
 _register_commands()
@@ -186,7 +206,7 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt as exc:
         _interrupted(exc)
-    except Exception as exc:
+    except Exception as exc:  # a database error outside user_errors()
         message = database_error_message(exc)
         if message is None:
             raise

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from datetime import UTC, datetime
@@ -20,7 +19,7 @@ from kbench.engine.series import MetricSeries, metric_series
 from kbench.engine.warnings import run_warnings
 from kbench.stats.summary import Summary, summarize
 from kbench.store.db import Store, SummaryRecord
-from kbench.store.errors import StoreError
+from kbench.store.errors import StoreError, database_error_message
 from kbench.store.recovery import save_recovery
 from kbench.targets.base import ProgressCallback, Target, TargetError
 
@@ -120,13 +119,16 @@ def execute_run(
     try:
         with interrupts.deferred():  # an interrupt now would lose what was measured
             store.finish_run(run_id, **finished)
-    except StoreError as exc:
+    except Exception as exc:
+        reason = str(exc) if isinstance(exc, StoreError) else database_error_message(exc, store.where)
+        if reason is None:
+            raise
         not_stored = save_recovery(
-            reason=str(exc), database=store.where, run_id=run_id,
+            reason=reason, database=store.where, run_id=run_id,
             run={**run_fields, "started_at": started_at.isoformat()}, error=None, **finished,
         )
         where = f"they are in {not_stored.path}" if not_stored.path else "they were lost"
-        _mark_unfinished(store, run_id, "failed", f"measured, but its samples could not be stored ({exc}); {where}")
+        _mark_unfinished(store, run_id, "failed", f"measured, but its samples could not be stored ({reason}); {where}")
         raise not_stored from exc
     return RunResult(
         run_id=run_id,
@@ -145,8 +147,11 @@ def execute_run(
 def _mark_unfinished(store: Store, run_id: int, status: str, error: str) -> None:
     """Record why a run produced nothing. If even that fails, the original error matters
     more: the run stays ``running`` and is marked ``abandoned`` by the next kbench."""
-    with contextlib.suppress(StoreError):
+    try:
         store.finish_run(run_id, status=status, error=error)
+    except Exception as exc:
+        if not isinstance(exc, StoreError) and database_error_message(exc) is None:
+            raise
 
 
 def _summary_columns(summary: Summary) -> dict[str, Any]:

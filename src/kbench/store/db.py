@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import struct
-from collections.abc import Callable, Iterable, Mapping
+import zlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import numpy as np
@@ -59,42 +59,6 @@ def sqlite_file_problem(path: Path) -> str | None:
         return (f"it is cut short: {size} bytes where its header promises {pages} pages of {page_size}; "
                 f"{DAMAGED_ADVICE}")
     return None
-
-
-_Method = TypeVar("_Method", bound=Callable[..., Any])
-
-
-def _database_errors(method: _Method) -> _Method:
-    """Turn a database error inside a Store method into one StoreError line."""
-
-    @functools.wraps(method)
-    def wrapper(self: Store, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except StoreError:
-            raise
-        except Exception as exc:
-            message = database_error_message(exc, self.where)
-            if message is None:
-                raise
-            raise StoreError(message) from exc
-
-    return wrapper  # type: ignore[return-value]
-
-
-_StoreClass = TypeVar("_StoreClass", bound=type)
-
-
-def _every_method_reports_database_errors(cls: _StoreClass) -> _StoreClass:
-    """Wrap every public method and property of the store (those added later too)."""
-    for name, attribute in list(vars(cls).items()):
-        if name.startswith("_") or isinstance(attribute, (classmethod, staticmethod)):
-            continue
-        if isinstance(attribute, property) and attribute.fget is not None:
-            setattr(cls, name, property(_database_errors(attribute.fget)))
-        elif callable(attribute):
-            setattr(cls, name, _database_errors(attribute))
-    return cls
 
 
 def default_db_url() -> str:
@@ -150,12 +114,12 @@ class RunRecord:
     summaries: list[dict[str, Any]]
 
 
-@_every_method_reports_database_errors
 class Store:
     """A kbench results database reached through SQLAlchemy Core.
 
-    Every database error of a method (full disk, damaged file, read-only file, lost
-    server) comes out as one StoreError line naming the database.
+    ``open`` turns every error into a StoreError. The other methods let the database's
+    own errors through (a program may retry or handle them, as the fleet's store does);
+    ``database_error_message(exc, store.where)`` gives the one line for the user.
     """
 
     def __init__(self, engine: Engine, *, read_only: bool = False, where: str = ""):
@@ -291,13 +255,16 @@ class Store:
         tags: Iterable[str] = (),
         commit: str | None = None,
         label: str | None = None,
+        task_key: str | None = None,
         started_at: datetime | None = None,
     ) -> int:
         """Record a run as ``running`` before measuring, so a crash leaves a trace.
 
         ``commit`` and ``label`` name the version measured (history series carry them).
-        The run's owner (this process's pid, the boot id and the host name) is recorded:
-        a later kbench marks the run ``abandoned`` if that process is gone.
+        ``task_key`` (a fleet task's trial) is unique among runs: a second run with the
+        same key raises IntegrityError and stores nothing. The run's owner (this
+        process's pid, the boot id and the host name) is recorded: a later kbench marks
+        the run ``abandoned`` if that process is gone.
         """
         owner = current_owner()
         with self.engine.begin() as conn:
@@ -322,6 +289,7 @@ class Store:
                     started_at=started_at or _utcnow(),
                     commit=commit,
                     label=label,
+                    task_key=task_key,
                     owner_pid=owner.pid,
                     owner_boot_id=owner.boot_id,
                     owner_host=owner.host,
@@ -348,6 +316,11 @@ class Store:
                                   "(killed, crashed, or the machine restarted)")
                 )
         return [int(row.id) for row in gone]
+
+    def machine_id(self, sysinfo: Mapping[str, Any]) -> int:
+        """The id of the machine ``sysinfo`` describes, recorded now if it is new."""
+        with self.engine.begin() as conn:
+            return _machine_id(conn, sysinfo)
 
     def finish_run(
         self,
@@ -434,10 +407,13 @@ class Store:
             rows = conn.execute(
                 select(schema.samples).where(schema.samples.c.run_id == run_id)
             ).mappings().all()
-        return {
-            row["column"]: decode_array(row["dtype"], row["codec"], row["data"], row["count"])
-            for row in rows
-        }
+        try:
+            return {
+                row["column"]: decode_array(row["dtype"], row["codec"], row["data"], row["count"])
+                for row in rows
+            }
+        except (ValueError, zlib.error) as exc:
+            raise StoreError(f"results database {self.where}: the samples of run {run_id} are damaged ({exc})") from exc
 
     def list_runs(
         self,
