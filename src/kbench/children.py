@@ -44,6 +44,9 @@ class _Guardian:
     """The pipe to this process's guardian, started on first use (again after a fork)."""
 
     def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
         self._lock = threading.Lock()
         self._owner_pid = -1
         self._pipe: int | None = None
@@ -90,6 +93,14 @@ class _Guardian:
             os.close(read_end)
         self._pipe = write_end
 
+    def forget_after_fork(self) -> None:
+        """In a forked child: drop the parent's pipe (holding it would keep the parent's
+        guardian from seeing the parent die); the child starts its own when it needs one."""
+        if self._pipe is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._pipe)
+        self._reset()  # a fresh lock too: another thread may have held it at the fork
+
     def _close(self) -> None:
         if self._pipe is not None:
             with contextlib.suppress(OSError):
@@ -99,6 +110,7 @@ class _Guardian:
 
 
 _guardian = _Guardian()
+os.register_at_fork(after_in_child=_guardian.forget_after_fork)
 
 
 def owner_token() -> str:
