@@ -33,6 +33,7 @@
 #include <linux/mm.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
@@ -68,6 +69,7 @@ struct kbench_entry_cpu {
 struct kbench_util_thread {
 	pid_t pid;			/* 0: free slot */
 	pid_t tgid;
+	pid_t ppid;			/* the parent process, to find a tree */
 	u64 cycles;
 	u32 switches;
 	char comm[TASK_COMM_LEN];
@@ -347,6 +349,9 @@ static void kbench_util_charge(struct kbench_util_cpu *c,
 	}
 	if (!t->tgid) {
 		t->tgid = task->tgid;
+		rcu_read_lock();
+		t->ppid = task_ppid_nr(task);
+		rcu_read_unlock();
 		memcpy(t->comm, task->comm, sizeof(t->comm));
 		t->comm[sizeof(t->comm) - 1] = '\0';
 	}
@@ -766,7 +771,7 @@ static ssize_t status_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 /*
  * One line per CPU ("cpu=N start= end= idle= lost= lost_threads= threads="),
- * then one per thread that ran there ("cpu=N pid= tgid= cycles= switches=
+ * then one per thread that ran there ("cpu=N pid= tgid= ppid= cycles= switches=
  * comm=NAME", the name last: it may hold spaces).
  */
 static ssize_t threads_read(struct file *file, struct kobject *kobj,
@@ -806,8 +811,8 @@ static ssize_t threads_read(struct file *file, struct kobject *kobj,
 
 			if (t->pid)
 				len += scnprintf(text + len, cap - len,
-						 "cpu=%u pid=%d tgid=%d cycles=%llu switches=%u comm=%s\n",
-						 cpu, t->pid, t->tgid, t->cycles,
+						 "cpu=%u pid=%d tgid=%d ppid=%d cycles=%llu switches=%u comm=%s\n",
+						 cpu, t->pid, t->tgid, t->ppid, t->cycles,
 						 t->switches, t->comm);
 		}
 		cond_resched();

@@ -83,6 +83,13 @@ def render_run(console: Console, report: RunReport, hist: str = "linear") -> Non
         console.print("\nrun context")
         for line in usage_lines(usage):
             console.print(f"  {line}", highlight=False)
+    if header.get("tracking"):
+        from kbench.trace.tracking_report import tracking_lines
+
+        for title, lines in tracking_lines(header):
+            console.print(f"\n{title}")
+            for line in lines:
+                console.print(line, highlight=False)
     if header.get("trace"):
         from kbench.trace.report import run_trace_lines
 

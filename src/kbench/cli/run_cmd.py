@@ -20,6 +20,7 @@ from kbench.jobs import is_job_file
 from kbench.report.run_view import RunReport, run_json
 from kbench.targets.factory import make_target
 from kbench.targets.vm_target import VmTarget
+from kbench.trace.tracking import parse_track, tracked
 
 
 @click.command("run")
@@ -58,6 +59,11 @@ from kbench.targets.vm_target import VmTarget
     help="With --kernel: build (NAME.c or a module directory) and load a module of your own that "
     "registers benchmarks through kbench.h; run them as kfunc.NAME (see `kbench kmod new`).",
 )
+@click.option(
+    "--track", metavar="WHAT",
+    help="Also record what entered the kernel and where the CPU went: entries, utilisation or "
+    "entries,utilisation (kbench.ko in a guest, tracefs on this kernel; see README).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the text report.")
 @pass_context
 def run_cmd(
@@ -75,6 +81,7 @@ def run_cmd(
     hist: str,
     kernel: str | None,
     modules: tuple[Path, ...],
+    track: str | None,
     as_json: bool,
 ) -> None:
     """Run BENCHMARK (see `kbench list`) or every instance of a job FILE.yaml; store every sample.
@@ -87,6 +94,7 @@ def run_cmd(
         return
     if modules and not kernel:
         raise click.UsageError("--module loads a module into a kernel booted in qemu: give --kernel too")
+    tracking = _tracking(track)
     with user_errors():
         # Check everything that can be checked before a VM boots; a user module's
         # benchmarks are known only once it is loaded.
@@ -124,7 +132,7 @@ def run_cmd(
                 store,
                 bench,
                 request,
-                target,
+                tracked(target, tracking),
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
     if as_json:
@@ -135,6 +143,15 @@ def run_cmd(
         render_run(out_console(), RunReport.from_result(result), hist)
     if result.status == "interrupted":
         sys.exit(exit_codes.INTERRUPTED)
+
+
+def _tracking(track: str | None) -> tuple[str, ...]:
+    if track is None:
+        return ()
+    try:
+        return parse_track(track)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--track") from None
 
 
 def _lookup(name: str, target: object | None) -> Benchmark:

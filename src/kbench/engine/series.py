@@ -27,7 +27,19 @@ class MetricSeries:
 def metric_series(
     measurement: Measurement, metric: str, unit: str, direction: str, *, subtract_overhead: bool = False
 ) -> list[MetricSeries]:
-    """Every metric of ``measurement``, the primary one (``metric``) first."""
+    """Every metric of ``measurement``, the primary one (``metric``) first; then those of
+    ``--track`` (kernel entries, utilisation) when the run was tracked."""
+    found = _own_series(measurement, metric, unit, direction, subtract_overhead=subtract_overhead)
+    if "tracking" in measurement.header:
+        from kbench.trace.tracking_report import tracking_series
+
+        found += tracking_series(measurement, metric)
+    return found
+
+
+def _own_series(
+    measurement: Measurement, metric: str, unit: str, direction: str, *, subtract_overhead: bool = False
+) -> list[MetricSeries]:
     header = measurement.header
     if header.get("format") == SUITE_FORMAT:
         found = [
