@@ -102,6 +102,7 @@ def _register_commands() -> None:
         calibrate_cmd,
         catalog_cmds,
         compare_cmd,
+        crosscheck_cmd,
         job_cmds,
         kmod_cmds,
         results_cmds,
@@ -125,6 +126,7 @@ def _register_commands() -> None:
     cli.add_command(sensitivity_cmd.sensitivity_cmd)
     cli.add_command(bisect_cmd.bisect_group)
     cli.add_command(trace_cmd.trace_cmd)
+    cli.add_command(crosscheck_cmd.crosscheck_cmd)
 
 
 _register_commands()

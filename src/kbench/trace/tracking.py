@@ -64,9 +64,11 @@ class KernelTracker:
 
     source = "kbench.ko"
 
-    def __init__(self, module: Any, entries: bool, utilisation: bool, cpus: Sequence[int]):
+    def __init__(self, module: Any, entries: bool, utilisation: bool, cpus: Sequence[int],
+                 groups: Sequence[str] = ENTRY_GROUPS):
         from kbench.trace.kernel import KernelTraceLog
 
+        self.groups = groups
         self.module = module
         self.log = KernelTraceLog(module.io)
         self.entries = entries
@@ -84,7 +86,7 @@ class KernelTracker:
             self.log.set_size(GUEST_LOG_ENTRIES)
         directory = f"{TRACE_DIR}/entries"
         self.module.io.write_values(directory, {
-            "groups": ",".join(ENTRY_GROUPS) if self.entries else "none",
+            "groups": ",".join(self.groups) if self.entries else "none",
             "cpus": ",".join(map(str, self.cpus)) if self.cpus else "all",
             "utilisation": "1" if self.utilisation else "0",
         })
@@ -124,10 +126,10 @@ class LocalTracker:
 
     source = "tracefs"
 
-    def __init__(self, entries: bool, utilisation: bool, cpus: Sequence[int]):
+    def __init__(self, entries: bool, utilisation: bool, cpus: Sequence[int], groups: Sequence[str] = ENTRY_GROUPS):
         from kbench.trace.tracefs import TracefsTracker
 
-        self.tracefs = TracefsTracker(ENTRY_GROUPS if entries else (), utilisation, cpus)
+        self.tracefs = TracefsTracker(groups if entries else (), utilisation, cpus)
         self.entries = entries
 
     def prepare(self) -> None:
@@ -151,6 +153,7 @@ class TrackedTarget:
 
     target: Target
     what: tuple[str, ...]
+    groups: tuple[str, ...] = ENTRY_GROUPS
 
     def info(self) -> TargetInfo:
         return self.target.info()
@@ -196,8 +199,8 @@ class TrackedTarget:
             def guest_irqs() -> str:
                 return session.read_file("/proc/interrupts").decode(errors="replace")
 
-            return KernelTracker(self.target.module, entries, utilisation, cpus), guest_irqs
-        return LocalTracker(entries, utilisation, cpus), lambda: Path("/proc/interrupts").read_text()
+            return KernelTracker(self.target.module, entries, utilisation, cpus, self.groups), guest_irqs
+        return LocalTracker(entries, utilisation, cpus, self.groups), lambda: Path("/proc/interrupts").read_text()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.target, name)
@@ -254,6 +257,14 @@ def utilisation_warnings(util: Utilisation) -> list[str]:
     if not util.measured:
         found.append("utilisation: none of the benchmark's threads ran on the tracked CPUs")
     return found
+
+
+def tracked_log(header: dict[str, Any], columns: dict[str, Any]) -> TraceLog | None:
+    """The entries a tracked run stored: in ``tracking`` (probe runs) or the kfunc run's own log."""
+    data = header.get("tracking")
+    if isinstance(data, dict) and data.get("log"):
+        return TraceLog.from_embedded(data["log"])
+    return trace_log_of(header, columns)
 
 
 def tracking_of(header: dict[str, Any]) -> tuple[EntrySummary | None, Utilisation | None]:
