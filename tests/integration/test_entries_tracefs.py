@@ -1,0 +1,133 @@
+"""Entry tracking, utilisation and crosscheck on the running kernel through tracefs (real probe, real kernel)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kbench.catalog.benchmarks import lookup
+from kbench.engine.request import RunRequest
+from kbench.native import find_native
+from kbench.targets.local import LocalTarget
+from kbench.trace.crosscheck import crosscheck
+from kbench.trace.entries import EntryContext, summarize_entries, syscall_number
+from kbench.trace.log import KIND_FAULT, KIND_SYSCALL
+from kbench.trace.tracefs import GROUPS, TracefsTracker, cpumask_text
+from kbench.trace.tracking import TrackedTarget, tracked_log, tracking_of
+from kbench.trace.utilisation import measured_threads
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or not (Path("/sys/kernel/tracing").exists()), reason="tracefs needs root"
+)
+CPU = max(os.sched_getaffinity(0))
+CALLS = 2000
+
+
+def test_cpumask_text() -> None:
+    assert cpumask_text([0]) == "00000001"
+    assert cpumask_text([1, 3]) == "0000000a"
+    assert cpumask_text([33]) == "00000002,00000000"
+
+
+def test_getppid_calls_are_logged_once_per_operation() -> None:
+    """N getppid calls log >= N getppid entries on the probe's CPU; one entry per call plus background."""
+    measurement = TrackedTarget(LocalTarget(), ("entries",)).measure(
+        lookup("syscall.getppid"), RunRequest("syscall.getppid", samples=CALLS, batch=1, warmup_samples=0, cpu=CPU))
+    log = tracked_log(measurement.header, measurement.columns)
+    assert log is not None
+    calls = log.entries[(log.entries["kind"] == KIND_SYSCALL) & (log.entries["key"] == syscall_number("getppid"))
+                        & (log.entries["cpu"] == CPU)]
+    assert calls.size >= CALLS
+    entries, _ = tracking_of(measurement.header)
+    assert entries is not None and entries.source == "tracefs" and entries.ops is not None
+    assert entries.ops >= CALLS
+    # background: the other syscalls of the probe's thread between its first and last getppid
+    others = sum(count for label, count in entries.in_region.items() if not label.startswith(("page", "irq",
+                                                                                                 "softirq")))
+    assert entries.per_op["syscall"] == pytest.approx(1.0 + others / entries.ops, abs=0.01)
+    assert 1.0 <= entries.per_op["syscall"] < 1.05
+
+
+def test_page_faults_of_a_fresh_64_mib_buffer() -> None:
+    """Touching every 4 KiB page of a fresh 64 MiB buffer faults about 16384 times.
+
+    Fewer with transparent huge pages (one fault maps 2 MiB) and more never: anonymous
+    memory has no fault-around, so the count lies between 32 (all THP) and 16384 plus
+    the program's own start-up faults.
+    """
+    source = Path(__file__).with_name("touch64.c")
+    binary = Path("/tmp") / f"kbench-touch64-{os.getpid()}"
+    subprocess.run(["gcc", "-O2", "-o", str(binary), str(source)], check=True)
+    tracker = TracefsTracker(["faults"], utilisation=False, cpus=[CPU])
+    tracker.start()
+    try:
+        done = subprocess.run(["taskset", "-c", str(CPU), str(binary)], capture_output=True, text=True, check=True)
+    finally:
+        recording = tracker.stop()
+        binary.unlink()
+    pid = int(done.stdout.split()[0])
+    faults = recording.log.entries[(recording.log.entries["kind"] == KIND_FAULT)
+                                   & (recording.log.entries["pid"] == pid)]
+    user = int(np.count_nonzero(faults["key"] == 0))
+    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    if "[always]" in thp:
+        assert 32 <= user <= 16384 + 512
+    else:
+        assert 16384 <= user <= 16384 + 512
+
+
+def test_a_cpu_hog_shows_up_as_another_threads_cycles() -> None:
+    """A busy loop pinned beside the probe takes cycles of its CPU; thread + others + idle = total within 1%."""
+    hog = subprocess.Popen(["taskset", "-c", str(CPU), "sh", "-c", "while :; do :; done"])
+    try:
+        measurement = TrackedTarget(LocalTarget(), ("utilisation",)).measure(
+            lookup("syscall.getppid"), RunRequest("syscall.getppid", samples=3000, cpu=CPU))
+    finally:
+        hog.kill()
+        hog.wait()
+    _, util = tracking_of(measurement.header)
+    assert util is not None
+    hog_cycles = sum(t.cycles for t in util.threads if t.pid == hog.pid and t.cpu == CPU)
+    split = next(s for s in util.split() if s.cpu == CPU)
+    assert hog_cycles > 0.1 * split.total
+    assert split.measured > 0
+    assert split.measured + split.others + split.idle == pytest.approx(split.total, rel=0.01)
+    assert measured_threads(util, "probe") == set(util.measured)
+    # the probe's own account of its thread's CPU time, a second method
+    usage = measurement.header["usage"]
+    probe_thread = max((t for t in util.threads if t.comm == "kbench-probe"), key=lambda t: t.cycles)
+    assert probe_thread.cycles / (util.tsc_khz * 1e3) >= usage["thread_cpu_s"] * 0.9
+
+
+@pytest.mark.parametrize("benchmark", ["syscall.getppid", "syscall.writev_t1k"])
+def test_crosscheck_syscalls_agree(benchmark: str) -> None:
+    result = crosscheck(LocalTarget(), lookup(benchmark), RunRequest(benchmark, samples=3000, cpu=CPU))
+    assert result.source == "tracefs"
+    assert result.agrees, result.to_json()
+    first, second = result.methods
+    assert first.values.size == 3000 and second.values.size >= 3000
+
+
+def test_crosscheck_reports_planted_work_outside_the_syscall() -> None:
+    """getppid with 2000 steps of user-space arithmetic per call: the probe sees them, the tracepoints cannot."""
+    result = crosscheck(LocalTarget(), lookup("syscall.getppid"),
+                        RunRequest("syscall.getppid", params={"spin": "2000"}, samples=2000, cpu=CPU))
+    assert not result.agrees
+    assert result.agreement_pct > 100
+    assert "more per operation" in result.reason()
+
+
+def test_every_group_has_events_on_this_kernel() -> None:
+    tracker = TracefsTracker(GROUPS, utilisation=True, cpus=[CPU])
+    tracker.start()
+    subprocess.run([str(find_native("kbench-probe")), "run", "getppid", "--samples", "10", "--output", "/dev/null"],
+                   check=True)
+    recording = tracker.stop()
+    assert not [event for event in tracker.missing if "raw_syscalls" in event or "sched" in event]
+    summary = summarize_entries(recording.log, EntryContext("syscall.getppid", syscall_number("getppid")))
+    assert summary.kinds[0].kind == "syscall"
+    assert recording.utilisation is not None and recording.log.tsc_khz > 100_000
