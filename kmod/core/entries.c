@@ -352,9 +352,10 @@ static void kbench_util_charge(struct kbench_util_cpu *c,
 		rcu_read_lock();
 		t->ppid = task_ppid_nr(task);
 		rcu_read_unlock();
-		memcpy(t->comm, task->comm, sizeof(t->comm));
-		t->comm[sizeof(t->comm) - 1] = '\0';
 	}
+	/* The last name: a new kthread is named, a process execs, after it ran. */
+	memcpy(t->comm, task->comm, sizeof(t->comm));
+	t->comm[sizeof(t->comm) - 1] = '\0';
 	t->cycles += delta;
 	if (out)
 		t->switches++;
