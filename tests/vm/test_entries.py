@@ -71,7 +71,10 @@ def test_kfunc_run_utilisation_counts_the_kthread(kbench_vm: VmTarget) -> None:
 
 @pytest.mark.parametrize("benchmark", ["syscall.getppid", "syscall.writev_t1k"])
 def test_crosscheck_syscalls_agree_in_the_guest(kbench_vm: VmTarget, benchmark: str) -> None:
-    result = crosscheck(kbench_vm, lookup(benchmark), RunRequest(benchmark, samples=3000, cpu=CPU))
+    # Under TCG the guest's TSC advances in steps of about 320 ns (832 cycles here), so a
+    # getppid's traced duration is one step or two and its median jumps between them.
+    tolerance = 40.0 if kbench_vm.start().accel == "tcg" and benchmark == "syscall.getppid" else 15.0
+    result = crosscheck(kbench_vm, lookup(benchmark), RunRequest(benchmark, samples=3000, cpu=CPU), tolerance)
     assert result.source == "kbench.ko"
     assert result.agrees, result.to_json()
 
