@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+
 import click
 
 from kbench.catalog.benchmarks import lookup

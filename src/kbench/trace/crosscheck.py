@@ -271,7 +271,7 @@ def command_crosscheck(target: Any, benchmark: Benchmark, request: RunRequest, t
         raise CrosscheckError("the command run has no rusage columns")
     rusage = (columns["utime_ns"] + columns["stime_ns"]).astype(np.float64)
     executions = measurement.n + int((measurement.header.get("warmup") or {}).get("samples") or 0)
-    entries, util = tracking_of(measurement.header)
+    _entries, util = tracking_of(measurement.header)
     if util is None or not util.measured:
         raise CrosscheckError("no thread of the command was seen by the context-switch accounting")
     hz = util.tsc_khz * 1e3

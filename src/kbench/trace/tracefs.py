@@ -12,6 +12,7 @@ trace markers, with CLOCK_MONOTONIC in them, give the TSC's rate.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kbench.trace.entries import VECTOR_NAMES
 from kbench.trace.kernel import TraceError
 from kbench.trace.log import (
     ENTRY_DTYPE,
@@ -34,7 +36,6 @@ from kbench.trace.log import (
     KIND_VECTOR,
     TraceLog,
 )
-from kbench.trace.entries import VECTOR_NAMES
 from kbench.trace.utilisation import CpuTime, ThreadTime, Utilisation
 
 TRACEFS = Path("/sys/kernel/tracing")
@@ -217,10 +218,8 @@ def _remove_stale_instances(root: Path) -> None:
     for path in (root / "instances").glob("kbench-*"):
         pid = path.name.removeprefix("kbench-")
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
-            try:
+            with contextlib.suppress(OSError):
                 path.rmdir()
-            except OSError:
-                pass
 
 
 def parse_trace(text: str, dropped: int = 0, utilisation: bool = True) -> TracefsRecording:
