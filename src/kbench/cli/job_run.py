@@ -15,7 +15,9 @@ from kbench.report.job_summary import instance_rows, job_json, scaling_curves, s
 from kbench.targets.factory import make_target
 
 
-def run_job_file(ctx: Context, path: Path, as_json: bool) -> None:
+def run_job_file(
+    ctx: Context, path: Path, as_json: bool, *, commit: str | None = None, label: str | None = None
+) -> None:
     with job_errors():
         instances = expand_job(path, cpu_count=default_cpu_count())
         store = ctx.store
@@ -31,7 +33,7 @@ def run_job_file(ctx: Context, path: Path, as_json: bool) -> None:
                     bar.advance(task)
                 bar.update(task, description=f"{instance.id} {instance.benchmark}")
 
-            entries = run_job(store, instances, make_target, on_trial)
+            entries = run_job(store, instances, make_target, on_trial, commit=commit, label=label)
     if as_json:
         emit_json(job_json(entries))
         return

@@ -103,11 +103,14 @@ def _register_commands() -> None:
         catalog_cmds,
         compare_cmd,
         crosscheck_cmd,
+        history_cmd,
         job_cmds,
         kmod_cmds,
+        report_cmd,
         results_cmds,
         run_cmd,
         sensitivity_cmd,
+        serve_cmd,
         trace_cmd,
         tune_cmds,
     )
@@ -125,6 +128,9 @@ def _register_commands() -> None:
     cli.add_command(calibrate_cmd.calibrate_cmd)
     cli.add_command(sensitivity_cmd.sensitivity_cmd)
     cli.add_command(bisect_cmd.bisect_group)
+    cli.add_command(history_cmd.history_cmd)
+    cli.add_command(report_cmd.report_group)
+    cli.add_command(serve_cmd.serve_cmd)
     cli.add_command(trace_cmd.trace_cmd)
     cli.add_command(crosscheck_cmd.crosscheck_cmd)
 

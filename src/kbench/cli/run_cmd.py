@@ -14,7 +14,7 @@ from kbench.cli.job_run import run_job_file
 from kbench.cli.main import Context, emit_json, err_console, out_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue, Warmup
 from kbench.cli.render import render_run
-from kbench.engine.request import RunRequest
+from kbench.engine.request import LABEL_MAX, RunRequest
 from kbench.engine.runner import execute_run
 from kbench.jobs import is_job_file
 from kbench.report.run_view import RunReport, run_json
@@ -64,6 +64,12 @@ from kbench.trace.tracking import parse_track, tracked
     help="Also record what entered the kernel and where the CPU went: entries, utilisation or "
     "entries,utilisation (kbench.ko in a guest, tracefs on this kernel; see README).",
 )
+@click.option(
+    "--commit", metavar="SHA|DIR",
+    help="The git commit measured, or a checkout whose HEAD it is (history series carry it). "
+    "Default: HEAD of a --kernel build tree that is a git checkout.",
+)
+@click.option("--label", metavar="TEXT", help="A free name for the version measured (shown in history).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the text report.")
 @pass_context
 def run_cmd(
@@ -82,15 +88,20 @@ def run_cmd(
     kernel: str | None,
     modules: tuple[Path, ...],
     track: str | None,
+    commit: str | None,
+    label: str | None,
     as_json: bool,
 ) -> None:
     """Run BENCHMARK (see `kbench list`) or every instance of a job FILE.yaml; store every sample.
 
-    A job file (docs/jobs.md) carries its own settings: options other than --json are
-    not used with it.
+    A job file (docs/jobs.md) carries its own settings: options other than --commit,
+    --label and --json are not used with it.
     """
+    commit = _measured_commit(commit, kernel)
+    if label is not None and not 0 < len(label) <= LABEL_MAX:
+        raise click.BadParameter(f"must be 1 to {LABEL_MAX} characters, got {len(label)}", param_hint="--label")
     if is_job_file(benchmark):
-        run_job_file(ctx, Path(benchmark), as_json)
+        run_job_file(ctx, Path(benchmark), as_json, commit=commit, label=label)
         return
     if modules and not kernel:
         raise click.UsageError("--module loads a module into a kernel booted in qemu: give --kernel too")
@@ -115,6 +126,8 @@ def run_cmd(
             subtract_overhead=subtract_overhead,
             iterations=iterations,
             tags=tags,
+            commit=commit,
+            label=label,
         )
         bench.validate_params(request.params)
         store = ctx.store
@@ -152,6 +165,17 @@ def _tracking(track: str | None) -> tuple[str, ...]:
         return parse_track(track)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--track") from None
+
+
+def _measured_commit(commit: str | None, kernel: str | None) -> str | None:
+    from kbench.history.versions import BadCommit, build_tree_commit, resolve_commit
+
+    if commit is None:
+        return build_tree_commit(kernel)
+    try:
+        return resolve_commit(commit)
+    except BadCommit as exc:
+        raise click.BadParameter(str(exc), param_hint="--commit") from None
 
 
 def _lookup(name: str, target: object | None) -> Benchmark:

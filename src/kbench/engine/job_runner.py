@@ -52,8 +52,13 @@ def run_job(
     instances: list[JobInstance],
     make_target: TargetFactory,
     on_trial: InstanceCallback | None = None,
+    *,
+    commit: str | None = None,
+    label: str | None = None,
 ) -> list[InstanceRuns]:
     """Measure each instance ``iterations`` times (a suite does its iterations inside one run).
+
+    ``commit`` and ``label`` (the version measured) are stored with every run.
 
     Instances are validated before this is called (``expand_job``); a target is started
     once for all the instances that name it (one VM boot per kernel).
@@ -64,7 +69,7 @@ def run_job(
             for instance in group:
                 context = _apply_governor(instance, target_spec)
                 benchmark = lookup(instance.benchmark)
-                request = instance.to_run_request()
+                request = replace(instance.to_run_request(), commit=commit, label=label)
                 runs: list[RunResult] = []
                 if benchmark.kind == "suite":
                     request = replace(request, iterations=instance.iterations)

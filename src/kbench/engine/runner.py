@@ -64,6 +64,8 @@ def execute_run(
         sysinfo=sysinfo,
         target=_as_dict(target_info),
         tags=request.tags,
+        commit=request.commit,
+        label=request.label,
     )
     try:
         measurement = target.measure(benchmark, request, progress)

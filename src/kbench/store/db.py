@@ -164,8 +164,12 @@ class Store:
         sysinfo: Mapping[str, Any] | None,
         target: Mapping[str, Any] | None,
         tags: Iterable[str] = (),
+        commit: str | None = None,
+        label: str | None = None,
     ) -> int:
-        """Record a run as ``running`` before measuring, so a crash leaves a trace."""
+        """Record a run as ``running`` before measuring, so a crash leaves a trace.
+
+        ``commit`` and ``label`` name the version measured (history series carry them)."""
         with self.engine.begin() as conn:
             machine_id = _machine_id(conn, sysinfo) if sysinfo else None
             target_id = _target_id(conn, target) if target else None
@@ -186,6 +190,8 @@ class Store:
                     target_id=target_id,
                     n_samples=0,
                     started_at=_utcnow(),
+                    commit=commit,
+                    label=label,
                 )
             )
             return _inserted_id(result)

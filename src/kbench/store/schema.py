@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Column,
     DateTime,
     Float,
@@ -42,7 +43,7 @@ machines = Table(
     Column("hostname", String(255)),
     Column("cpu_model", String(255)),
     Column("cpu_count", Integer),
-    Column("memory_bytes", Integer),
+    Column("memory_bytes", BigInteger),  # INTEGER is 32-bit on PostgreSQL: 2 GiB would overflow
     Column("first_seen", DateTime(timezone=True), nullable=False),
 )
 
