@@ -84,7 +84,8 @@ def cli(ctx: click.Context, db: str | None) -> None:
     \b
     Exit codes: 0 ok, 2 usage error (bad option, unknown benchmark or parameter),
     3 measurement failed, 4 run not found, 5 results database error, 6 a tuning knob
-    could not be changed, 10 bisect: no reproducible difference, 11 bisect failed, 130 interrupted.
+    could not be changed, 7 the fleet's broker is unreachable, 10 bisect: no reproducible
+    difference, 11 bisect failed, 130 interrupted.
     """
     if db and "://" not in db:
         db = f"sqlite:///{Path(db).expanduser().resolve()}"
@@ -103,6 +104,7 @@ def _register_commands() -> None:
         catalog_cmds,
         compare_cmd,
         crosscheck_cmd,
+        fleet_cmd,
         history_cmd,
         job_cmds,
         kmod_cmds,
@@ -113,6 +115,7 @@ def _register_commands() -> None:
         serve_cmd,
         trace_cmd,
         tune_cmds,
+        worker_cmd,
     )
 
     cli.add_command(catalog_cmds.list_cmd)
@@ -133,6 +136,8 @@ def _register_commands() -> None:
     cli.add_command(serve_cmd.serve_cmd)
     cli.add_command(trace_cmd.trace_cmd)
     cli.add_command(crosscheck_cmd.crosscheck_cmd)
+    cli.add_command(fleet_cmd.fleet_group)
+    cli.add_command(worker_cmd.worker_cmd)
 
 
 _register_commands()

@@ -166,10 +166,13 @@ class Store:
         tags: Iterable[str] = (),
         commit: str | None = None,
         label: str | None = None,
+        task_key: str | None = None,
     ) -> int:
         """Record a run as ``running`` before measuring, so a crash leaves a trace.
 
-        ``commit`` and ``label`` name the version measured (history series carry them)."""
+        ``commit`` and ``label`` name the version measured (history series carry them).
+        ``task_key`` (a fleet task's trial) is unique among runs: a second run with the
+        same key raises IntegrityError and stores nothing."""
         with self.engine.begin() as conn:
             machine_id = _machine_id(conn, sysinfo) if sysinfo else None
             target_id = _target_id(conn, target) if target else None
@@ -192,9 +195,15 @@ class Store:
                     started_at=_utcnow(),
                     commit=commit,
                     label=label,
+                    task_key=task_key,
                 )
             )
             return _inserted_id(result)
+
+    def machine_id(self, sysinfo: Mapping[str, Any]) -> int:
+        """The id of the machine ``sysinfo`` describes, recorded now if it is new."""
+        with self.engine.begin() as conn:
+            return _machine_id(conn, sysinfo)
 
     def finish_run(
         self,
