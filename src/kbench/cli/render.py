@@ -83,6 +83,12 @@ def render_run(console: Console, report: RunReport, hist: str = "linear") -> Non
         console.print("\nrun context")
         for line in usage_lines(usage):
             console.print(f"  {line}", highlight=False)
+    if header.get("crosscheck"):
+        from kbench.trace.crosscheck_store import crosscheck_lines
+
+        console.print()
+        for line in crosscheck_lines(header["crosscheck"]):
+            console.print(line, highlight=False)
     if header.get("tracking"):
         from kbench.trace.tracking_report import tracking_lines
 

@@ -14,6 +14,8 @@ from kbench.engine.measurement import Measurement
 from kbench.trace.log import TRACE_FORMAT
 
 SUITE_FORMAT = "kbench-suite/1"
+CROSSCHECK_FORMAT = "kbench-crosscheck/1"
+"""A method's values of ``kbench crosscheck`` (kbench.trace.crosscheck_store)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,10 @@ def _own_series(
         from kbench.trace.series import trace_series
 
         return trace_series(measurement, metric)
+    if header.get("format") == CROSSCHECK_FORMAT:
+        from kbench.trace.crosscheck_store import crosscheck_series
+
+        return crosscheck_series(measurement, metric, unit, direction)
     if measurement.n == 0:
         return []
     values = measurement.per_op(unit, subtract_overhead=subtract_overhead)
