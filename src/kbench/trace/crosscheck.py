@@ -17,19 +17,21 @@
   stime, from wait4) against the on-CPU time of the execution's process tree from
   context switches (utilisation), split into time in traced kernel entries and the rest.
 
-The same statistic on both sides: a probe or loop sample is the mean of a batch of
-consecutive calls, so the traced durations are grouped the same way (consecutive calls,
-the probe's batch, aligned with its last samples) and each group's mean is one value.
-Comparing the median of batch means with the median of single calls would compare
-different points of a skewed distribution (writev's calls alternate between a cheaper
-overwrite and a dearer append, fib lookups vary with the address).
+The same statistic on both sides. A probe sample is the mean of a batch of consecutive
+calls, so the traced durations are grouped the same way (consecutive calls, the probe's
+batch, aligned with its last samples) and each group's mean is one value; kbench.ko's
+loop runs one call per sample, as the kretprobe logs one duration per call. Comparing
+the median of batch means with the median of single calls would compare different
+points of a skewed distribution (writev's calls alternate between a cheaper overwrite
+and a dearer append; fib lookups vary with the address and TCG's interrupts make their
+tail heavy).
 
 Rounds: the whole procedure is repeated ``rounds`` times, the methods' runs
 alternating, each run in a fresh process (or kbench.ko run). A process can land in a
 slower mode of this machine for its whole life (page placement: getppid 164 or 216 ns
-per process here), so a method's value is the median over all rounds' values and a
-correction the median of the rounds' corrections: up to half the processes of each side
-may be off without moving the verdict. Each round's own agreement is reported too.
+per process here), so a method's median is the median of its rounds' medians and a
+correction the median of the rounds' corrections: fewer than half the rounds of each
+side may be off without moving the verdict. Each round's own agreement is reported too.
 
 Agreement: ``agreement_pct`` = 100 x (method 1 corrected / method 2 corrected - 1); the
 verdict is *agree* when its size is within the tolerance.
@@ -75,9 +77,13 @@ class Method:
     unit: str
     correction: float = 0.0  # subtracted from the median before comparing (median of the rounds')
     correction_why: str = ""
+    round_medians: tuple[float, ...] = ()
 
     @property
     def median(self) -> float:
+        """The median of the rounds' medians (a process-wide slow mode moves one round, not this)."""
+        if self.round_medians:
+            return float(np.median(self.round_medians))
         return float(np.median(self.values)) if self.values.size else float("nan")
 
     @property
@@ -138,9 +144,11 @@ class Crosscheck:
         first, second = self.specs
         return (
             Method(first.method, first.role, np.concatenate([r.first for r in self.rounds]), first.unit,
-                   float(np.median([r.first_correction for r in self.rounds])), first.correction_why),
+                   float(np.median([r.first_correction for r in self.rounds])), first.correction_why,
+                   tuple(float(np.median(r.first)) for r in self.rounds)),
             Method(second.method, second.role, np.concatenate([r.second for r in self.rounds]), second.unit,
-                   float(np.median([r.second_correction for r in self.rounds])), second.correction_why),
+                   float(np.median([r.second_correction for r in self.rounds])), second.correction_why,
+                   tuple(float(np.median(r.second)) for r in self.rounds)),
         )
 
     @property
@@ -163,6 +171,8 @@ class Crosscheck:
 
     def reason(self) -> str:
         first, second = self.methods
+        if self.agrees and not (first.correction or second.correction):
+            return f"the two methods agree within ±{self.tolerance_pct:g}%"
         if self.agrees:
             return (f"the two methods agree within ±{self.tolerance_pct:g}% once each is corrected by its own "
                     "measurement of the empty region")
@@ -329,7 +339,8 @@ def syscall_crosscheck(target: Any, benchmark: Benchmark, request: RunRequest, t
         ),
         rounds=tuple(done), tolerance_pct=tolerance_pct, tracing_overhead=overhead,
         statistic=f"per sample, the mean per call of the sample's batch ({request.batch} calls): "
-                  "the probe's rdtsc pair, and the same calls' traced durations",
+                  "the probe's rdtsc pair, and the same calls' traced durations; each method's median is the "
+                  "median of its rounds' medians",
         notes=[f"pinned to CPU {cpu}; the probe's empty timed region is taken off its values; {rounds} rounds, "
                "each method's runs alternating, a fresh process each",
                f"empty region: {REFERENCE}'s time outside its tracepoints per round "
@@ -365,12 +376,15 @@ def kfunc_crosscheck(target: Any, benchmark: Benchmark, request: RunRequest, tol
     check_functions(host, (name,))
     done: list[Round] = []
     probed_loops: list[float] = []
-    batch = request.batch
+    # One call per loop sample, like the probe's one call per logged duration: the same
+    # statistic (the median of single calls) on both sides. A median of batch means
+    # lies nearer the mean of these heavy-tailed calls than a median of single ones.
+    batch = 1
+    request = dataclasses.replace(request, batch=batch)
     for number in range(rounds):
         say(f"round {number + 1} of {rounds}: {benchmark.name} unprobed, then with a kretprobe on {name}")
-        unprobed = target.measure(benchmark, request if batch is None else dataclasses.replace(request, batch=batch))
-        batch = max(int(unprobed.header.get("batch") or 1), 1)
-        round_, probed_loop = _kfunc_round(host, benchmark, dataclasses.replace(request, batch=batch), name, unprobed)
+        unprobed = target.measure(benchmark, request)
+        round_, probed_loop = _kfunc_round(host, benchmark, request, name, unprobed)
         done.append(round_)
         probed_loops.append(probed_loop)
     loop_median = float(np.median(np.concatenate([r.first for r in done])))
@@ -385,8 +399,8 @@ def kfunc_crosscheck(target: Any, benchmark: Benchmark, request: RunRequest, tol
                        "the probe's effective overhead, measured on an empty function in this boot"),
         ),
         rounds=tuple(done), tolerance_pct=tolerance_pct, tracing_overhead=probed - loop_median,
-        statistic=f"the mean per call of {batch} consecutive calls: a loop sample, and the same number of "
-                  "consecutive probed calls",
+        statistic="single calls: a loop sample of one call, and one probed call; each method's median is the "
+                  "median of its rounds' medians",
         notes=[f"TSC {tsc_khz} kHz; {rounds} rounds, each the loop unprobed, then again with the probe (median "
                f"{probed:.0f} cycles per call probed)",
                "the loop also times the benchmark's call wrapper around the function"],
@@ -445,7 +459,9 @@ def execution_trees(util: Any) -> dict[int, set[int]]:
 def command_crosscheck(target: Any, benchmark: Benchmark, request: RunRequest, tolerance_pct: float,
                        rounds: int, say: Progress) -> Crosscheck:
     # Both methods see the same executions: no warm-up, whose rusage the probe does not keep.
-    request = dataclasses.replace(request, warmup_samples=0, warmup_duration_s=None)
+    # Pinned (the children inherit it), so only one CPU's entries are traced.
+    cpu = request.cpu if request.cpu is not None else _last_cpu(target)
+    request = dataclasses.replace(request, warmup_samples=0, warmup_duration_s=None, cpu=cpu)
     done: list[Round] = []
     in_kernel: list[float] = []
     slept: list[int] = []
@@ -491,9 +507,9 @@ def command_crosscheck(target: Any, benchmark: Benchmark, request: RunRequest, t
         ),
         rounds=tuple(done), tolerance_pct=tolerance_pct,
         statistic="per execution: the child's rusage, and the summed on-CPU time of the threads it and its "
-                  "descendants ran",
-        notes=[f"{executions} executions traced in {rounds} rounds (no warm-up: both methods see the same "
-               "executions)",
+                  "descendants ran; each method's median is the median of its rounds' medians",
+        notes=[f"pinned to CPU {cpu}; {executions} executions traced in {rounds} rounds (no warm-up: both "
+               "methods see the same executions)",
                f"of the on-CPU time (median {first_cpu:.0f} ns), {kernel:.0f} ns per execution was inside traced "
                f"kernel entries (syscalls that did not sleep, interrupts), the rest user time; "
                f"{sum(slept)} entries that slept left out",

@@ -163,11 +163,19 @@ class TracefsTracker:
 
     def _mark(self, which: str) -> None:
         """A marker with CLOCK_MONOTONIC, written from a traced CPU (others record nothing)."""
+        assert self.instance is not None
         before = os.sched_getaffinity(0)
         os.sched_setaffinity(0, {self.cpus[-1]})
         try:
             now = time.monotonic_ns()
-            self._write("trace_marker", f"kbench-{which} {now}\n")
+            (self.instance / "trace_marker").write_text(f"kbench-{which} {now}\n")
+        except OSError as exc:
+            # The ring buffer refuses a marker (EBADF) once it is full and not overwriting.
+            full = exc.errno == errno.EBADF and self._dropped()
+            raise TraceError(f"tracefs: the trace buffer ({self.buffer_kb} KiB per CPU) filled up and "
+                             f"{self._dropped()} events were dropped: track fewer CPUs (--cpu) or a shorter run"
+                             if full else f"tracefs: cannot write the {which} marker: "
+                             f"{os.strerror(exc.errno or errno.EIO)}") from exc
         finally:
             os.sched_setaffinity(0, before)
         if which == "start":
