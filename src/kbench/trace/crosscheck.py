@@ -56,6 +56,7 @@ from kbench.trace.tracking import TrackedTarget, op_syscall, tracked_log, tracki
 DEFAULT_TOLERANCE_PCT = 15.0
 DEFAULT_ROUNDS = 5
 REFERENCE = "syscall.getppid"
+EMPTY_KFUNC = "kfunc.empty"
 KFUNC_FUNCTIONS = {
     "fib4_lookup": "fib_table_lookup",
     "get_random_u32": "get_random_u32",
@@ -379,13 +380,20 @@ def kfunc_crosscheck(target: Any, benchmark: Benchmark, request: RunRequest, tol
     # One call per loop sample, like the probe's one call per logged duration: the same
     # statistic (the median of single calls) on both sides. A median of batch means
     # lies nearer the mean of these heavy-tailed calls than a median of single ones.
-    batch = 1
-    request = dataclasses.replace(request, batch=batch)
+    request = dataclasses.replace(request, batch=1)
+    empty = lookup(EMPTY_KFUNC)
+    empty_request = RunRequest(benchmark=empty.name, samples=request.samples, batch=1)
     for number in range(rounds):
-        say(f"round {number + 1} of {rounds}: {benchmark.name} unprobed, then with a kretprobe on {name}")
-        unprobed = target.measure(benchmark, request)
-        round_, probed_loop = _kfunc_round(host, benchmark, request, name, unprobed)
-        done.append(round_)
+        say(f"round {number + 1} of {rounds}: {benchmark.name} unprobed, with a kretprobe on {name}, unprobed "
+            "again")
+        harness = float(np.median(target.measure(empty, empty_request).per_op("cycles")))
+        before = target.measure(benchmark, request)
+        round_, probed_loop = _kfunc_round(host, benchmark, request, name)
+        after = target.measure(benchmark, request)
+        # A guest under TCG changes speed from one phase to the next: the loop is timed
+        # on both sides of the probed run, each method's values within one round.
+        loop = np.concatenate([before.per_op("cycles"), after.per_op("cycles")])
+        done.append(dataclasses.replace(round_, first=loop, first_correction=harness))
         probed_loops.append(probed_loop)
     loop_median = float(np.median(np.concatenate([r.first for r in done])))
     tsc_khz = KernelTraceLog(target.module.io).status().get("tsc_khz")
@@ -394,21 +402,22 @@ def kfunc_crosscheck(target: Any, benchmark: Benchmark, request: RunRequest, tol
         benchmark=benchmark.name, quantity=f"cycles of one {benchmark.workload} call", source="kbench.ko",
         specs=(
             MethodSpec("kbench.ko loop (cycles per call)", "loop", "cycles",
-                       f"the loop's empty timed region per call (batch {batch})"),
+                       f"the harness's own cycles per call ({EMPTY_KFUNC} at batch 1, each round)"),
             MethodSpec(f"kretprobe on {name} (in place, while the loop runs)", "kretprobe", "cycles",
                        "the probe's effective overhead, measured on an empty function in this boot"),
         ),
         rounds=tuple(done), tolerance_pct=tolerance_pct, tracing_overhead=probed - loop_median,
         statistic="single calls: a loop sample of one call, and one probed call; each method's median is the "
                   "median of its rounds' medians",
-        notes=[f"TSC {tsc_khz} kHz; {rounds} rounds, each the loop unprobed, then again with the probe (median "
-               f"{probed:.0f} cycles per call probed)",
+        notes=[f"TSC {tsc_khz} kHz; {rounds} rounds, each: the empty harness, the loop unprobed, with the probe "
+               f"(median {probed:.0f} cycles per call probed), unprobed again",
                "the loop also times the benchmark's call wrapper around the function"],
     )
 
 
-def _kfunc_round(host: Any, benchmark: Benchmark, request: RunRequest, name: str,
-                 unprobed: Measurement) -> tuple[Round, float]:
+def _kfunc_round(host: Any, benchmark: Benchmark, request: RunRequest, name: str) -> tuple[Round, float]:
+    """The probed run: (a round whose second method is the probe's durations, the loop's cycles
+    per call while probed)."""
     from kbench.trace.log import KIND_FUNCTION
     from kbench.trace.plan import TracePlan
     from kbench.trace.selection import measured_entries
@@ -428,11 +437,10 @@ def _kfunc_round(host: Any, benchmark: Benchmark, request: RunRequest, name: str
         mine = calls[calls["pid"] == pid]
         mine = mine[np.argsort(mine["start"], kind="stable")]
         groups.append(group_means(mine["cycles"], batch))
-    empty = float(unprobed.header["overhead"]["median_ticks"]) / batch if unprobed.header.get("overhead") else 0.0
     probe = traced.header["trace"].get("probe_overhead") or {}
     effective = float(probe.get("median_effective", 0.0))
     probed_loop = float(traced.header.get("workload", {}).get("median", float("nan")))
-    return Round(unprobed.per_op("cycles"), np.concatenate(groups), empty, effective), probed_loop
+    return Round(np.empty(0), np.concatenate(groups), 0.0, effective), probed_loop
 
 
 # -- command ------------------------------------------------------------------------------

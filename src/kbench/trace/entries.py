@@ -170,6 +170,12 @@ def entries_of(log: TraceLog, cpus: tuple[int, ...] = ()) -> np.ndarray:
     return ordered
 
 
+def _kind_keys(rows: np.ndarray) -> list[tuple[int, int]]:
+    """The distinct (kind, key) pairs of ``rows``, sorted."""
+    pairs = np.unique(rows["kind"].astype(np.uint64) << np.uint64(32) | rows["key"].astype(np.uint64))
+    return [(int(pair >> 32), int(pair & 0xFFFFFFFF)) for pair in pairs]
+
+
 def _inside(rows: np.ndarray, low: int, high: int) -> np.ndarray:
     ends = rows["start"] + rows["cycles"]
     mask: np.ndarray = (rows["start"] >= low) & (ends <= high)
@@ -181,7 +187,7 @@ def summarize_entries(log: TraceLog, context: EntryContext) -> EntrySummary:
     span = int(rows["start"].max() + rows["cycles"].max() - rows["start"].min()) if rows.size else 0
     kinds = [_row(log, kind, None, rows[rows["kind"] == kind], KIND_NAMES[kind])
              for kind in ENTRY_KINDS if np.any(rows["kind"] == kind)]
-    pairs = sorted({(int(k), int(c)) for k, c in zip(rows["kind"], rows["key"], strict=True)})
+    pairs = _kind_keys(rows)
     keys = [_row(log, kind, key, rows[(rows["kind"] == kind) & (rows["key"] == key)],
                  entry_label(kind, key, context.irq_names)) for kind, key in pairs]
     keys.sort(key=lambda row: (-(row.total_ns or 0.0), -row.count))
@@ -194,7 +200,7 @@ def summarize_entries(log: TraceLog, context: EntryContext) -> EntrySummary:
             per_op[KIND_NAMES[kind]] = float(np.count_nonzero(inside["kind"] == kind)) / ops
         per_op["all"] = float(inside.size) / ops
     unexpected = inside[~expected]
-    for kind, key in sorted({(int(k), int(c)) for k, c in zip(unexpected["kind"], unexpected["key"], strict=True)}):
+    for kind, key in _kind_keys(unexpected):
         count = int(np.count_nonzero((unexpected["kind"] == kind) & (unexpected["key"] == key)))
         in_region[entry_label(kind, key, context.irq_names)] = count
     lost = {**context.lost, "overflow": log.overflow}
