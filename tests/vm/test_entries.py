@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from kbench.catalog.benchmarks import lookup
@@ -71,25 +72,43 @@ def test_kfunc_run_utilisation_counts_the_kthread(kbench_vm: VmTarget) -> None:
 
 @pytest.mark.parametrize("benchmark", ["syscall.getppid", "syscall.writev_t1k"])
 def test_crosscheck_syscalls_agree_in_the_guest(kbench_vm: VmTarget, benchmark: str) -> None:
-    # Under TCG the guest's TSC advances in steps of about 320 ns (832 cycles here), so a
-    # getppid's traced duration is one step or two and its median jumps between them.
-    tolerance = 40.0 if kbench_vm.start().accel == "tcg" and benchmark == "syscall.getppid" else 15.0
-    result = crosscheck(kbench_vm, lookup(benchmark), RunRequest(benchmark, samples=3000, cpu=CPU), tolerance)
+    """Agreement on the call's latency within the default ±15%, robust as on the host: the
+    same batches on both sides and the median over 3 alternating rounds of fresh processes."""
+    result = crosscheck(kbench_vm, lookup(benchmark), RunRequest(benchmark, samples=2000, cpu=CPU), rounds=3)
     assert result.source == "kbench.ko"
     assert result.agrees, result.to_json()
+    assert all(r.first.size == r.second.size == 2000 for r in result.rounds)
+    assert result.methods[1].correction < 0  # the empty region's outside time is added to the traced view
 
 
 def test_crosscheck_reports_planted_work_in_the_guest(kbench_vm: VmTarget) -> None:
     result = crosscheck(kbench_vm, lookup("syscall.getppid"),
-                        RunRequest("syscall.getppid", params={"spin": "2000"}, samples=2000, cpu=CPU))
+                        RunRequest("syscall.getppid", params={"spin": "2000"}, samples=2000, cpu=CPU), rounds=3)
     assert not result.agrees and result.agreement_pct > 100
 
 
+TCG_KFUNC_TOLERANCE_PCT = 50.0
+"""kbench.ko's loop vs a kretprobe under TCG. Measured with warm loops (docs/PERFORMANCE.md,
+crosscheck): the loop's own runs agree within a few %, but a kretprobe's effective overhead
+taken from the empty function is not what it adds to another function under TCG (the
+corrected agreement is +17 … +37 % for fib_table_lookup, about -20 % for
+ip_route_output_flow, in 6.1 and 6.12), and the loop also times fib_lookup()'s wrapper.
+Under KVM or on hardware the default 15 % holds."""
+
+
 def test_crosscheck_fib4_lookup(kbench_vm: VmTarget) -> None:
-    result = crosscheck(kbench_vm, lookup("kfunc.fib4_lookup"), RunRequest("kfunc.fib4_lookup", samples=3000))
+    tcg = kbench_vm.start().accel == "tcg"
+    tolerance = TCG_KFUNC_TOLERANCE_PCT if tcg else 15.0
+    result = crosscheck(kbench_vm, lookup("kfunc.fib4_lookup"), RunRequest("kfunc.fib4_lookup", samples=20000),
+                        tolerance, rounds=3)
     assert result.agrees, result.to_json()
     loop, probe = result.methods
-    assert loop.values.size == 3000 and probe.values.size >= 3000
+    assert loop.values.size == 2 * 3 * 20000  # before and after the probed run, each round
+    assert probe.values.size >= 3 * 20000
+    # the loop is warm: its runs of a round agree with each other far better than the methods do
+    for r in result.rounds:
+        before, after = np.median(r.first[:20000]), np.median(r.first[20000:])
+        assert abs(before / after - 1) < 0.25, (before, after)
 
 
 def test_entries_sysfs_refuses_bad_input_and_cleans_up(kbench_vm: VmTarget) -> None:

@@ -104,7 +104,7 @@ def crosscheck_lines(data: dict[str, Any]) -> list[str]:
                      f"{_fmt(m['corrected']):>10}  {m['unit']}")
     for m in methods:
         if m["correction"]:
-            lines.append(f"  correction of {m['method'].split(' (')[0]}: -{_fmt(m['correction'])} {m['unit']}, "
+            lines.append(f"  correction of {m['method'].split(' (')[0]}: {-m['correction']:+,.1f} {m['unit']}, "
                          f"{m['correction_why']}")
     if data.get("statistic"):
         lines.append(f"  values: {data['statistic']}")
