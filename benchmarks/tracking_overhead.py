@@ -9,10 +9,11 @@ On this kernel (tracefs), side by side in each round, in an order that rotates f
 to round so that a drifting machine favours no configuration:
 
 - ``syscall.getppid`` pinned to the last CPU: untracked; ``--track entries``;
-  ``--track utilisation``; both; and untracked under ``perf trace -C CPU`` (every
-  syscall of that CPU, perf's own tracer, checked to have seen the calls);
-- ``hackbench.pipe-process`` (the real tool, 10 groups, ``--hackbench-loops``): the same
-  four, tracking every CPU, and under ``perf trace -a``.
+  ``--track utilisation``; both; and untracked under ``perf record -e raw_syscalls:*
+  -C CPU`` (the same tracepoints into perf's buffer and a file) and ``perf trace -s -C
+  CPU`` (perf's syscall tracer, summary only), each checked to have seen the calls;
+- ``hackbench.pipe-process`` (the real tool, 10 groups, ``--hackbench-loops``): the same,
+  tracking every CPU (``-a`` for perf).
 
 With ``--kernel`` (qemu), ``syscall.getppid`` in the guest: untracked and the three
 tracked configurations through kbench.ko.
@@ -31,6 +32,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -65,6 +67,7 @@ class PerfTrace:
     def __init__(self, cpus: str | None):
         self.args = ["perf", "trace", "-s", "--no-inherit"] + (["-C", cpus] if cpus else ["-a"])
         self.proc: subprocess.Popen[bytes] | None = None
+        self.summary = ""
 
     def __enter__(self) -> PerfTrace:
         self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -90,6 +93,25 @@ class PerfTrace:
         return total
 
 
+class PerfRecord(PerfTrace):
+    """``perf record`` of the raw_syscalls tracepoints (what tracefs records for --track
+    entries' syscalls) into a file; its closing line counts the samples it wrote."""
+
+    def __init__(self, cpus: str | None, output: str):
+        super().__init__(cpus)
+        self.args = ["perf", "record", "-e", "raw_syscalls:sys_enter", "-e", "raw_syscalls:sys_exit",
+                     "-o", output] + (["-C", cpus] if cpus else ["-a"])
+
+    def __exit__(self, *exc: object) -> None:
+        super().__exit__(*exc)
+        os.unlink(self.args[self.args.index("-o") + 1])
+
+    def calls(self, syscall: str) -> int:
+        """Samples written (an enter and an exit per call): perf record names no syscall."""
+        words = self.summary.replace("(", " ").split()
+        return int(words[words.index("samples") - 1]) // 2 if "samples" in words else 0
+
+
 def local_configs(benchmark: Benchmark, request: RunRequest, perf_cpus: str | None,
                   perf_syscall: str, perf_min_calls: int) -> dict[str, Callable[[], float]]:
     local = LocalTarget()
@@ -98,16 +120,21 @@ def local_configs(benchmark: Benchmark, request: RunRequest, perf_cpus: str | No
         target = TrackedTarget(local, what) if what else local
         return lambda: figure(benchmark, target.measure(benchmark, request))
 
-    def under_perf() -> float:
-        with PerfTrace(perf_cpus) as perf:
-            value = figure(benchmark, local.measure(benchmark, request))
-        seen = perf.calls(perf_syscall)
-        if seen < perf_min_calls:
-            raise RuntimeError(f"perf trace saw {seen} {perf_syscall} calls, expected at least {perf_min_calls}")
-        return value
+    def under(make: Callable[[], PerfTrace]) -> Callable[[], float]:
+        def run() -> float:
+            with make() as perf:
+                value = figure(benchmark, local.measure(benchmark, request))
+            seen = perf.calls(perf_syscall)
+            if seen < perf_min_calls:
+                raise RuntimeError(f"{perf.args[:2]} saw {seen} {perf_syscall} calls, expected {perf_min_calls}\n"
+                                   f"{perf.summary}")
+            return value
+        return run
 
     configs = {name: tracked(what) for name, what in TRACKED.items()}
-    configs["perf trace"] = under_perf
+    output = os.path.join(tempfile.gettempdir(), f"kbench-perf-{os.getpid()}.data")
+    configs["perf record"] = under(lambda: PerfRecord(perf_cpus, output))
+    configs["perf trace"] = under(lambda: PerfTrace(perf_cpus))
     return configs
 
 
