@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -171,3 +173,39 @@ def test_every_group_has_events_on_this_kernel() -> None:
     summary = summarize_entries(recording.log, EntryContext("syscall.getppid", syscall_number("getppid")))
     assert summary.kinds[0].kind == "syscall"
     assert recording.utilisation is not None and recording.log.tsc_khz > 100_000
+
+
+def _kbench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, KBENCH_DB=str(tmp_path / "x.db"))
+    return subprocess.run([sys.executable, "-m", "kbench.cli", *args], capture_output=True, text=True, env=env,
+                          timeout=600)
+
+
+def test_crosscheck_cli_stores_both_methods(tmp_path: Path) -> None:
+    """``kbench crosscheck --json``: methods and agreement_pct; both methods stored as runs that
+    ``kbench results --tag`` finds and ``kbench show`` prints with the crosscheck."""
+    done = _kbench(tmp_path, "crosscheck", "syscall.writev_t1k", "--samples", "1000", "--rounds", "3", "--cpu",
+                   str(CPU), "--json")
+    assert done.returncode in (0, 1), done.stderr
+    data = json.loads(done.stdout)
+    assert [set(m) >= {"method", "median", "p90", "n", "unit"} for m in data["methods"]] == [True, True]
+    assert data["verdict"] == ("agree" if done.returncode == 0 else "disagree")
+    assert isinstance(data["agreement_pct"], float) and len(data["rounds"]) == 3
+    listed = json.loads(_kbench(tmp_path, "results", "--tag", f"crosscheck:{data['id']}", "--json").stdout)
+    assert sorted(row["id"] for row in listed) == sorted(data["run_ids"])
+    probe_run = data["run_ids"][0]
+    shown = json.loads(_kbench(tmp_path, "show", str(probe_run), "--json").stdout)
+    assert shown["n"] == data["methods"][0]["n"] == 3000
+    assert shown["crosscheck"]["agreement_pct"] == pytest.approx(data["agreement_pct"])
+    text = _kbench(tmp_path, "show", str(probe_run)).stdout
+    assert f"crosscheck syscall.writev_t1k: latency of one writev() call (tracefs), id {data['id']}" in text
+
+
+def test_crosscheck_cli_refuses_what_it_cannot_check(tmp_path: Path) -> None:
+    done = _kbench(tmp_path, "crosscheck", "syscall.pipe_roundtrip", "--samples", "100", "--rounds", "1")
+    assert done.returncode == 2 and "no pipe call was traced" in done.stderr, done.stderr
+    done = _kbench(tmp_path, "crosscheck", "kfunc.fib4_lookup")
+    assert done.returncode == 2 and "give --kernel" in done.stderr
+    done = _kbench(tmp_path, "crosscheck", "suite.nothing")
+    assert done.returncode != 0 and "unknown benchmark" in done.stderr.lower()
+    assert not (tmp_path / "x.db").exists() or not json.loads(_kbench(tmp_path, "results", "--json").stdout)
