@@ -100,15 +100,15 @@ def test_crosscheck_fib4_lookup(kbench_vm: VmTarget) -> None:
     tcg = kbench_vm.start().accel == "tcg"
     tolerance = TCG_KFUNC_TOLERANCE_PCT if tcg else 15.0
     result = crosscheck(kbench_vm, lookup("kfunc.fib4_lookup"), RunRequest("kfunc.fib4_lookup", samples=20000),
-                        tolerance, rounds=3)
+                        tolerance, rounds=5)
     assert result.agrees, result.to_json()
     loop, probe = result.methods
-    assert loop.values.size == 2 * 3 * 20000  # before and after the probed run, each round
-    assert probe.values.size >= 3 * 20000
-    # the loop is warm: its runs of a round agree with each other far better than the methods do
-    for r in result.rounds:
-        before, after = np.median(r.first[:20000]), np.median(r.first[20000:])
-        assert abs(before / after - 1) < 0.25, (before, after)
+    assert loop.values.size == 2 * 5 * 20000  # before and after the probed run, each round
+    assert probe.values.size >= 5 * 20000
+    # The loop is warm: in most rounds its runs before and after the probed one agree
+    # within 10% (a loaded host can still slow one run down).
+    steady = [abs(np.median(r.first[:20000]) / np.median(r.first[20000:]) - 1) < 0.10 for r in result.rounds]
+    assert sum(steady) >= 3, [r.first_correction for r in result.rounds]
 
 
 def test_entries_sysfs_refuses_bad_input_and_cleans_up(kbench_vm: VmTarget) -> None:
