@@ -87,28 +87,33 @@ def test_crosscheck_reports_planted_work_in_the_guest(kbench_vm: VmTarget) -> No
     assert not result.agrees and result.agreement_pct > 100
 
 
-TCG_KFUNC_TOLERANCE_PCT = 50.0
-"""kbench.ko's loop vs a kretprobe under TCG. Measured with warm loops (docs/PERFORMANCE.md,
-crosscheck): the loop's own runs agree within a few %, but a kretprobe's effective overhead
-taken from the empty function is not what it adds to another function under TCG (the
-corrected agreement is +17 … +37 % for fib_table_lookup, about -20 % for
-ip_route_output_flow, in 6.1 and 6.12), and the loop also times fib_lookup()'s wrapper.
-Under KVM or on hardware the default 15 % holds."""
-
-
 def test_crosscheck_fib4_lookup(kbench_vm: VmTarget) -> None:
-    tcg = kbench_vm.start().accel == "tcg"
-    tolerance = TCG_KFUNC_TOLERANCE_PCT if tcg else 15.0
-    result = crosscheck(kbench_vm, lookup("kfunc.fib4_lookup"), RunRequest("kfunc.fib4_lookup", samples=20000),
-                        tolerance, rounds=5)
-    assert result.agrees, result.to_json()
+    """kbench.ko's loop against fib_table_lookup timed in place by a kretprobe, 5 rounds.
+
+    Each call the loop makes is timed once by the probe, each round measures its own
+    corrections, and the verdict comes with its reason. Whether the two agree within
+    ±15% is asserted only under KVM: under TCG a kretprobe adds about 700 cycles more to
+    fib_table_lookup than to the empty function its overheads are measured on, and its
+    runs fall into 2x slower phases of the emulator for seconds at a time, so the
+    corrected agreement of one crosscheck ranged from -17% to +45% in Debian 6.1 and
+    6.12 on this machine (rounds from -56% to +350%; docs/PERFORMANCE.md, crosscheck)."""
+    session = kbench_vm.start()
+    samples, rounds = 20000, 5
+    result = crosscheck(kbench_vm, lookup("kfunc.fib4_lookup"), RunRequest("kfunc.fib4_lookup", samples=samples),
+                        rounds=rounds)
     loop, probe = result.methods
-    assert loop.values.size == 2 * 5 * 20000  # before and after the probed run, each round
-    assert probe.values.size >= 5 * 20000
-    # The loop is warm: in most rounds its runs before and after the probed one agree
-    # within 10% (a loaded host can still slow one run down).
-    steady = [abs(np.median(r.first[:20000]) / np.median(r.first[20000:]) - 1) < 0.10 for r in result.rounds]
-    assert sum(steady) >= 3, [r.first_correction for r in result.rounds]
+    assert loop.unit == probe.unit == "cycles"
+    for r in result.rounds:
+        assert r.first.size == 2 * samples  # the loop before and after the probed run
+        assert r.second.size == samples  # one probed duration per recorded call, nothing else
+        assert 0 < r.first_correction < np.median(r.first)  # the harness's own cycles per call
+        assert 0 < r.second_correction  # the probe's effective overhead, measured this round
+    data = result.to_json()
+    assert data["verdict"] in ("agree", "disagree") and data["reason"] and len(data["rounds"]) == rounds
+    if session.accel == "tcg":
+        assert any("under TCG" in note for note in result.notes)
+    else:
+        assert result.agrees, data
 
 
 def test_entries_sysfs_refuses_bad_input_and_cleans_up(kbench_vm: VmTarget) -> None:
