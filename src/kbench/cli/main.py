@@ -151,6 +151,7 @@ def _register_commands() -> None:
         calibrate_cmd,
         catalog_cmds,
         compare_cmd,
+        crosscheck_cmd,
         fleet_cmd,
         history_cmd,
         import_cmd,
@@ -185,6 +186,7 @@ def _register_commands() -> None:
     cli.add_command(report_cmd.report_group)
     cli.add_command(serve_cmd.serve_cmd)
     cli.add_command(trace_cmd.trace_cmd)
+    cli.add_command(crosscheck_cmd.crosscheck_cmd)
     cli.add_command(fleet_cmd.fleet_group)
     cli.add_command(worker_cmd.worker_cmd)
 

@@ -86,6 +86,19 @@ def render_run(console: Console, report: RunReport, hist: str = "linear") -> Non
         console.print("\nrun context")
         for line in usage_lines(usage):
             console.print(Text(f"  {line}"), highlight=False)
+    if header.get("crosscheck"):
+        from kbench.trace.crosscheck_store import crosscheck_lines
+
+        console.print()
+        for line in crosscheck_lines(header["crosscheck"]):
+            console.print(Text(line), highlight=False)
+    if header.get("tracking"):
+        from kbench.trace.tracking_report import tracking_lines
+
+        for title, lines in tracking_lines(header):
+            console.print(f"\n{title}")
+            for line in lines:
+                console.print(Text(line), highlight=False)
     if header.get("trace"):
         from kbench.trace.report import run_trace_lines
 

@@ -27,6 +27,7 @@ from kbench.store.db import Store
 from kbench.targets.factory import make_target, target_cpus
 from kbench.targets.local_kmod import LOCAL_KERNEL_HINT, what_loads_locally
 from kbench.targets.vm_target import VmTarget
+from kbench.trace.tracking import parse_track, tracked
 
 
 @click.command("run")
@@ -66,6 +67,11 @@ from kbench.targets.vm_target import VmTarget
     "registers benchmarks through kbench.h; run them as kfunc.NAME (see `kbench kmod new`).",
 )
 @click.option(
+    "--track", metavar="WHAT",
+    help="Also record what entered the kernel and where the CPU went: entries, utilisation or "
+    "entries,utilisation (kbench.ko in a guest, tracefs on this kernel; see README).",
+)
+@click.option(
     "--commit", metavar="SHA|DIR",
     help="The git commit measured, or a checkout whose HEAD it is (history series carry it). "
     "Default: HEAD of a --kernel build tree that is a git checkout.",
@@ -96,6 +102,7 @@ def run_cmd(
     hist: str,
     kernel: str | None,
     modules: tuple[Path, ...],
+    track: str | None,
     commit: str | None,
     label: str | None,
     local_kernel: bool,
@@ -116,6 +123,7 @@ def run_cmd(
         return
     if modules and not kernel:
         raise click.UsageError("--module loads a module into a kernel booted in qemu: give --kernel too")
+    tracking = _tracking(track)
     with user_errors():
         # Check everything that can be checked before a VM boots; a user module's
         # benchmarks are known only once it is loaded.
@@ -163,7 +171,7 @@ def run_cmd(
                 store,
                 bench,
                 request,
-                target,
+                tracked(target, tracking),
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
     if as_json:
@@ -189,6 +197,15 @@ def _agree_to_local_kernel(benchmark: str) -> None:
 def _writable_store(ctx: Context) -> Store:
     with user_errors():
         return ctx.store
+
+
+def _tracking(track: str | None) -> tuple[str, ...]:
+    if track is None:
+        return ()
+    try:
+        return parse_track(track)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--track") from None
 
 
 def _measured_commit(commit: str | None, kernel: str | None) -> str | None:
