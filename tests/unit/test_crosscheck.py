@@ -116,3 +116,13 @@ def test_the_stored_crosscheck_prints_as_the_command_did(tmp_path: Path) -> None
     assert any(line.strip().startswith("verdict: agree") for line in lines)
     assert any("correction of tracepoints: +295.0 ns" in line for line in lines)
     assert lines[-1].endswith(f"kbench results --tag crosscheck:{crosscheck_id}")
+
+
+def test_syscall_crosscheck_batch_keeps_every_traced_call_in_the_log() -> None:
+    from kbench.trace.crosscheck import MAX_BATCH, TRACED_CALLS, traced_batch
+
+    # kbench.ko's default log of 262,144 entries, split over up to 8 CPUs, holds the run.
+    assert TRACED_CALLS <= 262_144 // 8
+    assert traced_batch(2000) == 16 and 2000 * traced_batch(2000) <= TRACED_CALLS
+    assert traced_batch(10) == MAX_BATCH
+    assert traced_batch(100_000) == 1 and traced_batch(None) == MAX_BATCH

@@ -61,6 +61,9 @@ DEFAULT_ROUNDS = 5
 REFERENCE = "syscall.getppid"
 EMPTY_KFUNC = "kfunc.empty"
 KFUNC_WARMUP = 50_000
+# Calls a syscall crosscheck run makes at most (warm-up aside), and the batch it caps at.
+TRACED_CALLS = 32_768
+MAX_BATCH = 64
 """Calls before a kbench.ko loop's recorded samples (both the probed and the unprobed)."""
 KFUNC_FUNCTIONS = {
     "fib4_lookup": "fib_table_lookup",
@@ -307,13 +310,22 @@ def _per_call_ns(measurement: Measurement) -> np.ndarray:
     return corrected
 
 
+def traced_batch(samples: int | None) -> int:
+    """A batch that keeps every traced call of a run in the log: the probe's own choice
+    (hundreds of calls per sample) would overflow kbench.ko's default log of 262,144
+    entries, split over the CPUs, and a log that dropped calls cannot be lined up with
+    the probe's samples."""
+    return max(1, min(MAX_BATCH, TRACED_CALLS // max(samples or 1, 1)))
+
+
 def syscall_crosscheck(target: Any, benchmark: Benchmark, request: RunRequest, tolerance_pct: float,
                        rounds: int, say: Progress) -> Crosscheck:
     cpu = request.cpu if request.cpu is not None else _last_cpu(target)
-    request = dataclasses.replace(request, cpu=cpu)
+    batch = request.batch if request.batch is not None else traced_batch(request.samples)
+    request = dataclasses.replace(request, cpu=cpu, batch=batch)
     reference_bench = lookup(REFERENCE)
     reference_request = RunRequest(benchmark=REFERENCE, samples=request.samples, cpu=cpu,
-                                   warmup_samples=request.warmup_samples)
+                                   warmup_samples=request.warmup_samples, batch=batch)
     done: list[Round] = []
     references: list[SyscallRun] = []
     runs: list[SyscallRun] = []

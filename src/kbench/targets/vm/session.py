@@ -31,6 +31,8 @@ KVM_PROBE_TIMEOUT_S = 15.0
 POWEROFF_GRACE_S = 10.0
 #: after kernel trouble shows on the console, how long its report may take to finish
 TROUBLE_REPORT_WAIT_S = 5.0
+#: a closed agent channel: how long to wait for qemu to be seen exiting
+QEMU_EXIT_WAIT_S = 2.0
 #: after Ctrl-C/SIGTERM is passed to a guest command, how long it may take to stop
 INTERRUPT_WAIT_S = 60.0
 
@@ -181,6 +183,11 @@ class VmSession:
                 self.console.tail(),
             ) from None
         except ChannelClosed as e:
+            # qemu closes its end of the channel while it exits, a moment before it can be
+            # reaped: wait for that moment so that the error says qemu exited, and how.
+            if self._proc is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._proc.wait(timeout=QEMU_EXIT_WAIT_S)
             self._check()
             raise VmError(f"guest agent connection lost while waiting for {what}: {e}", self.console.tail()) from None
         if hello.kind != Kind.HELLO:
@@ -251,6 +258,11 @@ class VmSession:
             self.console.refresh()
             raise VmError(f"guest agent silent for {reply_timeout:.0f} s (guest hung?)", self.console.tail()) from None
         except ChannelClosed as e:
+            # qemu closes its end of the channel while it exits, a moment before it can be
+            # reaped: wait for that moment so that the error says qemu exited, and how.
+            if self._proc is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._proc.wait(timeout=QEMU_EXIT_WAIT_S)
             self._check()
             raise VmError(f"lost the guest agent: {e}", self.console.tail()) from None
         err = reply.get_str(Tag.ERROR)
