@@ -278,6 +278,7 @@ int kbench_log_reset(void)
 	kbench_log_count = 0;
 	kbench_log_overflow = 0;
 	kbench_log_generation++;
+	kbench_util_reset();
 	kbench_log_state = KBENCH_LOG_LOGGING;
 	/* Writers that see the log on see the cleared indices and stamps. */
 	smp_store_release(&kbench_log.on, true);
@@ -297,6 +298,7 @@ void kbench_log_finalize(void)
 	if (kbench_log_state != KBENCH_LOG_LOGGING)
 		return;
 	kbench_log_off();
+	kbench_util_finalize();
 	if (kbench_log.percpu) {
 		for_each_possible_cpu(cpu) {
 			struct kbench_log_entry *seg;

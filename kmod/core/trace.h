@@ -74,4 +74,10 @@ int kbench_funcs_remove(const char *name);
 void kbench_funcs_clear(void);
 int kbench_funcs_show(char *buf);
 
+/* entries.c: trace/entries/; the log's reset and finalize drive utilisation. */
+int kbench_entries_init(struct kobject *trace_dir);
+void kbench_entries_exit(void);
+void kbench_util_reset(void);
+void kbench_util_finalize(void);
+
 #endif /* _KBENCH_TRACE_H */

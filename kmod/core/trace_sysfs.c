@@ -289,6 +289,8 @@ int kbench_trace_sysfs_add(struct kobject *parent)
 	if (!kbench_trace_kobj)
 		return -ENOMEM;
 	ret = sysfs_create_group(kbench_trace_kobj, &kbench_trace_group);
+	if (!ret)
+		ret = kbench_entries_init(kbench_trace_kobj);
 	if (ret) {
 		kobject_put(kbench_trace_kobj);
 		kbench_trace_kobj = NULL;
@@ -298,6 +300,7 @@ int kbench_trace_sysfs_add(struct kobject *parent)
 
 void kbench_trace_sysfs_del(void)
 {
+	kbench_entries_exit();
 	kobject_put(kbench_trace_kobj);
 	kbench_trace_kobj = NULL;
 }

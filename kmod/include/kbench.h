@@ -210,12 +210,19 @@ enum kbench_log_kind {
 	KBENCH_LOG_TRACEPOINT = 1,	/* key: the tracepoint key */
 	KBENCH_LOG_FUNCTION = 2,	/* key: the probe's slot (trace/functions) */
 	KBENCH_LOG_RUN = 3,		/* key: the run's number; data: samples */
+	/* Kernel entries (trace/entries/, core/entries.c). */
+	KBENCH_LOG_SYSCALL = 4,		/* key: syscall number; data: return */
+	KBENCH_LOG_IRQ = 5,		/* key: irq; data: handler's return */
+	KBENCH_LOG_SOFTIRQ = 6,		/* key: softirq vector number */
+	KBENCH_LOG_VECTOR = 7,		/* key: system vector; data: vector */
+	KBENCH_LOG_FAULT = 8,		/* key: 0 user, 1 kernel; data: error */
 	/* Add a new producer here. */
 };
 
 #define KBENCH_LOG_F_SWITCHED	BIT(0)	/* the task was switched out inside */
 #define KBENCH_LOG_F_IRQ	BIT(1)	/* logged outside task context */
 #define KBENCH_LOG_F_UNBOUND	BIT(2)	/* RUN: the worker was not pinned */
+#define KBENCH_LOG_F_UNTIMED	BIT(3)	/* an entry without an exit: cycles 0 */
 
 struct kbench_log_entry {
 	u64 start;		/* kbench_cycles() at the start */

@@ -95,7 +95,16 @@ class Worker:
     def pool_pids(self) -> set[int]:
         """The worker's pool process(es): its direct children."""
         return {pid for pid in descendants(self.process.pid)
-                if Path(f"/proc/{pid}/stat").exists() and _parent(pid) == self.process.pid}
+                if Path(f"/proc/{pid}/stat").exists() and _parent(pid) == self.process.pid
+                and not _is_guardian(pid)}
+
+
+def _is_guardian(pid: int) -> bool:
+    """kbench's guardian (kbench/_guardian.py), a child of every process that starts children."""
+    try:
+        return b"_guardian.py" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def _parent(pid: int) -> int:

@@ -15,14 +15,15 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from rich.console import Console
+from rich.text import Text
 
-from kbench import __version__
+from kbench import __version__, interrupts
 from kbench.cli import exit_codes
 from kbench.cli.lazy import LazyCommand, LazyGroup
 from kbench.contract.benchmark import BadParameter, UnknownBenchmark
 from kbench.contract.request import BadRequest
 from kbench.native import NativeToolMissing
-from kbench.store.errors import RunNotFound, StoreError
+from kbench.store.errors import RunNotFound, StoreError, database_error_message
 from kbench.targets.base import TargetError
 
 if TYPE_CHECKING:
@@ -42,8 +43,18 @@ def out_console() -> Console:
 
 
 def fail(message: str, code: int) -> NoReturn:
-    err_console.print(f"[bold red]kbench: error:[/] {message}", highlight=False, markup=True)
+    """Print ``kbench: error: MESSAGE`` on stderr and exit with ``code``.
+
+    The message is printed literally: it often carries outside text (a compiler's
+    output, a tool's error, the guest console, a path) that must not be read as markup.
+    """
+    err_console.print(Text.assemble(("kbench: error:", "bold red"), " ", message), highlight=False)
     sys.exit(code)
+
+
+def literal(text: object) -> Text:
+    """Outside text (paths, tool output, error messages) as it is, without markup."""
+    return Text(str(text))
 
 
 @contextmanager
@@ -55,24 +66,55 @@ def user_errors() -> Iterator[None]:
         fail(str(exc), exit_codes.USAGE)
     except RunNotFound as exc:
         fail(str(exc), exit_codes.NOT_FOUND)
-    except StoreError as exc:
+    except StoreError as exc:  # SamplesNotStored too: its message names the recovery file
         fail(str(exc), exit_codes.STORE_FAILED)
     except (TargetError, NativeToolMissing) as exc:
         fail(str(exc), exit_codes.MEASUREMENT_FAILED)
+    except Exception as exc:
+        message = database_error_message(exc, _database_in_use())
+        if message is None:
+            raise
+        fail(message, exit_codes.STORE_FAILED)
+
+
+def _database_in_use() -> str:
+    """The database this command opened, to name it in an error ('' if none)."""
+    click_context = click.get_current_context(silent=True)
+    context = click_context.find_object(Context) if click_context is not None else None
+    if context is None:
+        return ""
+    opened = context._store or context._reader
+    return opened.where if opened is not None else (context.db_url or "")
 
 
 class Context:
     def __init__(self, db_url: str | None):
         self.db_url = db_url
         self._store: Store | None = None
+        self._reader: Store | None = None
 
     @property
     def store(self) -> Store:
+        """The results database, opened for writing (created if needed)."""
+        from kbench.store.db import Store
+
         if self._store is None:
             from kbench.store.db import Store
 
             self._store = Store.open(self.db_url)
         return self._store
+
+    @property
+    def reader(self) -> Store:
+        """The results database for a command that only reads it: opened read-only, so a
+        database on read-only media, or one this user may not write, can still be read."""
+        from kbench.store.db import Store
+
+        if self._store is not None:
+            return self._store
+        if self._reader is None:
+            self._reader = Store.open(self.db_url, read_only=True)
+        return self._reader
 
 
 pass_context = click.make_pass_decorator(Context)
@@ -82,6 +124,10 @@ COMMANDS: dict[str, LazyCommand] = {
     "bisect": LazyCommand(
         "kbench.cli.bisect_cmd:bisect_group",
         "Find the first commit where a command got slower (or faster), with a statistical oracle.",
+    ),
+    "cache": LazyCommand(
+        "kbench.cli.cache_cmds:cache_group",
+        "kbench's cache of kernels, modules and boot images ($KBENCH_CACHE_DIR, ~/.cache/kbench).",
     ),
     "calibrate": LazyCommand(
         "kbench.cli.calibrate_cmd:calibrate_cmd",
@@ -93,6 +139,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "Compare kernels (--kernel A --kernel B BENCH), programs (--command A --command B) or stored runs "
         "(--runs 1,2,3 --runs 4,5,6): interleaved randomized trials, a verdict per metric with change, "
         "confidence interval and p-value, and the error rates it keeps.",
+    ),
+    "crosscheck": LazyCommand(
+        "kbench.cli.crosscheck_cmd:crosscheck_cmd",
+        "Measure BENCHMARK's quantity by two independent methods in one session and say if they agree.",
     ),
     "export": LazyCommand(
         "kbench.cli.results_cmds:export_cmd",
@@ -107,6 +157,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "kbench.cli.history_cmd:history_cmd",
         "List the series of stored runs (benchmark + parameters + metric + machine + target), points newest "
         "last, with their change points (Apache Otava).",
+    ),
+    "import": LazyCommand(
+        "kbench.cli.import_cmd:import_cmd",
+        "Store the runs in FILES, e.g. the recovery file a failed database left.",
     ),
     "job": LazyCommand(
         "kbench.cli.job_cmds:job_group",
@@ -178,10 +232,12 @@ def cli(ctx: click.Context, db: str | None) -> None:
     """kbench: time kernel functions, system calls and workloads, and judge the numbers.
 
     \b
-    Exit codes: 0 ok, 2 usage error (bad option, unknown benchmark or parameter),
-    3 measurement failed, 4 run not found, 5 results database error, 6 a tuning knob
-    could not be changed, 7 the fleet's broker is unreachable, 10 bisect: no reproducible
-    difference, 11 bisect failed, 130 interrupted.
+    Exit codes: 0 ok, 2 usage error (bad option, unknown benchmark or parameter, a limit
+    exceeded, an output path that cannot be written), 3 measurement failed, 4 run not
+    found, 5 results database error, 6 a tuning knob could not be changed, 7 the fleet's
+    broker is unreachable, 10 bisect: no reproducible difference, 11 bisect failed,
+    130 interrupted by Ctrl-C, 143 stopped by SIGTERM (both keep every finished sample).
+    See docs/exit-codes.md.
     """
     if db and "://" not in db:
         db = f"sqlite:///{Path(db).expanduser().resolve()}"
@@ -193,8 +249,28 @@ def emit_json(data: Any) -> None:
 
 
 def main() -> None:
+    interrupts.install()
     try:
-        cli(prog_name="kbench")
-    except KeyboardInterrupt:
-        err_console.print("kbench: interrupted")
-        sys.exit(exit_codes.INTERRUPTED)
+        code = cli.main(prog_name="kbench", standalone_mode=False)
+    except click.exceptions.Abort as exc:
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, KeyboardInterrupt):
+            _interrupted(cause)
+        fail("aborted", 1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt as exc:
+        _interrupted(exc)
+    except Exception as exc:  # a database error outside user_errors()
+        message = database_error_message(exc)
+        if message is None:
+            raise
+        fail(message, exit_codes.STORE_FAILED)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _interrupted(exc: KeyboardInterrupt) -> NoReturn:
+    status = interrupts.exit_status(exc)
+    err_console.print("kbench: stopped by SIGTERM" if status == interrupts.EXIT_SIGTERM else "kbench: interrupted")
+    sys.exit(status)

@@ -13,11 +13,30 @@ from kbench.kinds.base import PrimaryMetric, per_operation_series
 from kbench.kinds.registry import kind_that_wrote
 from kbench.kinds.suite import SUITE_FORMAT as SUITE_FORMAT
 
+CROSSCHECK_FORMAT = "kbench-crosscheck/1"
+"""A method's values of ``kbench crosscheck`` (kbench.trace.crosscheck_store)."""
+
 
 def metric_series(
     measurement: Measurement, metric: str, unit: str, direction: str, *, subtract_overhead: bool = False
 ) -> list[MetricSeries]:
-    """Every metric of ``measurement``, the primary one (``metric``) first."""
+    """Every metric of ``measurement``, the primary one (``metric``) first; then those of
+    ``--track`` (kernel entries, utilisation) when the run was tracked."""
+    found = _own_series(measurement, metric, unit, direction, subtract_overhead=subtract_overhead)
+    if "tracking" in measurement.header:
+        from kbench.trace.tracking_report import tracking_series
+
+        found += tracking_series(measurement, metric)
+    return found
+
+
+def _own_series(
+    measurement: Measurement, metric: str, unit: str, direction: str, *, subtract_overhead: bool = False
+) -> list[MetricSeries]:
+    if measurement.header.get("format") == CROSSCHECK_FORMAT:
+        from kbench.trace.crosscheck_store import crosscheck_series
+
+        return crosscheck_series(measurement, metric, unit, direction)
     primary = PrimaryMetric(metric, unit, direction)
     kind = kind_that_wrote(measurement.header)
     if kind is None:  # a header of no known format: its samples are timed operations

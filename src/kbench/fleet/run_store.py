@@ -95,6 +95,7 @@ class FleetRunStore(Store):
         commit: str | None = None,
         label: str | None = None,
         task_key: str | None = None,
+        started_at: datetime | None = None,
     ) -> int:
         """``Store.begin_run`` with the key of this task's next trial (``task_key`` is ignored)."""
         key = trial_key(self.task_id, next(self._trials))
@@ -105,7 +106,7 @@ class FleetRunStore(Store):
                 return Store.begin_run(
                     self, benchmark=benchmark, metric=metric, unit=unit, direction=direction, params=params,
                     request=request, sysinfo=sysinfo, target=target, tags=tag_list, commit=commit, label=label,
-                    task_key=key,
+                    task_key=key, started_at=started_at,
                 )
             except IntegrityError:
                 # Another attempt's run holds the key (or an earlier try of ours committed and only

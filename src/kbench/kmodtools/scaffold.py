@@ -142,6 +142,10 @@ def scaffold_module(name: str, directory: Path) -> Path:
     source = directory / f"{name}.c"
     if source.exists():
         raise ScaffoldError(f"{source} already exists; nothing was written")
-    directory.mkdir(parents=True, exist_ok=True)
-    source.write_text(TEMPLATE.format(name=name))
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with open(source, "x") as out:
+            out.write(TEMPLATE.format(name=name))
+    except OSError as exc:
+        raise ScaffoldError(f"cannot write {source}: {exc.strerror or exc}; nothing was written") from exc
     return source

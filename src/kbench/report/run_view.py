@@ -140,6 +140,12 @@ def run_json(report: RunReport, extra: dict[str, Any] | None = None) -> dict[str
         from kbench.report.trace_run import run_trace_json
 
         data.update(run_trace_json(measurement))
+    if header.get("crosscheck"):
+        data["crosscheck"] = header["crosscheck"]
+    if header.get("tracking"):
+        from kbench.trace.tracking_report import tracking_json
+
+        data.update(tracking_json(header))
     data.update(extra or {})
     return data
 

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 from typing import Any
 
+from kbench import children
 from kbench.sysinfo.files import FileReader, read_local_file
 from kbench.sysinfo.noise_facts import collect_noise_facts
 
@@ -60,9 +61,7 @@ def _systemd_detect_virt(flag: str) -> str | None:
     if not shutil.which("systemd-detect-virt"):
         return None
     try:
-        out = subprocess.run(
-            ["systemd-detect-virt", flag], capture_output=True, text=True, timeout=5
-        ).stdout.strip()
+        out = children.run(["systemd-detect-virt", flag], capture_output=True, text=True, timeout=5).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out or None

@@ -47,6 +47,7 @@ def metric_for(log: TraceLog, kind: int, key: int) -> str:
 def key_series(log: TraceLog, selection: Selection | None = None) -> list[KeySeries]:
     """One series per (kind, key) with measured entries: functions by slot, then keys."""
     entries = (selection or measured_entries(log)).entries
+    entries = entries[np.isin(entries["kind"], (KIND_FUNCTION, KIND_TRACEPOINT))]
     found = []
     pairs = sorted({(int(k), int(c)) for k, c in zip(entries["kind"], entries["key"], strict=True)},
                    key=lambda pair: (pair[0] != KIND_FUNCTION, pair))

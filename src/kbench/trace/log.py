@@ -28,7 +28,17 @@ TRACE_FORMAT = "kbench-trace/1"
 KIND_TRACEPOINT = 1
 KIND_FUNCTION = 2
 KIND_RUN = 3
-KIND_NAMES = {KIND_TRACEPOINT: "tracepoint", KIND_FUNCTION: "function", KIND_RUN: "run"}
+KIND_SYSCALL = 4
+KIND_IRQ = 5
+KIND_SOFTIRQ = 6
+KIND_VECTOR = 7
+KIND_FAULT = 8
+KIND_NAMES = {
+    KIND_TRACEPOINT: "tracepoint", KIND_FUNCTION: "function", KIND_RUN: "run", KIND_SYSCALL: "syscall",
+    KIND_IRQ: "irq", KIND_SOFTIRQ: "softirq", KIND_VECTOR: "vector", KIND_FAULT: "page fault",
+}
+ENTRY_KINDS = (KIND_SYSCALL, KIND_IRQ, KIND_SOFTIRQ, KIND_VECTOR, KIND_FAULT)
+"""Kernel entries (kmod/core/entries.c, or the same from tracefs): not regions of a benchmark."""
 
 FLAG_SWITCHED = 1
 """The task was switched out between start and stop: the cycles include time off the CPU."""
@@ -36,6 +46,8 @@ FLAG_IRQ = 2
 """Logged outside task context (interrupt, softirq, NMI)."""
 FLAG_UNBOUND = 4
 """A run window of a worker that was not pinned to a CPU."""
+FLAG_UNTIMED = 8
+"""An entry without an exit tracepoint (a page fault): cycles is 0."""
 
 ENTRY_DTYPE = np.dtype(
     [

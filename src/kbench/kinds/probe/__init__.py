@@ -7,11 +7,11 @@ The workloads are defined once, in the probe's C table (native/probe/workloads.c
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+from kbench import children
 from kbench.contract.benchmark import Benchmark, ParamSpec
 from kbench.contract.measurement import Measurement
 from kbench.contract.series import MetricSeries
@@ -51,7 +51,7 @@ def _benchmark(entry: dict[str, Any]) -> Benchmark:
 def probe_benchmarks() -> tuple[Benchmark, ...]:
     """The probe's workloads as benchmarks (one ``kbench-probe --list`` call)."""
     probe = find_native("kbench-probe")
-    out = subprocess.run([str(probe), "--list"], capture_output=True, text=True, check=True)
+    out = children.run([str(probe), "--list"], capture_output=True, text=True, check=True)
     return tuple(_benchmark(entry) for entry in json.loads(out.stdout))
 
 

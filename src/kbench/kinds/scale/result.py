@@ -10,13 +10,13 @@ deltas).
 from __future__ import annotations
 
 import math
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from kbench import children
 from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
 from kbench.kinds.scale.testcases import MODES, SUITE
 from kbench.native import find_native
@@ -264,7 +264,7 @@ def run_scale(
     args = scale_probe_args(test, tasks, mode, duration_s, warmup_s, interval_s, **kwargs)
     if timeout is None:
         timeout = duration_s + warmup_s + 60
-    p = subprocess.run([exe, *args], capture_output=True, timeout=timeout)
+    p = children.run([exe, *args], capture_output=True, timeout=timeout)
     if p.returncode not in (0, 130):
         msg = p.stderr.decode(errors="replace").strip()
         raise ScaleOutputError(f"kbench-probe scale exited {p.returncode}: {msg}")

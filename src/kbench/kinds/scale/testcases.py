@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kbench import children
 from kbench.contract.vocabulary import HIGHER_IS_BETTER
 from kbench.native import find_native
 
@@ -35,7 +35,7 @@ class ScaleTest:
 def list_scale_tests(probe: str | Path | None = None) -> list[ScaleTest]:
     """The testcases of ``kbench-probe --list-scale``."""
     exe = str(probe or find_native("kbench-probe"))
-    out = subprocess.run([exe, "--list-scale"], capture_output=True, text=True, check=True)
+    out = children.run([exe, "--list-scale"], capture_output=True, text=True, check=True)
     return [
         ScaleTest(
             name=e["name"],

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import platform
 import signal
 import subprocess
 from pathlib import Path
 from typing import Any
 
+from kbench import children
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
@@ -79,17 +79,11 @@ class LocalTraceHost:
         return self.local.measure(benchmark, request)
 
     def run_command(self, command: str, timeout: float) -> CommandResult:
-        proc = subprocess.Popen(["/bin/sh", "-c", command], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+        # Its own process group, killed whole at the timeout, and gone with kbench (kbench.children).
         try:
-            out, err = proc.communicate(timeout=timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate()
-            timed_out = True
-        except BaseException:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise
-        return CommandResult(proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"), timed_out)
+            done = children.run(["/bin/sh", "-c", command], capture_output=True, timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            out, err = exc.output or b"", exc.stderr or b""
+            return CommandResult(-signal.SIGKILL, out.decode(errors="replace"), err.decode(errors="replace"), True)
+        out, err = done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")
+        return CommandResult(done.returncode, out, err, False)
