@@ -53,18 +53,7 @@ def execute_run(
     benchmark.validate_params(request.params)
     target_info = target.info()
     sysinfo = target.sysinfo()
-    metric = primary_metric(benchmark, request.params)
-    run_id = store.begin_run(
-        benchmark=benchmark.name,
-        metric=metric,
-        unit=benchmark.unit,
-        direction=benchmark.direction,
-        params=request.params,
-        request=request.to_dict(),
-        sysinfo=sysinfo,
-        target=_as_dict(target_info),
-        tags=request.tags,
-    )
+    run_id = begin_stored_run(store, benchmark, request, target_info, sysinfo)
     try:
         measurement = target.measure(benchmark, request, progress)
     except TargetError as exc:
@@ -76,6 +65,37 @@ def execute_run(
     except BaseException as exc:
         store.finish_run(run_id, status="failed", error=f"{type(exc).__name__}: {exc}")
         raise
+    return finish_stored_run(store, run_id, benchmark, request, measurement, sysinfo, context_warnings)
+
+
+def begin_stored_run(
+    store: Store, benchmark: Benchmark, request: RunRequest, target_info: Any, sysinfo: dict[str, Any]
+) -> int:
+    """The run's row, status ``running``, before anything is measured (a crash leaves a trace)."""
+    return store.begin_run(
+        benchmark=benchmark.name,
+        metric=primary_metric(benchmark, request.params),
+        unit=benchmark.unit,
+        direction=benchmark.direction,
+        params=request.params,
+        request=request.to_dict(),
+        sysinfo=sysinfo,
+        target=_as_dict(target_info),
+        tags=request.tags,
+    )
+
+
+def finish_stored_run(
+    store: Store,
+    run_id: int,
+    benchmark: Benchmark,
+    request: RunRequest,
+    measurement: Measurement,
+    sysinfo: dict[str, Any],
+    context_warnings: Sequence[str] = (),
+) -> RunResult:
+    """Summarise ``measurement`` and complete the run ``run_id`` in one transaction."""
+    metric = primary_metric(benchmark, request.params)
     status = "interrupted" if measurement.interrupted else "complete"
     basis = "overhead-corrected" if request.subtract_overhead else "raw"
     series = metric_series(

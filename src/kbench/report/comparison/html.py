@@ -239,7 +239,7 @@ def render(report: ComparisonReport) -> str:
     found = headlines(report)
     headline_html = (
         '<ul class="headlines">' + "".join(f"<li>{escape(h)}</li>" for h in found) + "</ul>"
-        if found else '<p class="headlines">No significant change.</p>'
+        if found else '<p class="headlines">Nothing was compared.</p>'
     )
     overall_html = "".join(
         f'<p class="overall">{escape(overall_sentence(report, overall(report, label)))}</p>'
