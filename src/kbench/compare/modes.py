@@ -30,6 +30,7 @@ heavy-tailed, with 5% outliers) is not called multimodal and that the VM's flips
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -44,6 +45,7 @@ from kbench.compare.thresholds import (
     MODE_SEPARATION,
     MODE_SIGMA_FLOOR,
 )
+from kbench.compare.verdict import INCONCLUSIVE, REASON_MULTIMODAL, WARNING_MODES, Verdict
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,7 +72,8 @@ class Modes:
     def describe(self, unit: str = "") -> str:
         """``2 modes: 167.1 ns (70%) and 218.4 ns (30%)``."""
         suffix = f" {unit}" if unit else ""
-        parts = [f"{centre:.4g}{suffix} ({100 * f:.0f}%)" for centre, f in zip(self.centres, self.fractions, strict=True)]
+        shares = zip(self.centres, self.fractions, strict=True)
+        parts = [f"{centre:.4g}{suffix} ({100 * share:.0f}%)" for centre, share in shares]
         joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
         return f"{len(parts)} mode{'s' if len(parts) != 1 else ''}: {joined}"
 
@@ -134,4 +137,40 @@ def find_modes(values: ArrayLike) -> Modes:
         centres=tuple(float(np.exp(np.median(c))) for c in clusters),
         counts=tuple(int(c.size) for c in clusters),
         labels=labels,
+    )
+
+
+def side_modes(base: ArrayLike, new: ArrayLike) -> dict[str, Modes]:
+    """{"base": Modes, "new": Modes} for the sides whose valid values fall into two or more clusters."""
+    found = {}
+    for name, values in (("base", base), ("new", new)):
+        array = np.asarray(values, dtype=np.float64)
+        modes = find_modes(array[np.isfinite(array) & (array > 0)])
+        if modes.multimodal:
+            found[name] = modes
+    return found
+
+
+def guard_trials(verdict: Verdict, base: ArrayLike, new: ArrayLike) -> Verdict:
+    """A trial-level verdict made safe from a machine that switches speed.
+
+    When either side's trial statistics fall into two or more modes, a Mann-Whitney
+    verdict could rest on which mode each side's few trials happened to meet (block
+    medians carry the mode of their time), so a regression, improvement or "no change"
+    becomes "inconclusive" with reason ``multimodal`` naming the modes. Verdicts that are
+    already inconclusive keep their reason and gain the modes as a warning.
+    """
+    found = side_modes(base, new)
+    if not found:
+        return verdict
+    described = "; ".join(f"{name}: {modes.describe(verdict.unit)}" for name, modes in found.items())
+    if verdict.verdict == INCONCLUSIVE:
+        return dataclasses.replace(verdict, warnings=(*verdict.warnings, f"{WARNING_MODES}: {described}"))
+    return dataclasses.replace(
+        verdict,
+        verdict=INCONCLUSIVE,
+        tested=False,
+        reason=(f"{REASON_MULTIMODAL}: the machine switches between speeds and the trials fall into separate "
+                f"modes ({described}); a verdict could rest on which mode each side's trials met. Interleave "
+                "finer (the interleaved design) or measure more trials"),
     )

@@ -42,7 +42,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from kbench.compare.judge import ks_p_value
-from kbench.compare.modes import find_modes
+from kbench.compare.modes import side_modes
 from kbench.compare.sequential import CONTINUE, DIFFERENT, SAME, SequentialStep
 from kbench.compare.signed_ranks import EXACT, signed_rank_test, walsh_interval
 from kbench.compare.spending import SpendingBoundary
@@ -70,7 +70,9 @@ NAN = float("nan")
 SIGNED_RANK = "wilcoxon signed-rank on block log-ratios"
 
 
-def block_log_ratios(base_blocks: Sequence[Sequence[float]], new_blocks: Sequence[Sequence[float]]) -> NDArray[np.float64]:
+def block_log_ratios(
+    base_blocks: Sequence[Sequence[float]], new_blocks: Sequence[Sequence[float]]
+) -> NDArray[np.float64]:
     """d per block: log(mean(new slots)) - log(mean(base slots)); blocks in order, same count."""
     if len(base_blocks) != len(new_blocks):
         raise ValueError(f"{len(base_blocks)} base blocks but {len(new_blocks)} new blocks")
@@ -90,15 +92,11 @@ def _values(values: ArrayLike, name: str) -> NDArray[np.float64]:
 
 def modes_warning(base: NDArray[np.float64], new: NDArray[np.float64], unit: str) -> str | None:
     """A WARNING_MODES sentence when either side's values fall into two or more clusters."""
-    found = []
-    for name, values in (("base", base), ("new", new)):
-        valid = values[np.isfinite(values) & (values > 0)]
-        modes = find_modes(valid)
-        if modes.multimodal:
-            found.append(f"{name}: {modes.describe(unit)}")
+    found = side_modes(base, new)
     if not found:
         return None
-    return (f"{WARNING_MODES}: the machine switched between speeds ({'; '.join(found)}); each block compares "
+    described = "; ".join(f"{name}: {modes.describe(unit)}" for name, modes in found.items())
+    return (f"{WARNING_MODES}: the machine switched between speeds ({described}); each block compares "
             "the two sides at the same time, so the verdict stands for the mix of modes both sides met")
 
 

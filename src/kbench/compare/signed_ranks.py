@@ -145,7 +145,7 @@ def signed_rank_test(d: NDArray[np.float64]) -> SignedRankTest:
     sigma = null_sigma(n, tie_term)
     total = n * (n + 1) / 2.0
     if uses_exact(n, ties):
-        lower = int(round(min(t_plus, total - t_plus)))
+        lower = round(min(t_plus, total - t_plus))
         p = float(min(1.0, 2.0 * null_cdf(n)[lower]))
         return SignedRankTest(t_plus, n, p, EXACT, sigma, ties, min_attainable_p(n))
     if sigma == 0:

@@ -40,4 +40,7 @@ def interquartile_mean(values: ArrayLike) -> float:
 def command_slot(wall_ns: ArrayLike, utime_ns: ArrayLike, stime_ns: ArrayLike) -> dict[str, float]:
     """{"command.cpu": mean user+system ns, "command.wall": mean wall ns} of one slot's executions."""
     cpu = np.asarray(utime_ns, dtype=np.float64) + np.asarray(stime_ns, dtype=np.float64)
-    return {COMMAND_METRICS[CPU]: float(as_samples(cpu).mean()), COMMAND_METRICS[WALL]: float(as_samples(wall_ns).mean())}
+    return {
+        COMMAND_METRICS[CPU]: float(as_samples(cpu).mean()),
+        COMMAND_METRICS[WALL]: float(as_samples(wall_ns).mean()),
+    }

@@ -50,6 +50,11 @@ def pocock_spending(fraction: float, alpha: float) -> float:
     return alpha * math.log1p((math.e - 1.0) * f)
 
 
+def spendable_alpha(alpha: float, paths: int = SPENDING_PATHS) -> float:
+    """alpha less two Monte-Carlo standard errors of a simulation with ``paths`` paths."""
+    return alpha - 2.0 * math.sqrt(alpha * (1.0 - alpha) / paths)
+
+
 @dataclass(frozen=True)
 class SpentLook:
     """One look: its block count, information fraction, boundary c and nominal level."""
@@ -69,7 +74,7 @@ class SpendingBoundary:
             raise ValueError(f"paths must be at least 1000, got {paths}")
         self.alpha = alpha
         self.min_blocks = min_blocks
-        self.total = alpha - 2.0 * math.sqrt(alpha * (1.0 - alpha) / paths)
+        self.total = spendable_alpha(alpha, paths)
         self._rng = np.random.default_rng(SPENDING_SEED)
         self._position = np.zeros(paths)
         self._alive = np.ones(paths, dtype=bool)
@@ -109,11 +114,8 @@ class SpendingBoundary:
             self.looks.append(spent)
             return spent
         alive_z = np.sort(z[self._alive])[::-1]
-        if crossings >= alive_z.size:
-            boundary = 0.0
-        else:
-            # halfway between the last crossing path and the first that stays, so rounding cannot flip it
-            boundary = float((alive_z[crossings - 1] + alive_z[crossings]) / 2.0)
+        # halfway between the last crossing path and the first that stays, so rounding cannot flip it
+        boundary = 0.0 if crossings >= alive_z.size else float((alive_z[crossings - 1] + alive_z[crossings]) / 2.0)
         crossed = self._alive & (z >= boundary)
         self._alive &= ~crossed
         self._spent += float(crossed.sum()) / self._paths

@@ -14,6 +14,12 @@ from typing import Final
 #: calling a regression or an improvement when nothing changed.
 DEFAULT_ALPHA: Final[float] = 0.05
 
+#: Equivalence margin of ``kbench compare`` when neither ``--margin`` nor a stored
+#: ``kbench calibrate`` gives one: changes within +/-0.5% count as "no change" once the
+#: interval shows it. Small enough that a 1% change is reported as a change, wide enough
+#: that the interleaved design shows two identical programs equal within seconds.
+DEFAULT_MARGIN: Final[float] = 0.005
+
 # --- Trials -------------------------------------------------------------------
 
 #: Fewer trials than this on either side and no verdict is attempted. With 3 per

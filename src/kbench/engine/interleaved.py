@@ -159,7 +159,9 @@ def _slot_values(benchmark: Benchmark, measurement: Measurement) -> dict[str, fl
 class _Runner:
     """Measures slots of the sides on one target and keeps their raw samples."""
 
-    def __init__(self, store: Store, sides: list[ComparisonSide], target: Target, samples: int | None, tags: Sequence[str]):
+    def __init__(
+        self, store: Store, sides: list[ComparisonSide], target: Target, samples: int | None, tags: Sequence[str]
+    ):
         self.store = store
         self.target = target
         self.samples = samples
@@ -186,7 +188,9 @@ class _Runner:
                 texts.append(f"{size} of batch {request.batch}")
             self.requests[index] = request
         distinct = list(dict.fromkeys(texts))
-        return distinct[0] if len(distinct) == 1 else "; ".join(f"{s.label}: {t}" for s, t in zip(self.sides, texts, strict=True))
+        if len(distinct) == 1:
+            return distinct[0]
+        return "; ".join(f"{s.label}: {t}" for s, t in zip(self.sides, texts, strict=True))
 
     def measure(self, index: int) -> tuple[Measurement, float]:
         started = time.monotonic()
