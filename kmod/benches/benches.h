@@ -20,5 +20,6 @@ extern struct kbench kbench_crc32c;
 extern struct kbench kbench_jhash;
 extern struct kbench kbench_fib4_lookup;
 extern struct kbench kbench_fib6_lookup;
+extern struct kbench kbench_spin;
 
 #endif /* _KBENCH_BENCHES_H */

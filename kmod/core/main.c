@@ -44,6 +44,7 @@ static struct kbench *kbench_builtin[] = {
 	&kbench_jhash,
 	&kbench_fib4_lookup,
 	&kbench_fib6_lookup,
+	&kbench_spin,
 	/* Add a new benchmark here. */
 };
 

@@ -57,6 +57,11 @@ _BENCHES: tuple[tuple[str, str, tuple[ParamSpec, ...]], ...] = (
         "IPv6 output route lookup (ip6_route_output) of random destinations",
         (ParamSpec("dst_prefix", "str", "2001:db8::/32", "destinations are random addresses in this prefix"),),
     ),
+    (
+        "spin",
+        "loops steps of dependent arithmetic (a known amount of work)",
+        (ParamSpec("loops", "int", "100", "dependent arithmetic steps per call"),),
+    ),
 )
 
 

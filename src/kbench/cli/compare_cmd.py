@@ -262,9 +262,9 @@ def _noise_floor(store: Store, outcome: ComparisonOutcome) -> str:
     if calibration is None:
         return f"unknown: run `kbench calibrate {base.benchmark.name}` to measure it"
     trials = max(len(side.runs) for side in outcome.sides)
-    rows = [row for row in calibration["mde"] if row["power"] == 0.8]
+    rows = [row for row in calibration["mde"] if row["power"] == 0.8 and "trials" in row]
     if not rows:
-        return f"calibration {calibration['id']} has no 80% power figure"
+        return f"calibration {calibration['id']} has no 80% power figure for trials"
     row = min(rows, key=lambda r: abs(r["trials"] - trials))
     return (f"{row['effect_pct']:.2f}% at 80% power with {row['trials']} trials per side "
             f"(A/A calibration {calibration['id']}, sigma {100 * calibration['sigma_log']:.2f}%)")

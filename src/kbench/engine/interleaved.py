@@ -56,10 +56,13 @@ PROBE_SLOT_S = 0.05
 """Measured time of a probe slot (duration mode) unless --samples is given."""
 KFUNC_SLOT_SAMPLES = 2000
 """Samples of a kbench.ko slot unless --samples is given."""
+PILOT_SLOWDOWN = 1.5
+"""How much slower than a judged slot a pilot slot is taken to be when the pilot judges a budget."""
 LOOK_FRACTIONS = (0.2, 0.4, 0.6, 0.8, 1.0)
 """Looks at these fractions of the time budget (the last one spends what is left)."""
-DEFAULT_BUDGET_S = 25.0
-"""Measuring time of a comparison: with the pilot and start-up, under 30 s."""
+DEFAULT_BUDGET_S = 20.0
+"""Measuring time of a comparison: with start-up and the pilot block, a comparison takes
+under 30 s even when the machine is busy."""
 
 SlotCallback = Callable[[str, int, float], None]  # side label, judged blocks so far, fraction of budget used
 
@@ -314,7 +317,10 @@ def run_interleaved(
                 if on_slot is not None:
                     on_slot(sides[index].label, blocks, min(1.0, (clock() - measuring_started) / budget_s))
             blocks += 1
-            fraction = (clock() - measuring_started) / budget_s
+            elapsed = clock() - measuring_started
+            fraction = elapsed / budget_s
+            if elapsed + elapsed / blocks > budget_s:
+                fraction = 1.0  # the next block would end after the budget: this is the last look
             if max_blocks is not None:
                 fraction = max(fraction, blocks / max_blocks)
             if fraction < LOOK_FRACTIONS[next_look]:
@@ -358,13 +364,14 @@ def run_interleaved(
 def _check_budget(budget_s: float, max_blocks: int | None, pilot_s: float,
                   pilot: list[tuple[Measurement, float]], runner: _Runner) -> None:
     """Refuse a budget that cannot fit the blocks a decision needs (judged from the pilot block)."""
-    # the pilot ran one slot per side with the pilot's sizes; a judged block runs two per side
-    per_block = 2.0 * pilot_s * _rescale(pilot, runner)
+    # the pilot ran one slot per side with the pilot's sizes; a judged block runs two per side, but
+    # the pilot's first executions are slow (cold caches, first start of the probe), hence the discount
+    per_block = 2.0 * pilot_s * _rescale(pilot, runner) / PILOT_SLOWDOWN
     fits = math.floor(budget_s / per_block) if per_block > 0 else PAIRED_MIN_BLOCKS
     if max_blocks is not None:
         fits = min(fits, max_blocks)
     if fits < PAIRED_MIN_BLOCKS:
-        needed = math.ceil(PAIRED_MIN_BLOCKS * per_block) + 1
+        needed = math.ceil((PAIRED_MIN_BLOCKS + 1) * per_block)
         raise BadRequest(
             f"a budget of {budget_s:g} s fits about {fits} blocks here ({per_block:.2f} s each); a verdict needs at "
             f"least {PAIRED_MIN_BLOCKS}: give --budget {needed} or more"
