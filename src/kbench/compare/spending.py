@@ -65,6 +65,12 @@ class SpentLook:
     nominal_alpha: float
 
 
+_LOOKS: dict[tuple[float, int, int, tuple[tuple[int, float], ...]], tuple[SpentLook, float]] = {}
+"""Looks already computed, by (alpha, min_blocks, paths, every look so far): the boundaries are a
+deterministic function of these, so comparisons that look at the same counts share the work."""
+_MAX_CACHED_LOOKS = 10_000
+
+
 class SpendingBoundary:
     """Boundaries look by look (module docstring); deterministic for a given sequence of looks."""
 
@@ -75,19 +81,18 @@ class SpendingBoundary:
         self.alpha = alpha
         self.min_blocks = min_blocks
         self.total = spendable_alpha(alpha, paths)
-        self._rng = np.random.default_rng(SPENDING_SEED)
-        self._position = np.zeros(paths)
-        self._alive = np.ones(paths, dtype=bool)
         self._paths = paths
         self._blocks = 0
         self._fraction = 0.0
-        self._spent = 0.0
         self.looks: list[SpentLook] = []
+        self._history: list[tuple[int, float]] = []  # (blocks, fraction) asked for, in order
+        self._spent_history: list[float] = []  # simulated alpha spent after each look
+        self._simulation: _Simulation | None = None
 
     @property
     def spent(self) -> float:
         """Simulated probability of having rejected at some look so far, under H0."""
-        return self._spent
+        return self._spent_history[-1] if self._spent_history else 0.0
 
     def look(self, blocks: int, fraction: float) -> SpentLook:
         """The boundary of a look after ``blocks`` blocks at information fraction ``fraction``.
@@ -103,26 +108,63 @@ class SpendingBoundary:
             raise ValueError("the last look was already taken")
         if fraction < self._fraction or not math.isfinite(fraction):
             raise ValueError(f"information fractions must not shrink: {fraction} after {self._fraction}")
-        steps = blocks - self._blocks
-        self._position += math.sqrt(steps) * self._rng.standard_normal(self._paths)
         self._blocks, self._fraction = blocks, min(fraction, 1.0)
+        self._history.append((blocks, fraction))
+        key = (self.alpha, self.min_blocks, self._paths, tuple(self._history))
+        found = _LOOKS.get(key)
+        if found is None:
+            found = self._simulate()
+            if len(_LOOKS) < _MAX_CACHED_LOOKS:
+                _LOOKS[key] = found
+        spent_look, spent = found
+        self._spent_history.append(spent)
+        self.looks.append(spent_look)
+        return spent_look
+
+    def _simulate(self) -> tuple[SpentLook, float]:
+        """Bring the simulated paths up to the newest look (replaying looks that came from the cache)."""
+        if self._simulation is None:
+            self._simulation = _Simulation(self._paths)
+        simulation = self._simulation
+        result = None
+        while simulation.looks < len(self._history):
+            blocks, fraction = self._history[simulation.looks]
+            result = simulation.look(blocks, fraction, self.total, self.min_blocks)
+        assert result is not None
+        return result, simulation.spent
+
+    def describe(self) -> str:
+        return (f"alpha spending (Pocock-type, Lan-DeMets), overall alpha {self.alpha:g}, "
+                f"{len(self.looks)} look{'s' if len(self.looks) != 1 else ''}")
+
+
+
+class _Simulation:
+    """Seeded Brownian paths (one unit of variance per block) and which of them crossed already."""
+
+    def __init__(self, paths: int) -> None:
+        self._rng = np.random.default_rng(SPENDING_SEED)
+        self._position = np.zeros(paths)
+        self._alive = np.ones(paths, dtype=bool)
+        self._paths = paths
+        self._blocks = 0
+        self.spent = 0.0
+        self.looks = 0
+
+    def look(self, blocks: int, fraction: float, total: float, min_blocks: int) -> SpentLook:
+        self._position += math.sqrt(blocks - self._blocks) * self._rng.standard_normal(self._paths)
+        self._blocks = blocks
+        self.looks += 1
+        clipped = min(fraction, 1.0)
         z = np.abs(self._position) / math.sqrt(blocks)
-        target = self.total if final else pocock_spending(fraction, self.total)
-        crossings = math.floor((target - self._spent) * self._paths + 1e-9)
-        if blocks < self.min_blocks or crossings < 1:
-            spent = SpentLook(blocks, self._fraction, math.inf, 0.0)
-            self.looks.append(spent)
-            return spent
+        target = total if fraction >= 1.0 else pocock_spending(fraction, total)
+        crossings = math.floor((target - self.spent) * self._paths + 1e-9)
+        if blocks < min_blocks or crossings < 1:
+            return SpentLook(blocks, clipped, math.inf, 0.0)
         alive_z = np.sort(z[self._alive])[::-1]
         # halfway between the last crossing path and the first that stays, so rounding cannot flip it
         boundary = 0.0 if crossings >= alive_z.size else float((alive_z[crossings - 1] + alive_z[crossings]) / 2.0)
         crossed = self._alive & (z >= boundary)
         self._alive &= ~crossed
-        self._spent += float(crossed.sum()) / self._paths
-        spent = SpentLook(blocks, self._fraction, boundary, float(2.0 * special.ndtr(-boundary)))
-        self.looks.append(spent)
-        return spent
-
-    def describe(self) -> str:
-        return (f"alpha spending (Pocock-type, Lan-DeMets), overall alpha {self.alpha:g}, "
-                f"{len(self.looks)} look{'s' if len(self.looks) != 1 else ''}")
+        self.spent += float(crossed.sum()) / self._paths
+        return SpentLook(blocks, clipped, boundary, float(2.0 * special.ndtr(-boundary)))
