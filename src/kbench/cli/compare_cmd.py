@@ -27,7 +27,7 @@ from kbench.engine.comparison_sides import (
 )
 from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome, run_interleaved
 from kbench.engine.request import BadRequest
-from kbench.engine.stored_comparison import stored_outcome
+from kbench.engine.stored_comparison import stored_interleaved, stored_outcome
 from kbench.report.comparison import EXTENSIONS, FORMATS, gobench, render
 from kbench.store.db import Store
 from kbench.sysinfo.collect import collect_sysinfo
@@ -113,8 +113,18 @@ def compare_cmd(
     with user_errors():
         store = ctx.store
         correction_method: Method = "bh" if correction == "bh" else "holm"
-        if run_sets:
-            outcome = stored_outcome(store, [select_runs(store, text, benchmark) for text in run_sets])
+        selected = [select_runs(store, text, benchmark) for text in run_sets]
+        replayed = stored_interleaved(store, selected, alpha=alpha, margin=margin_value) if run_sets else None
+        if replayed is not None:
+            base_side = replayed.sides[0].side
+            margin_value, margin_source = _margin(store, base_side, margin_value, margin)
+            report = build_interleaved_report(
+                replayed, title=f"{replayed.metrics[0].name}: {' vs '.join(s.label for s in replayed.sides)}",
+                label_kind="stored", alpha=alpha, margin=margin_value, correction=correction_method,
+                context=_context(), parameters=_parameters(params, samples, seed, alpha, margin_source),
+            )
+        elif run_sets:
+            outcome = stored_outcome(store, selected)
             base = outcome.sides[0].side
             if benchmark and lookup(benchmark).name != base.benchmark.name:
                 raise BadRequest(f"the runs measure {base.benchmark.name}, not {lookup(benchmark).name}")

@@ -102,8 +102,8 @@ def _interleaved(
         warnings.append(f"aa-differs: the two identical sides differ by {aa.change_pct:+.2f}% (p={aa.p_value:.3g}); "
                         "this happens in alpha of calibrations by chance, more often on a machine that changes "
                         "under the measurement")
-    stored: dict[str, Any] = {**sets, "design": INTERLEAVED, "block_log_ratios": d.tolist(), "blocks": n, "budget_s": budget_s,
-              "margin_pct": 100.0 * margin}
+    stored: dict[str, Any] = {**sets, "design": INTERLEAVED, "block_log_ratios": d.tolist(), "blocks": n,
+                              "budget_s": budget_s, "margin_pct": 100.0 * margin}
     calibration_id = store.save_calibration(
         benchmark=sides[0].benchmark.name, metric=primary.name, target=target, params=dict(sides[0].request.params),
         trials=stored, run_ids=[s.run_id for s in outcome.sides], sigma_log=sigma, mde=rows,

@@ -144,14 +144,14 @@ def supports_interleaving(sides: Sequence[ComparisonSide]) -> str | None:
     return None
 
 
-def _metrics(benchmark: Benchmark, metric: str) -> list[MetricInfo]:
+def metrics_of(benchmark: Benchmark, metric: str) -> list[MetricInfo]:
     if benchmark.name == "command":
         names = [COMMAND_METRICS[metric], *(m for key, m in COMMAND_METRICS.items() if key != metric)]
         return [MetricInfo(name, "ns", benchmark.direction) for name in names]
     return [MetricInfo(benchmark.metric, benchmark.unit, benchmark.direction)]
 
 
-def _slot_values(benchmark: Benchmark, measurement: Measurement) -> dict[str, float]:
+def slot_values(benchmark: Benchmark, measurement: Measurement) -> dict[str, float]:
     if benchmark.name == "command":
         columns = measurement.columns
         return command_slot(measurement.per_op("ns"), columns["utime_ns"], columns["stime_ns"])
@@ -280,7 +280,7 @@ def run_interleaved(
     if not budget_s > 0:
         raise BadRequest(f"the time budget must be positive, got {budget_s}")
     benchmark = sides[0].benchmark
-    metrics = _metrics(benchmark, metric)
+    metrics = metrics_of(benchmark, metric)
     primary = metrics[0]
     rng = np.random.default_rng(seed)
     runner = _Runner(store, [_slot_request(side, samples) for side in sides], target, samples, tags)
@@ -311,7 +311,7 @@ def run_interleaved(
             for index in mirrored_order(rng, k):
                 measurement, seconds = runner.measure(index)
                 runner.keep(index, measurement, slot_index, blocks)
-                slots.append(Slot(index, blocks, slot_index, _slot_values(runner.sides[index].side.benchmark,
+                slots.append(Slot(index, blocks, slot_index, slot_values(runner.sides[index].side.benchmark,
                                                                           measurement), seconds))
                 slot_index += 1
                 if on_slot is not None:
