@@ -30,7 +30,7 @@ from kbench.compare.multiple import Method, adjust
 from kbench.compare.paired import judge_blocks
 from kbench.compare.verdict import Verdict
 from kbench.engine.compare_protocol import ComparisonOutcome, SideTrials
-from kbench.engine.interleaved import InterleavedOutcome
+from kbench.engine.interleaved import INTERLEAVED_DESIGN, InterleavedOutcome
 from kbench.report.comparison import ComparisonReport, MetricComparison, SideData, TrialSeries
 from kbench.stats.warmup import steady_state_index
 
@@ -194,8 +194,9 @@ def build_interleaved_report(
 ) -> ComparisonReport:
     metrics = []
     for new, verdict in interleaved_verdicts(outcome, alpha=alpha, margin=margin, correction=correction):
-        if not verdict.design:
-            verdict = replace(verdict, design=outcome.design)
+        if not verdict.design.startswith(INTERLEAVED_DESIGN):
+            verdict = replace(verdict, design=f"{INTERLEAVED_DESIGN}; {verdict.design}" if verdict.design
+                              else outcome.design)
         metrics.append(metric_comparison(verdict, outcome.sides[new].label,
                                          _slot_side(outcome.side_values(0, verdict.metric)),
                                          _slot_side(outcome.side_values(new, verdict.metric))))

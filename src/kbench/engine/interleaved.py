@@ -64,6 +64,9 @@ DEFAULT_BUDGET_S = 20.0
 """Measuring time of a comparison: with start-up and the pilot block, a comparison takes
 under 30 s even when the machine is busy."""
 
+INTERLEAVED_DESIGN = "interleaved: randomized mirrored blocks, Wilcoxon signed-rank on block log-ratios"
+"""The design in a few words (every verdict of it starts its ``design`` with this)."""
+
 SlotCallback = Callable[[str, int, float], None]  # side label, judged blocks so far, fraction of budget used
 
 METRIC_REASONS = {

@@ -74,6 +74,9 @@ def direction_text(direction: str) -> str:
     return "higher is better" if direction == "higher" else "lower is better"
 
 
+HEADLINE_EVERY_METRIC = 3
+
+
 def headline(report: ComparisonReport, m: MetricComparison) -> str:
     """The sentence a kernel developer pastes into a mail; it always says the metric's verdict, e.g.
 
@@ -97,21 +100,22 @@ def headline(report: ComparisonReport, m: MetricComparison) -> str:
 
 
 def headlines(report: ComparisonReport) -> list[str]:
-    """One headline per regression, then per improvement (each group by decreasing |change|), then
-    per inconclusive verdict; when nothing else is left, the "no change" ones (one summary line
-    beyond three metrics). Every line states its metric's verdict."""
+    """Every line states its metric's verdict. Up to ``HEADLINE_EVERY_METRIC`` metrics: one line
+    per metric, in report order (the primary metric first). Beyond: one per regression, then per
+    improvement (each group by decreasing |change|), then per other verdict except "no change",
+    which gets one summary line."""
+    if len(report.metrics) <= HEADLINE_EVERY_METRIC:
+        return [headline(report, m) for m in report.metrics]
     lines: list[str] = []
     for verdict in (REGRESSION, IMPROVEMENT):
         chosen = [m for m in report.metrics if m.verdict == verdict]
         chosen.sort(key=lambda m: -abs(m.change_pct) if math.isfinite(m.change_pct) else 0.0)
         lines.extend(headline(report, m) for m in chosen)
     lines.extend(headline(report, m) for m in report.metrics if m.verdict not in (REGRESSION, IMPROVEMENT, NO_CHANGE))
-    if not lines:
-        unchanged = [m for m in report.metrics if m.verdict == NO_CHANGE]
-        if len(unchanged) <= 3:
-            lines.extend(headline(report, m) for m in unchanged)
-        else:
-            lines.append(f"no change in any of the {len(unchanged)} metrics compared to {report.base_label}")
+    unchanged = sum(m.verdict == NO_CHANGE for m in report.metrics)
+    if unchanged:
+        lines.append(f"no change in {unchanged} other metric{'s' if unchanged != 1 else ''} compared to "
+                     f"{report.base_label}")
     return lines
 
 
