@@ -16,6 +16,8 @@ install:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	# kbench[history] without apache-otava's numpy==2.2.0 pin (pyproject.toml says why)
+	$(BIN)/pip install --quiet --no-deps 'apache-otava>=0.8'
 
 demo:
 	$(BIN)/kbench run syscall.getppid --samples 20000
@@ -33,7 +35,7 @@ bench:
 # Rebuild the native tools into the venv after editing native/ (editable installs
 # build them once, at install time).
 native:
-	$(BIN)/pip install --quiet --no-build-isolation -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test]'
 
 clean:
 	rm -rf build .pytest_cache

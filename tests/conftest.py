@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -21,3 +22,16 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A fresh Redis server for one test (Debian's redis-server, no persistence)."""
     with redis_server(tmp_path_factory.mktemp("redis")) as url:
         yield url
+
+
+@pytest.fixture
+def private_postgres_url(postgres_url: str) -> str:
+    """A database of its own on the session's PostgreSQL server, so a test sees only its own rows."""
+    from sqlalchemy import create_engine, text
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return postgres_url.rsplit("/", 1)[0] + f"/{name}"

@@ -22,6 +22,7 @@
 #endif
 
 #include "kbench_core.h"
+#include "trace.h"
 #include "../benches/benches.h"
 
 #define KBENCH_NAME_MAX		32
@@ -44,6 +45,8 @@ static struct kbench *kbench_builtin[] = {
 	&kbench_jhash,
 	&kbench_fib4_lookup,
 	&kbench_fib6_lookup,
+	&kbench_trace_overhead,
+	&kbench_probe_target_bench,
 	&kbench_spin,
 	/* Add a new benchmark here. */
 };
@@ -115,7 +118,8 @@ int kbench_register(struct kbench *bench)
 	e->cfg.cpus_all = true;
 
 	mutex_lock(&kbench_list_lock);
-	if (kbench_find(bench->name)) {
+	/* "trace" is the directory of the tracepoint log. */
+	if (kbench_find(bench->name) || !strcmp(bench->name, "trace")) {
 		mutex_unlock(&kbench_list_lock);
 		kfree(e);
 		return -EEXIST;
@@ -239,17 +243,22 @@ static int __init kbench_init(void)
 	ret = sysfs_create_group(kbench_root, &kbench_top_group);
 	if (ret)
 		goto err;
+	ret = kbench_trace_init(kbench_root);
+	if (ret)
+		goto err;
 	for (i = 0; i < ARRAY_SIZE(kbench_builtin); i++) {
 		ret = kbench_register(kbench_builtin[i]);
 		if (ret) {
 			pr_err("cannot register %s: %d\n",
 			       kbench_builtin[i]->name, ret);
-			goto err;
+			goto err_trace;
 		}
 	}
 	return 0;
-err:
+err_trace:
 	kbench_remove_all();
+	kbench_trace_exit();
+err:
 	kobject_put(kbench_root);
 	return ret;
 }
@@ -258,6 +267,7 @@ static void __exit kbench_exit(void)
 {
 	/* Modules using kbench_register() are gone: they depend on us. */
 	kbench_remove_all();
+	kbench_trace_exit();
 	kobject_put(kbench_root);
 }
 

@@ -25,14 +25,13 @@
 #include <linux/string.h>
 #include <linux/ktime.h>
 
-#ifdef CONFIG_X86
-#include <asm/msr.h>
-#endif
-
 #include "kbench_core.h"
 
 /* Room kept in the run output for the "all" line and the histogram. */
 #define KBENCH_RUN_RESERVE	1536
+
+/* Numbers the runs, so that the log tells one run's windows from another's. */
+static atomic_t kbench_run_serial = ATOMIC_INIT(0);
 
 struct kbench_run;
 
@@ -61,19 +60,10 @@ struct kbench_run {
 	u64 atomic_sample_max;	/* longest sample allowed in such a chunk */
 	bool abort;		/* set by the reader on a signal, or on error */
 	atomic_t arrived;	/* start barrier of a parallel run */
+	u32 serial;		/* this run's number since load, for the log */
 	unsigned int nr_workers;
 	struct kbench_worker workers[];
 };
-
-/* Cycles as counted by an ordered TSC read (nanoseconds elsewhere). */
-static __always_inline u64 kbench_cycles(void)
-{
-#ifdef CONFIG_X86
-	return rdtsc_ordered();
-#else
-	return ktime_get_ns();
-#endif
-}
 
 static bool kbench_should_stop(const struct kbench_run *r)
 {
@@ -231,9 +221,17 @@ static int kbench_worker_measure(struct kbench_worker *w)
 	if (!ret)
 		ret = kbench_timed_loop(w, NULL, r->cfg.warmup, r->cfg.batch,
 					NULL);
-	if (!ret)
+	if (!ret) {
+		u64 t0 = kbench_cycles();
+
 		ret = kbench_timed_loop(w, w->samples, r->cfg.loop_count,
 					r->cfg.batch, &w->nr_done);
+		/* The recorded window, for tracepoints logged by the bench. */
+		kbench_log_record(KBENCH_LOG_RUN,
+				  w->ctx.cpu < 0 ? KBENCH_LOG_F_UNBOUND : 0,
+				  r->serial, t0, kbench_cycles() - t0,
+				  w->nr_done);
+	}
 	return ret;
 }
 
@@ -292,6 +290,7 @@ static struct kbench_run *kbench_run_alloc(struct kbench_entry *e,
 	r->atomic_sample_max = (u64)kbench_tsc_khz *
 			       KBENCH_ATOMIC_SAMPLE_MAX_US / 1000;
 	atomic_set(&r->arrived, 0);
+	r->serial = atomic_inc_return(&kbench_run_serial);
 
 	r->dataset = kvmalloc_array(cfg->dataset_size, sizeof(u32),
 				    GFP_KERNEL);

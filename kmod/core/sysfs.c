@@ -10,6 +10,7 @@
  */
 #include <linux/capability.h>
 #include <linux/cpumask.h>
+#include <linux/ctype.h>
 #include <linux/inet.h>
 #include <linux/kernel.h>
 #include <linux/kobject.h>
@@ -28,22 +29,40 @@ static struct kbench_entry *to_entry(struct kobject *kobj)
 }
 
 /*
+ * Is @buf a decimal integer as docs/sysfs-ABI.md writes one?  An optional
+ * '-', then digits without a leading zero (a lone 0 is fine), then at most
+ * one newline.  No '+', no spaces, no 0x, nothing after the number.
+ */
+static int kbench_check_decimal(const char *buf)
+{
+	const char *p = buf;
+
+	if (*p == '-')
+		p++;
+	if (!isdigit(*p))
+		return -EINVAL;
+	if (*p == '0' && isdigit(p[1]))
+		return -EINVAL;
+	while (isdigit(*p))
+		p++;
+	if (*p == '\n')
+		p++;
+	return *p ? -EINVAL : 0;
+}
+
+/*
  * Decimal integer in [min, max].  Negative numbers, and numbers too large
  * for 64 bits, are out of range rather than malformed.
  */
 static int kbench_parse_s64(const char *buf, s64 min, s64 max, s64 *val)
 {
-	int ret = kstrtos64(buf, 10, val);
+	int ret = kbench_check_decimal(buf);
 
-	if (ret == -EINVAL) {
-		u64 u;
-
-		/* Maybe a valid number above S64_MAX. */
-		if (!kstrtou64(buf, 10, &u))
-			return -ERANGE;
-	}
 	if (ret)
 		return ret;
+	/* Well-formed: only the size of the number can be wrong. */
+	if (kstrtos64(buf, 10, val))
+		return -ERANGE;
 	if (*val < min || *val > max)
 		return -ERANGE;
 	return 0;
@@ -51,16 +70,19 @@ static int kbench_parse_s64(const char *buf, s64 min, s64 max, s64 *val)
 
 static int kbench_parse_u64(const char *buf, u64 min, u64 max, u64 *val)
 {
-	int ret = kstrtou64(buf, 10, val);
+	int ret = kbench_check_decimal(buf);
+	s64 negative;
 
-	if (ret == -EINVAL) {
-		s64 s;
-
-		if (!kstrtos64(buf, 10, &s) && s < 0)
-			return -ERANGE;
-	}
 	if (ret)
 		return ret;
+	if (buf[0] == '-') {
+		/* "-0" is zero; any other negative number is out of range. */
+		if (kstrtos64(buf, 10, &negative) || negative)
+			return -ERANGE;
+		*val = 0;
+	} else if (kstrtou64(buf, 10, val)) {
+		return -ERANGE;
+	}
 	if (*val < min || *val > max)
 		return -ERANGE;
 	return 0;
@@ -255,6 +277,69 @@ static ssize_t cpus_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return len;
 }
 
+/* One CPU number of a CPU list: digits without a leading zero. */
+static int kbench_parse_cpu(const char **pos, unsigned long *cpu)
+{
+	const char *p = *pos;
+	unsigned long v = 0;
+	bool huge = false;
+
+	if (!isdigit(*p) || (*p == '0' && isdigit(p[1])))
+		return -EINVAL;
+	for (; isdigit(*p); p++) {
+		if (v > (ULONG_MAX - 9) / 10)
+			huge = true;
+		else
+			v = v * 10 + (*p - '0');
+	}
+	*cpu = huge ? ULONG_MAX : v;
+	*pos = p;
+	return 0;
+}
+
+/*
+ * A CPU list as docs/sysfs-ABI.md writes one: "N" or "N-M" items joined by
+ * single commas, at most one trailing newline.  -EINVAL for anything else
+ * (spaces, "ALL", empty items, N > M), -ERANGE for a well-formed list with a
+ * CPU at or above nr_cpu_ids, however many digits it has.
+ */
+static int kbench_parse_cpulist(const char *buf, struct cpumask *mask)
+{
+	const char *p = buf;
+	int range = 0;
+
+	cpumask_clear(mask);
+	for (;;) {
+		unsigned long first, last, cpu;
+		int ret = kbench_parse_cpu(&p, &first);
+
+		if (ret)
+			return ret;
+		last = first;
+		if (*p == '-') {
+			p++;
+			ret = kbench_parse_cpu(&p, &last);
+			if (ret)
+				return ret;
+			if (last < first)
+				return -EINVAL;
+		}
+		if (last >= nr_cpu_ids)
+			range = -ERANGE;
+		else
+			for (cpu = first; cpu <= last; cpu++)
+				cpumask_set_cpu(cpu, mask);
+		if (*p != ',')
+			break;
+		p++;
+	}
+	if (*p == '\n')
+		p++;
+	if (*p)
+		return -EINVAL;
+	return range;
+}
+
 static ssize_t cpus_store(struct kobject *kobj, struct kobj_attribute *attr,
 			  const char *buf, size_t count)
 {
@@ -267,7 +352,7 @@ static ssize_t cpus_store(struct kobject *kobj, struct kobj_attribute *attr,
 		return -ENOMEM;
 	all = sysfs_streq(buf, "all");
 	if (!all) {
-		ret = cpulist_parse(buf, mask);
+		ret = kbench_parse_cpulist(buf, mask);
 		if (ret)
 			goto out;
 		ret = -EINVAL;
@@ -517,11 +602,15 @@ static int kbench_parse_ip_prefix(const char *buf, enum kbench_param_type type,
 		return -EINVAL;
 	*plen = max;
 	if (slash) {
-		int ret = kstrtou8(slash + 1, 10, plen);
+		int ret;
 
+		/* A length is a decimal number like any other, never negative. */
+		if (slash[1] == '-')
+			return -EINVAL;
+		ret = kbench_check_decimal(slash + 1);
 		if (ret)
 			return ret;
-		if (*plen > max)
+		if (kstrtou8(slash + 1, 10, plen) || *plen > max)
 			return -ERANGE;
 	}
 	return 0;

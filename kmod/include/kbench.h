@@ -11,12 +11,20 @@
  * Built-in benchmarks live in kmod/benches/ and are listed in one table;
  * another module registers its own with kbench_register() and must call
  * kbench_unregister() before it is unloaded.
+ *
+ * The second half of this header is the tracepoint API: keyed START/STOP
+ * regions anywhere in kernel code, logged into kbench.ko's log buffer.
  */
 #ifndef _KBENCH_H
 #define _KBENCH_H
 
 #include <linux/types.h>
 #include <linux/in6.h>
+#include <linux/ktime.h>
+
+#ifdef CONFIG_X86
+#include <asm/msr.h>
+#endif
 
 struct module;
 
@@ -137,5 +145,102 @@ static inline u32 kbench_lcg_next(u64 *state)
 	*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
 	return (u32)(*state >> 32);
 }
+
+/* Cycles as counted by an ordered TSC read (nanoseconds elsewhere). */
+static __always_inline u64 kbench_cycles(void)
+{
+#ifdef CONFIG_X86
+	return rdtsc_ordered();
+#else
+	return ktime_get_ns();
+#endif
+}
+
+/*
+ * Keyed tracepoints (the seL4 benchmarking extensions' TRACE_POINT_START and
+ * TRACE_POINT_STOP): wrap a region of any kernel code in
+ *
+ *	KBENCH_TRACE_START(3);
+ *	...
+ *	KBENCH_TRACE_STOP(3);
+ *
+ * and, while the log is on (/sys/kernel/kbench/trace/control, see
+ * docs/sysfs-ABI.md), every STOP whose START ran since the last STOP of that
+ * key logs one entry: the key, the CPU, the START time and the cycles in
+ * between, read with kbench_cycles() like the benchmarks' samples.  A STOP
+ * without such a START logs nothing, so a region can be timed along one path
+ * only; keys may interleave and nest.  Keys are 0 .. N-1, N being the
+ * module parameter trace_keys (at most KBENCH_TRACE_KEYS_MAX); another key
+ * logs nothing and is counted in the log's status as invalid.
+ *
+ * START stamps are kept per CPU and tagged with the task: a STOP logs only
+ * on the CPU, and in the task, of its START.  A region during which the task
+ * was switched out is logged with KBENCH_LOG_F_SWITCHED (its cycles include
+ * the time off the CPU); one that migrated is normally not logged.  Use a
+ * key from one context only (task or interrupt): an interrupt runs in the
+ * context of the task it interrupted.
+ *
+ * The calls never sleep and may be used with interrupts off and in NMI
+ * context.  KBENCH_TRACE_NAME() may sleep: call it from module init.
+ */
+#define KBENCH_TRACE_KEYS_MAX	4096U
+#define KBENCH_TRACE_NAME_LEN	32	/* with the NUL */
+
+#define KBENCH_TRACE_START(key)		kbench_trace_start(key)
+#define KBENCH_TRACE_STOP(key)		kbench_trace_stop(key)
+#define KBENCH_TRACE_NAME(key, name)	kbench_trace_name(key, name)
+
+void kbench_trace_start(unsigned int key);
+void kbench_trace_stop(unsigned int key);
+/*
+ * Name a key for the reports: 1..31 characters of [A-Za-z0-9_.:-]; NULL
+ * removes the name.  Returns 0 or -EINVAL (key out of range, bad name).
+ */
+int kbench_trace_name(unsigned int key, const char *name);
+/* N, the number of keys (the trace_keys module parameter). */
+unsigned int kbench_trace_keys(void);
+
+/*
+ * The log buffer holds entries of every producer, told apart by @kind:
+ * tracepoints, probed kernel functions, the recorded window of each
+ * benchmark run, and whatever logs through kbench_log_record().  An entry is
+ * 32 bytes, read out raw by /sys/kernel/kbench/trace/log.
+ */
+enum kbench_log_kind {
+	KBENCH_LOG_TRACEPOINT = 1,	/* key: the tracepoint key */
+	KBENCH_LOG_FUNCTION = 2,	/* key: the probe's slot (trace/functions) */
+	KBENCH_LOG_RUN = 3,		/* key: the run's number; data: samples */
+	/* Kernel entries (trace/entries/, core/entries.c). */
+	KBENCH_LOG_SYSCALL = 4,		/* key: syscall number; data: return */
+	KBENCH_LOG_IRQ = 5,		/* key: irq; data: handler's return */
+	KBENCH_LOG_SOFTIRQ = 6,		/* key: softirq vector number */
+	KBENCH_LOG_VECTOR = 7,		/* key: system vector; data: vector */
+	KBENCH_LOG_FAULT = 8,		/* key: 0 user, 1 kernel; data: error */
+	/* Add a new producer here. */
+};
+
+#define KBENCH_LOG_F_SWITCHED	BIT(0)	/* the task was switched out inside */
+#define KBENCH_LOG_F_IRQ	BIT(1)	/* logged outside task context */
+#define KBENCH_LOG_F_UNBOUND	BIT(2)	/* RUN: the worker was not pinned */
+#define KBENCH_LOG_F_UNTIMED	BIT(3)	/* an entry without an exit: cycles 0 */
+
+struct kbench_log_entry {
+	u64 start;		/* kbench_cycles() at the start */
+	u64 cycles;		/* duration */
+	u32 key;
+	u32 data;		/* the producer's own */
+	u32 pid;		/* current->pid when logged */
+	u16 cpu;		/* CPU that logged it */
+	u8 kind;		/* enum kbench_log_kind */
+	u8 flags;		/* KBENCH_LOG_F_* */
+};
+
+/*
+ * Log one entry if the log is on and has room (cpu, pid and the IRQ flag are
+ * filled in here).  Returns true if it was stored; a full log counts it as
+ * overflow.  Safe in any context.
+ */
+bool kbench_log_record(u8 kind, u8 flags, u32 key, u64 start, u64 cycles,
+		       u32 data);
 
 #endif /* _KBENCH_H */

@@ -43,6 +43,7 @@ enum {
     K_WRITE_FILE = 0x12,
     K_POWEROFF = 0x13,
     K_PING = 0x14,
+    K_SIGNAL = 0x15, /* during an exec: signal its process group; never answered */
     K_RESULT = 0x20,
 };
 
@@ -63,6 +64,7 @@ enum {
     T_STDERR = 22,
     T_TIMED_OUT = 23,
     T_ERROR = 24,
+    T_SIGNAL = 25,
     T_VERSION = 30,
     T_RELEASE = 31,
     T_UPTIME_MS = 32,
@@ -291,6 +293,34 @@ static void set_nonblock(int fd)
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
+/*
+ * A frame from the host while a command runs: only K_SIGNAL is expected (the host's
+ * Ctrl-C or SIGTERM); its signal goes to the command's process group.
+ */
+static void exec_host_frame(pid_t pid)
+{
+    unsigned char hdr[4];
+    read_exact(port_fd, hdr, 4);
+    uint32_t n = get_u32(hdr);
+    if (n == 0 || n > MAX_FRAME)
+        die("bad frame length %u from host", n);
+    unsigned char *body = malloc(n);
+    if (!body)
+        die("out of memory for a %u-byte frame", n);
+    read_exact(port_fd, body, n);
+    struct request rq = {0};
+    if (parse_request(body, n, &rq) == 0 && rq.kind == K_SIGNAL) {
+        struct fieldref *fs = find_field(&rq, T_SIGNAL);
+        int64_t sig = fs ? as_i64(fs->data, fs->len) : SIGINT;
+        if (sig > 0 && sig < NSIG)
+            kill(-pid, (int)sig);
+    } else {
+        fprintf(stderr, "kbench-agent: ignored a request sent while a command runs\n");
+    }
+    free(rq.f);
+    free(body);
+}
+
 static void do_exec(struct request *rq)
 {
     size_t argc = 0, envc = 0;
@@ -383,6 +413,7 @@ static void do_exec(struct request *rq)
     int status = 0, exited = 0, timed_out = 0;
     int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
     int64_t drain_deadline = -1;
+    int watch_host = 1; /* the host may send K_SIGNAL while the command runs */
 
     while (!exited || out_fd >= 0 || err_fd >= 0) {
         if (!exited) {
@@ -405,8 +436,10 @@ static void do_exec(struct request *rq)
         }
         if (exited && drain_deadline >= 0 && now >= drain_deadline)
             break;
-        struct pollfd pfd[3];
+        struct pollfd pfd[4];
         int n = 0;
+        if (watch_host && !exited)
+            pfd[n++] = (struct pollfd){.fd = port_fd, .events = POLLIN};
         if (in_fd >= 0)
             pfd[n++] = (struct pollfd){.fd = in_fd, .events = POLLOUT};
         if (out_fd >= 0)
@@ -422,6 +455,13 @@ static void do_exec(struct request *rq)
             if (!pfd[i].revents)
                 continue;
             int fd = pfd[i].fd;
+            if (fd == port_fd) {
+                if (pfd[i].revents & POLLIN)
+                    exec_host_frame(pid);
+                else /* host side not connected: stop watching for this command */
+                    watch_host = 0;
+                continue;
+            }
             if (fd == in_fd) {
                 ssize_t w = write(fd, fin->data + in_off, in_len - in_off);
                 if (w > 0)
@@ -662,6 +702,8 @@ int main(int argc, char **argv)
                 break;
             case K_WRITE_FILE:
                 do_write_file(&rq);
+                break;
+            case K_SIGNAL: /* its command has already ended */
                 break;
             case K_PING: {
                 struct buf r = {0};

@@ -1,11 +1,11 @@
-"""Durations as people write them: ``10``, ``2.5``, ``10s``, ``500ms``, ``1.5m``, ``1h``."""
+"""Durations as people write them: ``10``, ``2.5``, ``10s``, ``500ms``, ``1.5m``, ``1h``, ``30d``."""
 
 from __future__ import annotations
 
 import re
 
-_DURATION = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)?$")
-_SCALE = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_DURATION = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h|d)?$")
+_SCALE = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
 
 
 def match_duration(text: str) -> tuple[float, str | None] | None:

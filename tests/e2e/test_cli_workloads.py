@@ -44,7 +44,7 @@ def test_will_it_scale_run_reports_per_task_rate_per_interval(kbench: KbenchRunn
 
 def test_kfunc_on_a_kernel_that_cannot_load_modules_says_why(kbench: KbenchRunner) -> None:
     nomodule = "nomodule" in Path("/proc/cmdline").read_text().split()
-    proc = kbench("run", "kfunc.empty", "--samples", "100", check=False)
+    proc = kbench("run", "kfunc.empty", "--samples", "100", "--local-kernel", check=False)
     if nomodule:
         assert proc.returncode == 3
         assert f"cannot run on the local kernel {platform.release()}" in proc.stderr

@@ -75,11 +75,11 @@ def test_apply_then_reset_restores_exactly(tmp_path: Path, state: Path) -> None:
     assert saved["format"] == "kbench-tune/1"
     assert saved["knobs"]["aslr"] == {str(root / "proc/sys/kernel/randomize_va_space"): "2"}
 
-    reset = reset_tuning(state_path=state)
+    reset = reset_tuning(state_path=state, root=root)
     assert statuses(reset) == {"governor": RESTORED, "turbo": RESTORED, "aslr": RESTORED}
     assert values(root) == before
     assert not state.exists()  # consumed
-    again = reset_tuning(state_path=state)
+    again = reset_tuning(state_path=state, root=root)
     assert again.results == [] and "nothing to reset" in again.note
 
 
@@ -89,7 +89,7 @@ def test_applying_twice_keeps_the_first_saved_values(tmp_path: Path, state: Path
     apply_tuning(state_path=state, root=root)
     second = apply_tuning(state_path=state, root=root)
     assert set(statuses(second).values()) == {UNCHANGED}
-    reset_tuning(state_path=state)
+    reset_tuning(state_path=state, root=root)
     assert values(root) == before
 
 
@@ -101,7 +101,7 @@ def test_dry_run_changes_nothing(tmp_path: Path, state: Path) -> None:
     assert values(root) == before and not state.exists()
     apply_tuning(state_path=state, root=root)
     tuned = values(root)
-    dry_reset = reset_tuning(dry_run=True, state_path=state)
+    dry_reset = reset_tuning(dry_run=True, state_path=state, root=root)
     assert set(statuses(dry_reset).values()) == {WOULD_RESTORE}
     assert values(root) == tuned and state.exists()
 
@@ -119,7 +119,7 @@ def test_cpufreq_boost_is_the_turbo_knob_without_intel_pstate(tmp_path: Path, st
     root = make_tree(tmp_path / "root", turbo="boost")
     apply_tuning({"turbo": "off"}, state_path=state, root=root)
     assert (root / CPU / "cpufreq/boost").read_text().strip() == "0"
-    reset_tuning(["turbo"], state_path=state)
+    reset_tuning(["turbo"], state_path=state, root=root)
     assert (root / CPU / "cpufreq/boost").read_text().strip() == "1"
 
 
@@ -127,7 +127,7 @@ def test_per_job_governor_and_partial_reset(tmp_path: Path, state: Path) -> None
     root = make_tree(tmp_path / "root")
     apply_tuning({"governor": "performance"}, state_path=state, root=root)
     apply_tuning({"aslr": "off"}, state_path=state, root=root)
-    reset_tuning(["governor"], state_path=state)
+    reset_tuning(["governor"], state_path=state, root=root)
     now = values(root)
     assert now[f"{CPU}/cpu0/cpufreq/scaling_governor"] == "powersave"
     assert now["proc/sys/kernel/randomize_va_space"] == "0"  # still tuned, still saved
@@ -185,5 +185,6 @@ def test_state_path_from_env_and_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 def test_a_foreign_state_file_is_refused(state: Path) -> None:
     state.parent.mkdir(parents=True)
     state.write_text('{"format": "something-else"}')
+    state.chmod(0o600)
     with pytest.raises(TuneError, match="not a kbench tune state file"):
         reset_tuning(state_path=state)

@@ -1,12 +1,16 @@
-"""The results store against a real SQLite file."""
+"""The results store against a real SQLite file and a real PostgreSQL server (every test runs on both)."""
 
 from __future__ import annotations
 
 import sqlite3
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import psycopg
 import pytest
 
 from kbench.store import schema
@@ -33,25 +37,53 @@ def _summary(median: float) -> SummaryRecord:
     return SummaryRecord(metric="syscall.getppid.latency", unit="ns", basis="raw", values=values)
 
 
-def test_samples_round_trip_in_order_and_are_compressed(tmp_path: Path) -> None:
-    db = tmp_path / "k.db"
-    store = Store.open(f"sqlite:///{db}")
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh, empty database: a SQLite file, or a private database on the session's PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'k.db'}"
+    return str(request.getfixturevalue("private_postgres_url"))
+
+
+@contextmanager
+def raw(url: str) -> Iterator[Any]:
+    """A DB-API connection that bypasses SQLAlchemy (sqlite3 or psycopg), committed at the end;
+    its ``execute`` takes ``?`` placeholders on both."""
+    if url.startswith("sqlite:///"):
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+            yield conn
+        return
+    dsn = url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        yield _QmarkConnection(conn)
+
+
+class _QmarkConnection:
+    def __init__(self, conn: psycopg.Connection[Any]):
+        self.conn = conn
+
+    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        return self.conn.execute(sql.replace("?", "%s"), params)  # type: ignore[arg-type]
+
+
+def test_samples_round_trip_in_order_and_are_compressed(url: str) -> None:
+    store = Store.open(url)
     run_id = _begin(store)
     rng = np.random.default_rng(7)
     ticks = rng.integers(100, 10_000, size=50_000, dtype=np.uint64)
     store.finish_run(run_id, status="complete", columns={"ticks": ticks},
                      probe_header={"batch": 8, "timer": {"name": "tsc"}}, summaries=[_summary(2.0)])
-    again = Store.open(f"sqlite:///{db}")
+    again = Store.open(url)
     loaded = again.load_samples(run_id)["ticks"]
     assert loaded.dtype == np.dtype("<u8")
     np.testing.assert_array_equal(loaded, ticks)
-    # Independent check of the on-disk encoding with the sqlite3 module and zlib.
-    with sqlite3.connect(db) as conn:
+    # Independent check of the stored encoding with the database's own driver and zlib.
+    with raw(url) as conn:
         dtype, codec, count, blob = conn.execute(
             "select dtype, codec, count, data from samples where run_id = ?", (run_id,)
         ).fetchone()
     assert (dtype, codec, count) == ("<u8", "zlib", 50_000)
-    np.testing.assert_array_equal(np.frombuffer(zlib.decompress(blob), "<u8"), ticks)
+    np.testing.assert_array_equal(np.frombuffer(zlib.decompress(bytes(blob)), "<u8"), ticks)
     record = again.get_run(run_id)
     assert record.status == "complete" and record.n_samples == 50_000 and record.batch == 8
     assert record.target["kernel_release"] == "6.1.0-56-amd64"
@@ -59,15 +91,15 @@ def test_samples_round_trip_in_order_and_are_compressed(tmp_path: Path) -> None:
     assert record.tags == ["nightly"]
 
 
-def test_run_is_recorded_as_running_before_it_finishes(tmp_path: Path) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 'k.db'}")
+def test_run_is_recorded_as_running_before_it_finishes(url: str) -> None:
+    store = Store.open(url)
     run_id = _begin(store)
     assert store.get_run(run_id).status == "running"
     assert store.load_samples(run_id) == {}
 
 
-def test_failed_finish_changes_nothing(tmp_path: Path) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 'k.db'}")
+def test_failed_finish_changes_nothing(url: str) -> None:
+    store = Store.open(url)
     run_id = _begin(store)
     bad = SummaryRecord(metric="m", unit="ns", basis="raw", values={"n": 1})  # missing columns
     with pytest.raises(KeyError):
@@ -78,16 +110,16 @@ def test_failed_finish_changes_nothing(tmp_path: Path) -> None:
     assert store.get_run(run_id).status == "running"
 
 
-def test_columns_of_different_lengths_are_rejected(tmp_path: Path) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 'k.db'}")
+def test_columns_of_different_lengths_are_rejected(url: str) -> None:
+    store = Store.open(url)
     run_id = _begin(store)
     with pytest.raises(ValueError, match="differ in length"):
         store.finish_run(run_id, status="complete", columns={
             "ticks": np.arange(3, dtype=np.uint64), "utime_ns": np.arange(2, dtype=np.uint64)})
 
 
-def test_invalid_status_and_missing_run(tmp_path: Path) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 'k.db'}")
+def test_invalid_status_and_missing_run(url: str) -> None:
+    store = Store.open(url)
     with pytest.raises(ValueError, match="invalid final run status"):
         store.finish_run(1, status="done")
     with pytest.raises(RunNotFound):
@@ -96,8 +128,8 @@ def test_invalid_status_and_missing_run(tmp_path: Path) -> None:
         store.finish_run(42, status="failed", error="x")
 
 
-def test_list_runs_filters_and_orders_newest_first(tmp_path: Path) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 'k.db'}")
+def test_list_runs_filters_and_orders_newest_first(url: str) -> None:
+    store = Store.open(url)
     first = _begin(store)
     second = _begin(store, benchmark="syscall.stat", tags=[])
     other_kernel = _begin(store, target={**TARGET, "kernel_release": "6.12.0"})
@@ -115,15 +147,37 @@ def test_list_runs_filters_and_orders_newest_first(tmp_path: Path) -> None:
         assert conn.execute(schema.targets.select()).fetchall().__len__() == 2
 
 
-def test_schema_version_is_recorded_and_newer_databases_are_refused(tmp_path: Path) -> None:
-    db = tmp_path / "k.db"
-    store = Store.open(f"sqlite:///{db}")
+def test_a_machine_with_more_than_2_gib_of_memory_is_recorded(url: str) -> None:
+    store = Store.open(url)
+    big = {**SYSINFO, "hostname": "lkp-hsx-ex", "memory_bytes": 512 << 30}  # the seed's HSX EX: 512G
+    run_id = _begin(store, sysinfo=big)
+    assert store.get_run(run_id).sysinfo["memory_bytes"] == 512 << 30
+    with raw(url) as conn:
+        assert conn.execute("select memory_bytes from machines where hostname = ?", ("lkp-hsx-ex",)).fetchone() == (
+            512 << 30,)
+
+
+def test_a_task_key_is_stored_once(url: str) -> None:
+    from sqlalchemy.exc import IntegrityError
+
+    store = Store.open(url)
+    first = _begin(store, task_key="task-1#0")
+    with pytest.raises(IntegrityError):
+        _begin(store, task_key="task-1#0")
+    assert _begin(store, task_key="task-1#1") != first
+    assert _begin(store) and _begin(store)  # runs without a key do not collide
+    assert store.count_runs() == 4
+
+
+def test_schema_version_is_recorded_and_newer_databases_are_refused(url: str) -> None:
+    store = Store.open(url)
     assert store.schema_version == schema.SCHEMA_VERSION
-    with sqlite3.connect(db) as conn:
+    store.engine.dispose()
+    with raw(url) as conn:
         conn.execute("update kbench_meta set value = ? where key = 'schema_version'",
                      (str(schema.SCHEMA_VERSION + 1),))
     with pytest.raises(StoreError, match="newer than this kbench"):
-        Store.open(f"sqlite:///{db}")
+        Store.open(url)
 
 
 def test_default_url_follows_kbench_db_and_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -136,15 +190,15 @@ def test_default_url_follows_kbench_db_and_xdg(monkeypatch: pytest.MonkeyPatch, 
     assert default_db_url() == "postgresql://u@h/db"
 
 
-def test_a_version_1_database_is_migrated(tmp_path: Path) -> None:
-    db = tmp_path / "old.db"
-    store = Store.open(f"sqlite:///{db}")
+def test_a_version_1_database_is_migrated(url: str) -> None:
+    store = Store.open(url)
     run_id = _begin(store)
-    with sqlite3.connect(db) as conn:  # make it look like a database written by schema v1
+    store.engine.dispose()
+    with raw(url) as conn:  # make it look like a database written by schema v1
         conn.execute("drop table calibrations")
         conn.execute("update kbench_meta set value = '1' where key = 'schema_version'")
-    upgraded = Store.open(f"sqlite:///{db}")
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 4
+    upgraded = Store.open(url)
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 5
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     cal = upgraded.save_calibration(benchmark="syscall.getppid", metric="m", target="local", params={},
                                     trials={"A1": [1.0], "A2": [1.1]}, run_ids=[1, 2], sigma_log=0.01,
@@ -154,27 +208,67 @@ def test_a_version_1_database_is_migrated(tmp_path: Path) -> None:
     assert upgraded.latest_calibration("syscall.getppid", "deb:6.1.0-56-amd64") is None
 
 
-def test_a_version_3_database_gains_the_run_provenance_columns(tmp_path: Path) -> None:
-    db = tmp_path / "v3.db"
-    store = Store.open(f"sqlite:///{db}")
+def _run_columns(url: str) -> set[str]:
+    with raw(url) as conn:
+        if url.startswith("sqlite"):
+            return {row[1] for row in conn.execute("pragma table_info(runs)")}
+        return {row[0] for row in conn.execute(
+            "select column_name from information_schema.columns where table_name = 'runs'").fetchall()}
+
+
+def _unique_indexes_of_runs(url: str) -> dict[str, bool]:
+    with raw(url) as conn:
+        if url.startswith("sqlite"):
+            return {row[1]: bool(row[2]) for row in conn.execute("pragma index_list(runs)")}
+        return {name: "UNIQUE" in definition for name, definition in conn.execute(
+            "select indexname, indexdef from pg_indexes where tablename = 'runs'").fetchall()}
+
+
+def test_a_version_3_database_gains_the_run_provenance_columns(url: str) -> None:
+    store = Store.open(url)
     run_id = _begin(store)
     store.finish_run(run_id, status="complete", summaries=[_summary(5.0)])
-    with sqlite3.connect(db) as conn:  # rebuild ``runs`` as schema v3 had it: without the v4 columns
-        v4 = set(schema.RUN_COLUMNS_V4)
-        columns = [row[1] for row in conn.execute("pragma table_info(runs)") if row[1] not in v4]
+    store.engine.dispose()
+    v4 = set(schema.RUN_COLUMNS_V4)
+    with raw(url) as conn:  # take ``runs`` back to schema v3: without the v4 columns
         conn.execute("drop index ux_runs_task_key")
-        quoted = ", ".join(f'"{name}"' for name in columns)
-        conn.execute(f"create table runs_v3 as select {quoted} from runs")
-        conn.execute("pragma foreign_keys=off")
-        conn.execute("drop table runs")
-        conn.execute("alter table runs_v3 rename to runs")
+        if url.startswith("sqlite"):
+            columns = [row[1] for row in conn.execute("pragma table_info(runs)") if row[1] not in v4]
+            quoted = ", ".join(f'"{name}"' for name in columns)
+            conn.execute(f"create table runs_v3 as select {quoted} from runs")
+            conn.execute("pragma foreign_keys=off")
+            conn.execute("drop table runs")
+            conn.execute("alter table runs_v3 rename to runs")
+        else:
+            conn.execute("alter table runs " + ", ".join(f'drop column "{name}"' for name in sorted(v4)))
         conn.execute("update kbench_meta set value = '3' where key = 'schema_version'")
-        assert not v4 & {row[1] for row in conn.execute("pragma table_info(runs)")}
-    upgraded = Store.open(f"sqlite:///{db}")
-    assert upgraded.schema_version == 4
+    assert not v4 & _run_columns(url)
+    upgraded = Store.open(url)
+    assert upgraded.schema_version == schema.SCHEMA_VERSION
     assert upgraded.get_run(run_id).status == "complete"  # nothing lost
-    with sqlite3.connect(db) as conn:
-        names = {row[1] for row in conn.execute("pragma table_info(runs)")}
-        indexes = {row[1]: row[2] for row in conn.execute("pragma index_list(runs)")}
-    assert set(schema.RUN_COLUMNS_V4) <= names
-    assert indexes.get("ux_runs_task_key") == 1  # unique
+    assert v4 <= _run_columns(url)
+    assert _unique_indexes_of_runs(url).get("ux_runs_task_key") is True
+
+
+def test_a_version_4_database_gains_the_fleet_tables(url: str) -> None:
+    store = Store.open(url)
+    run_id = _begin(store)
+    store.engine.dispose()
+    with raw(url) as conn:  # take the database back to schema v4
+        for table in ("fleet_tasks", "fleet_jobs", "fleet_machines"):
+            conn.execute(f"drop table {table}")
+        if not url.startswith("sqlite"):
+            conn.execute("alter table machines alter column memory_bytes type integer")
+        conn.execute("update kbench_meta set value = '4' where key = 'schema_version'")
+    upgraded = Store.open(url)
+    assert upgraded.schema_version == 5
+    assert upgraded.get_run(run_id).status == "running"  # nothing lost
+    with raw(url) as conn:
+        for table in ("fleet_machines", "fleet_jobs", "fleet_tasks"):
+            assert conn.execute(f"select count(*) from {table}").fetchone() == (0,)
+        if not url.startswith("sqlite"):
+            kind = conn.execute("select data_type from information_schema.columns "
+                                "where table_name = 'machines' and column_name = 'memory_bytes'").fetchone()
+            assert kind == ("bigint",)
+    big = _begin(upgraded, sysinfo={**SYSINFO, "hostname": "big", "memory_bytes": 384 << 30})
+    assert upgraded.get_run(big).sysinfo["memory_bytes"] == 384 << 30

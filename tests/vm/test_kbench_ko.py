@@ -167,7 +167,7 @@ FUZZ_BENCH = "kmalloc"
 
 def _int_case(rng: random.Random, low: int, high: int) -> bytes:
     kind = rng.choice(["valid", "valid", "above", "below", "huge", "text", "hex", "float", "trailing",
-                       "space", "inner", "newline-only", "long-garbage", "valid-newline"])
+                       "space", "inner", "newline-only", "long-garbage", "valid-newline", "plus", "zeros"])
     if kind == "valid":
         return str(rng.randint(low, high)).encode()
     if kind == "valid-newline":
@@ -190,13 +190,18 @@ def _int_case(rng: random.Random, low: int, high: int) -> bytes:
         return f" {rng.randint(max(low, 0), max(low, 0) + 9)}".encode()
     if kind == "inner":
         return b"1 2"
+    if kind == "plus":
+        return f"+{rng.randint(max(low, 0), max(low, 0) + 9)}".encode()
+    if kind == "zeros":
+        return f"{'0' * rng.randint(1, 3)}{rng.randint(max(low, 1), max(low, 1) + 9)}".encode()
     if kind == "newline-only":
         return b"\n"
     return bytes(rng.randrange(33, 127) for _ in range(rng.randint(100, 3000)))
 
 
 def _expected_int(data: bytes, low: int, high: int) -> tuple[int, bytes | None]:
-    """(errno, value read back afterwards or None when unchanged) by the documented rules."""
+    """(errno, value read back afterwards or None when unchanged) by the documented rules:
+    an optional '-', digits without a leading zero, at most one newline."""
     text = data[:-1] if data.endswith(b"\n") else data
     if re.fullmatch(rb"-?[0-9]+", text) and not re.fullmatch(rb"-?0[0-9]+", text):
         value = int(text)
@@ -204,6 +209,44 @@ def _expected_int(data: bytes, low: int, high: int) -> tuple[int, bytes | None]:
             return 0, f"{value}\n".encode()
         return errno.ERANGE, None
     return errno.EINVAL, None
+
+
+GUEST_CPUS = 2  # the VM's CPUs: nr_cpu_ids, all online
+_CPU_ITEM = rb"(0|[1-9][0-9]*)(-(0|[1-9][0-9]*))?"
+
+
+def _cpus_case(rng: random.Random) -> bytes:
+    return rng.choice([
+        b"all", b"all\n", b"0", b"1\n", b"0-1", b"0,1", b"1,0", b"0-0,1",
+        b" 0", b"0 ", b"ALL", b"All", b"all,0", b"0,,1", b",0", b"0,", b"1-0", b"0-", b"-1", b"+1", b"00",
+        b"01", b"0-01", b"0\n\n", b"0-1:1/2", b"\n", b"2", b"0-2", b"5,0", b"9" * 23, b"1" * 23 + b"-0",
+        str(rng.randint(GUEST_CPUS, 10**6)).encode(), f"0,{rng.randint(GUEST_CPUS, 4096)}".encode(),
+    ])
+
+
+def _expected_cpus(data: bytes) -> tuple[int, bytes | None]:
+    """(errno, read back) for a store to ``cpus``, by docs/sysfs-ABI.md."""
+    text = data[:-1] if data.endswith(b"\n") else data
+    if text == b"all":
+        return 0, b"all\n"
+    if not re.fullmatch(_CPU_ITEM + rb"(," + _CPU_ITEM + rb")*", text):
+        return errno.EINVAL, None
+    chosen: set[int] = set()
+    too_big = False
+    for item in text.split(b","):
+        first, _, last = item.partition(b"-")
+        low, high = int(first), int(last or first)
+        if high < low:
+            return errno.EINVAL, None
+        if high >= GUEST_CPUS:
+            too_big = True
+        else:
+            chosen.update(range(low, high + 1))
+    if too_big:
+        return errno.ERANGE, None
+    ordered = sorted(chosen)
+    shown = f"{ordered[0]}-{ordered[-1]}" if len(ordered) > 1 else str(ordered[0])
+    return 0, f"{shown}\n".encode()
 
 
 def _prefix_case(rng: random.Random) -> tuple[bytes, int, bytes | None]:
@@ -216,6 +259,9 @@ def _prefix_case(rng: random.Random) -> tuple[bytes, int, bytes | None]:
         (b"2001:db8::/32", errno.EINVAL, None),
         (b"10.0.0.0/", errno.EINVAL, None),
         (b"10.0.0.0/-1", errno.EINVAL, None),
+        (b"10.0.0.0/+8", errno.EINVAL, None),
+        (b"10.0.0.0/08", errno.EINVAL, None),
+        (b"10.0.0.0/" + b"9" * 23, errno.ERANGE, None),
         (b"not-an-address", errno.EINVAL, None),
     ]
     return rng.choice(cases)
@@ -240,6 +286,10 @@ def test_fuzzed_attribute_writes_get_the_documented_errno_and_change_nothing(
         elif roll < 0.15:
             data, err, _ = _prefix_case(rng)
             cases.append((f"{SYSFS_ROOT}/fib4_lookup/dst_prefix", "data", data, err, None))
+        elif roll < 0.25:
+            data = _cpus_case(rng)
+            err, after = _expected_cpus(data)
+            cases.append((f"{directory}/cpus", "data", data, err, after))
         else:
             attribute = rng.choice(list(INT_ATTRIBUTES))
             low, high = INT_ATTRIBUTES[attribute]
@@ -270,7 +320,7 @@ def test_fuzzed_attribute_writes_get_the_documented_errno_and_change_nothing(
     # Restore defaults the later tests rely on.
     kbench_vm.module.io.write_values(  # type: ignore[union-attr]
         directory, {"cpu": "-1", "irqs_off": "0", "preempt_off": "0", "histogram": "0", "dataset_size": "4096",
-                    "seed": "1", "size": "64"}
+                    "seed": "1", "size": "64", "cpus": "all"}
     )
     kbench_vm.module.io.write_values(f"{SYSFS_ROOT}/fib4_lookup", {"dst_prefix": "10.0.0.0/8"})  # type: ignore[union-attr]
 

@@ -19,6 +19,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
+from kbench import children
 from kbench.bisect.git import describe
 from kbench.catalog.scale import primary_metric
 from kbench.compare.trial import trial_statistic
@@ -54,7 +55,8 @@ def run_build_command(command: str, cwd: Path) -> str | None:
     """The user's build command in a worktree: None when it succeeded, else a one-line reason
     naming the compiler error (paths relative to the worktree) or the last line it printed."""
     try:
-        proc = subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+        proc = children.run(["/bin/sh", "-c", command], cwd=cwd, capture_output=True, text=True,
+                            timeout=BUILD_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return f"build command timed out after {BUILD_TIMEOUT_S:.0f} s"
     if proc.returncode == 0:

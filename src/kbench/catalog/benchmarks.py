@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import difflib
 import json
-import subprocess
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from kbench import children
 from kbench.native import find_native
 
 LOWER_IS_BETTER = "lower"
@@ -116,7 +116,7 @@ def _probe_benchmark(entry: dict[str, Any]) -> Benchmark:
 def probe_benchmarks() -> tuple[Benchmark, ...]:
     """The probe's workloads as benchmarks (one ``kbench-probe --list`` call)."""
     probe = find_native("kbench-probe")
-    out = subprocess.run([str(probe), "--list"], capture_output=True, text=True, check=True)
+    out = children.run([str(probe), "--list"], capture_output=True, text=True, check=True)
     return tuple(_probe_benchmark(entry) for entry in json.loads(out.stdout))
 
 

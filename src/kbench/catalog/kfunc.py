@@ -58,6 +58,15 @@ _BENCHES: tuple[tuple[str, str, tuple[ParamSpec, ...]], ...] = (
         (ParamSpec("dst_prefix", "str", "2001:db8::/32", "destinations are random addresses in this prefix"),),
     ),
     (
+        "trace_overhead",
+        "nested tracepoint pairs (outer around an empty inner): the tracepoints' own cost",
+        (
+            ParamSpec("outer", "int", "0", "key of the outer pair"),
+            ParamSpec("inner", "int", "1", "key of the empty inner pair"),
+        ),
+    ),
+    ("probe_target", "a call of kbench_probe_target(), an empty function to put a probe on", ()),
+    (
         "spin",
         "loops steps of dependent arithmetic (a known amount of work)",
         (ParamSpec("loops", "int", "100", "dependent arithmetic steps per call"),),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from kbench.catalog.benchmarks import all_benchmarks
 from kbench.catalog.kfunc import COMMON_PARAMS
@@ -70,10 +71,10 @@ def sysinfo_cmd(as_json: bool) -> None:
     cpu = info["cpu"]
     virt = info["virtualization"]
     memory = info["memory_bytes"]
-    console.print(f"host        {info['hostname']}", highlight=False)
-    console.print(f"cpu         {cpu['model']} × {cpu['count']} (online {cpu['online']})", highlight=False)
-    console.print(f"memory      {'?' if memory is None else f'{memory / 2**30:.1f} GiB'}", highlight=False)
-    console.print(f"kernel      {info['kernel']['release']} {info['kernel']['version']}", highlight=False)
+    console.print(Text(f"host        {info['hostname']}"), highlight=False)
+    console.print(Text(f"cpu         {cpu['model']} × {cpu['count']} (online {cpu['online']})"), highlight=False)
+    console.print(Text(f"memory      {'?' if memory is None else f'{memory / 2**30:.1f} GiB'}"), highlight=False)
+    console.print(Text(f"kernel      {info['kernel']['release']} {info['kernel']['version']}"), highlight=False)
     console.print(
         f"virtualized {'yes' if virt['virtualized'] else 'no'} (vm={virt['vm']}, container={virt['container']})",
         highlight=False,

@@ -13,6 +13,7 @@ from rich.table import Table
 from kbench.cli import exit_codes
 from kbench.cli.main import emit_json, fail, out_console, user_errors
 from kbench.jobs import JobError, JobInstance, expand_job, varying_keys
+from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
 
 
 def default_cpu_count() -> int:
@@ -29,7 +30,7 @@ def job_errors() -> Iterator[None]:
             yield
     except JobError as exc:
         for problem in exc.problems:
-            click.echo(str(problem), err=True)
+            click.echo(str(problem), err=True)  # plain text: job files are outside text
         count = len(exc.problems)
         fail(f"invalid job file: {count} problem{'s' if count != 1 else ''}; nothing was run", exit_codes.USAGE)
 
@@ -37,6 +38,10 @@ def job_errors() -> Iterator[None]:
 cpus_option = click.option(
     "--cpus", type=click.IntRange(min=1), metavar="N",
     help="Resolve nr_task percentages and check cpu for N CPUs (default: this machine's count).",
+)
+max_instances_option = click.option(
+    "--max-instances", type=click.IntRange(min=1), default=DEFAULT_MAX_INSTANCES, show_default=True,
+    help="Refuse a matrix of more instances than this.",
 )
 
 
@@ -48,12 +53,13 @@ def job_group() -> None:
 @job_group.command("expand")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @cpus_option
+@max_instances_option
 @click.option("--json", "as_json", is_flag=True, help="Print every instance with all its fields as JSON.")
-def expand_cmd(file: Path, cpus: int | None, as_json: bool) -> None:
+def expand_cmd(file: Path, cpus: int | None, max_instances: int, as_json: bool) -> None:
     """List the instances FILE expands to: id, benchmark and the keys that vary."""
     cpu_count = cpus or default_cpu_count()
     with job_errors():
-        instances = expand_job(file, cpu_count=cpu_count)
+        instances = expand_job(file, cpu_count=cpu_count, max_instances=max_instances)
     varying = varying_keys(instances)
     if as_json:
         emit_json(
@@ -86,8 +92,9 @@ def _print_instances(instances: list[JobInstance], columns: list[str]) -> None:
 @job_group.command("validate")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @cpus_option
-def validate_cmd(file: Path, cpus: int | None) -> None:
-    """Check FILE completely (schema, values, catalog); exit 2 listing every problem."""
+@max_instances_option
+def validate_cmd(file: Path, cpus: int | None, max_instances: int) -> None:
+    """Check FILE completely (schema, values, limits, catalog); exit 2 listing every problem."""
     with job_errors():
-        instances = expand_job(file, cpu_count=cpus or default_cpu_count())
+        instances = expand_job(file, cpu_count=cpus or default_cpu_count(), max_instances=max_instances)
     click.echo(f"{file}: valid, {len(instances)} instance{'s' if len(instances) != 1 else ''}")

@@ -2,22 +2,41 @@
 
 from __future__ import annotations
 
+import functools
+import sys
 from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
+from kbench import interrupts
+from kbench.catalog.benchmarks import lookup
+from kbench.cli import exit_codes
 from kbench.cli.job_cmds import default_cpu_count, job_errors
-from kbench.cli.main import Context, emit_json, err_console, out_console
-from kbench.engine.job_runner import run_job
+from kbench.cli.main import Context, emit_json, err_console, fail, out_console
+from kbench.engine.job_runner import InstanceRuns, run_job
 from kbench.jobs import JobInstance, expand_job
+from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
 from kbench.report.job_summary import instance_rows, job_json, scaling_curves, scaling_lines
-from kbench.targets.factory import make_target
+from kbench.targets.factory import make_target, target_cpus
+from kbench.targets.local_kmod import LOCAL_KERNEL_HINT
 
 
-def run_job_file(ctx: Context, path: Path, as_json: bool) -> None:
+def run_job_file(
+    ctx: Context, path: Path, as_json: bool, *, commit: str | None = None, label: str | None = None,
+    local_kernel: bool = False, max_instances: int = DEFAULT_MAX_INSTANCES,
+) -> None:
     with job_errors():
-        instances = expand_job(path, cpu_count=default_cpu_count())
+        instances = expand_job(path, cpu_count=default_cpu_count(), max_instances=max_instances,
+                               target_cpus=lambda spec: target_cpus(None if spec == "local" else spec))
+    local_kfunc = sorted(
+        {i.benchmark for i in instances if i.target == "local" and lookup(i.benchmark).kind == "kfunc"}
+    )
+    if local_kfunc and not local_kernel:
+        fail(f"{path}: {', '.join(local_kfunc)} would load kbench.ko into the running kernel: {LOCAL_KERNEL_HINT} "
+             "(or give the job a kernel: deb:<release>)", exit_codes.USAGE)
+    with job_errors():
         store = ctx.store
         total = sum(1 if _is_suite(i) else i.iterations for i in instances)
         with Progress(
@@ -31,25 +50,31 @@ def run_job_file(ctx: Context, path: Path, as_json: bool) -> None:
                     bar.advance(task)
                 bar.update(task, description=f"{instance.id} {instance.benchmark}")
 
-            entries = run_job(store, instances, make_target, on_trial)
+            entries = run_job(store, instances, functools.partial(make_target, local_kernel=local_kernel), on_trial,
+                              commit=commit, label=label)
+    interrupted = any(run.status == "interrupted" for entry in entries for run in entry.runs)
     if as_json:
         emit_json(job_json(entries))
-        return
+    else:
+        _print_summary(path, entries)
+    if interrupted:
+        sys.exit(interrupts.exit_status())
+
+
+def _print_summary(path: Path, entries: list[InstanceRuns]) -> None:
     console = out_console()
     columns, rows = instance_rows(entries)
-    table = Table(box=None, pad_edge=False, title=f"{path} — {len(entries)} instances", title_justify="left")
+    table = Table(box=None, pad_edge=False, title=Text(f"{path} — {len(entries)} instances"), title_justify="left")
     for name in columns:
         table.add_column(name, justify="right" if name in ("median", "runs") else "left")
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(Text(cell) for cell in row))
     console.print(table)
     for name, points in scaling_curves(entries).items():
         console.print()
         for line in scaling_lines(name, points):
-            console.print(line, highlight=False)
+            console.print(Text(line), highlight=False)
 
 
 def _is_suite(instance: JobInstance) -> bool:
-    from kbench.catalog.benchmarks import lookup
-
     return lookup(instance.benchmark).kind == "suite"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
 
 from kbench.report.run_view import RunReport
 from kbench.report.terminal import body_histogram_lines, cdf_lines, log2_histogram_lines, seed_line
@@ -26,7 +28,8 @@ def render_run(console: Console, report: RunReport, hist: str = "linear") -> Non
     if header.get("tool_version"):
         how.append(str(header["tool_version"]))
     how.append(report.basis)
-    console.print(f"[bold]{metric}[/]  run {report.run_id}  {report.status}  ({', '.join(how)})", highlight=False)
+    console.print(f"[bold]{escape(metric)}[/]  run {report.run_id}  {report.status}  ({escape(', '.join(how))})",
+                  highlight=False)
     if summary is None:
         console.print("no samples were collected")
     else:
@@ -82,6 +85,25 @@ def render_run(console: Console, report: RunReport, hist: str = "linear") -> Non
     if usage is not None:
         console.print("\nrun context")
         for line in usage_lines(usage):
-            console.print(f"  {line}", highlight=False)
+            console.print(Text(f"  {line}"), highlight=False)
+    if header.get("crosscheck"):
+        from kbench.trace.crosscheck_store import crosscheck_lines
+
+        console.print()
+        for line in crosscheck_lines(header["crosscheck"]):
+            console.print(Text(line), highlight=False)
+    if header.get("tracking"):
+        from kbench.trace.tracking_report import tracking_lines
+
+        for title, lines in tracking_lines(header):
+            console.print(f"\n{title}")
+            for line in lines:
+                console.print(Text(line), highlight=False)
+    if header.get("trace"):
+        from kbench.trace.report import run_trace_lines
+
+        console.print("\ntrace log")
+        for line in run_trace_lines(measurement, "log2" if hist == "log2" else "both"):
+            console.print(Text(line), highlight=False)
     for warning in warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        console.print(Text.assemble(("warning:", "yellow"), " ", warning), highlight=False)

@@ -2,28 +2,44 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
 import click
 from rich.table import Table
+from rich.text import Text
 
-from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
+from kbench.cli import exit_codes
+from kbench.cli.main import Context, emit_json, fail, literal, out_console, pass_context, user_errors
+from kbench.cli.outputs import output_problem
 from kbench.cli.render import render_run
 from kbench.report.export import FORMATS, export_run
 from kbench.report.run_view import RunReport, load_run_view, run_json
 from kbench.report.units import format_value
+from kbench.store.db import RUN_STATUSES
 
 
 @click.command("show")
 @click.argument("run_id", type=int)
 @click.option("--hist", type=click.Choice(["linear", "log2"]), default="linear", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--sum-keys", "sums", multiple=True, metavar="K1+K2",
+              help="Also report tracepoint keys logged one after another along one path, summed (e.g. 2+3).")
 @pass_context
-def show_cmd(ctx: Context, run_id: int, hist: str, as_json: bool) -> None:
+def show_cmd(ctx: Context, run_id: int, hist: str, as_json: bool, sums: tuple[str, ...]) -> None:
     """Show a stored run: summary, histogram, CDF, context and warnings."""
     with user_errors():
-        view = load_run_view(ctx.store, run_id)
+        view = load_run_view(ctx.reader, run_id)
+    if sums:
+        from kbench.trace.plan import parse_key_sum
+        from kbench.trace.report import with_key_sums
+
+        try:
+            view = dataclasses.replace(
+                view, measurement=with_key_sums(view.measurement, [parse_key_sum(text) for text in sums]))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--sum-keys") from None
     record = view.record
     if as_json:
         emit_json(
@@ -44,18 +60,20 @@ def show_cmd(ctx: Context, run_id: int, hist: str, as_json: bool) -> None:
     console = out_console()
     target = record.target or {}
     console.print(
-        f"{record.benchmark} {record.params or ''} on {target.get('kind', '?')} kernel "
-        f"{target.get('kernel_release', '?')}, started {record.started_at:%Y-%m-%d %H:%M:%S} UTC",
+        literal(
+            f"{record.benchmark} {record.params or ''} on {target.get('kind', '?')} kernel "
+            f"{target.get('kernel_release', '?')}, started {record.started_at:%Y-%m-%d %H:%M:%S} UTC"
+        ),
         highlight=False,
     )
     if record.error:
-        console.print(f"[red]error:[/] {record.error}", highlight=False)
+        console.print(Text.assemble(("error:", "red"), " ", record.error), highlight=False)
     render_run(console, RunReport.from_view(view), hist)
 
 
 @click.command("results")
 @click.option("--benchmark", "-b", help="Benchmark name; * matches anything (syscall.*).")
-@click.option("--status", type=click.Choice(["running", "complete", "interrupted", "failed"]))
+@click.option("--status", type=click.Choice(list(RUN_STATUSES)))
 @click.option("--kernel", "kernel_release", help="Kernel release of the target.")
 @click.option("--tag", help="Only runs with this tag.")
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
@@ -67,7 +85,7 @@ def results_cmd(
 ) -> None:
     """List stored runs, newest first."""
     with user_errors():
-        rows = ctx.store.list_runs(
+        rows = ctx.reader.list_runs(
             benchmark=benchmark, status=status, kernel_release=kernel_release, tag=tag, limit=limit
         )
     if as_json:
@@ -82,8 +100,8 @@ def results_cmd(
         if row["accel"]:
             target += f" ({row['accel']})"
         table.add_row(
-            str(row["id"]), f"{row['started_at']:%Y-%m-%d %H:%M:%S}", row["benchmark"],
-            row["status"], str(row["n_samples"]), median, target, ",".join(row["tags"] or []),
+            str(row["id"]), f"{row['started_at']:%Y-%m-%d %H:%M:%S}", literal(row["benchmark"]),
+            row["status"], str(row["n_samples"]), median, literal(target), literal(",".join(row["tags"] or [])),
         )
     out_console().print(table)
 
@@ -97,10 +115,16 @@ def results_cmd(
 @pass_context
 def export_cmd(ctx: Context, run_id: int, fmt: str, output: Path | None) -> None:
     """Export a run with all its raw samples as JSON, CSV or Parquet."""
-    with user_errors():
-        view = load_run_view(ctx.store, run_id)
     if output is None and fmt == "parquet" and sys.stdout.isatty():
         raise click.UsageError("parquet is binary: give -o FILE")
-    data = export_run(view, fmt, output)
+    problem = output_problem(output) if output is not None else None
+    if problem is not None:
+        fail(problem, exit_codes.USAGE)
+    with user_errors():
+        view = load_run_view(ctx.reader, run_id)
+    try:
+        data = export_run(view, fmt, output)
+    except OSError as exc:
+        fail(f"cannot write {output}: {exc.strerror or exc}", exit_codes.USAGE)
     if output is None:
         sys.stdout.buffer.write(data)

@@ -3,23 +3,31 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kbench import interrupts
 from kbench.catalog.benchmarks import Benchmark, UnknownBenchmark, lookup
 from kbench.cli import exit_codes
 from kbench.cli.job_run import run_job_file
-from kbench.cli.main import Context, emit_json, err_console, out_console, pass_context, user_errors
+from kbench.cli.main import Context, emit_json, err_console, fail, literal, out_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue, Warmup
 from kbench.cli.render import render_run
-from kbench.engine.request import RunRequest
+from kbench.engine.limits import request_problems
+from kbench.engine.request import LABEL_MAX, BadRequest, RunRequest
 from kbench.engine.runner import execute_run
 from kbench.jobs import is_job_file
+from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
 from kbench.report.run_view import RunReport, run_json
-from kbench.targets.factory import make_target
+from kbench.store.db import Store
+from kbench.targets.factory import make_target, target_cpus
+from kbench.targets.local_kmod import LOCAL_KERNEL_HINT, what_loads_locally
 from kbench.targets.vm_target import VmTarget
+from kbench.trace.tracking import parse_track, tracked
 
 
 @click.command("run")
@@ -58,6 +66,25 @@ from kbench.targets.vm_target import VmTarget
     help="With --kernel: build (NAME.c or a module directory) and load a module of your own that "
     "registers benchmarks through kbench.h; run them as kfunc.NAME (see `kbench kmod new`).",
 )
+@click.option(
+    "--track", metavar="WHAT",
+    help="Also record what entered the kernel and where the CPU went: entries, utilisation or "
+    "entries,utilisation (kbench.ko in a guest, tracefs on this kernel; see README).",
+)
+@click.option(
+    "--commit", metavar="SHA|DIR",
+    help="The git commit measured, or a checkout whose HEAD it is (history series carry it). "
+    "Default: HEAD of a --kernel build tree that is a git checkout.",
+)
+@click.option("--label", metavar="TEXT", help="A free name for the version measured (shown in history).")
+@click.option(
+    "--local-kernel", is_flag=True,
+    help="kfunc benchmarks without --kernel: allow building kbench.ko and loading it into the running kernel.",
+)
+@click.option(
+    "--max-instances", type=click.IntRange(min=1), default=DEFAULT_MAX_INSTANCES, show_default=True,
+    help="Job files: refuse a matrix of more instances than this.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the text report.")
 @pass_context
 def run_cmd(
@@ -75,28 +102,36 @@ def run_cmd(
     hist: str,
     kernel: str | None,
     modules: tuple[Path, ...],
+    track: str | None,
+    commit: str | None,
+    label: str | None,
+    local_kernel: bool,
+    max_instances: int,
     as_json: bool,
 ) -> None:
     """Run BENCHMARK (see `kbench list`) or every instance of a job FILE.yaml; store every sample.
 
-    A job file (docs/jobs.md) carries its own settings: options other than --json are
-    not used with it.
+    A job file (docs/jobs.md) carries its own settings: options other than --commit,
+    --label and --json are not used with it.
     """
+    commit = _measured_commit(commit, kernel)
+    if label is not None and not 0 < len(label) <= LABEL_MAX:
+        raise click.BadParameter(f"must be 1 to {LABEL_MAX} characters, got {len(label)}", param_hint="--label")
     if is_job_file(benchmark):
-        run_job_file(ctx, Path(benchmark), as_json)
+        run_job_file(ctx, Path(benchmark), as_json, commit=commit, label=label, local_kernel=local_kernel,
+                     max_instances=max_instances)
         return
     if modules and not kernel:
         raise click.UsageError("--module loads a module into a kernel booted in qemu: give --kernel too")
+    tracking = _tracking(track)
     with user_errors():
         # Check everything that can be checked before a VM boots; a user module's
         # benchmarks are known only once it is loaded.
         known = None if modules else lookup(benchmark)
         if known is not None:
             known.validate_params(dict(params))
-    with user_errors(), make_target(kernel, modules) as target:
-        bench = known or _lookup(benchmark, target)
         request = RunRequest(
-            benchmark=bench.name,
+            benchmark=known.name if known else benchmark,
             params=dict(params),
             samples=samples,
             duration_s=duration,
@@ -107,11 +142,23 @@ def run_cmd(
             subtract_overhead=subtract_overhead,
             iterations=iterations,
             tags=tags,
+            commit=commit,
+            label=label,
         )
+        kind = known.kind if known else "kfunc"
+        problems = request_problems(request, kind, target_cpus(kernel))
+        if problems:
+            raise BadRequest("; ".join(str(p) for p in problems))
+    if kind == "kfunc" and not kernel and not local_kernel:
+        _agree_to_local_kernel(benchmark)
+        local_kernel = True
+    store = _writable_store(ctx)
+    with user_errors(), make_target(kernel, modules, local_kernel=local_kernel) as target:
+        bench = known or _lookup(benchmark, target)
+        request = replace(request, benchmark=bench.name)
         bench.validate_params(request.params)
-        store = ctx.store
         with Progress(
-            TextColumn(f"[bold]{bench.name}"),
+            TextColumn(f"[bold]{escape(bench.name)}"),
             BarColumn(),
             TextColumn("{task.percentage:>3.0f}%"),
             TimeElapsedColumn(),
@@ -124,7 +171,7 @@ def run_cmd(
                 store,
                 bench,
                 request,
-                target,
+                tracked(target, tracking),
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
     if as_json:
@@ -134,7 +181,42 @@ def run_cmd(
     else:
         render_run(out_console(), RunReport.from_result(result), hist)
     if result.status == "interrupted":
-        sys.exit(exit_codes.INTERRUPTED)
+        sys.exit(interrupts.exit_status())
+
+
+def _agree_to_local_kernel(benchmark: str) -> None:
+    """Say what a local kfunc run loads into this machine's kernel; go on only if the user agrees."""
+    message = what_loads_locally(benchmark)
+    if not sys.stdin.isatty() or not err_console.is_terminal:
+        fail(f"{message}; {LOCAL_KERNEL_HINT}", exit_codes.USAGE)
+    err_console.print(literal(message + "."), highlight=False)
+    if not click.confirm("Load it into this machine's kernel?", default=False, err=True):
+        fail("nothing was loaded (use --kernel deb:<release> to run it in a VM)", exit_codes.USAGE)
+
+
+def _writable_store(ctx: Context) -> Store:
+    with user_errors():
+        return ctx.store
+
+
+def _tracking(track: str | None) -> tuple[str, ...]:
+    if track is None:
+        return ()
+    try:
+        return parse_track(track)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--track") from None
+
+
+def _measured_commit(commit: str | None, kernel: str | None) -> str | None:
+    from kbench.history.versions import BadCommit, build_tree_commit, resolve_commit
+
+    if commit is None:
+        return build_tree_commit(kernel)
+    try:
+        return resolve_commit(commit)
+    except BadCommit as exc:
+        raise click.BadParameter(str(exc), param_hint="--commit") from None
 
 
 def _lookup(name: str, target: object | None) -> Benchmark:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import click
+from rich.text import Text
 
 from kbench.cli import exit_codes
 from kbench.cli.main import emit_json, fail, out_console
@@ -61,12 +62,13 @@ def tune_cmd(reset: bool, dry_run: bool, knobs: tuple[str, ...], as_json: bool) 
 def _render(report: TuneReport) -> None:
     console = out_console()
     if report.note:
-        console.print(report.note, highlight=False)
+        console.print(Text(report.note), highlight=False)
     for result in report.results:
         style = _STYLE.get(result.status, "yellow")
-        console.print(f"{result.knob:<9} [{style}]{result.status:<18}[/] {result.detail}", highlight=False)
+        console.print(Text.assemble(f"{result.knob:<9} ", (f"{result.status:<18}", style), " ", result.detail),
+                      highlight=False)
     if report.dry_run:
         console.print("dry run: nothing was changed", highlight=False)
     elif report.action == "apply" and any(r.status == APPLIED for r in report.results):
-        console.print(f"previous values saved in {report.state_path}; `kbench tune --reset` restores them",
+        console.print(Text(f"previous values saved in {report.state_path}; `kbench tune --reset` restores them"),
                       highlight=False)

@@ -43,7 +43,7 @@ from kbench.engine.compare_protocol import ComparisonSide
 from kbench.engine.interleave import mirrored_order
 from kbench.engine.measurement import Measurement
 from kbench.engine.request import BadRequest
-from kbench.engine.runner import begin_stored_run, finish_stored_run
+from kbench.engine.runner import StartedRun, begin_stored_run, finish_stored_run
 from kbench.store.db import Store
 from kbench.targets.base import Target
 
@@ -96,6 +96,7 @@ class Slot:
 class InterleavedSide:
     side: ComparisonSide
     run_id: int = 0
+    started: StartedRun | None = None
     columns: dict[str, list[np.ndarray]] = field(default_factory=dict)
     header: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
@@ -221,12 +222,13 @@ class _Runner:
         info = self.target.info()
         for side, request in zip(self.sides, self.requests, strict=True):
             request = replace(request, tags=(*request.tags, *self.tags, f"side:{side.label}"))
-            side.run_id = begin_stored_run(self.store, side.side.benchmark, request, info, sysinfo)
+            side.started = begin_stored_run(self.store, side.side.benchmark, request, info, sysinfo)
+            side.run_id = side.started.run_id
 
     def finish(self, sysinfo: dict[str, Any], design: dict[str, Any], status: str | None = None,
                error: str | None = None) -> None:
         for side, request in zip(self.sides, self.requests, strict=True):
-            if side.run_id == 0:
+            if side.started is None:
                 continue
             if status == "failed":
                 self.store.finish_run(side.run_id, status="failed", error=error)
@@ -241,7 +243,7 @@ class _Runner:
             interrupted = status == "interrupted" or side.interrupted
             header["interrupted"] = interrupted
             measurement = Measurement(header=header, columns=columns, interrupted=interrupted, stderr="")
-            finish_stored_run(self.store, side.run_id, side.side.benchmark, request, measurement, sysinfo)
+            finish_stored_run(self.store, side.started, side.side.benchmark, request, measurement, sysinfo)
 
 
 def _slot_request(side: ComparisonSide, samples: int | None) -> ComparisonSide:

@@ -52,33 +52,57 @@ def run_job(
     instances: list[JobInstance],
     make_target: TargetFactory,
     on_trial: InstanceCallback | None = None,
+    *,
+    commit: str | None = None,
+    label: str | None = None,
 ) -> list[InstanceRuns]:
     """Measure each instance ``iterations`` times (a suite does its iterations inside one run).
 
+    ``commit`` and ``label`` (the version measured) are stored with every run.
+
     Instances are validated before this is called (``expand_job``); a target is started
-    once for all the instances that name it (one VM boot per kernel).
+    once for all the instances that name it (one VM boot per kernel). A run that was
+    interrupted (Ctrl-C, SIGTERM) ends the job: the instances measured so far are
+    returned, the interrupted run last.
     """
     results: dict[str, InstanceRuns] = {}
+    try:
+        _run_groups(store, instances, make_target, on_trial, results, commit, label)
+    finally:
+        if any(instance.cpufreq_governor for instance in instances):
+            reset_tuning(["governor"])
+    return [results[instance.id] for instance in instances if instance.id in results]
+
+
+def _run_groups(
+    store: Store,
+    instances: list[JobInstance],
+    make_target: TargetFactory,
+    on_trial: InstanceCallback | None,
+    results: dict[str, InstanceRuns],
+    commit: str | None,
+    label: str | None,
+) -> None:
     for target_spec, group in _grouped_by_target(instances):
         with make_target(target_spec) as target:
             for instance in group:
                 context = _apply_governor(instance, target_spec)
                 benchmark = lookup(instance.benchmark)
-                request = instance.to_run_request()
+                request = replace(instance.to_run_request(), commit=commit, label=label)
                 runs: list[RunResult] = []
                 if benchmark.kind == "suite":
                     request = replace(request, iterations=instance.iterations)
                     trials = 1
                 else:
                     trials = instance.iterations
+                results[instance.id] = InstanceRuns(instance=instance, runs=runs)
                 for trial in range(trials):
                     if on_trial is not None:
                         on_trial(instance, trial)
-                    runs.append(execute_run(store, benchmark, request, target, context_warnings=context))
-                results[instance.id] = InstanceRuns(instance=instance, runs=runs)
-    if any(instance.cpufreq_governor for instance in instances):
-        reset_tuning(["governor"])
-    return [results[instance.id] for instance in instances]
+                    run = execute_run(store, benchmark, request, target, context_warnings=context)
+                    runs.append(run)
+                    if run.status == "interrupted":
+                        return
 
 
 def _apply_governor(instance: JobInstance, target_spec: str) -> list[str]:

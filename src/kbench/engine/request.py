@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 DEFAULT_SAMPLES = 10_000
+_COMMIT = re.compile(r"^[0-9a-f]{4,64}$")
+LABEL_MAX = 255
 
 
 class BadRequest(ValueError):
@@ -29,8 +32,14 @@ class RunRequest:
     tags: tuple[str, ...] = ()
     timer: str | None = None  # probe timer: "tsc", "clock" or None (the probe's auto)
     overhead_pairs: int | None = None  # probe empty-region pairs (None: the probe's default)
+    commit: str | None = None  # the git commit measured (history series carry it)
+    label: str | None = None  # a free name for the measured version
 
     def __post_init__(self) -> None:
+        if self.commit is not None and not _COMMIT.match(self.commit):
+            raise BadRequest(f"commit must be a git commit id (4 to 64 hex digits), got {self.commit!r}")
+        if self.label is not None and not 0 < len(self.label) <= LABEL_MAX:
+            raise BadRequest(f"label must be 1 to {LABEL_MAX} characters, got {len(self.label)}")
         if self.samples is not None and self.duration_s is not None:
             raise BadRequest("give either a sample count or a duration, not both")
         if self.samples is not None and self.samples < 1:

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, is_dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
+from kbench import interrupts
 from kbench.catalog.benchmarks import Benchmark
 from kbench.catalog.scale import primary_metric
+from kbench.engine.limits import request_problems
 from kbench.engine.measurement import Measurement
-from kbench.engine.request import RunRequest
+from kbench.engine.request import BadRequest, RunRequest
 from kbench.engine.series import MetricSeries, metric_series
 from kbench.engine.warnings import run_warnings
 from kbench.stats.summary import Summary, summarize
 from kbench.store.db import Store, SummaryRecord
+from kbench.store.errors import StoreError, database_error_message
+from kbench.store.recovery import save_recovery
 from kbench.targets.base import ProgressCallback, Target, TargetError
 
 
@@ -45,56 +50,76 @@ def execute_run(
 ) -> RunResult:
     """Measure ``benchmark`` on ``target`` as ``request`` says, and store the run.
 
-    The run row is written before measuring (status ``running``) and completed in one
-    transaction afterwards. A KeyboardInterrupt still stores every finished sample with
-    status ``interrupted``; a target failure stores status ``failed`` with the error and
-    re-raises.
+    The run row is written before measuring (status ``running``, with its owner) and
+    completed in one transaction afterwards. A KeyboardInterrupt (Ctrl-C or SIGTERM)
+    still stores every finished sample with status ``interrupted``; a target failure
+    stores status ``failed`` with the error and re-raises. When the database fails after
+    the run was measured, the run goes to a recovery file and SamplesNotStored (a
+    StoreError naming the file) is raised: measured samples are never just dropped.
     """
     benchmark.validate_params(request.params)
+    problems = request_problems(request, benchmark.kind)
+    if problems:  # callers check earlier, before a target starts; this is the last line
+        raise BadRequest("; ".join(str(problem) for problem in problems))
     target_info = target.info()
     sysinfo = target.sysinfo()
-    run_id = begin_stored_run(store, benchmark, request, target_info, sysinfo)
+    started = begin_stored_run(store, benchmark, request, target_info, sysinfo)
+    run_id = started.run_id
     try:
         measurement = target.measure(benchmark, request, progress)
     except TargetError as exc:
-        store.finish_run(run_id, status="failed", error=str(exc))
+        _mark_unfinished(store, run_id, "failed", str(exc))
         raise
     except KeyboardInterrupt:
-        store.finish_run(run_id, status="interrupted", error="interrupted before any sample was taken")
+        _mark_unfinished(store, run_id, "interrupted", "interrupted before any sample was taken")
         raise
     except BaseException as exc:
-        store.finish_run(run_id, status="failed", error=f"{type(exc).__name__}: {exc}")
+        _mark_unfinished(store, run_id, "failed", f"{type(exc).__name__}: {exc}")
         raise
-    return finish_stored_run(store, run_id, benchmark, request, measurement, sysinfo, context_warnings)
+    return finish_stored_run(store, started, benchmark, request, measurement, sysinfo, context_warnings)
+
+
+@dataclass(frozen=True)
+class StartedRun:
+    """A run's row written before measuring, with what a recovery file needs to redo it."""
+
+    run_id: int
+    fields: dict[str, Any]
+    started_at: datetime
 
 
 def begin_stored_run(
     store: Store, benchmark: Benchmark, request: RunRequest, target_info: Any, sysinfo: dict[str, Any]
-) -> int:
+) -> StartedRun:
     """The run's row, status ``running``, before anything is measured (a crash leaves a trace)."""
-    return store.begin_run(
-        benchmark=benchmark.name,
-        metric=primary_metric(benchmark, request.params),
-        unit=benchmark.unit,
-        direction=benchmark.direction,
-        params=request.params,
-        request=request.to_dict(),
-        sysinfo=sysinfo,
-        target=_as_dict(target_info),
-        tags=request.tags,
-    )
+    started_at = datetime.now(UTC)
+    fields: dict[str, Any] = {
+        "benchmark": benchmark.name,
+        "metric": primary_metric(benchmark, request.params),
+        "unit": benchmark.unit,
+        "direction": benchmark.direction,
+        "params": request.params,
+        "request": request.to_dict(),
+        "sysinfo": sysinfo,
+        "target": _as_dict(target_info),
+        "tags": list(request.tags),
+        "commit": request.commit,
+        "label": request.label,
+    }
+    return StartedRun(store.begin_run(**fields, started_at=started_at), fields, started_at)
 
 
 def finish_stored_run(
     store: Store,
-    run_id: int,
+    started: StartedRun,
     benchmark: Benchmark,
     request: RunRequest,
     measurement: Measurement,
     sysinfo: dict[str, Any],
     context_warnings: Sequence[str] = (),
 ) -> RunResult:
-    """Summarise ``measurement`` and complete the run ``run_id`` in one transaction."""
+    """Summarise ``measurement`` and complete the started run in one transaction."""
+    run_id = started.run_id
     metric = primary_metric(benchmark, request.params)
     status = "interrupted" if measurement.interrupted else "complete"
     basis = "overhead-corrected" if request.subtract_overhead else "raw"
@@ -102,6 +127,7 @@ def finish_stored_run(
         measurement, metric, benchmark.unit, benchmark.direction,
         subtract_overhead=request.subtract_overhead,
     )
+    series = [s for s in series if s.values.size]  # a run interrupted before its first value
     summaries = [summarize(s.values) for s in series]
     records = [
         SummaryRecord(
@@ -113,15 +139,28 @@ def finish_stored_run(
     summary = summaries[0] if series else None
     values = series[0].values if series else np.empty(0)
     warnings = [*context_warnings, *run_warnings(measurement, summary, sysinfo)]
-    store.finish_run(
-        run_id,
-        status=status,
-        columns=measurement.columns,
-        probe_header=measurement.header,
-        summaries=records,
-        warnings=warnings,
-        tool_output=measurement.stderr or None,
-    )
+    finished: dict[str, Any] = {
+        "status": status,
+        "columns": measurement.columns,
+        "probe_header": measurement.header,
+        "summaries": records,
+        "warnings": warnings,
+        "tool_output": measurement.stderr or None,
+    }
+    try:
+        with interrupts.deferred():  # an interrupt now would lose what was measured
+            store.finish_run(run_id, **finished)
+    except Exception as exc:
+        reason = str(exc) if isinstance(exc, StoreError) else database_error_message(exc, store.where)
+        if reason is None:
+            raise
+        not_stored = save_recovery(
+            reason=reason, database=store.where, run_id=run_id,
+            run={**started.fields, "started_at": started.started_at.isoformat()}, error=None, **finished,
+        )
+        where = f"they are in {not_stored.path}" if not_stored.path else "they were lost"
+        _mark_unfinished(store, run_id, "failed", f"measured, but its samples could not be stored ({reason}); {where}")
+        raise not_stored from exc
     return RunResult(
         run_id=run_id,
         benchmark=benchmark,
@@ -134,6 +173,16 @@ def finish_stored_run(
         per_op_values=values,
         series=series,
     )
+
+
+def _mark_unfinished(store: Store, run_id: int, status: str, error: str) -> None:
+    """Record why a run produced nothing. If even that fails, the original error matters
+    more: the run stays ``running`` and is marked ``abandoned`` by the next kbench."""
+    try:
+        store.finish_run(run_id, status=status, error=error)
+    except Exception as exc:
+        if not isinstance(exc, StoreError) and database_error_message(exc) is None:
+            raise
 
 
 def _summary_columns(summary: Summary) -> dict[str, Any]:

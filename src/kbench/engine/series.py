@@ -11,8 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from kbench.engine.measurement import Measurement
+from kbench.trace.log import TRACE_FORMAT
 
 SUITE_FORMAT = "kbench-suite/1"
+CROSSCHECK_FORMAT = "kbench-crosscheck/1"
+"""A method's values of ``kbench crosscheck`` (kbench.trace.crosscheck_store)."""
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,19 @@ class MetricSeries:
 def metric_series(
     measurement: Measurement, metric: str, unit: str, direction: str, *, subtract_overhead: bool = False
 ) -> list[MetricSeries]:
-    """Every metric of ``measurement``, the primary one (``metric``) first."""
+    """Every metric of ``measurement``, the primary one (``metric``) first; then those of
+    ``--track`` (kernel entries, utilisation) when the run was tracked."""
+    found = _own_series(measurement, metric, unit, direction, subtract_overhead=subtract_overhead)
+    if "tracking" in measurement.header:
+        from kbench.trace.tracking_report import tracking_series
+
+        found += tracking_series(measurement, metric)
+    return found
+
+
+def _own_series(
+    measurement: Measurement, metric: str, unit: str, direction: str, *, subtract_overhead: bool = False
+) -> list[MetricSeries]:
     header = measurement.header
     if header.get("format") == SUITE_FORMAT:
         found = [
@@ -38,6 +53,14 @@ def metric_series(
         return found
     if header.get("kind") == "scale":
         return _scale_series(measurement)
+    if header.get("format") == TRACE_FORMAT:
+        from kbench.trace.series import trace_series
+
+        return trace_series(measurement, metric)
+    if header.get("format") == CROSSCHECK_FORMAT:
+        from kbench.trace.crosscheck_store import crosscheck_series
+
+        return crosscheck_series(measurement, metric, unit, direction)
     if measurement.n == 0:
         return []
     values = measurement.per_op(unit, subtract_overhead=subtract_overhead)

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from kbench.catalog.benchmarks import BadParameter, Benchmark, UnknownBenchmark, lookup
+from kbench.engine.limits import request_problems
 from kbench.jobs.instance import JobInstance, instance_id
 from kbench.jobs.problems import JobError, JobProblem, ProblemCollector
 from kbench.jobs.schema import Axis, AxisValue, JobSpec, read_job
@@ -20,6 +23,9 @@ from kbench.jobs.yaml_tree import compose_mapping
 
 JOB_SUFFIXES = (".yaml", ".yml")
 TEXT_LABEL = "<job>"
+DEFAULT_MAX_INSTANCES = 10_000
+"""Most instances a job's matrix may expand to unless the caller allows more."""
+MAX_JOB_FILE_BYTES = 1 << 20
 
 
 def is_job_file(arg: str) -> bool:
@@ -28,14 +34,19 @@ def is_job_file(arg: str) -> bool:
     return arg.lower().endswith(JOB_SUFFIXES)
 
 
-def expand_job(source: str | Path, *, cpu_count: int, name: str | None = None) -> list[JobInstance]:
+def expand_job(
+    source: str | Path, *, cpu_count: int, name: str | None = None, max_instances: int = DEFAULT_MAX_INSTANCES,
+    target_cpus: Callable[[str], Sequence[int]] | None = None,
+) -> list[JobInstance]:
     """Validate a job and return its instances, one per point of its matrix.
 
     ``source`` is a file when it is a ``Path`` or a one-line ``str`` ending in ``.yaml``/
     ``.yml``; any other ``str`` is the YAML text itself. Problems name the file as given
     (or ``name``, or ``<job>`` for text). ``cpu_count`` resolves ``nr_task`` percentages and
     bounds ``cpu``. Instances come benchmark first, then the other axes in file order, the
-    last axis varying fastest. Raises JobError listing every problem found.
+    last axis varying fastest. A matrix of more than ``max_instances`` instances, and
+    values beyond the limits of ``engine.limits`` (``target_cpus`` gives a target's CPU
+    numbers for ``cpu``), are problems too. Raises JobError listing every problem found.
     """
     if cpu_count < 1:
         raise ValueError(f"cpu_count must be at least 1, got {cpu_count}")
@@ -51,7 +62,12 @@ def expand_job(source: str | Path, *, cpu_count: int, name: str | None = None) -
     _check_count_or_duration(spec, problems)
     problems.raise_if_any()
     assert benchmarks is not None  # a missing benchmark is a problem, raised above
-    return _instances(spec, benchmarks, cpu_count, label)
+    _check_matrix_size(spec, benchmarks, max_instances, problems)
+    problems.raise_if_any()
+    instances = _instances(spec, benchmarks, cpu_count, label)
+    _check_limits(spec, instances, target_cpus, problems)
+    problems.raise_if_any()
+    return instances
 
 
 def _read(source: str | Path, name: str | None) -> tuple[str, str]:
@@ -60,6 +76,10 @@ def _read(source: str | Path, name: str | None) -> tuple[str, str]:
         return name or TEXT_LABEL, str(source)
     label = name or str(source)
     try:
+        size = Path(source).stat().st_size
+        if size > MAX_JOB_FILE_BYTES:
+            raise JobError([JobProblem(label, None, "job", f"the file is {size:,} bytes, more than the limit of "
+                                                          f"{MAX_JOB_FILE_BYTES:,} for a job file")])
         return label, Path(source).read_text(encoding="utf-8")
     except OSError as exc:
         reason = exc.strerror or str(exc)
@@ -145,6 +165,33 @@ def _check_count_or_duration(spec: JobSpec, problems: ProblemCollector) -> None:
             samples.line, samples.label,
             f"give either samples (count mode) or {runtime.label} (duration mode, line {runtime.line}), not both",
         )
+
+
+def _check_matrix_size(spec: JobSpec, benchmarks: Axis, max_instances: int, problems: ProblemCollector) -> None:
+    """The matrix is counted before it is built: a few lines of YAML can ask for millions."""
+    axes = [benchmarks, *(a for a in spec.axes if a.field not in ("benchmark", "test"))]
+    size = math.prod(len(axis.values) for axis in axes)
+    if size > max_instances:
+        shape = " × ".join(f"{len(axis.values)} {axis.label}" for axis in axes if len(axis.values) > 1)
+        problems.add(spec.line, "job", f"the matrix expands to {size:,} instances ({shape}), more than the "
+                                       f"limit of {max_instances:,}; raise it with --max-instances if you mean it")
+
+
+def _check_limits(
+    spec: JobSpec, instances: list[JobInstance], target_cpus: Callable[[str], Sequence[int]] | None,
+    problems: ProblemCollector,
+) -> None:
+    """Each instance's samples, batch, durations, iterations and cpu within the limits."""
+    lines = {"samples": "samples", "warmup": "warmup", "batch": "batch", "duration": "runtime",
+             "iterations": "iterations", "cpu": "cpu"}
+    for instance in instances:
+        kind = lookup(instance.benchmark).kind
+        cpus = target_cpus(instance.target) if target_cpus is not None else None
+        request = dataclasses.replace(instance.to_run_request(), iterations=instance.iterations)
+        for problem in request_problems(request, kind, cpus):
+            axis = spec.axis(lines[problem.field])
+            problems.add(axis.line if axis else spec.line, axis.label if axis else problem.field,
+                         f"{instance.benchmark}: {problem.message}")
 
 
 def _instances(spec: JobSpec, benchmarks: Axis, cpu_count: int, source: str) -> list[JobInstance]:

@@ -14,6 +14,50 @@ import yaml
 from kbench.jobs.problems import ProblemCollector
 
 _KIND_NAMES = {"ScalarNode": "a single value", "SequenceNode": "a list", "MappingNode": "a mapping"}
+MAX_DEPTH = 32
+"""Deepest nesting of lists and mappings accepted (a job needs three levels)."""
+MAX_NODES = 100_000
+"""Most values a job may hold once its aliases are expanded (a "billion laughs" file
+holds a few aliases that expand to billions)."""
+
+
+class _DepthError(yaml.composer.ComposerError):  # type: ignore[misc]
+    pass
+
+
+class _BoundedLoader(yaml.SafeLoader):  # type: ignore[misc]
+    """SafeLoader whose composer refuses nesting deeper than MAX_DEPTH (PyYAML composes
+    recursively: a thousand nested lists would otherwise end in a RecursionError)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _DepthError(None, None, f"nested more than {MAX_DEPTH} levels deep", self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _expanded_size_exceeds(root: yaml.Node, limit: int) -> bool:
+    """True if the tree, counting an aliased node once per use, has more than ``limit`` nodes."""
+    count = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        count += 1
+        if count > limit:
+            return True
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.extend((key, value))
+    return False
 
 
 @dataclass(frozen=True)
@@ -47,8 +91,16 @@ def scalar(node: yaml.ScalarNode) -> Scalar:
 def compose_mapping(text: str, problems: ProblemCollector) -> yaml.MappingNode | None:
     """The document's top-level mapping; None (with a problem recorded) if the text is
     not valid YAML, holds more than one document, is empty, or is not a mapping."""
+    loader = _BoundedLoader(text)
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = loader.get_single_node()
+    except _DepthError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else 1
+        problems.add(line, "yaml", f"the file is {exc.problem}; a job needs three")
+        return None
+    except RecursionError:  # a parser limit reached before the composer's
+        problems.add(1, "yaml", f"the file is nested more than {MAX_DEPTH} levels deep; a job needs three")
+        return None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         message = f"syntax error: {exc.problem}"
@@ -59,6 +111,12 @@ def compose_mapping(text: str, problems: ProblemCollector) -> yaml.MappingNode |
         return None
     except yaml.YAMLError as exc:
         problems.add(1, "yaml", f"syntax error: {exc}")
+        return None
+    finally:
+        loader.dispose()
+    if root is not None and _expanded_size_exceeds(root, MAX_NODES):
+        problems.add(1, "yaml", f"the file holds more than {MAX_NODES:,} values once its aliases (*name) are "
+                                "expanded; write the values out")
         return None
     if root is None:
         problems.add(1, "job", "the file is empty; a job is a mapping such as `benchmark: syscall.getppid`")

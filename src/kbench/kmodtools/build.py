@@ -6,9 +6,9 @@ kbench.ko built for the same kernel (its Module.symvers resolves the symbols).
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
+from kbench import children
 from kbench.resources import find_resource
 from kbench.targets.vm import KernelImage, ModuleBuildError, build_module
 
@@ -36,8 +36,8 @@ def build_user_module(source: Path, kernel: KernelImage, cache_dir: Path) -> Pat
     if source.is_file():
         if source.suffix != ".c":
             raise ModuleBuildError(f"{source}: expected a .c file or a module directory")
-        with tempfile.TemporaryDirectory(prefix="kbench-kmod-") as tmp:
-            work = Path(tmp) / source.stem
+        with children.scratch_dir("kbench-kmod-") as tmp:
+            work = tmp / source.stem
             work.mkdir()
             (work / source.name).write_bytes(source.read_bytes())
             (work / "Kbuild").write_text(f"obj-m += {source.stem}.o\n")

@@ -15,11 +15,19 @@ TEMPLATE = """\
  * Edit {name}_call(): it is the timed code, called `batch` times per sample.
  * Build and run it in a Debian kernel under qemu:
  *   kbench run kfunc.{name} --kernel deb:6.1.0-56-amd64 --module {name}.c
+ *
+ * KBENCH_TRACE_START(3)/KBENCH_TRACE_STOP(3) time one region where it runs:
+ * the run's report then shows key 3's distribution and the tracepoints' own
+ * overhead.  A STOP logs only if its START ran since the last STOP of the
+ * key, so a region can be timed along one path of an if (see kbench.h).
  */
 #include <linux/module.h>
 #include <linux/slab.h>
 
 #include "kbench.h"
+
+/* The tracepoint key of the summing loop (0 .. trace_keys - 1). */
+#define SUM_KEY 3
 
 static struct kbench_param {name}_params[] = {{
 	{{
@@ -65,8 +73,10 @@ static void {name}_call(struct kbench_ctx *ctx, u32 i)
 	u64 sum = ctx->dataset[i];
 	u64 k;
 
+	KBENCH_TRACE_START(SUM_KEY);
 	for (k = 0; k < st->len; k++)
 		sum += st->buf[k];
+	KBENCH_TRACE_STOP(SUM_KEY);
 	st->sink += sum;
 }}
 
@@ -99,6 +109,10 @@ static struct kbench {name}_bench = {{
 
 static int __init {name}_init(void)
 {{
+	int ret = KBENCH_TRACE_NAME(SUM_KEY, "sum_loop");
+
+	if (ret)
+		return ret;
 	return kbench_register(&{name}_bench);
 }}
 
@@ -128,6 +142,10 @@ def scaffold_module(name: str, directory: Path) -> Path:
     source = directory / f"{name}.c"
     if source.exists():
         raise ScaffoldError(f"{source} already exists; nothing was written")
-    directory.mkdir(parents=True, exist_ok=True)
-    source.write_text(TEMPLATE.format(name=name))
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with open(source, "x") as out:
+            out.write(TEMPLATE.format(name=name))
+    except OSError as exc:
+        raise ScaffoldError(f"cannot write {source}: {exc.strerror or exc}; nothing was written") from exc
     return source

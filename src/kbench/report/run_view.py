@@ -113,6 +113,16 @@ def run_json(report: RunReport, extra: dict[str, Any] | None = None) -> dict[str
         data.update(n=0)
     if series and len(series) > 1:
         data["metrics"] = [_series_json(s) for s in series]
+    if header.get("trace"):
+        from kbench.trace.report import run_trace_json
+
+        data.update(run_trace_json(measurement))
+    if header.get("crosscheck"):
+        data["crosscheck"] = header["crosscheck"]
+    if header.get("tracking"):
+        from kbench.trace.tracking_report import tracking_json
+
+        data.update(tracking_json(header))
     data.update(extra or {})
     return data
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from kbench import children
 from kbench.native import find_native
 from kbench.targets.probe_output import ProbeOutput, ProbeOutputError, parse_probe_output
 
@@ -270,7 +270,7 @@ def scale_from_output(out: ProbeOutput) -> ScaleResult:
 def list_scale_tests(probe: str | Path | None = None) -> list[ScaleTest]:
     """The testcases of ``kbench-probe --list-scale``."""
     exe = str(probe or find_native("kbench-probe"))
-    out = subprocess.run([exe, "--list-scale"], capture_output=True, text=True, check=True)
+    out = children.run([exe, "--list-scale"], capture_output=True, text=True, check=True)
     return [
         ScaleTest(
             name=e["name"],
@@ -301,7 +301,7 @@ def run_scale(
     args = scale_probe_args(test, tasks, mode, duration_s, warmup_s, interval_s, **kwargs)
     if timeout is None:
         timeout = duration_s + warmup_s + 60
-    p = subprocess.run([exe, *args], capture_output=True, timeout=timeout)
+    p = children.run([exe, *args], capture_output=True, timeout=timeout)
     if p.returncode not in (0, 130):
         msg = p.stderr.decode(errors="replace").strip()
         raise ScaleOutputError(f"kbench-probe scale exited {p.returncode}: {msg}")

@@ -3,32 +3,62 @@
 from __future__ import annotations
 
 import os
+import struct
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import numpy as np
 from sqlalchemy import Engine, create_engine, event, func, insert, select, update
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.exc import OperationalError
 
 from kbench.store import schema
 from kbench.store.codec import CODEC, decode_array, encode_array
+from kbench.store.errors import DAMAGED_ADVICE, database_error_message
+from kbench.store.errors import BisectionNotFound as BisectionNotFound  # re-exported: their old home
+from kbench.store.errors import RunNotFound as RunNotFound
+from kbench.store.errors import StoreError as StoreError
 from kbench.store.migrations import MIGRATIONS
+from kbench.store.owners import current_owner, owner_gone
 
+if TYPE_CHECKING:
+    from kbench.store.recovery import PendingRun
 
-class StoreError(RuntimeError):
-    """The database cannot be used as asked (missing run, newer schema, bad URL)."""
-
-
-class RunNotFound(StoreError):
-    """No run has the requested id."""
-
-
-class BisectionNotFound(RunNotFound):
-    """No bisection has the requested id (exit code as for a missing run)."""
+SQLITE_HEADER = b"SQLite format 3\x00"
+RUN_STATUSES = ("running", "complete", "interrupted", "failed", "abandoned")
+"""``abandoned``: the kbench measuring it ended without finishing it (killed, crashed)."""
+def sqlite_file_problem(path: Path) -> str | None:
+    """Why an existing SQLite file cannot be a kbench database (not SQLite, cut short),
+    or None. An empty file is a new database."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            header = f.read(100)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or exc}"
+    if size == 0:
+        return None
+    if not header.startswith(SQLITE_HEADER[: len(header)]) or len(header) < len(SQLITE_HEADER):
+        return "it is not a SQLite database (its first bytes are not the SQLite header); kbench leaves it as it is"
+    if len(header) < 100:
+        return f"it is cut short ({size} bytes, less than a SQLite header); {DAMAGED_ADVICE}"
+    (page_size,) = struct.unpack(">H", header[16:18])
+    page_size = 65536 if page_size == 1 else page_size
+    change_counter, pages = struct.unpack(">II", header[24:32])
+    (valid_for,) = struct.unpack(">I", header[92:96])
+    wal = path.with_name(path.name + "-wal")
+    pages_in_wal = wal.exists() and wal.stat().st_size > 0  # not yet copied back into the file
+    if valid_for == change_counter and pages and size < pages * page_size and not pages_in_wal:
+        return (f"it is cut short: {size} bytes where its header promises {pages} pages of {page_size}; "
+                f"{DAMAGED_ADVICE}")
+    return None
 
 
 def default_db_url() -> str:
@@ -85,36 +115,95 @@ class RunRecord:
 
 
 class Store:
-    """A kbench results database reached through SQLAlchemy Core."""
+    """A kbench results database reached through SQLAlchemy Core.
 
-    def __init__(self, engine: Engine):
+    ``open`` turns every error into a StoreError. The other methods let the database's
+    own errors through (a program may retry or handle them, as the fleet's store does);
+    ``database_error_message(exc, store.where)`` gives the one line for the user.
+    """
+
+    def __init__(self, engine: Engine, *, read_only: bool = False, where: str = ""):
         self.engine = engine
+        self.read_only = read_only
+        self.where = where or engine.url.render_as_string(hide_password=True)
 
     @classmethod
-    def open(cls, url: str | None = None) -> Store:
-        """Open (creating if needed) the database at ``url`` or the default one."""
+    def open(cls, url: str | None = None, *, read_only: bool = False) -> Store:
+        """Open the database at ``url`` or the default one.
+
+        For writing (the default) it is created if needed, migrated to the current schema,
+        and runs left ``running`` by a kbench that is gone are marked ``abandoned``. With
+        ``read_only`` nothing is written: SQLite opens the file read-only (as immutable on
+        a read-only file system), and a database that does not exist yet reads as empty.
+        An existing file that is not SQLite, or is cut short, is refused and left alone.
+        """
         url = url or default_db_url()
-        if url.startswith("sqlite:///"):
-            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        sqlite_path = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
+        where = str(sqlite_path) if sqlite_path is not None else ""
+        if sqlite_path is not None:
+            problem = sqlite_file_problem(sqlite_path)
+            if problem is not None:
+                raise StoreError(f"results database {sqlite_path}: {problem}")
+        if read_only and sqlite_path is not None and not sqlite_path.exists():
+            return cls._nothing_stored_yet(where)
         try:
-            engine = create_engine(url)
+            if read_only and sqlite_path is not None:
+                engine = _read_only_sqlite_engine(sqlite_path)
+            else:
+                if sqlite_path is not None:
+                    _make_parent(sqlite_path)
+                engine = create_engine(url)
+        except StoreError:
+            raise
         except Exception as exc:  # SQLAlchemy raises several types for bad URLs
             raise StoreError(f"cannot open results database {url!r}: {exc}") from exc
         if engine.dialect.name == "sqlite":
-            event.listen(engine, "connect", _sqlite_pragmas)
-        store = cls(engine)
+            event.listen(engine, "connect", _sqlite_read_pragmas if read_only else _sqlite_pragmas)
+        store = cls(engine, read_only=read_only, where=where)
         try:
-            try:
-                store._ensure_schema()
-            except OperationalError as exc:
-                # Two processes creating a fresh SQLite file at once: the loser finds the tables made.
-                if "already exists" not in str(exc):
-                    raise
-                store._ensure_schema()
-        except SQLAlchemyError as exc:
-            reason = getattr(exc, "orig", None) or exc
-            raise StoreError(f"cannot use results database {url!r}: {reason}") from exc
+            if read_only:
+                store._check_schema(url)
+            else:
+                try:
+                    store._ensure_schema()
+                except OperationalError as exc:
+                    # Two processes creating a fresh SQLite file at once: the loser finds the tables made.
+                    if "already exists" not in str(exc):
+                        raise
+                    store._ensure_schema()
+                store.mark_abandoned_runs()
+        except StoreError:
+            raise
+        except Exception as exc:
+            message = database_error_message(exc, store.where)
+            if message is None:
+                raise
+            raise StoreError(message) from exc
         return store
+
+    @classmethod
+    def _nothing_stored_yet(cls, where: str) -> Store:
+        """A read-only view of a database that does not exist yet: empty, and nothing is created."""
+        engine = create_engine("sqlite://")
+        schema.metadata.create_all(engine)
+        return cls(engine, read_only=True, where=where)
+
+    def _check_schema(self, url: str) -> None:
+        """Read-only: the schema must be current. An older one is upgraded first when the
+        database can be written (an upgrade is not a change of its content)."""
+        version = self.schema_version
+        if version > schema.SCHEMA_VERSION:
+            raise StoreError(
+                f"database schema version {version} is newer than this kbench ({schema.SCHEMA_VERSION}); upgrade kbench"
+            )
+        if version < schema.SCHEMA_VERSION:
+            try:
+                Store.open(url).engine.dispose()
+            except StoreError as exc:
+                raise StoreError(
+                    f"results database {self.where} has schema version {version}, older than this kbench's "
+                    f"{schema.SCHEMA_VERSION}, and cannot be upgraded: {exc}"
+                ) from exc
 
     def _ensure_schema(self) -> None:
         with self.engine.begin() as conn:
@@ -164,8 +253,20 @@ class Store:
         sysinfo: Mapping[str, Any] | None,
         target: Mapping[str, Any] | None,
         tags: Iterable[str] = (),
+        commit: str | None = None,
+        label: str | None = None,
+        task_key: str | None = None,
+        started_at: datetime | None = None,
     ) -> int:
-        """Record a run as ``running`` before measuring, so a crash leaves a trace."""
+        """Record a run as ``running`` before measuring, so a crash leaves a trace.
+
+        ``commit`` and ``label`` name the version measured (history series carry them).
+        ``task_key`` (a fleet task's trial) is unique among runs: a second run with the
+        same key raises IntegrityError and stores nothing. The run's owner (this
+        process's pid, the boot id and the host name) is recorded: a later kbench marks
+        the run ``abandoned`` if that process is gone.
+        """
+        owner = current_owner()
         with self.engine.begin() as conn:
             machine_id = _machine_id(conn, sysinfo) if sysinfo else None
             target_id = _target_id(conn, target) if target else None
@@ -185,10 +286,41 @@ class Store:
                     machine_id=machine_id,
                     target_id=target_id,
                     n_samples=0,
-                    started_at=_utcnow(),
+                    started_at=started_at or _utcnow(),
+                    commit=commit,
+                    label=label,
+                    task_key=task_key,
+                    owner_pid=owner.pid,
+                    owner_boot_id=owner.boot_id,
+                    owner_host=owner.host,
                 )
             )
             return _inserted_id(result)
+
+    def mark_abandoned_runs(self) -> list[int]:
+        """Mark ``abandoned`` every run this host left ``running`` whose kbench is gone
+        (killed, crashed, or the machine rebooted); returns their ids."""
+        r = schema.runs.c
+        with self.engine.begin() as conn:
+            rows = conn.execute(
+                select(r.id, r.owner_pid, r.owner_boot_id, r.owner_host, r.started_at).where(r.status == "running")
+            ).all()
+            gone = [row for row in rows if owner_gone(row.owner_pid, row.owner_boot_id, row.owner_host,
+                                                      row.started_at)]
+            for row in gone:
+                conn.execute(
+                    update(schema.runs)
+                    .where((r.id == row.id) & (r.status == "running"))
+                    .values(status="abandoned", finished_at=_utcnow(),
+                            error=f"abandoned: kbench (pid {row.owner_pid}) ended without finishing this run "
+                                  "(killed, crashed, or the machine restarted)")
+                )
+        return [int(row.id) for row in gone]
+
+    def machine_id(self, sysinfo: Mapping[str, Any]) -> int:
+        """The id of the machine ``sysinfo`` describes, recorded now if it is new."""
+        with self.engine.begin() as conn:
+            return _machine_id(conn, sysinfo)
 
     def finish_run(
         self,
@@ -203,7 +335,7 @@ class Store:
         tool_output: str | None = None,
     ) -> None:
         """Store samples, summaries and final status of a run in one transaction."""
-        if status not in ("complete", "interrupted", "failed"):
+        if status not in ("complete", "interrupted", "failed", "abandoned"):
             raise ValueError(f"invalid final run status {status!r}")
         columns = dict(columns or {})
         lengths = {name: len(values) for name, values in columns.items()}
@@ -267,7 +399,7 @@ class Store:
                     select(schema.summaries).where(schema.summaries.c.run_id == run_id)
                 ).mappings()
             ]
-        return _run_record(dict(row), target, summaries)
+        return _run_record(_as_seen(dict(row)), target, summaries)
 
     def load_samples(self, run_id: int) -> dict[str, np.ndarray]:
         """Every stored column of a run, in the order the samples were taken."""
@@ -275,10 +407,13 @@ class Store:
             rows = conn.execute(
                 select(schema.samples).where(schema.samples.c.run_id == run_id)
             ).mappings().all()
-        return {
-            row["column"]: decode_array(row["dtype"], row["codec"], row["data"], row["count"])
-            for row in rows
-        }
+        try:
+            return {
+                row["column"]: decode_array(row["dtype"], row["codec"], row["data"], row["count"])
+                for row in rows
+            }
+        except (ValueError, zlib.error) as exc:
+            raise StoreError(f"results database {self.where}: the samples of run {run_id} are damaged ({exc})") from exc
 
     def list_runs(
         self,
@@ -296,6 +431,7 @@ class Store:
                 runs.c.id, runs.c.benchmark, runs.c.metric, runs.c.status, runs.c.n_samples,
                 runs.c.started_at, runs.c.tags, targets.c.kind, targets.c.kernel_release,
                 targets.c.accel, summaries.c.median, summaries.c.unit,
+                runs.c.owner_pid, runs.c.owner_boot_id, runs.c.owner_host,
             )
             .select_from(
                 runs.outerjoin(targets, runs.c.target_id == targets.c.id).outerjoin(
@@ -309,11 +445,18 @@ class Store:
         if benchmark:
             query = query.where(runs.c.benchmark.like(benchmark.replace("*", "%")))
         if status:
-            query = query.where(runs.c.status == status)
+            # A read-only view shows runs whose kbench is gone as abandoned without storing it.
+            stored = ("running", "abandoned") if status in ("running", "abandoned") else (status,)
+            query = query.where(runs.c.status.in_(stored))
         if kernel_release:
             query = query.where(targets.c.kernel_release == kernel_release)
         with self.engine.connect() as conn:
-            rows = [dict(r) for r in conn.execute(query).mappings()]
+            rows = [_as_seen(dict(r)) for r in conn.execute(query).mappings()]
+        for row in rows:
+            for key in ("owner_pid", "owner_boot_id", "owner_host"):
+                row.pop(key, None)
+        if status:
+            rows = [r for r in rows if r["status"] == status]
         if tag:
             rows = [r for r in rows if tag in (r.get("tags") or [])]
         return rows
@@ -384,9 +527,60 @@ class Store:
                                     else f"no bisection with id {bisection_id}")
         return dict(row)
 
+    def store_pending_run(self, pending: PendingRun) -> tuple[int, str]:
+        """Store a run measured earlier (a recovery file, an import).
+
+        Returns (run id, how): ``completed`` when the run it names in this database was
+        still waiting for its samples (running, abandoned, or failed because they could
+        not be stored; none stored; same benchmark and start) and now has them;
+        ``exists`` when the same run is already stored (nothing written); ``added`` for a
+        new run.
+        """
+        r = schema.runs.c
+        fields = {key: pending.run.get(key) for key in _BEGIN_FIELDS}
+        started_at = pending.started_at
+        n_samples = len(next(iter(pending.columns.values()))) if pending.columns else 0
+        with self.engine.connect() as conn:
+            query = select(r.id, r.status, r.n_samples, r.benchmark, r.started_at).where(
+                r.benchmark == fields["benchmark"]
+            )
+            candidates = conn.execute(query).all()
+        for row in candidates:
+            if started_at is None or not _same_time(row.started_at, started_at):
+                continue
+            if row.n_samples == n_samples and row.status == pending.status:
+                return int(row.id), "exists"
+            if row.id == pending.run_id and row.status in ("running", "abandoned", "failed") and row.n_samples == 0:
+                self._finish_pending(int(row.id), pending)
+                return int(row.id), "completed"
+        run_id = self.begin_run(**fields, started_at=started_at)  # type: ignore[arg-type]
+        self._finish_pending(run_id, pending)
+        return run_id, "added"
+
+    def _finish_pending(self, run_id: int, pending: PendingRun) -> None:
+        self.finish_run(
+            run_id, status=pending.status, columns=pending.columns, probe_header=pending.probe_header,
+            summaries=pending.summaries, warnings=pending.warnings, error=pending.error,
+            tool_output=pending.tool_output,
+        )
+
     def count_runs(self) -> int:
         with self.engine.connect() as conn:
             return int(conn.execute(select(func.count()).select_from(schema.runs)).scalar_one())
+
+
+_BEGIN_FIELDS = (
+    "benchmark", "metric", "unit", "direction", "params", "request", "sysinfo", "target", "tags", "commit", "label",
+)
+"""What ``begin_run`` takes (a pending run's ``run`` mapping holds these)."""
+
+
+def _same_time(stored: datetime, other: datetime) -> bool:
+    if stored.tzinfo is None:
+        stored = stored.replace(tzinfo=UTC)
+    if other.tzinfo is None:
+        other = other.replace(tzinfo=UTC)
+    return abs((stored - other).total_seconds()) < 1e-3
 
 
 _SUMMARY_COLUMNS = (
@@ -406,6 +600,47 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.close()
+
+
+def _sqlite_read_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA query_only=ON")
+    cursor.close()
+
+
+def _make_parent(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"results database {path}: cannot create its directory {path.parent}: {exc.strerror or exc} "
+            "(give --db with a path you can write, or set KBENCH_DB)"
+        ) from exc
+
+
+def _read_only_sqlite_engine(path: Path) -> Engine:
+    """A read-only engine on an existing file. On a read-only file system the file is
+    opened as immutable: SQLite cannot make the lock files a WAL database needs there,
+    and nothing can change it."""
+    immutable = "&immutable=1" if _on_read_only_file_system(path) else ""
+    return create_engine(f"sqlite:///file:{quote(str(path.resolve()))}?mode=ro{immutable}&uri=true")
+
+
+def _on_read_only_file_system(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def _as_seen(row: dict[str, Any]) -> dict[str, Any]:
+    """A run row with ``running`` shown as ``abandoned`` when its kbench is gone (for
+    read-only views; a writing open stores the change)."""
+    if row.get("status") == "running" and owner_gone(
+        row.get("owner_pid"), row.get("owner_boot_id"), row.get("owner_host"), row["started_at"]
+    ):
+        row["status"] = "abandoned"
+    return row
 
 
 def _machine_id(conn: Connection, sysinfo: Mapping[str, Any]) -> int:

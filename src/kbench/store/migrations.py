@@ -42,5 +42,18 @@ def _add_run_provenance(conn: Connection) -> None:
             index.create(conn, checkfirst=True)
 
 
+def _add_fleet_tables(conn: Connection) -> None:
+    """v4 → v5: the fleet's machines, jobs and tasks (``kbench worker``, ``kbench fleet``);
+    ``machines.memory_bytes`` becomes 64-bit (PostgreSQL's integer is 32 bits: 2 GiB at most)."""
+    from kbench.store.schema import FLEET_TABLES
+
+    for table in FLEET_TABLES:
+        table.create(conn, checkfirst=True)
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql("ALTER TABLE machines ALTER COLUMN memory_bytes TYPE BIGINT")
+
+
 # MIGRATIONS[v] upgrades a database at version v to v + 1.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_calibrations, 2: _add_bisections, 3: _add_run_provenance}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {
+    1: _add_calibrations, 2: _add_bisections, 3: _add_run_provenance, 4: _add_fleet_tables,
+}

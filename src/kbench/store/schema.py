@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
+    Boolean,
     Column,
     DateTime,
     Float,
@@ -23,7 +25,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 metadata = MetaData()
 
@@ -42,7 +44,7 @@ machines = Table(
     Column("hostname", String(255)),
     Column("cpu_model", String(255)),
     Column("cpu_count", Integer),
-    Column("memory_bytes", Integer),
+    Column("memory_bytes", BigInteger),  # INTEGER is 32-bit on PostgreSQL: 2 GiB would overflow (v5 migrates)
     Column("first_seen", DateTime(timezone=True), nullable=False),
 )
 
@@ -166,3 +168,72 @@ bisections = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )
+
+# v5: the fleet (``kbench worker``, ``kbench fleet``). A fleet machine is a worker by name: two
+# workers on one host are two fleet machines sharing one ``machines`` row (same inventory).
+fleet_machines = Table(
+    "fleet_machines",
+    metadata,
+    Column("name", String(255), primary_key=True),
+    Column("queue", String(255), nullable=False),  # the machine class it serves
+    Column("incarnation", String(64), nullable=False),  # changes at every start of the worker
+    Column("machine_id", ForeignKey("machines.id")),
+    Column("hostname", String(255)),
+    Column("cpu_model", String(255)),
+    Column("cpu_count", Integer),
+    Column("memory_bytes", BigInteger),
+    Column("kernel_release", String(255)),
+    Column("virtualization", String(64)),
+    Column("sysinfo", JSON),
+    Column("allow_command", Boolean, nullable=False),
+    Column("pid", Integer),
+    Column("state", String(16), nullable=False),  # idle | busy | stopped
+    Column("current_task", String(64)),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("last_seen", DateTime(timezone=True), nullable=False),
+)
+
+fleet_jobs = Table(
+    "fleet_jobs",
+    metadata,
+    Column("id", String(16), primary_key=True),
+    Column("name", String(255), nullable=False),  # the job file's name
+    Column("job_text", Text, nullable=False),  # the YAML as submitted; every worker validates it again
+    Column("queues", JSON, nullable=False),
+    Column("repeat", Integer, nullable=False),
+    Column("compare", JSON),  # {"axis", "trials", "min_trials", "adaptive", "alpha", "seed"} or None
+    Column("submitted_by", String(255)),
+    Column("submitted_at", DateTime(timezone=True), nullable=False),
+    Column("cancelled_at", DateTime(timezone=True)),
+)
+
+fleet_tasks = Table(
+    "fleet_tasks",
+    metadata,
+    Column("id", String(64), primary_key=True),  # also the Celery task id; runs.task_key = "<id>#<trial>"
+    Column("job_id", ForeignKey("fleet_jobs.id", ondelete="CASCADE"), nullable=False),
+    Column("queue", String(255), nullable=False),
+    Column("kind", String(16), nullable=False),  # instance | compare
+    Column("instance_ids", JSON, nullable=False),
+    Column("label", Text, nullable=False),
+    Column("repeat_index", Integer, nullable=False),
+    Column("state", String(16), nullable=False),  # queued | running | done | failed | cancelled
+    Column("attempts", Integer, nullable=False),
+    Column("machine", String(255)),  # the fleet machine of the latest attempt
+    Column("lease_owner", String(64)),  # that worker's incarnation while it runs the task
+    Column("lease_expires", DateTime(timezone=True)),
+    Column("cancel_requested", Boolean, nullable=False),
+    Column("error", Text),
+    Column("errors", JSON, nullable=False),  # [{"attempt", "machine", "error"}]
+    Column("run_ids", JSON, nullable=False),
+    Column("result", JSON),  # a comparison's report (JSON)
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("published_at", DateTime(timezone=True)),
+    Column("started_at", DateTime(timezone=True)),
+    Column("measured_at", DateTime(timezone=True)),  # the last measurement's end
+    Column("finished_at", DateTime(timezone=True)),
+)
+Index("ix_fleet_tasks_job", fleet_tasks.c.job_id)
+Index("ix_fleet_tasks_state", fleet_tasks.c.state)
+FLEET_TABLES = (fleet_machines, fleet_jobs, fleet_tasks)
+"""Tables added by schema v5 (the migration creates them in older databases)."""

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from kbench import children
 
 # After SIGTERM, how long the tool gets to stop its workers before SIGKILL.
 TERMINATE_GRACE_SECONDS = 3.0
@@ -28,13 +29,14 @@ class Finished:
 def run_process(argv: list[str], *, executable: str, cwd: Path, timeout: float) -> Finished:
     """Run ``argv`` (``argv[0]`` resolved to ``executable``) in ``cwd`` in its own session.
 
-    The tool gets ``LC_ALL=C`` (so numbers print with a decimal point) and no stdin.
-    At ``timeout`` seconds, and on KeyboardInterrupt (which is re-raised), its whole
-    process group is sent SIGTERM, then SIGKILL after TERMINATE_GRACE_SECONDS.
+    The tool gets ``LC_ALL=C`` (so numbers print with a decimal point) and no stdin. It
+    and its workers die with kbench, even if kbench is killed (``kbench.children``).
+    At ``timeout`` seconds, and on KeyboardInterrupt (Ctrl-C or SIGTERM, re-raised), its
+    whole process group is sent SIGTERM, then SIGKILL after TERMINATE_GRACE_SECONDS.
     """
     env = dict(os.environ, LC_ALL="C")
     started = time.monotonic()
-    with subprocess.Popen(
+    with children.spawn(
         argv,
         executable=executable,
         cwd=cwd,
@@ -44,7 +46,6 @@ def run_process(argv: list[str], *, executable: str, cwd: Path, timeout: float) 
         stderr=subprocess.PIPE,
         text=True,
         errors="replace",
-        start_new_session=True,
     ) as proc:
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
@@ -59,14 +60,9 @@ def run_process(argv: list[str], *, executable: str, cwd: Path, timeout: float) 
 
 def _stop_group(proc: subprocess.Popen[str]) -> tuple[str, str]:
     """SIGTERM the process group, SIGKILL it if still alive after the grace time."""
-    _signal_group(proc.pid, signal.SIGTERM)
+    children.signal_group(proc, signal.SIGTERM)
     try:
         return proc.communicate(timeout=TERMINATE_GRACE_SECONDS)
-    except subprocess.TimeoutExpired:
-        _signal_group(proc.pid, signal.SIGKILL)
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):
+        children.signal_group(proc, signal.SIGKILL)
         return proc.communicate()
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, sig)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import shlex
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
+from kbench import children
 from kbench.suites.errors import SuiteError, SuiteParseError, ToolFailed, ToolMissing
 from kbench.suites.model import ParamValue
 from kbench.suites.process import Finished, run_process
@@ -61,7 +61,7 @@ def run_suite(
     tool_version = _tool_version(suite, tool_path)
     done: list[Iteration] = []
     interrupted = False
-    with tempfile.TemporaryDirectory(prefix=f"kbench-{suite.name}-") as scratch:
+    with children.scratch_dir(f"kbench-{suite.name}-") as scratch:
         try:
             for index in range(iterations):
                 try:
@@ -140,14 +140,12 @@ def _tail(text: str) -> str:
 def _tool_version(suite: Suite, tool_path: str) -> str:
     """The version the tool reports for ``version_args``; ``unknown`` if it says none."""
     try:
-        done = subprocess.run(
+        done = children.run(
             [tool_path, *suite.version_args],
             capture_output=True,
             text=True,
             errors="replace",
             timeout=VERSION_TIMEOUT_SECONDS,
-            stdin=subprocess.DEVNULL,
-            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kbench import children
 from kbench.sysinfo.noise_facts import collect_noise_facts
 
 TSC_FLAGS = ("tsc", "rdtscp", "constant_tsc", "nonstop_tsc", "tsc_known_freq")
@@ -72,9 +73,7 @@ def _systemd_detect_virt(flag: str) -> str | None:
     if not shutil.which("systemd-detect-virt"):
         return None
     try:
-        out = subprocess.run(
-            ["systemd-detect-virt", flag], capture_output=True, text=True, timeout=5
-        ).stdout.strip()
+        out = children.run(["systemd-detect-virt", flag], capture_output=True, text=True, timeout=5).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out or None

@@ -5,6 +5,13 @@ in a state file; ``reset_tuning`` writes the saved values back and consumes the 
 Applying twice keeps the values saved first, so a reset always returns to the state
 before the first apply. Every knob gets a result: applied, unchanged, not available
 (with the reason), failed (with the error), restored, or the dry-run equivalents.
+
+The state file's location comes from the environment, so it is not trusted: it must be
+a regular file owned by the user running kbench (root, when run as root) and readable
+and writable by that user only (0600); it may name only the knobs kbench knows, each
+only at the files that knob has on this machine, with a value that file accepts.
+Otherwise it is refused whole and nothing is written: running ``kbench tune --reset``
+as root with someone else's environment cannot write their choice of file.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import stat
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field
@@ -22,6 +30,7 @@ from typing import Any
 STATE_ENV = "KBENCH_TUNE_STATE"
 """Environment variable overriding the state file's path (tests, several users)."""
 STATE_FORMAT = "kbench-tune/1"
+STATE_MAX_BYTES = 1 << 20
 
 APPLIED = "applied"
 UNCHANGED = "unchanged"
@@ -47,6 +56,8 @@ class Knob:
     """Files of the knob under a root, or ([], why it is absent)."""
     file_value: Callable[[str, Path], str]
     """The text to write to one file for a requested value (TuneError if invalid)."""
+    file_values: Callable[[Path], tuple[str, ...]]
+    """The texts one file of the knob accepts (what a reset may write back)."""
 
 
 def _cpu_dir(root: Path) -> Path:
@@ -101,12 +112,24 @@ def _aslr_value(value: str, path: Path) -> str:
     return named.get(value, value)
 
 
+GOVERNOR_NAMES = ("performance", "powersave", "ondemand", "conservative", "schedutil", "userspace")
+
+
+def _governors_offered(path: Path) -> tuple[str, ...]:
+    try:
+        return tuple((path.parent / "scaling_available_governors").read_text().split())
+    except OSError:
+        return GOVERNOR_NAMES
+
+
 KNOBS: dict[str, Knob] = {
     knob.name: knob
     for knob in (
-        Knob("governor", "scaling_governor of every CPU", "performance", _find_governors, _governor_value),
-        Knob("turbo", "intel_pstate/no_turbo or cpufreq/boost", "off", _find_turbo, _turbo_value),
-        Knob("aslr", "kernel.randomize_va_space", "off", _find_aslr, _aslr_value),
+        Knob("governor", "scaling_governor of every CPU", "performance", _find_governors, _governor_value,
+             _governors_offered),
+        Knob("turbo", "intel_pstate/no_turbo or cpufreq/boost", "off", _find_turbo, _turbo_value,
+             lambda _path: ("0", "1")),
+        Knob("aslr", "kernel.randomize_va_space", "off", _find_aslr, _aslr_value, lambda _path: ("0", "1", "2")),
     )
 }
 """Every knob, by name; the defaults are what ``kbench tune`` applies."""
@@ -151,21 +174,77 @@ def default_state_path() -> Path:
     return Path(base) / "kbench" / "tune.json"
 
 
-def _load_state(path: Path) -> dict[str, dict[str, str]]:
-    """Saved previous values: knob -> file -> text; empty when there is no file."""
+def _read_private_file(path: Path) -> str | None:
+    """The text of ``path`` if it is a regular file owned by this user (root when root),
+    mode 0600 or stricter, not reached through a symbolic link; None when it does not
+    exist. TuneError says why it is refused otherwise."""
     try:
-        data = json.loads(path.read_text())
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise TuneError(f"refusing the tune state file {path}: it is a symbolic link; nothing was changed") from exc
+        raise TuneError(f"cannot read the tune state file {path}: {exc.strerror or exc}") from exc
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        owner = "root" if os.geteuid() == 0 else f"uid {os.geteuid()}"
+        if not stat.S_ISREG(info.st_mode):
+            raise TuneError(f"refusing the tune state file {path}: not a regular file; nothing was changed")
+        if info.st_uid != os.geteuid():
+            raise TuneError(f"refusing the tune state file {path}: it belongs to uid {info.st_uid}, not to {owner} "
+                            "who runs kbench; nothing was changed")
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            raise TuneError(f"refusing the tune state file {path}: its mode is {stat.S_IMODE(info.st_mode):04o}, "
+                            f"kbench writes it 0600 (if you trust it: chmod 600 {path}); nothing was changed")
+        try:
+            return f.read(STATE_MAX_BYTES + 1).decode()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TuneError(f"cannot read the tune state file {path}: {exc}") from exc
+
+
+def _load_state(path: Path, root: Path) -> dict[str, dict[str, str]]:
+    """Saved previous values: knob -> file -> text; empty when there is no file.
+
+    Every knob, file and value is checked against what kbench manages on this machine
+    (``root`` prefixes /sys and /proc); anything else refuses the whole file."""
+    text = _read_private_file(path)
+    if text is None:
         return {}
-    except (OSError, ValueError) as exc:
+    if len(text) > STATE_MAX_BYTES:
+        raise TuneError(f"refusing the tune state file {path}: larger than {STATE_MAX_BYTES} bytes")
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
         raise TuneError(f"cannot read the tune state file {path}: {exc}") from exc
-    if data.get("format") != STATE_FORMAT:
-        raise TuneError(f"{path} is not a kbench tune state file (format {data.get('format')!r})")
-    return {str(k): {str(f): str(v) for f, v in files.items()} for k, files in data["knobs"].items()}
+    if not isinstance(data, dict) or data.get("format") != STATE_FORMAT:
+        found = data.get("format") if isinstance(data, dict) else None
+        raise TuneError(f"{path} is not a kbench tune state file (format {found!r})")
+    knobs = data.get("knobs")
+    if not isinstance(knobs, dict):
+        raise TuneError(f"refusing the tune state file {path}: no knobs mapping")
+    saved: dict[str, dict[str, str]] = {}
+    for name, files in knobs.items():
+        knob = KNOBS.get(str(name))
+        if knob is None:
+            raise TuneError(f"refusing the tune state file {path}: it names {name!r}, not a knob kbench sets "
+                            f"({', '.join(KNOBS)}); nothing was changed")
+        if not isinstance(files, dict):
+            raise TuneError(f"refusing the tune state file {path}: knob {name} has no file mapping")
+        known = {str(p) for p in knob.find(root)[0]}
+        for file, value in files.items():
+            if str(file) not in known:
+                raise TuneError(f"refusing the tune state file {path}: it names {file!r}, not a file of the {name} "
+                                "knob on this machine; nothing was changed")
+            if not isinstance(value, str) or value not in knob.file_values(Path(str(file))):
+                raise TuneError(f"refusing the tune state file {path}: {value!r} is not a value {file} takes; "
+                                "nothing was changed")
+        saved[str(name)] = {str(f): str(v) for f, v in files.items()}
+    return saved
 
 
 def _save_state(path: Path, saved: dict[str, dict[str, str]]) -> None:
-    """Write the state atomically, or remove the file when nothing is saved."""
+    """Write the state atomically (mode 0600), or remove the file when nothing is saved."""
     saved = {knob: files for knob, files in saved.items() if files}
     if not saved:
         path.unlink(missing_ok=True)
@@ -173,7 +252,10 @@ def _save_state(path: Path, saved: dict[str, dict[str, str]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"format": STATE_FORMAT, "saved_at": datetime.now(UTC).isoformat(timespec="seconds"), "knobs": saved}
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(json.dumps(data, indent=2) + "\n")
     tmp.replace(path)
 
 
@@ -285,7 +367,7 @@ def apply_tuning(
     """
     requested = _requested(knobs)
     state = state_path or default_state_path()
-    all_saved = _load_state(state)
+    all_saved = _load_state(state, root)
     plans = [_plan_knob(KNOBS[name], value, root) for name, value in requested.items()]
     results = [
         plan if isinstance(plan, KnobResult) else _apply_plan(plan, dry_run, state, all_saved)
@@ -295,17 +377,20 @@ def apply_tuning(
 
 
 def reset_tuning(
-    knobs: list[str] | None = None, *, dry_run: bool = False, state_path: Path | None = None
+    knobs: list[str] | None = None, *, dry_run: bool = False, state_path: Path | None = None,
+    root: Path = Path("/"),
 ) -> TuneReport:
     """Write back the values saved by apply_tuning (all knobs, or only ``knobs``).
 
     Restored entries leave the state file; it is removed once empty. Entries that
-    cannot be written back stay, so a later reset can retry.
+    cannot be written back stay, so a later reset can retry. A state file that is not
+    private to this user, or names anything but known knobs' files and values on this
+    machine (``root`` prefixes /sys and /proc), raises TuneError and nothing is written.
     """
     names = list(KNOBS) if knobs is None else knobs
     _requested(dict.fromkeys(names, ""))
     state = state_path or default_state_path()
-    all_saved = _load_state(state)
+    all_saved = _load_state(state, root)
     if not any(all_saved.get(name) for name in names):
         return TuneReport("reset", dry_run, str(state), [], note=f"nothing to reset: no saved values in {state}")
     results = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -9,17 +10,29 @@ from pathlib import Path
 from kbench.targets.base import Target
 from kbench.targets.local import LocalTarget
 
+VM_CPUS = 2
+"""CPUs of a guest booted by ``make_target`` (the VmTarget default)."""
+
 
 @contextmanager
-def make_target(kernel: str | None, modules: Sequence[Path] = ()) -> Iterator[Target]:
+def make_target(kernel: str | None, modules: Sequence[Path] = (), *, local_kernel: bool = False) -> Iterator[Target]:
     """``None`` or ``local``: this kernel. Anything else: a VmTarget, powered off on exit.
 
     ``modules``: user benchmark modules (sources or .ko) to load next to kbench.ko.
+    ``local_kernel``: the user agreed that kfunc benchmarks load kbench.ko into the
+    running kernel; without it they are refused there.
     """
     if kernel is None or kernel == "local":
-        yield LocalTarget()
+        yield LocalTarget(load_modules=local_kernel)
         return
     from kbench.targets.vm_target import VmTarget
 
-    with VmTarget(kernel, extra_modules=modules) as target:
+    with VmTarget(kernel, extra_modules=modules, cpus=VM_CPUS) as target:
         yield target
+
+
+def target_cpus(kernel: str | None) -> list[int]:
+    """The CPU numbers a run may be pinned to on that target (before it is started)."""
+    if kernel is None or kernel == "local":
+        return sorted(os.sched_getaffinity(0))
+    return list(range(VM_CPUS))

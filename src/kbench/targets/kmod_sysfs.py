@@ -16,17 +16,26 @@ import numpy as np
 
 from kbench.catalog.benchmarks import LOWER_IS_BETTER, Benchmark, ParamSpec, UnknownBenchmark
 from kbench.catalog.kfunc import COMMON_PARAMS, KBENCH_ONLY_PARAMS
+from kbench.engine.limits import KFUNC
 from kbench.engine.measurement import Measurement
 from kbench.engine.request import BadRequest, RunRequest
 from kbench.targets.base import TargetError
+from kbench.targets.run_bound import UNMEASURED_CALL_S, kfunc_bound
 
 SYSFS_ROOT = "/sys/kernel/kbench"
 KMOD_FORMAT = "kbench-kmod/1"
 DEFAULT_LOOP_COUNT = 10_000
+DEFAULT_WARMUP = 100
 CALIBRATION_SAMPLES = 200
+CALIBRATION_BOUND_S = 300.0
+"""The calibration's 210 calls may take this long (a benchmark of seconds per call)."""
 SAMPLE_TO_OVERHEAD_TARGET = 100
 """Auto batch: the smallest power of two making a sample >= 100x the empty region."""
 MAX_AUTO_BATCH = 4096
+
+
+TimingKey = tuple[str, tuple[tuple[str, str], ...], int | None]
+"""(benchmark, parameters, CPU): what the time one call takes depends on."""
 
 
 class SysfsError(TargetError):
@@ -87,6 +96,7 @@ class KbenchModule:
 
     def __init__(self, io: SysfsIO):
         self.io = io
+        self._cycles_per_call: dict[TimingKey, float] = {}  # 95th percentile of a call, last measured
 
     def tsc_khz(self) -> int:
         return int(self.io.read_text(f"{SYSFS_ROOT}/tsc_khz"))
@@ -130,7 +140,7 @@ class KbenchModule:
         if request.params.get("parallel", "0") in ("0", "false", "no") and request.cpu is not None:
             settings["cpu"] = str(request.cpu)
         settings["loop_count"] = str(loop_count)
-        settings["warmup"] = str(request.warmup_samples if request.warmup_samples is not None else 100)
+        settings["warmup"] = str(request.warmup_samples if request.warmup_samples is not None else DEFAULT_WARMUP)
         settings["batch"] = str(batch)
         return {name: _module_bool(value) for name, value in settings.items()}
 
@@ -142,41 +152,86 @@ class KbenchModule:
 
     def calibrate_batch(self, benchmark: Benchmark, request: RunRequest) -> int:
         """Smallest power of two B with median sample >= 100 x the empty region (<= 4096)."""
+        return self._calibration(benchmark, request)[0]
+
+    def _calibration(self, benchmark: Benchmark, request: RunRequest) -> tuple[int, float]:
+        """(auto batch, median cycles per call) from CALIBRATION_SAMPLES calls one by one."""
         directory = f"{SYSFS_ROOT}/{benchmark.workload}"
         probe = RunRequest(benchmark=request.benchmark, params=request.params, samples=CALIBRATION_SAMPLES,
                            warmup_samples=10, cpu=request.cpu)
         self._reset(directory)
         self.io.write_values(directory, self._settings(benchmark, probe, 1, CALIBRATION_SAMPLES))
-        summary = parse_key_values(self.io.read_text(f"{directory}/run", timeout=300).splitlines()[0])
+        summary = parse_key_values(
+            self.io.read_text(f"{directory}/run", timeout=CALIBRATION_BOUND_S).splitlines()[0]
+        )
         per_call = max(int(summary["50th"]), 1)
         overhead = max(int(summary.get("overhead_sample", "1")), 1)
         batch = 1
         while batch * per_call < SAMPLE_TO_OVERHEAD_TARGET * overhead and batch < MAX_AUTO_BATCH:
             batch *= 2
-        return batch
+        cycles = float(max(int(summary.get("95th", per_call)), per_call))
+        self._cycles_per_call[_timing_key(benchmark, request)] = cycles
+        return batch, cycles
 
-    def run(self, benchmark: Benchmark, request: RunRequest, *, timeout: float = 3600) -> Measurement:
+    def run(self, benchmark: Benchmark, request: RunRequest) -> Measurement:
         """Run ``benchmark`` once as ``request`` says and return its raw samples.
 
         Reading ``run`` (or ``run_parallel``) performs the run in the kernel; the raw
         per-sample cycles come from the binary ``samples`` attribute, and the module's
         own summary line is kept in the header for cross-checking.
+
+        The read of ``run`` is not waited for longer than the run's bound
+        (``run_bound.kfunc_bound``), from the time a call takes: measured by the
+        calibration that picks an auto batch, else by the last run of the same benchmark
+        and parameters on this module, else assumed (``UNMEASURED_CALL_S``). With a given
+        batch nothing runs but the run itself (tracing counts every call). Ctrl-C or
+        SIGTERM during the run stops it in the kernel; the samples taken so far are
+        fetched and the run is marked interrupted.
         """
+        if request.duration_s is not None or request.warmup_duration_s is not None:
+            raise BadRequest(
+                f"{benchmark.name} runs inside the kernel and is count-based: use --samples and a warm-up count"
+            )
         directory = f"{SYSFS_ROOT}/{benchmark.workload}"
         parallel = request.params.get("parallel", "0") not in ("0", "false", "no")
         batch_auto = request.batch is None
-        batch = self.calibrate_batch(benchmark, request) if batch_auto else int(request.batch or 1)
+        key = _timing_key(benchmark, request)
+        tsc_khz = self.tsc_khz()
         loop_count = request.samples or DEFAULT_LOOP_COUNT
+        warmup = request.warmup_samples if request.warmup_samples is not None else DEFAULT_WARMUP
+        if batch_auto:
+            batch, _ = self._calibration(benchmark, request)
+            batch = max(1, min(batch, KFUNC.max_calls // (warmup + loop_count)))  # kbench.ko's work limit
+        else:
+            batch = int(request.batch or 1)
+        cycles_per_call = self._cycles_per_call.get(key, UNMEASURED_CALL_S * tsc_khz * 1000.0)
+        bound = kfunc_bound((warmup + loop_count) * batch, cycles_per_call, tsc_khz * 1000.0)
         self._reset(directory)
         self.io.write_values(directory, self._settings(benchmark, request, batch, loop_count))
         run_file = "run_parallel" if parallel else "run"
         interrupted = False
         try:
-            run_text = self.io.read_text(f"{directory}/{run_file}", timeout=timeout)
+            run_text = self.io.read_text(f"{directory}/{run_file}", timeout=bound)
         except SysfsError as exc:
+            if exc.errno == errno.ETIMEDOUT:
+                raise TargetError(
+                    f"{benchmark.name} did not finish within its bound of {bound:.0f} s "
+                    f"({(warmup + loop_count) * batch} calls at about {cycles_per_call:.0f} cycles each); "
+                    "it was stopped"
+                ) from exc
             if exc.errno != errno.EINTR:
                 raise
             interrupted, run_text = True, ""
+        except KeyboardInterrupt:
+            # The read was interrupted in the kernel (the guest's agent passed the signal
+            # on, or the local read got EINTR): fetch what was measured.
+            interrupted, run_text = True, ""
+        lines = run_text.splitlines()
+        if parallel:
+            lines = [line for line in lines if line.startswith("all ")]
+        finished = parse_key_values(lines[0] if lines else "")
+        if "95th" in finished:  # the next run of it gets its bound from this one
+            self._cycles_per_call[key] = float(max(int(finished["95th"]), 1))
         status = KernelRunStatus.parse(self.io.read_text(f"{directory}/status"))
         raw = self.io.read_bytes(f"{directory}/samples")
         ticks = np.frombuffer(raw, dtype="<u8").copy()
@@ -186,7 +241,6 @@ class KbenchModule:
         columns: dict[str, np.ndarray] = {"ticks": ticks}
         if parallel:
             columns["cpu"] = _cpu_column(status, ticks.size)
-        tsc_khz = self.tsc_khz()
         overhead_sample = int(status.summary.get("overhead_sample", "0"))
         warnings = []
         if ticks.size and np.median(ticks) < SAMPLE_TO_OVERHEAD_TARGET * max(overhead_sample, 1):
@@ -201,7 +255,7 @@ class KbenchModule:
             "params": dict(request.params),
             "mode": "count",
             "samples_requested": loop_count,
-            "warmup": {"samples": int(request.warmup_samples or 100)},
+            "warmup": {"samples": warmup},
             "batch": batch,
             "batch_auto": batch_auto,
             "timer": {"name": "tsc (kernel, rdtsc_ordered)", "hz": tsc_khz * 1000, "tsc_khz": tsc_khz},
@@ -216,6 +270,11 @@ class KbenchModule:
             "warnings": warnings,
         }
         return Measurement(header=header, columns=columns, interrupted=bool(header["interrupted"]), stderr="")
+
+
+def _timing_key(benchmark: Benchmark, request: RunRequest) -> TimingKey:
+    """What a call's timing depends on: the benchmark, its parameters, the CPU."""
+    return benchmark.workload, tuple(sorted(request.params.items())), request.cpu
 
 
 def _module_bool(value: str) -> str:

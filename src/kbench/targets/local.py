@@ -6,11 +6,10 @@ import os
 import platform
 import signal
 import subprocess
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
+from kbench import children
 from kbench.catalog.benchmarks import Benchmark
 from kbench.engine.measurement import Measurement, measurement_from_invocation
 from kbench.engine.request import RunRequest
@@ -23,7 +22,14 @@ from kbench.targets.suite_runner import run_suite_benchmark
 
 
 class LocalTarget:
-    """Runs ``kbench-probe`` as a child process of this one."""
+    """Runs ``kbench-probe`` as a child process of this one.
+
+    kfunc benchmarks load kbench.ko into the running kernel only when ``load_modules``
+    says the user agreed to it (``kbench run --local-kernel``).
+    """
+
+    def __init__(self, *, load_modules: bool = False) -> None:
+        self.load_modules = load_modules
 
     def info(self) -> TargetInfo:
         uname = platform.uname()
@@ -36,7 +42,7 @@ class LocalTarget:
         self, benchmark: Benchmark, request: RunRequest, progress: ProgressCallback | None = None
     ) -> Measurement:
         if benchmark.kind == "kfunc":
-            return run_kfunc_locally(benchmark, request)
+            return run_kfunc_locally(benchmark, request, allowed=self.load_modules)
         if benchmark.kind == "suite":
             return run_suite_benchmark(benchmark, request)
         if benchmark.kind == "scale":
@@ -49,25 +55,25 @@ class LocalTarget:
         self, args: Sequence[str], progress: ProgressCallback | None = None
     ) -> ProbeInvocation:
         probe = find_native("kbench-probe")
-        with tempfile.TemporaryDirectory(prefix="kbench-") as tmp:
-            output = Path(tmp) / "samples.bin"
+        with children.scratch_dir("kbench-") as tmp:
+            output = tmp / "samples.bin"
             argv = [str(probe), *args, "--output", str(output)]
             if progress is not None:
                 argv.append("--progress")
-            proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             interrupted = False
             stderr_lines: list[str] = []
-            try:
-                _pump_stderr(proc, stderr_lines, progress)
-                proc.wait()
-            except KeyboardInterrupt:
-                # Ctrl-C from a terminal reaches the probe too; a signal sent to us alone
-                # does not, so forward it. The probe stops at the next sample boundary
-                # and still writes every finished sample.
-                interrupted = True
-                _forward_interrupt(proc)
-                remaining = proc.stderr.read() if proc.stderr else b""
-                stderr_lines.extend(remaining.decode(errors="replace").splitlines())
+            with children.spawn(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
+                try:
+                    _pump_stderr(proc, stderr_lines, progress)
+                    proc.wait()
+                except KeyboardInterrupt:
+                    # The probe runs in a session of its own: neither a terminal's Ctrl-C
+                    # nor a SIGTERM to kbench reaches it, so pass the interrupt on. It stops
+                    # at the next sample boundary and still writes every finished sample.
+                    interrupted = True
+                    _forward_interrupt(proc)
+                    remaining = proc.stderr.read() if proc.stderr else b""
+                    stderr_lines.extend(remaining.decode(errors="replace").splitlines())
             data = output.read_bytes() if output.exists() else b""
         messages = [line for line in stderr_lines if not line.startswith("progress ")]
         return ProbeInvocation(
@@ -94,6 +100,7 @@ def _pump_stderr(
 
 
 def _forward_interrupt(proc: subprocess.Popen[bytes]) -> None:
+    """SIGINT to the probe; a second interrupt is passed on too (the probe then gives up at once)."""
     if proc.poll() is None:
         os.kill(proc.pid, signal.SIGINT)
     while True:
@@ -101,6 +108,8 @@ def _forward_interrupt(proc: subprocess.Popen[bytes]) -> None:
             proc.wait(timeout=30)
             return
         except KeyboardInterrupt:
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGINT)
             continue
         except subprocess.TimeoutExpired:
             proc.kill()

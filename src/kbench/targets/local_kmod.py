@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from kbench import children
 from kbench.catalog.benchmarks import Benchmark
 from kbench.engine.measurement import Measurement
 from kbench.engine.request import RunRequest
@@ -64,23 +64,41 @@ def why_modules_cannot_load(release: str) -> str | None:
     return None
 
 
-def run_kfunc_locally(benchmark: Benchmark, request: RunRequest) -> Measurement:
+LOCAL_KERNEL_HINT = (
+    "give --kernel deb:<release> to run it in a kernel booted in qemu, or --local-kernel to load "
+    "kbench.ko into the running kernel"
+)
+
+
+def what_loads_locally(benchmark: str) -> str:
+    """The sentence saying what a local kfunc run loads into this machine's kernel."""
     release = platform.release()
+    return (f"{benchmark} runs inside a kernel: without --kernel, kbench builds kbench.ko from "
+            f"{find_resource('kmod')} against /lib/modules/{release}/build, loads it into the running "
+            f"kernel {release} (insmod) and unloads it afterwards")
+
+
+def run_kfunc_locally(benchmark: Benchmark, request: RunRequest, *, allowed: bool = False) -> Measurement:
+    release = platform.release()
+    if not allowed and not Path(SYSFS_ROOT).is_dir():
+        raise TargetError(f"{what_loads_locally(benchmark.name)}; {LOCAL_KERNEL_HINT}")
     reason = why_modules_cannot_load(release)
     if reason is not None:
         raise TargetError(f"{benchmark.name} cannot run on the local kernel {release}: {reason}; {VM_HINT}")
     loaded_here = False
     if not Path(SYSFS_ROOT).is_dir():
         ko = _build_for_running_kernel(release)
-        result = subprocess.run(["insmod", str(ko)], capture_output=True, text=True)
+        result = children.run(["insmod", str(ko)], capture_output=True, text=True)
         if result.returncode != 0:
             raise TargetError(f"insmod {ko} failed: {result.stderr.strip()}; {VM_HINT}")
         loaded_here = True
     try:
-        return KbenchModule(LocalSysfs()).run(benchmark, request)
+        from kbench.trace.session import traced_kfunc_run
+
+        return traced_kfunc_run(KbenchModule(LocalSysfs()), benchmark, request)
     finally:
         if loaded_here:
-            subprocess.run(["rmmod", "kbench"], capture_output=True)
+            children.run(["rmmod", "kbench"], capture_output=True)
 
 
 def _build_for_running_kernel(release: str) -> Path:

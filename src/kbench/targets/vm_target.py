@@ -8,21 +8,29 @@ table the route-lookup benchmarks need, and keeps the guest until ``close()``.
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from kbench.catalog.benchmarks import Benchmark
-from kbench.engine.measurement import Measurement, measurement_from_invocation
-from kbench.engine.request import RunRequest
+from kbench.catalog.scale import DEFAULT_DURATION_S, DEFAULT_WARMUP_S
+from kbench.engine.measurement import EXIT_INTERRUPTED, Measurement, measurement_from_invocation
+from kbench.engine.request import DEFAULT_SAMPLES, RunRequest
 from kbench.native import find_native
 from kbench.resources import find_resource
 from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.base import ProbeInvocation, ProgressCallback, TargetError, TargetInfo
 from kbench.targets.guest_sysfs import GuestSysfs
 from kbench.targets.kmod_sysfs import KbenchModule
+from kbench.targets.probe_output import ProbeOutputError, parse_probe_output
+from kbench.targets.run_bound import MIN_BOUND_S, bound_for, timed_bound
 from kbench.targets.scale_args import scale_args
 from kbench.targets.vm import (
+    GuestRequestError,
     KernelImage,
     VmSession,
     VmTargetError,
@@ -37,7 +45,11 @@ GUEST_EXTRA_DIR = "/lib/kbench/extra"
 ROUTES = {"ipv4": ("10.0.0.0/8", 4096, 20), "ipv6": ("2001:db8::/32", 1024, 42)}
 """Route table installed in every guest: 4096 /20s cover 10.0.0.0/8 and 1024 /42s cover
 2001:db8::/32, so every random destination of the default prefixes finds a route."""
-COUNT_MODE_TIMEOUT_S = 3600.0
+GUEST_ESTIMATE = "/tmp/kbench-estimate.bin"
+ESTIMATE_SAMPLES = 200
+"""A count-mode run in the guest is preceded by this many samples, timed for its bound."""
+TIMED_OUT = -1000
+"""ProbeInvocation.exit_code of a guest probe stopped at its bound."""
 
 
 class VmTarget:
@@ -216,28 +228,64 @@ class VmTarget:
         if benchmark.kind == "kfunc":
             if self.module is None:
                 raise TargetError(f"{benchmark.name} needs kbench.ko in the guest: {self.module_error}")
-            return self.module.run(benchmark, request)
+            from kbench.trace.session import traced_kfunc_run
+
+            return traced_kfunc_run(self.module, benchmark, request)
         if benchmark.kind == "probe":
             probe_args = request.probe_args(benchmark.workload)
+            if request.duration_s is None:
+                bound = self._count_mode_bound(session, benchmark, request)
+            else:
+                bound = timed_bound(request.duration_s, request.warmup_duration_s or 0.0)
         elif benchmark.kind == "scale":
             probe_args = scale_args(benchmark, request)
+            bound = timed_bound(request.duration_s or DEFAULT_DURATION_S,
+                                request.warmup_duration_s if request.warmup_duration_s is not None
+                                else DEFAULT_WARMUP_S)
         else:
             raise TargetError(
                 f"{benchmark.name} runs a whole tool that the VM's initramfs does not carry; run it on the local kernel"
             )
-        timeout = (request.duration_s or 0) + (request.warmup_duration_s or 0) + COUNT_MODE_TIMEOUT_S
-        args = ["kbench-probe", *probe_args, "--output", GUEST_OUTPUT]
-        result = session.exec(args, timeout=timeout)
-        data = session.read_file(GUEST_OUTPUT) if result.rc in (0, 130) else b""
-        session.exec(["rm", "-f", GUEST_OUTPUT], timeout=30)
-        return measurement_from_invocation(
-            ProbeInvocation(
-                stdout=data,
-                stderr=result.stderr.decode(errors="replace"),
-                exit_code=result.rc,
-                interrupted=result.rc == 130,
-            )
-        )
+        invocation = self._run_probe(session, probe_args, bound)
+        if invocation.exit_code == TIMED_OUT:
+            raise TargetError(f"{benchmark.name} did not finish within its bound of {bound:.0f} s in the guest; "
+                              "it was stopped")
+        return measurement_from_invocation(invocation)
+
+    def _run_probe(self, session: VmSession, probe_args: list[str], bound: float,
+                   output: str = GUEST_OUTPUT) -> ProbeInvocation:
+        """Run the probe in the guest; Ctrl-C or SIGTERM stops it there, keeping its samples."""
+        args = ["kbench-probe", *probe_args, "--output", output]
+        interrupted = False
+        try:
+            result = session.exec(args, timeout=bound)
+            rc, stderr = (TIMED_OUT if result.timed_out else result.rc), result.stderr.decode(errors="replace")
+        except KeyboardInterrupt:
+            interrupted, rc, stderr = True, EXIT_INTERRUPTED, ""
+        try:
+            data = session.read_file(output) if rc in (0, EXIT_INTERRUPTED) else b""
+        except GuestRequestError:
+            data = b""  # interrupted before the probe wrote anything
+        session.exec(["rm", "-f", output], timeout=30)
+        return ProbeInvocation(stdout=data, stderr=stderr, exit_code=rc,
+                               interrupted=interrupted or rc == EXIT_INTERRUPTED)
+
+    def _count_mode_bound(self, session: VmSession, benchmark: Benchmark, request: RunRequest) -> float:
+        """The bound of a count-mode probe run, from a short run of the same workload."""
+        sample = replace(request, samples=ESTIMATE_SAMPLES, warmup_samples=0, warmup_duration_s=None)
+        started = time.monotonic()
+        invocation = self._run_probe(session, sample.probe_args(benchmark.workload), MIN_BOUND_S, GUEST_ESTIMATE)
+        spent = time.monotonic() - started
+        if invocation.interrupted:
+            raise KeyboardInterrupt
+        try:
+            per_op_s = float(np.percentile(measurement_from_invocation(invocation).per_op("ns"), 95)) * 1e-9
+            batch = int(parse_probe_output(invocation.stdout).header.get("batch") or 1)
+        except (TargetError, ProbeOutputError, KeyError, ValueError, IndexError):
+            return bound_for(spent)  # the real run will say what is wrong
+        samples = request.samples or DEFAULT_SAMPLES
+        warmup = request.warmup_samples if request.warmup_samples is not None else samples
+        return bound_for(spent + (samples + warmup) * per_op_s * batch + (request.warmup_duration_s or 0.0))
 
     def console_tail(self, lines: int = 40) -> str:
         if self.session is None:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kbench import children
+
 from .cache import locked
 
 
@@ -37,10 +39,10 @@ def kvm_device_usable(dev: Path = Path("/dev/kvm")) -> tuple[bool, str]:
 
 def qemu_version(qemu: str) -> str:
     try:
-        proc = subprocess.run([qemu, "--version"], capture_output=True, text=True, timeout=10, check=False)
+        proc = children.run([qemu, "--version"], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
-    return (proc.stdout.splitlines() or ["unknown"])[0].strip()
+    return str((proc.stdout.splitlines() or ["unknown"])[0]).strip()
 
 
 def host_key(qemu: str) -> str:

@@ -13,10 +13,11 @@ import lzma
 import os
 import shutil
 import struct
-import subprocess
 import zlib
 from pathlib import Path
 from typing import Protocol
+
+from kbench import children
 
 from .cache import Hasher, locked
 
@@ -60,9 +61,7 @@ def _decompress(payload: bytes) -> bytes | None:
             return _complete(lzma.LZMADecompressor(format=lzma.FORMAT_ALONE), payload)
         if payload[:4] == b"\x28\xb5\x2f\xfd" and shutil.which("zstd"):
             # the kernel appends the uncompressed size (4 bytes) and uses a large window
-            proc = subprocess.run(
-                ["zstd", "-dc", "--memory=2048MB"], input=payload[:-4], capture_output=True, check=False
-            )
+            proc = children.run(["zstd", "-dc", "--memory=2048MB"], input=payload[:-4], capture_output=True)
             return proc.stdout if proc.returncode == 0 else None
     except (lzma.LZMAError, zlib.error, OSError, EOFError, ValueError):
         return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
@@ -49,11 +50,54 @@ class Hasher:
 
 @contextmanager
 def locked(lock_path: Path) -> Iterator[None]:
-    """Holds an exclusive ``flock`` on ``lock_path`` (created if needed)."""
+    """Holds an exclusive ``flock`` on ``lock_path``, created for the occasion and removed
+    on release, so that no ``.lock`` file is left behind.
+
+    Removing a lock file is safe only with care: a waiter may hold the descriptor of a
+    file that its holder has just unlinked. So after taking the lock, a holder checks
+    that ``lock_path`` still names the file it locked, and starts again if not.
+    """
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "a+") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+    while True:
+        f = open(lock_path, "a+")  # noqa: SIM115  (closed below, after the unlink)
         try:
-            yield
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                current = os.stat(lock_path)
+            except FileNotFoundError:
+                continue  # its holder removed it: lock the new one
+            if current.st_ino != os.fstat(f.fileno()).st_ino:
+                continue
+            try:
+                yield
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    lock_path.unlink()  # while still held: waiters on it will start again
+                fcntl.flock(f, fcntl.LOCK_UN)
+            return
+        finally:
+            f.close()
+
+
+def remove_stale_lock(lock_path: Path) -> bool:
+    """Remove ``lock_path`` if no process holds it (a file a killed kbench left behind);
+    True if removed. It is unlinked while locked, as ``locked`` does, so a process that
+    opened it meanwhile starts again on a new file."""
+    try:
+        f = open(lock_path)  # noqa: SIM115
+    except OSError:
+        return False
+    with f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        try:
+            if os.stat(lock_path).st_ino != os.fstat(f.fileno()).st_ino:
+                return False
+            lock_path.unlink()
+            return True
+        except OSError:
+            return False
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)

@@ -18,9 +18,10 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from kbench import children
 
 from .cache import locked
 from .errors import KernelResolveError
@@ -75,7 +76,7 @@ def _read_marker(marker: Path) -> dict[str, Any] | None:
 
 
 def _run(argv: list[str], *, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+    return children.run(argv, cwd=cwd, capture_output=True, text=True)
 
 
 def _candidate(package: str) -> str | None:
@@ -148,15 +149,14 @@ def _download_and_extract(release: str, base: Path, spec: str) -> dict[str, Any]
     packages = [image_pkg, *header_pkgs]
 
     base.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="debs-", dir=base) as tmp:
-        tmpdir = Path(tmp)
+    with children.scratch_dir("debs-", base) as tmpdir:
         os.chmod(tmpdir, 0o755)  # lets apt's _apt sandbox user write there
         proc = _run(["apt-get", "download", *packages], cwd=tmpdir)
         if proc.returncode != 0:
             tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
             raise KernelResolveError(f"{spec}: `apt-get download {' '.join(packages)}` failed:\n{tail}")
         debs = sorted(tmpdir.glob("*.deb"))
-        staging = Path(tempfile.mkdtemp(prefix="root-", dir=base))
+        staging = children.make_scratch_dir("root-", base)
         try:
             versions = {}
             for deb in debs:
@@ -169,9 +169,8 @@ def _download_and_extract(release: str, base: Path, spec: str) -> dict[str, Any]
             if root.exists():
                 shutil.rmtree(root)
             staging.rename(root)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
+        finally:
+            children.remove_scratch_dir(staging)  # gone once renamed; unregistered either way
     if header_pkgs:
         fix_headers(root, release)
     return {

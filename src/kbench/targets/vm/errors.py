@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from kbench.targets.base import TargetError
 
-class VmTargetError(RuntimeError):
-    """Base class of every error raised by ``kbench.targets.vm``."""
+
+class VmTargetError(TargetError):
+    """Base class of every error raised by ``kbench.targets.vm``: a target error like any
+    other (the run is marked failed, the CLI exits 3 with the message)."""
 
 
 class KernelResolveError(VmTargetError):

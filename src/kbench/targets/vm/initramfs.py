@@ -11,10 +11,11 @@ import os
 import shutil
 import stat
 import struct
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from kbench import children
 
 from ...native import NativeToolMissing, find_native
 from ...resources import ResourceMissing, find_resource
@@ -104,7 +105,7 @@ def _is_dynamic(path: Path) -> bool:
 
 
 def _applets(busybox: Path) -> list[str]:
-    proc = subprocess.run([str(busybox), "--list-full"], capture_output=True, text=True, check=False)
+    proc = children.run([str(busybox), "--list-full"], capture_output=True, text=True)
     if proc.returncode != 0:
         raise InitramfsError(f"`{busybox} --list-full` failed: {proc.stderr.strip()}")
     return [line.strip() for line in proc.stdout.splitlines() if line.strip()]

@@ -12,9 +12,10 @@ import lzma
 import os
 import shutil
 import struct
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from kbench import children
 
 from .errors import InitramfsError
 
@@ -41,7 +42,7 @@ def read_module(path: Path) -> bytes:
     if name.endswith(".zst"):
         if shutil.which("zstd") is None:
             raise InitramfsError(f"{path} is zstd-compressed and the `zstd` tool is not installed")
-        return subprocess.run(["zstd", "-dc", str(path)], capture_output=True, check=True).stdout
+        return bytes(children.run(["zstd", "-dc", str(path)], capture_output=True, check=True).stdout)
     return path.read_bytes()
 
 

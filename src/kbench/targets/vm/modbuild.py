@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+
+from kbench import children
 
 from .cache import Hasher, locked
 from .errors import ModuleBuildError
@@ -125,7 +126,7 @@ def build_module(
         if _config_enabled(kernel.build_dir, "CONFIG_DEBUG_INFO_BTF_MODULES") and shutil.which("pahole") is None:
             # BTF for modules needs pahole (package dwarves); a module without BTF loads fine
             argv.insert(1, "CONFIG_DEBUG_INFO_BTF_MODULES=")
-        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+        proc = children.run(argv, capture_output=True, text=True)
         if proc.returncode != 0:
             tail = "\n".join((proc.stdout + proc.stderr).rstrip().splitlines()[-40:])
             raise ModuleBuildError(

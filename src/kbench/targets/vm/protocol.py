@@ -5,7 +5,11 @@
     field = u8 tag + u32 length (LE) + bytes
 
 Integers are i64 little-endian in an 8-byte field. One request, one reply
-(``RESULT``); the agent speaks first with ``HELLO``.
+(``RESULT``); the agent speaks first with ``HELLO``. The one exception: while an
+``EXEC`` runs, the host may send ``SIGNAL`` (tag SIGNAL = the signal number), which the
+agent delivers to the command's process group without replying; the ``EXEC``'s own
+``RESULT`` follows when the command ends. A ``SIGNAL`` that arrives after the command
+ended is dropped.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ class Kind(IntEnum):
     WRITE_FILE = 0x12
     POWEROFF = 0x13
     PING = 0x14
+    SIGNAL = 0x15  # during an EXEC: deliver a signal to the command's process group; no reply
     RESULT = 0x20
 
 
@@ -43,6 +48,7 @@ class Tag(IntEnum):
     STDERR = 22
     TIMED_OUT = 23
     ERROR = 24
+    SIGNAL = 25
     VERSION = 30
     RELEASE = 31
     UPTIME_MS = 32

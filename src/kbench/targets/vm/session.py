@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from kbench import children, interrupts
 
 from . import accel as accel_mod
 from .bootimage import boot_image
@@ -30,6 +29,10 @@ REPLY_GRACE_S = 30.0
 #: a KVM guest that has not said hello after this long is taken as "KVM broken here"
 KVM_PROBE_TIMEOUT_S = 15.0
 POWEROFF_GRACE_S = 10.0
+#: after kernel trouble shows on the console, how long its report may take to finish
+TROUBLE_REPORT_WAIT_S = 5.0
+#: after Ctrl-C/SIGTERM is passed to a guest command, how long it may take to stop
+INTERRUPT_WAIT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -49,18 +52,15 @@ class ExecResult:
         return self.stdout.decode("utf-8", "replace")
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-
-
 class VmSession:
     """One booted guest. Use as a context manager; ``close()`` powers it off.
 
     The console (ttyS0) is written to ``console_log`` (default: a file in the
     session's temporary directory, kept in memory after close, see ``console_text``).
+    It is watched during every guest operation, boot included: a panic, oops, BUG,
+    WARNING, soft lockup, stall or hung task stops the guest and raises VmError with
+    the kernel's report. qemu and the temporary directory die with kbench (see
+    ``kbench.children``), even when kbench is killed.
     ``accel`` is "auto" (KVM if it works on this host, remembered in cache_dir; else
     TCG), "kvm" or "tcg"; the accelerator used is in ``self.accel`` and why in
     ``self.accel_reason``.
@@ -98,7 +98,9 @@ class VmSession:
         self._proc: subprocess.Popen[bytes] | None = None
         self._chan: AgentChannel | None = None
         self._closed = False
-        self._tmp = Path(tempfile.mkdtemp(prefix="kbench-vm-"))
+        self._stopped_because = ""  # why the guest was stopped (kernel trouble), if it was
+        self._stopped_report = ""  # and what its console said then
+        self._tmp = children.make_scratch_dir("kbench-vm-")
         self._user_console = console_log is not None
         self.console_log = Path(console_log) if console_log is not None else self._tmp / "console.log"
         self.console_log.parent.mkdir(parents=True, exist_ok=True)
@@ -161,12 +163,8 @@ class VmSession:
         t0 = time.monotonic()
         deadline = t0 + timeout
         with open(self._qemu_log, "wb") as qlog:
-            self._proc = subprocess.Popen(
-                self.qemu_argv,
-                stdin=subprocess.DEVNULL,
-                stdout=qlog,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+            self._proc = children.start(
+                self.qemu_argv, stdin=subprocess.DEVNULL, stdout=qlog, stderr=subprocess.STDOUT
             )
         self._finalizer.detach()
         self._finalizer = weakref.finalize(self, VmSession._cleanup, self._proc, self._tmp)
@@ -192,10 +190,10 @@ class VmSession:
         self.guest_uptime_at_hello_s = hello.get_int(Tag.UPTIME_MS, 0) / 1000
 
     def _check(self) -> None:
-        """Raises VmError if qemu exited or the guest kernel panicked."""
+        """Raises VmError if qemu exited or the guest kernel reported trouble."""
         proc = self._proc
         if proc is None:
-            raise VmError("the VM is not running")
+            raise VmError(self._stopped_because or "the VM is not running", self._stopped_report)
         self.console.refresh()
         panic = self.console.panic()
         if panic:
@@ -203,7 +201,15 @@ class VmSession:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=2)
             self._stop_qemu(graceful=False)
-            raise VmError(f"guest kernel panic: {panic}", self.console.tail())
+            self._stopped_because, self._stopped_report = f"guest kernel panic: {panic}", self.console.tail()
+            raise VmError(self._stopped_because, self._stopped_report)
+        trouble = self.console.new_trouble()
+        if trouble:
+            self._wait_for_report(proc)
+            self._stop_qemu(graceful=False)
+            self._stopped_because = f"the guest kernel reported trouble, the VM was stopped: {trouble}"
+            self._stopped_report = self.console.report(trouble)
+            raise VmError(self._stopped_because, self._stopped_report)
         rc = proc.poll()
         if rc is not None:
             qlog = self._qemu_log.read_text(errors="replace").strip() if self._qemu_log.exists() else ""
@@ -212,15 +218,35 @@ class VmSession:
                 msg += ": " + " | ".join(qlog.splitlines()[-5:])
             raise VmError(msg, self.console.tail())
 
+    def _wait_for_report(self, proc: subprocess.Popen[bytes]) -> None:
+        """Give the kernel's report (registers, call trace) time to reach the console."""
+        deadline = time.monotonic() + TROUBLE_REPORT_WAIT_S
+        size = -1
+        while time.monotonic() < deadline and proc.poll() is None and not self.console.trace_finished():
+            time.sleep(0.3)
+            now = len(self.console.text())
+            if now == size:
+                return  # quiet for a moment: the report is out
+            size = now
+
     # ---- requests --------------------------------------------------------
 
     def _request(self, msg: Message, reply_timeout: float | None) -> Message:
         if self._closed or self._chan is None:
-            raise VmError("the VM session is closed")
+            # Every later request says why, with the same report: a caller's clean-up
+            # request may be the error that reaches the user.
+            raise VmError(self._stopped_because or "the VM session is closed", self._stopped_report)
+        self._check()
         deadline = None if reply_timeout is None else time.monotonic() + reply_timeout
         try:
-            self._chan.send(msg, self._check, deadline)
-            reply = self._chan.recv(self._check, deadline)
+            with interrupts.deferred():  # half a frame sent would leave the channel unusable
+                self._chan.send(msg, self._check, deadline)
+            try:
+                reply = self._chan.recv(self._check, deadline)
+            except KeyboardInterrupt:
+                self._settle_interrupted(msg)
+                raise
+            self._check()
         except ChannelTimeout:
             self.console.refresh()
             raise VmError(f"guest agent silent for {reply_timeout:.0f} s (guest hung?)", self.console.tail()) from None
@@ -231,6 +257,24 @@ class VmSession:
         if err is not None:
             raise GuestRequestError(err)
         return reply
+
+    def _settle_interrupted(self, msg: Message) -> None:
+        """Ctrl-C or SIGTERM while a request was in flight: pass it to a guest command, and
+        take its reply, so that the channel is ready for the next request (e.g. fetching
+        the samples already taken). A second interrupt kills the guest command."""
+        assert self._chan is not None
+        if msg.kind != Kind.EXEC:
+            self._chan.recv(self._check, time.monotonic() + INTERRUPT_WAIT_S)
+            return
+        deadline = time.monotonic() + INTERRUPT_WAIT_S
+        sig = signal.SIGTERM if interrupts.received() == signal.SIGTERM else signal.SIGINT
+        while True:
+            try:
+                self._chan.send(Message(Kind.SIGNAL).add(Tag.SIGNAL, int(sig)), self._check, deadline)
+                self._chan.recv(self._check, deadline)
+                return
+            except KeyboardInterrupt:
+                sig = signal.SIGKILL
 
     def exec(
         self,
@@ -298,26 +342,24 @@ class VmSession:
 
     def _stop_qemu(self, graceful: bool) -> None:
         proc = self._proc
+        powered_off = False
         if self._chan is not None:
             if graceful and proc is not None and proc.poll() is None:
                 try:
                     self._chan.send(Message(Kind.POWEROFF), lambda: None, time.monotonic() + 5)
                     self._chan.recv(lambda: None, time.monotonic() + 5)
+                    powered_off = True
                 except (ChannelTimeout, ChannelClosed, OSError, ValueError):
                     pass
             self._chan.close()
             self._chan = None
         if proc is None:
             return
-        if graceful:
+        if powered_off:  # a guest that never answered (still booting, hung) is not waited for
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=POWEROFF_GRACE_S)
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=3)
-            except subprocess.TimeoutExpired:
-                _kill_group(proc)
+        children.finish(proc)
+        self._proc = None
 
     def close(self) -> None:
         """Powers the guest off (kills qemu after a grace period); idempotent."""
@@ -329,13 +371,14 @@ class VmSession:
         finally:
             self.console.freeze()
             self._finalizer.detach()
-            shutil.rmtree(self._tmp, ignore_errors=True)
+            children.remove_scratch_dir(self._tmp)
 
     @staticmethod
     def _cleanup(proc: subprocess.Popen[bytes] | None, tmp: Path) -> None:
         if proc is not None:
-            _kill_group(proc)
-        shutil.rmtree(tmp, ignore_errors=True)
+            children.signal_group(proc, signal.SIGKILL)
+            children.finish(proc)
+        children.remove_scratch_dir(tmp)
 
     def __enter__(self) -> VmSession:
         return self

@@ -1,0 +1,255 @@
+"""Child processes and scratch directories that never outlive kbench, even after kill -9.
+
+Every child kbench starts (the probe, qemu, suite tools, compilers, package tools) goes
+through ``spawn`` or ``run`` here:
+
+- it runs in a session and process group of its own, so a whole tool, workers
+  included, is stopped at once, and a terminal's Ctrl-C reaches kbench only (kbench
+  forwards it where a child should stop cleanly, e.g. the probe keeping its samples);
+- it is registered with the *guardian* (``kbench/_guardian.py``), a small process started
+  with the first child. kbench holds the only write end of a pipe to it; when kbench
+  exits in any way, SIGKILL included, the kernel closes that pipe and the guardian kills
+  every group still registered and every process carrying this kbench's owner token in
+  its environment, then removes the scratch directories still registered.
+
+PR_SET_PDEATHSIG alone would not do: it reaches direct children only, and fires when
+the parent *thread* exits. A cgroup needs delegation kbench does not have everywhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+OWNER_ENV = "KBENCH_OWNER"
+"""Environment variable naming the kbench process a child belongs to (for the guardian)."""
+STOP_GRACE_S = 3.0
+"""After SIGTERM, how long a child's group gets to stop before SIGKILL."""
+GUARDIAN_SCRIPT = Path(__file__).with_name("_guardian.py")
+
+Argv = Sequence[str | os.PathLike[str]]
+
+
+class _Guardian:
+    """The pipe to this process's guardian, started on first use (again after a fork)."""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._lock = threading.Lock()
+        self._owner_pid = -1
+        self._pipe: int | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._token = ""
+
+    @property
+    def token(self) -> str:
+        with self._lock:
+            self._ensure_started()
+            return self._token
+
+    def tell(self, line: str) -> None:
+        data = (line + "\n").encode(errors="surrogateescape")
+        with self._lock:
+            for _ in range(2):
+                self._ensure_started()
+                assert self._pipe is not None
+                try:
+                    os.write(self._pipe, data)  # one write of < PIPE_BUF bytes: atomic
+                    return
+                except OSError:  # the guardian died (someone killed it): start another
+                    self._close()
+
+    def _ensure_started(self) -> None:
+        if self._pipe is not None and self._owner_pid == os.getpid():
+            return
+        if self._owner_pid != os.getpid():  # a forked copy: the parent's guardian is not ours
+            self._pipe = None
+            self._process = None
+        self._owner_pid = os.getpid()
+        self._token = f"{os.getpid()}-{secrets.token_hex(8)}"
+        read_end, write_end = os.pipe()  # both non-inheritable: no other child keeps it open
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable or "python3", "-I", "-S", str(GUARDIAN_SCRIPT), self._token],
+                stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True, close_fds=True, cwd="/",
+            )
+        except BaseException:
+            os.close(write_end)
+            raise
+        finally:
+            os.close(read_end)
+        self._pipe = write_end
+
+    def forget_after_fork(self) -> None:
+        """In a forked child: drop the parent's pipe (holding it would keep the parent's
+        guardian from seeing the parent die); the child starts its own when it needs one."""
+        if self._pipe is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._pipe)
+        self._reset()  # a fresh lock too: another thread may have held it at the fork
+
+    def _close(self) -> None:
+        if self._pipe is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._pipe)
+        self._pipe = None
+        self._owner_pid = -1
+
+
+_guardian = _Guardian()
+os.register_at_fork(after_in_child=_guardian.forget_after_fork)
+
+
+def owner_token() -> str:
+    """This kbench process's owner token (children carry it as ``KBENCH_OWNER``)."""
+    return _guardian.token
+
+
+def child_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: ours) with this process's owner token added."""
+    result = dict(os.environ if env is None else env)
+    result[OWNER_ENV] = _guardian.token
+    return result
+
+
+def start(argv: Argv, *, env: Mapping[str, str] | None = None, **popen_args: Any) -> subprocess.Popen[Any]:
+    """Start ``argv`` in its own session, registered with the guardian.
+
+    The caller must end with ``finish(proc)`` (``spawn`` does it): it stops the child's
+    group if still running and unregisters it.
+    """
+    if "start_new_session" in popen_args or "process_group" in popen_args or "preexec_fn" in popen_args:
+        raise ValueError("children.start chooses the session and process group itself")
+    proc: subprocess.Popen[Any] = subprocess.Popen(
+        [os.fspath(a) for a in argv], env=child_environment(env), start_new_session=True, **popen_args
+    )
+    _guardian.tell(f"+g {proc.pid}")
+    return proc
+
+
+def finish(proc: subprocess.Popen[Any], grace: float = STOP_GRACE_S) -> None:
+    """Stop ``proc``'s group if the child still runs (SIGTERM, SIGKILL after ``grace``
+    seconds), reap it, and unregister it from the guardian."""
+    try:
+        if proc.poll() is None:
+            stop_group(proc, grace)
+    finally:
+        _guardian.tell(f"-g {proc.pid}")
+
+
+def signal_group(proc: subprocess.Popen[Any], sig: int) -> None:
+    """Send ``sig`` to every process of ``proc``'s group (nothing if the group is gone)."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+
+
+def stop_group(proc: subprocess.Popen[Any], grace: float = STOP_GRACE_S) -> None:
+    """SIGTERM the group, SIGKILL it after ``grace`` seconds; returns once the child is reaped.
+
+    A Ctrl-C while waiting is not allowed to leave the child behind: it skips the grace time.
+    """
+    signal_group(proc, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired, KeyboardInterrupt):
+        proc.wait(timeout=grace)
+    if proc.poll() is None:
+        signal_group(proc, signal.SIGKILL)
+        _wait_uninterrupted(proc)
+
+
+def _wait_uninterrupted(proc: subprocess.Popen[Any]) -> None:
+    while True:
+        try:
+            proc.wait()
+            return
+        except KeyboardInterrupt:
+            continue
+
+
+@contextlib.contextmanager
+def spawn(argv: Argv, *, env: Mapping[str, str] | None = None, **popen_args: Any) -> Iterator[subprocess.Popen[Any]]:
+    """``start`` as a context manager: on leaving (normally or by an exception), a child
+    still running has its group stopped; the child is reaped and unregistered."""
+    proc = start(argv, env=env, **popen_args)
+    try:
+        yield proc
+    finally:
+        try:
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+        finally:
+            finish(proc)
+
+
+def run(
+    argv: Argv,
+    *,
+    timeout: float | None = None,
+    input: str | bytes | None = None,
+    check: bool = False,
+    capture_output: bool = False,
+    env: Mapping[str, str] | None = None,
+    **popen_args: Any,
+) -> subprocess.CompletedProcess[Any]:
+    """``subprocess.run`` for a child that dies with kbench: its own group, registered with
+    the guardian, the whole group killed on timeout (TimeoutExpired) or on any exception."""
+    if capture_output:
+        popen_args.setdefault("stdout", subprocess.PIPE)
+        popen_args.setdefault("stderr", subprocess.PIPE)
+    if input is not None:
+        popen_args["stdin"] = subprocess.PIPE
+    elif "stdin" not in popen_args:
+        popen_args["stdin"] = subprocess.DEVNULL
+    with spawn(argv, env=env, **popen_args) as proc:
+        try:
+            stdout, stderr = proc.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            signal_group(proc, signal.SIGKILL)
+            stdout, stderr = proc.communicate()
+            raise subprocess.TimeoutExpired(proc.args, exc.timeout, output=stdout, stderr=stderr) from None
+        except BaseException:
+            signal_group(proc, signal.SIGKILL)
+            _wait_uninterrupted(proc)
+            raise
+        code = proc.returncode
+    if check and code != 0:
+        raise subprocess.CalledProcessError(code, proc.args, stdout, stderr)
+    return subprocess.CompletedProcess(proc.args, code, stdout, stderr)
+
+
+def make_scratch_dir(prefix: str, directory: str | os.PathLike[str] | None = None) -> Path:
+    """A new temporary directory, removed by the guardian if kbench dies before
+    ``remove_scratch_dir`` is called."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=directory)).resolve()
+    _guardian.tell(f"+d {path}")
+    return path
+
+
+def remove_scratch_dir(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    _guardian.tell(f"-d {path}")
+
+
+@contextlib.contextmanager
+def scratch_dir(prefix: str, directory: str | os.PathLike[str] | None = None) -> Iterator[Path]:
+    """``make_scratch_dir`` as a context manager: removed on leaving, or by the guardian."""
+    path = make_scratch_dir(prefix, directory)
+    try:
+        yield path
+    finally:
+        remove_scratch_dir(path)

@@ -1,0 +1,320 @@
+"""``kbench fleet``: submit jobs to test machines, watch them, cancel them, list the machines.
+
+Celery, Redis and PostgreSQL are imported by the commands themselves, never at start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+import click
+from click.core import ParameterSource
+from rich.table import Table
+
+from kbench.cli import exit_codes
+from kbench.cli.job_cmds import default_cpu_count, job_errors
+from kbench.cli.main import emit_json, err_console, fail, out_console
+
+if TYPE_CHECKING:
+    from kbench.fleet.settings import FleetSettings
+
+
+def fleet_settings(*, db: str | None = None, broker: str | None = None, need_broker: bool = True) -> FleetSettings:
+    """The fleet's settings; ``kbench --db URL`` given on the command line counts as ``db``."""
+    from kbench.fleet.settings import load_settings
+
+    root = click.get_current_context().find_root()
+    if db is None and root.get_parameter_source("db") == ParameterSource.COMMANDLINE:
+        db = root.params.get("db")
+    return load_settings(db=db, broker=broker, need_broker=need_broker)
+
+
+@contextmanager
+def fleet_errors() -> Iterator[None]:
+    """One line and a documented exit code for everything the fleet commands can meet."""
+    from sqlalchemy.exc import DBAPIError
+
+    from kbench.fleet.app import BrokerUnreachable
+    from kbench.fleet.demo import DemoFailed
+    from kbench.fleet.plan import PlanError
+    from kbench.fleet.services import ServiceUnavailable
+    from kbench.fleet.settings import SettingsError
+    from kbench.store.fleet import MachineNameTaken
+
+    try:
+        with job_errors():
+            yield
+    except (SettingsError, PlanError, MachineNameTaken, ServiceUnavailable, DemoFailed) as exc:
+        fail(str(exc), exit_codes.USAGE)
+    except BrokerUnreachable as exc:
+        fail(f"the fleet's broker is unreachable: {exc}", exit_codes.BROKER_FAILED)
+    except DBAPIError as exc:
+        reason = str(exc.orig or exc).strip().splitlines()[0]
+        fail(f"the fleet's results database failed: {reason}", exit_codes.STORE_FAILED)
+
+
+broker_option = click.option(
+    "--broker", metavar="URL",
+    help="Redis broker URL without a password (default: $KBENCH_BROKER or the fleet config; see docs/fleet.md).",
+)
+
+
+@click.group("fleet")
+def fleet_group() -> None:
+    """Run jobs on many test machines: Celery + Redis queues per machine class, runs in one
+    PostgreSQL store (see docs/fleet.md). Machines join with `kbench worker`."""
+
+
+@fleet_group.command("submit")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--queue", "queues", multiple=True, metavar="CLASS",
+              help="A machine class to run every instance on (repeat for several; at least one).")
+@click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,
+              help="Submit every task N times (N tasks per instance and class).")
+@click.option("--compare", "compare_axis", metavar="KEY",
+              help="Compare the instances that differ only in KEY (e.g. target, or a parameter such as cmd) "
+              "as one task: interleaved trials on one machine, with a verdict.")
+@click.option("--trials", type=click.IntRange(min=3), default=10, show_default=True,
+              help="With --compare: most trials per side.")
+@broker_option
+@click.option("--json", "as_json", is_flag=True, help="Print the job id and its tasks as JSON.")
+def submit_cmd(
+    file: Path, queues: tuple[str, ...], repeat: int, compare_axis: str | None, trials: int, broker: str | None,
+    as_json: bool,
+) -> None:
+    """Validate FILE here, then queue one task per instance per machine class."""
+    from kbench.fleet.submit import CompareOptions, submit_job
+
+    with fleet_errors():
+        if not queues:
+            raise click.UsageError("name at least one machine class with --queue CLASS")
+        settings = fleet_settings(broker=broker)
+        compare = CompareOptions(axis=compare_axis, trials=trials) if compare_axis else None
+        submission = submit_job(settings, file, queues=queues, repeat=repeat, compare=compare,
+                                cpu_count=default_cpu_count())
+    for warning in submission.warnings:
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    if as_json:
+        emit_json({"job": submission.job_id, "tasks": [
+            {"id": t.id, "queue": t.queue, "kind": t.kind, "instances": list(t.instance_ids), "label": t.label,
+             "repeat": t.repeat_index} for t in submission.tasks]})
+        return
+    per_class = {q: sum(1 for t in submission.tasks if t.queue == q) for q in dict.fromkeys(queues)}
+    shown = ", ".join(f"{n} on {q}" for q, n in per_class.items())
+    click.echo(f"job {submission.job_id}: {len(submission.tasks)} tasks queued ({shown}); "
+               f"`kbench fleet status {submission.job_id}` follows them")
+
+
+@fleet_group.command("status")
+@click.argument("job_id", required=False)
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="Jobs listed (newest first).")
+@click.option("--json", "as_json", is_flag=True, help="Jobs (or JOB_ID's tasks) as JSON.")
+def status_cmd(job_id: str | None, limit: int, as_json: bool) -> None:
+    """Queued, running, done, failed and cancelled tasks per job, class and machine; with
+    JOB_ID, every task of that job with its machine, attempts, runs and error."""
+    with fleet_errors():
+        fleet = _fleet_store(fleet_settings(need_broker=False))
+        jobs = fleet.jobs(job_id=job_id, limit=limit)
+        if job_id and not jobs:
+            fail(f"no fleet job {job_id}", exit_codes.NOT_FOUND)
+        tasks = fleet.tasks(job_id) if job_id else []
+        live = fleet.live_queues()
+    if as_json:
+        emit_json({"job": _jsonable(jobs[0]), "tasks": [_task_json(t) for t in tasks]} if job_id
+                  else {"jobs": [_jsonable(job) for job in jobs]})
+        return
+    console = out_console()
+    if not jobs:
+        click.echo("no fleet jobs yet: `kbench fleet submit JOB.yaml --queue CLASS` queues one")
+        return
+    table = Table(box=None, pad_edge=False)
+    counted = ("queued", "running", "done", "failed", "cancelled")
+    for name in ("job", "file", "state", *counted, "classes", "submitted"):
+        table.add_column(name, justify="right" if name in counted else "left")
+    for job in jobs:
+        counts = job["counts"]
+        classes = ", ".join(q if q in live else f"{q} (no machine)" for q in job["queues"])
+        table.add_row(job["id"], job["name"], job["state"], *(str(counts[s]) for s in
+                      ("queued", "running", "done", "failed", "cancelled")), classes,
+                      job["submitted_at"].strftime("%Y-%m-%d %H:%M:%S"))
+    console.print(table)
+    if job_id:
+        _print_tasks(jobs[0], tasks)
+
+
+def _print_tasks(job: dict[str, Any], tasks: list[dict[str, Any]]) -> None:
+    console = out_console()
+    if job["machines"]:
+        console.print()
+        for machine, counts in sorted(job["machines"].items()):
+            states = ", ".join(f"{n} {state}" for state, n in counts.items() if n)
+            console.print(f"{machine}: {states}", highlight=False)
+    console.print()
+    table = Table(box=None, pad_edge=False)
+    repeated = job["repeat"] > 1
+    for name in ("task", "class", *(["repeat"] if repeated else []), "what", "state", "attempts", "machine", "runs",
+                 "error"):
+        table.add_column(name)
+    for task in tasks:
+        table.add_row(task["id"][:12], task["queue"], *([str(task["repeat_index"] + 1)] if repeated else []),
+                      task["label"], task["state"], str(task["attempts"]),
+                      task["machine"] or "-", ",".join(str(r) for r in task["run_ids"]) or "-",
+                      (task["error"] or "")[:120])
+    console.print(table)
+
+
+@fleet_group.command("cancel")
+@click.argument("job_id")
+def cancel_cmd(job_id: str) -> None:
+    """Cancel JOB_ID: queued tasks are dropped, running ones stop at once (samples kept, run interrupted)."""
+    with fleet_errors():
+        fleet = _fleet_store(fleet_settings(need_broker=False))
+        try:
+            counts = fleet.cancel_job(job_id)
+        except KeyError:
+            fail(f"no fleet job {job_id}", exit_codes.NOT_FOUND)
+    click.echo(f"job {job_id}: {counts['queued']} queued task(s) cancelled, "
+               f"{counts['running']} running task(s) told to stop")
+
+
+@fleet_group.command("resend")
+@click.argument("job_id")
+@broker_option
+def resend_cmd(job_id: str, broker: str | None) -> None:
+    """Send JOB_ID's queued tasks to the broker again (after a broker lost its data): a task
+    that is already running or done is not run twice."""
+    from kbench.fleet.app import make_app, send_tasks
+
+    with fleet_errors():
+        settings = fleet_settings(broker=broker)
+        fleet = _fleet_store(settings)
+        if not fleet.jobs(job_id=job_id):
+            fail(f"no fleet job {job_id}", exit_codes.NOT_FOUND)
+        sent = send_tasks(make_app(settings), fleet.queued(job_id))
+        fleet.mark_published(sent)
+    click.echo(f"job {job_id}: {len(sent)} queued task(s) sent again")
+
+
+@fleet_group.command("machines")
+@click.option("--json", "as_json", is_flag=True, help="Every machine with its inventory as JSON.")
+def machines_cmd(as_json: bool) -> None:
+    """The test machines: name, model, cores, memory, class (queue), state, current job, last seen."""
+    with fleet_errors():
+        machines = _fleet_store(fleet_settings(need_broker=False)).machines()
+    if as_json:
+        emit_json({"machines": [_jsonable({k: v for k, v in m.items() if k != "sysinfo"}) for m in machines]})
+        return
+    if not machines:
+        click.echo("no machines yet: start `kbench worker --queue CLASS` on each test machine")
+        return
+    table = Table(box=None, pad_edge=False)
+    for name in ("name", "model", "cores", "memory", "queue", "state", "current job", "last seen"):
+        table.add_column(name, justify="right" if name in ("cores", "memory") else "left")
+    for m in machines:
+        memory = f"{m['memory_bytes'] / 2**30:.0f}G" if m["memory_bytes"] else "-"
+        current = f"{m['job']} {m['task_label']}" if m["job"] else "-"
+        table.add_row(m["name"], m["cpu_model"] or "-", str(m["cpu_count"] or "-"), memory, m["queue"], m["state"],
+                      current, _ago(m["age"]))
+    out_console().print(table)
+
+
+@fleet_group.command("demo")
+@click.option("--dir", "workdir", type=click.Path(file_okay=False, path_type=Path),
+              help="Keep the servers' files, the config and the worker logs here (default: a temp dir, removed).")
+@click.option("--submit", "job_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Submit this job to both demo classes, wait for it, show the status and stop.")
+def demo_cmd(workdir: Path | None, job_file: Path | None) -> None:
+    """A fleet on this machine: Redis and PostgreSQL in a temp dir on 127.0.0.1 (free ports) and
+    two workers (classes demo-a and demo-b). Ctrl-C stops it all."""
+    from kbench.fleet.demo import LocalFleet
+
+    with fleet_errors(), tempfile.TemporaryDirectory(prefix="kbench-fleet-demo-") as scratch:
+        base = workdir or Path(scratch)
+        # Also when started in the background, where SIGINT may come in ignored.
+        previous = {number: signal.signal(number, _interrupt) for number in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            with LocalFleet(base) as fleet:
+                _demo_session(fleet, job_file)
+        except KeyboardInterrupt:
+            err_console.print("kbench fleet demo: stopped")
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+
+def _interrupt(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _demo_session(fleet: Any, job_file: Path | None) -> None:
+    from kbench.fleet.settings import load_settings
+    from kbench.fleet.submit import submit_job
+
+    click.echo(f"Redis {fleet.broker_url}, PostgreSQL {fleet.db_url}")
+    click.echo(f"workers: {', '.join(f'{w.name} (class {w.machine_class}, log {w.log})' for w in fleet.workers)}")
+    click.echo(f"\nIn another shell:\n  export KBENCH_FLEET_CONFIG={fleet.config}")
+    click.echo(f"  kbench fleet submit JOB.yaml {' '.join(f'--queue {c}' for c in fleet.classes)}")
+    click.echo("  kbench fleet status; kbench fleet machines")
+    click.echo(f"  KBENCH_DB={fleet.db_url} kbench results\n")
+    if job_file is None:
+        click.echo("Ctrl-C stops the demo.")
+        while True:
+            time.sleep(3600)
+    os.environ["KBENCH_FLEET_CONFIG"] = str(fleet.config)
+    settings = load_settings()
+    submission = submit_job(settings, job_file, queues=fleet.classes, repeat=1, compare=None,
+                            cpu_count=default_cpu_count())
+    click.echo(f"job {submission.job_id}: {len(submission.tasks)} tasks queued")
+    store = _fleet_store(settings)
+    while True:
+        job = store.jobs(job_id=submission.job_id)[0]
+        if job["state"] in ("done", "failed", "cancelled"):
+            break
+        time.sleep(0.5)
+    click.echo(json.dumps({"job": job["id"], "state": job["state"], "counts": job["counts"],
+                           "machines": job["machines"]}, indent=2))
+
+
+def _fleet_store(settings: FleetSettings) -> Any:
+    from kbench.fleet.execute import open_fleet_store
+    from kbench.store.fleet import FleetStore
+
+    return FleetStore(open_fleet_store(settings.db_url), lease_s=settings.timing.lease_s,
+                      max_attempts=settings.timing.max_attempts)
+
+
+def _ago(age: timedelta | None) -> str:
+    if age is None:
+        return "-"
+    seconds = max(0, int(age.total_seconds()))
+    if seconds < 120:
+        return f"{seconds} s ago"
+    if seconds < 7200:
+        return f"{seconds // 60} min ago"
+    return f"{seconds // 3600} h ago"
+
+
+def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if isinstance(value, timedelta):
+            out[key] = value.total_seconds()
+        elif hasattr(value, "isoformat"):
+            out[key] = value.isoformat()
+        else:
+            out[key] = value
+    return out
+
+
+def _task_json(task: dict[str, Any]) -> dict[str, Any]:
+    return _jsonable({k: v for k, v in task.items() if k not in ("lease_owner",)})

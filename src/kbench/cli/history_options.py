@@ -1,0 +1,66 @@
+"""Options shared by ``kbench history`` and ``kbench report``: selection, detection settings, errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, TypeVar
+
+import click
+
+from kbench.cli import exit_codes
+from kbench.cli.main import fail
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Since(click.ParamType):  # type: ignore[type-arg]
+    name = "DATE|AGE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        from kbench.history.since import parse_since
+
+        try:
+            return parse_since(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def detection_options(func: F) -> F:
+    """--window, --max-pvalue and --values (how change points are found)."""
+    func = click.option(
+        "--values", "raw_values", is_flag=True,
+        help="Test the values as they are (by default outliers beyond 3 robust SDs are clipped first).",
+    )(func)
+    func = click.option(
+        "--max-pvalue", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.001,
+        show_default=True, help="A change point must pass its significance test at this level.",
+    )(func)
+    func = click.option(
+        "--window", type=click.IntRange(min=4), default=50, show_default=True,
+        help="Points per sliding window of the detection's split step.",
+    )(func)
+    return func
+
+
+def settings_from(window: int, max_pvalue: float, raw_values: bool) -> Any:
+    from kbench.history.changes import DetectionSettings
+
+    return DetectionSettings(window=window, max_pvalue=max_pvalue, winsorize=None if raw_values else 3.0)
+
+
+@contextmanager
+def history_errors() -> Iterator[None]:
+    """No such series → exit 4; the change-point library missing → exit 2 with the install hint."""
+    from kbench.history.changes import HistoryUnavailable
+    from kbench.history.load import NoSuchSeries
+
+    try:
+        yield
+    except NoSuchSeries as exc:
+        fail(str(exc), exit_codes.NOT_FOUND)
+    except HistoryUnavailable as exc:
+        fail(str(exc), exit_codes.USAGE)

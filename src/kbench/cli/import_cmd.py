@@ -1,0 +1,41 @@
+"""``kbench import FILE``: store runs kept in files (recovery files, later other formats)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kbench.cli import exit_codes
+from kbench.cli.main import Context, fail, pass_context, user_errors
+from kbench.importers import IMPORTERS, ImportProblem, read_runs
+
+
+@click.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--format", "fmt", type=click.Choice(["auto", *IMPORTERS]), default="auto", show_default=True,
+    help="The files' format; auto recognises it from the content.",
+)
+@pass_context
+def import_cmd(ctx: Context, files: tuple[Path, ...], fmt: str) -> None:
+    """Store the runs in FILES, e.g. the recovery file a failed database left.
+
+    \b
+    A recovery file completes the run it was written for when that run is still waiting
+    in this database; otherwise the run is added. Importing a file twice adds nothing.
+    """
+    loaded = []
+    for path in files:
+        try:
+            loaded.append((path, *read_runs(path, fmt)))
+        except ImportProblem as exc:
+            fail(str(exc), exit_codes.USAGE)
+    with user_errors():
+        store = ctx.store
+        for path, found_format, runs in loaded:
+            for run in runs:
+                run_id, how = store.store_pending_run(run)
+                what = {"completed": "completed run", "added": "added as run", "exists": "already stored as run"}[how]
+                click.echo(f"{path}: {found_format}: {what} {run_id} ({run.run['benchmark']}, {run.status}, "
+                           f"{len(next(iter(run.columns.values()))) if run.columns else 0} samples)")

@@ -1,0 +1,141 @@
+"""``kbench report regressions`` and ``kbench report releases``: reports over the stored history."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from kbench.cli import exit_codes
+from kbench.cli.history_options import Since, detection_options, history_errors, settings_from
+from kbench.cli.main import Context, fail, pass_context, user_errors
+
+FORMATS = ("text", "json", "markdown", "html")
+
+
+@click.group("report")
+def report_group() -> None:
+    """Reports over every stored run: new regressions (0-Day style) and release-over-release tables."""
+
+
+@report_group.command("regressions")
+@click.argument("selector", required=False, metavar="[BENCH|SERIES]")
+@click.option(
+    "--since", type=Since(),
+    help="Only change points whose first run after the change started then or later (2026-11-20, 7d, 12h). "
+    "Every stored run is still used to find them.",
+)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here, not to stdout.")
+@click.option("--improvements", is_flag=True, help="Report changes in the better direction too.")
+@click.option(
+    "--repo", type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A git checkout: list the commits between the runs around each change (correlated commits).",
+)
+@detection_options
+@pass_context
+def regressions_cmd(
+    ctx: Context, selector: str | None, since: datetime | None, fmt: str, output: Path | None,
+    improvements: bool, repo: Path | None, window: int, max_pvalue: float, raw_values: bool,
+) -> None:
+    """One entry per change point in the regressing direction: headline with %change, before/after
+    with stddev, machine, parameters, correlated commits and a command line to reproduce it."""
+    from kbench.history.analysis import analyse
+    from kbench.history.load import load_series
+    from kbench.history.regressions import regression_entries, wanted_runs
+    from kbench.store.series import run_requests
+
+    settings = settings_from(window, max_pvalue, raw_values)
+    with user_errors(), history_errors():
+        engine = ctx.store.engine
+        histories = analyse(load_series(engine, selector), settings, repo=repo)
+        entries = regression_entries(
+            histories, run_requests(engine, wanted_runs(histories, since)), since=since, improvements=improvements
+        )
+    scope = _scope(len(histories), since, improvements)
+    if fmt == "json":
+        text = _json({"settings": settings.to_json(), "since": since.isoformat() if since else None,
+                      "series_checked": len(histories), "entries": [e.to_json() for e in entries]})
+    elif fmt == "markdown":
+        from kbench.history.regression_text import render_markdown
+
+        text = render_markdown(entries, scope)
+    elif fmt == "html":
+        from kbench.history.regression_html import render_page
+
+        text = render_page(entries, scope)
+    else:
+        from kbench.history.regression_text import render_text
+
+        text = render_text(entries, scope)
+    _write(text, output)
+
+
+def _scope(series: int, since: datetime | None, improvements: bool) -> str:
+    kinds = "regressions and improvements" if improvements else "regressions"
+    when = f" since {since:%Y-%m-%d %H:%M} UTC" if since else ""
+    return f"in {series} series ({kinds}{when})"
+
+
+@report_group.command("releases")
+@click.argument("selector", required=False, metavar="[BENCH|SERIES]")
+@click.option(
+    "--kernel", "kernels", multiple=True, required=True, metavar="RELEASE",
+    help="A kernel release (repeat, oldest first; the first is the base = 100). deb:RELEASE works too.",
+)
+@click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here, not to stdout.")
+@click.option(
+    "--plot", type=click.Path(dir_okay=False, path_type=Path),
+    help="Also draw the table (one panel per series): FILE.png, .svg or .pdf.",
+)
+@pass_context
+def releases_cmd(
+    ctx: Context, selector: str | None, kernels: tuple[str, ...], fmt: str, output: Path | None, plot: Path | None,
+) -> None:
+    """Per series, the value on each kernel relative to the first kernel = 100, with 95% CIs
+    (the 0-Day release-over-release table)."""
+    from kbench.history.load import load_series
+    from kbench.history.release_report import render_markdown, render_plot, render_text
+    from kbench.history.releases import normalise_kernel, release_rows
+    from kbench.store.series import median_intervals
+
+    if len(kernels) < 2:
+        raise click.BadParameter("give at least two kernels (the first is the base)", param_hint="--kernel")
+    if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise click.BadParameter(f"{plot}: the plot is written as .png, .svg or .pdf", param_hint="--plot")
+    names = [normalise_kernel(k) for k in kernels]
+    with user_errors(), history_errors():
+        engine = ctx.store.engine
+        series = load_series(engine, selector)
+        ids = [p.run_id for s in series for p in s.points if p.kernel in names]
+        rows = release_rows(series, names, median_intervals(engine, ids))
+    if fmt == "json":
+        text = _json({"kernels": names, "base": names[0], "confidence": 0.95, "rows": [r.to_json() for r in rows]})
+    elif fmt == "markdown":
+        text = render_markdown(rows, names)
+    else:
+        text = render_text(rows, names)
+    if plot is not None:
+        if not rows:
+            fail(f"nothing to plot: no series has runs on {names[0]} and another kernel", exit_codes.NOT_FOUND)
+        render_plot(rows, names, plot)
+    _write(text, output)
+
+
+def _json(data: object) -> str:
+    import json
+
+    return json.dumps(data, indent=2, default=str) + "\n"
+
+
+def _write(text: str, output: Path | None) -> None:
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text)
+    except OSError as exc:
+        fail(f"cannot write {output}: {exc.strerror or exc}", exit_codes.USAGE)
+

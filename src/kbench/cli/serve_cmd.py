@@ -1,0 +1,34 @@
+"""``kbench serve``: the dashboard (series, change points, runs, compare, regressions) in a browser."""
+
+from __future__ import annotations
+
+import click
+
+from kbench.cli.history_options import detection_options, settings_from
+from kbench.cli.main import Context, err_console, pass_context, user_errors
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; anything but loopback makes the dashboard reachable from the network.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
+@detection_options
+@pass_context
+def serve_cmd(ctx: Context, host: str, port: int, window: int, max_pvalue: float, raw_values: bool) -> None:
+    """Serve a read-only web dashboard over the results database: every series with its change
+    points, each run (histogram, CDF, context), two runs side by side, the regression report.
+    Every page has a JSON endpoint behind it (/api/...)."""
+    try:
+        from kbench.web.server import serve
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the dashboard needs its extra: pip install 'kbench[web]' ({exc.name} missing)"
+        ) from None
+    settings = settings_from(window, max_pvalue, raw_values)
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        err_console.print(f"kbench serve: listening on {host}: the dashboard is reachable from other machines "
+                          "(read-only, no authentication)", highlight=False)
+    shown = f"[{host}]" if ":" in host else host
+    err_console.print(f"kbench dashboard on http://{shown}:{port}/ (Ctrl-C stops it)", highlight=False)
+    with user_errors():
+        serve(ctx.db_url, host, port, settings)

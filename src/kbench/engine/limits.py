@@ -1,0 +1,103 @@
+"""The limits a measurement request must stay within, checked before anything runs.
+
+They are the limits of the tools that do the work (``kbench-probe``, ``kbench.ko``, see
+docs/probe-format.md and docs/sysfs-ABI.md) plus a cap on the total work, so that a typo
+such as ``--samples 1000000000000`` is a usage error naming the limit (exit 2) instead
+of a run that fails, or runs for days, after a VM has booted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kbench.engine.request import DEFAULT_SAMPLES, RunRequest
+
+
+@dataclass(frozen=True)
+class KindLimits:
+    """What one kind of benchmark accepts."""
+
+    max_samples: int
+    max_warmup_samples: int
+    max_batch: int
+    max_calls: int
+    """(samples + warm-up samples) × batch: operations in one run (per CPU for kbench.ko)."""
+
+
+PROBE = KindLimits(max_samples=10**8, max_warmup_samples=10**8, max_batch=1 << 24, max_calls=10**11)
+KFUNC = KindLimits(max_samples=10**7, max_warmup_samples=10**7, max_batch=10**6, max_calls=10**9)
+LIMITS = {"probe": PROBE, "kfunc": KFUNC}
+MAX_DURATION_S = 1e6
+"""Longest ``--duration`` and warm-up duration (about 11.6 days; the probe's own limit)."""
+MAX_ITERATIONS = 10**5
+"""Most fresh tool runs (``--iterations``) of one whole-tool benchmark run."""
+KFUNC_DEFAULT_WARMUP = 100
+
+
+@dataclass(frozen=True)
+class LimitProblem:
+    """``field`` (samples, warmup, batch, duration, iterations, cpu) and what is wrong."""
+
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def request_problems(request: RunRequest, kind: str, cpus: Sequence[int] | None = None) -> list[LimitProblem]:
+    """Everything in ``request`` beyond the limits of a ``kind`` benchmark (probe, kfunc,
+    scale, suite) on a target whose usable CPUs are ``cpus`` (None: not checked)."""
+    problems = []
+    limits = LIMITS.get(kind)
+    if limits is not None:
+        samples = request.samples if request.samples is not None else DEFAULT_SAMPLES
+        if samples > limits.max_samples:
+            problems.append(LimitProblem(
+                "samples", f"samples {samples} is more than the limit of {limits.max_samples:,} samples "
+                           f"for a {kind} benchmark"))
+        warmup = request.warmup_samples
+        if warmup is not None and warmup > limits.max_warmup_samples:
+            problems.append(LimitProblem(
+                "warmup", f"warm-up {warmup} samples is more than the limit of "
+                          f"{limits.max_warmup_samples:,} for a {kind} benchmark"))
+        if request.batch is not None and request.batch > limits.max_batch:
+            problems.append(LimitProblem(
+                "batch", f"batch {request.batch} is more than the limit of {limits.max_batch:,} operations "
+                         f"per sample for a {kind} benchmark"))
+        elif request.batch is not None and request.duration_s is None:
+            if warmup is None:
+                warmup = KFUNC_DEFAULT_WARMUP if kind == "kfunc" else max(10, samples // 100)
+            calls = (samples + warmup) * request.batch
+            if calls > limits.max_calls:
+                problems.append(LimitProblem(
+                    "batch", f"(samples + warm-up) × batch = ({samples} + {warmup}) × {request.batch} = {calls:,} "
+                             f"operations, more than the limit of {limits.max_calls:,} for one {kind} run"))
+    for name, seconds in (("duration", request.duration_s), ("warmup", request.warmup_duration_s)):
+        if seconds is not None and seconds > MAX_DURATION_S:
+            label = "duration" if name == "duration" else "warm-up duration"
+            problems.append(LimitProblem(
+                name, f"{label} {seconds:g} s is more than the limit of {MAX_DURATION_S:g} s"))
+    if request.iterations > MAX_ITERATIONS:
+        problems.append(LimitProblem(
+            "iterations", f"iterations {request.iterations} is more than the limit of {MAX_ITERATIONS:,}"))
+    if cpus is not None and request.cpu is not None and request.cpu not in cpus:
+        problems.append(LimitProblem("cpu", f"cpu {request.cpu} does not exist on this target; its usable CPUs "
+                                            f"are {cpu_list(cpus)}"))
+    return problems
+
+
+def cpu_list(cpus: Sequence[int]) -> str:
+    """``0-3,8`` for [0, 1, 2, 3, 8]."""
+    ordered = sorted(set(cpus))
+    parts: list[str] = []
+    start = prev = None
+    for cpu in [*ordered, None]:
+        if cpu is not None and prev is not None and cpu == prev + 1:
+            prev = cpu
+            continue
+        if start is not None and prev is not None:
+            parts.append(str(start) if start == prev else f"{start}-{prev}")
+        start = prev = cpu
+    return ",".join(parts) or "none"

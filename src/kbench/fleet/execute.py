@@ -1,0 +1,315 @@
+"""What a worker does with a delivered task: claim it, run it as ``kbench run`` would, record it.
+
+Exactly once per stored run, on top of Celery's at-least-once delivery:
+
+- the claim (a row lock on the task) lets one attempt at a time own a task; a duplicate
+  delivery of a task that a live machine runs, or that has ended, is acknowledged and dropped;
+- each trial's run carries the key ``<task>#<trial>`` (unique), so a redelivered task
+  skips the trials already stored and stores each missing one once;
+- runs that a lost attempt left ``running`` are marked ``interrupted`` (samples kept) and
+  release their key, so the trial is measured again;
+- a failed attempt is queued again until ``max_attempts``, then the task is ``failed``
+  with every attempt's error kept.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from itertools import count
+from types import FrameType
+from typing import Any
+
+from sqlalchemy import Engine, create_engine
+
+from kbench.catalog.benchmarks import BadParameter, UnknownBenchmark, lookup
+from kbench.engine.request import BadRequest
+from kbench.fleet.plan import NotAllowed, PlanError, check_allowed, side_label, stored_instances
+from kbench.fleet.run_store import DbRetry, FleetRunStore, TrialTaken
+from kbench.fleet.settings import FleetSettings
+from kbench.jobs import JobError, JobInstance
+from kbench.store.fleet import Claim, FleetStore
+
+log = logging.getLogger("kbench.fleet")
+CANCEL_SIGNAL = signal.SIGUSR2
+"""Sent by the worker's main process to the pool process running a task that was cancelled."""
+
+
+Republish = Callable[[str, str], list[tuple[str, datetime]]]
+"""Sends a new message for (task id, machine class); returns what was sent, with when."""
+
+
+class TaskCancelled(Exception):
+    """``kbench fleet cancel`` asked this task to stop."""
+
+
+@dataclass
+class WorkerIdentity:
+    """Who this worker is; set in the main process before the pool forks."""
+
+    name: str
+    queue: str
+    incarnation: str
+    allow_command: bool
+    settings: FleetSettings
+
+
+@dataclass
+class _ProcessResources:
+    pid: int
+    engine: Engine
+    fleet: FleetStore
+    retry: DbRetry
+
+
+@dataclass
+class _CancelFlag:
+    requested: bool = False
+    previous: Any = field(default=None)
+
+
+_identity: WorkerIdentity | None = None
+_resources: _ProcessResources | None = None
+
+
+def set_identity(identity: WorkerIdentity) -> None:
+    global _identity
+    _identity = identity
+
+
+def fleet_engine(url: str) -> Engine:
+    """An engine that survives a database restart (connections checked before use) and
+    does not hang on an unreachable host."""
+    return create_engine(url, pool_pre_ping=True, pool_size=2, connect_args={"connect_timeout": 10})
+
+
+SCHEMA_LOCK = 0x6B62656E6368  # "kbench": the advisory lock that serialises schema creation
+
+
+def open_fleet_store(url: str) -> Engine:
+    """Create or migrate the store's schema (one process at a time: PostgreSQL's CREATE TABLE
+    is not safe to race), then return a fleet engine on it. StoreError if unusable."""
+    from sqlalchemy import text
+
+    from kbench.store.db import Store
+
+    engine = fleet_engine(url)
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(:key)"), {"key": SCHEMA_LOCK})
+            try:
+                Store.open(url).engine.dispose()
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": SCHEMA_LOCK})
+                conn.commit()
+    except BaseException:
+        engine.dispose()
+        raise
+    return engine
+
+
+def _here() -> tuple[WorkerIdentity, _ProcessResources]:
+    global _resources
+    if _identity is None:
+        raise RuntimeError("this process is not a kbench worker")
+    if _resources is None or _resources.pid != os.getpid():
+        timing = _identity.settings.timing
+        engine = fleet_engine(_identity.settings.db_url)
+        _resources = _ProcessResources(
+            pid=os.getpid(), engine=engine,
+            fleet=FleetStore(engine, lease_s=timing.lease_s, max_attempts=timing.max_attempts),
+            retry=DbRetry(timing.db_retry_s),
+        )
+    return _identity, _resources
+
+
+def execute_task(task_id: str, republish: Republish) -> str:
+    """Run fleet task ``task_id`` on this worker; returns what happened, for the log.
+
+    ``republish(task_id, queue)`` sends a new message for a task queued again after a
+    failed attempt (if it cannot, the heartbeat of some worker sends it later).
+    """
+    me, here = _here()
+    claim = here.retry(lambda: here.fleet.claim(task_id, machine=me.name, incarnation=me.incarnation),
+                       f"claiming task {task_id}")
+    if claim.outcome != "run":
+        log.info("task %s: %s %s", task_id, claim.outcome, claim.detail)
+        return claim.outcome
+    log.info("task %s: attempt %d of %s (%s)", task_id, claim.task["attempts"], claim.task["label"], claim.job["id"])
+    cancel = _CancelFlag()
+
+    def on_cancel(_signum: int, _frame: FrameType | None) -> None:
+        cancel.requested = True
+        raise KeyboardInterrupt  # as Ctrl-C: the probe stops at a sample boundary and keeps its samples
+
+    cancel.previous = signal.signal(CANCEL_SIGNAL, on_cancel)
+    try:
+        return _run_and_record(me, here, claim, cancel, republish)
+    finally:
+        signal.signal(CANCEL_SIGNAL, cancel.previous)
+
+
+def _run_and_record(
+    me: WorkerIdentity, here: _ProcessResources, claim: Claim, cancel: _CancelFlag, republish: Republish,
+) -> str:
+    task_id = claim.task["id"]
+    try:
+        run_store, result = _run_claimed(me, here, claim, cancel)
+    except (TaskCancelled, KeyboardInterrupt):
+        if not cancel.requested:
+            raise
+        here.retry(lambda: here.fleet.finish_task(task_id, me.incarnation, state="cancelled",
+                                                  run_ids=list(here.fleet.stored_trials(task_id).values())),
+                   f"recording task {task_id} as cancelled")
+        log.info("task %s: cancelled", task_id)
+        return "cancelled"
+    except (JobError, PlanError, NotAllowed, UnknownBenchmark, BadParameter, BadRequest) as exc:
+        # The same job fails the same way on every attempt: no retry.
+        error = _one_line(exc)
+        here.retry(lambda: here.fleet.finish_task(task_id, me.incarnation, state="failed", error=error),
+                   f"recording task {task_id} as failed")
+        log.warning("task %s: refused: %s", task_id, error)
+        return "failed"
+    except TrialTaken as exc:
+        log.warning("task %s: %s; leaving it to that attempt", task_id, exc)
+        return "held"
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {_one_line(exc)}"
+        verdict = here.retry(lambda: here.fleet.fail_attempt(task_id, me.incarnation, error),
+                             f"recording the error of task {task_id}")
+        log.warning("task %s: attempt %d failed on %s: %s (%s)", task_id, claim.task["attempts"], me.name, error,
+                    verdict or "lease lost")
+        if verdict == "retry":
+            _republish(republish, here, task_id, claim.task["queue"])
+        return verdict or "held"
+    stored = here.retry(lambda: here.fleet.stored_trials(task_id), f"reading the runs of task {task_id}")
+    run_ids = list(stored.values())
+    recorded = here.retry(
+        lambda: here.fleet.finish_task(task_id, me.incarnation, state="done", run_ids=run_ids, result=result,
+                                       measured_at=run_store.measured_at),
+        f"recording task {task_id} as done",
+    )
+    if not recorded:
+        log.warning("task %s: finished after its lease went to another attempt; that attempt records it", task_id)
+        return "held"
+    log.info("task %s: done, runs %s", task_id, run_ids)
+    return "done"
+
+
+def _republish(republish: Republish, here: _ProcessResources, task_id: str, queue: str) -> None:
+    try:
+        sent = republish(task_id, queue)
+    except Exception as exc:  # the broker is away: a heartbeat sends it later (published_at is still empty)
+        log.warning("task %s: could not queue it again now (%s); a worker's heartbeat will", task_id, exc)
+        return
+    here.retry(lambda: here.fleet.mark_published(sent), f"recording task {task_id} as sent")
+
+
+def _run_claimed(
+    me: WorkerIdentity, here: _ProcessResources, claim: Claim, cancel: _CancelFlag,
+) -> tuple[FleetRunStore, dict[str, Any] | None]:
+    task, job = claim.task, claim.job
+    instances = stored_instances(job["job_text"], job["name"], task["instance_ids"], cpu_count=os.cpu_count() or 1)
+    check_allowed(instances, allow_command=me.allow_command)
+    tags = (f"fleet:{job['id']}", f"queue:{task['queue']}", f"worker:{me.name}")
+    if task["kind"] == "compare":
+        return _run_comparison(me, here, claim, instances, tags, cancel)
+    return _run_instance(me, here, claim, instances[0], tags, cancel), None
+
+
+def _run_instance(
+    me: WorkerIdentity, here: _ProcessResources, claim: Claim, instance: JobInstance, tags: tuple[str, ...],
+    cancel: _CancelFlag,
+) -> FleetRunStore:
+    """The instance's trials not stored yet, through ``run_job`` exactly as ``kbench run``."""
+    from kbench.engine.job_runner import run_job
+    from kbench.targets.factory import make_target
+
+    task_id = claim.task["id"]
+    suite = lookup(instance.benchmark).kind == "suite"
+    trials = 1 if suite else instance.iterations
+    reason = (f"the attempt measuring it was lost; attempt {claim.task['attempts']} on {me.name} "
+              "measures this trial again")
+    here.retry(lambda: here.fleet.release_runs(task_id, keep_complete=True, reason=reason),
+               f"releasing the runs of lost attempts of task {task_id}")
+    stored = here.retry(lambda: here.fleet.stored_trials(task_id), f"reading the runs of task {task_id}")
+    todo = [trial for trial in range(trials) if trial not in stored]
+    run_store = FleetRunStore(here.engine, fleet=here.fleet, task_id=task_id, incarnation=me.incarnation,
+                              trials=todo, retry=here.retry)
+    if not todo:
+        return run_store
+    to_run = replace(instance, tags=(*instance.tags, *tags))
+    if not suite:
+        to_run = replace(to_run, iterations=len(todo))
+
+    def before_trial(_instance: JobInstance, _trial: int) -> None:
+        if cancel.requested:
+            raise TaskCancelled
+
+    run_job(run_store, [to_run], make_target, before_trial)
+    if cancel.requested:  # the last trial was the one stopped
+        raise TaskCancelled
+    return run_store
+
+
+def _run_comparison(
+    me: WorkerIdentity, here: _ProcessResources, claim: Claim, instances: list[JobInstance], tags: tuple[str, ...],
+    cancel: _CancelFlag,
+) -> tuple[FleetRunStore, dict[str, Any]]:
+    """The whole comparison on this machine (its interleaving needs one machine); a lost
+    attempt's partial comparison is marked interrupted and the comparison runs again."""
+    from kbench.engine.compare_protocol import ComparisonSide, run_comparison
+    from kbench.engine.comparison_report import build_report
+    from kbench.report.comparison import render
+    from kbench.targets.factory import make_target
+
+    task_id, spec = claim.task["id"], claim.job["compare"]
+    axis = spec["axis"]
+    reason = (f"part of a comparison whose attempt was lost; attempt {claim.task['attempts']} on {me.name} "
+              "runs the comparison again whole")
+    here.retry(lambda: here.fleet.release_runs(task_id, keep_complete=False, reason=reason),
+               f"releasing the runs of lost attempts of task {task_id}")
+    sides = [
+        ComparisonSide(
+            label=side_label(instance, axis), kernel=None if instance.target == "local" else instance.target,
+            benchmark=lookup(instance.benchmark), request=instance.to_run_request(),
+        )
+        for instance in instances
+    ]
+    run_store = FleetRunStore(here.engine, fleet=here.fleet, task_id=task_id, incarnation=me.incarnation,
+                              trials=_trial_numbers(), retry=here.retry)
+
+    def before_trial(_label: str, _index: int, _planned: int) -> None:
+        if cancel.requested:
+            raise TaskCancelled
+
+    outcome = run_comparison(
+        run_store, sides, make_target, max_trials=spec["trials"], min_trials=min(spec["min_trials"], spec["trials"]),
+        adaptive=spec["adaptive"], alpha=spec["alpha"], seed=spec["seed"], on_trial=before_trial, tags=tags,
+    )
+    if cancel.requested:
+        raise TaskCancelled
+    report = build_report(
+        outcome, title=f"{sides[0].benchmark.name}: {' vs '.join(side.label for side in sides)}",
+        label_kind="kernel" if axis == "target" else "program", alpha=spec["alpha"], margin=None,
+        correction="holm", context={"machine": me.name, "class": claim.task["queue"], "host": socket.gethostname()},
+        parameters={"compare": axis, "trials": spec["trials"], "seed": spec["seed"], "fleet job": claim.job["id"]},
+    )
+    return run_store, json.loads(render(report, "json"))
+
+
+def _trial_numbers() -> Iterator[int]:
+    return count()
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, JobError):
+        return "invalid job: " + "; ".join(str(problem) for problem in exc.problems)
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__

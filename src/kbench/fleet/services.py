@@ -1,0 +1,198 @@
+"""Throw-away PostgreSQL and Redis servers on 127.0.0.1 (``kbench fleet demo`` and the tests).
+
+Debian's binaries, files in a temp dir, a free port chosen by the kernel, nothing ever
+listening on another address. Each server is stopped (and waited for) when its owner is
+done with it, and dies with the process that started it even if that one is killed
+(``setpriv --pdeathsig``, applied after PostgreSQL's switch to the ``postgres`` account).
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+LOOPBACK = "127.0.0.1"
+POSTGRES_BIN_DIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
+
+
+class ServiceUnavailable(RuntimeError):
+    """The server's binaries are not installed (scripts/install-deps.sh installs them)."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((LOOPBACK, 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, timeout: float, process: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode} before listening on {LOOPBACK}:{port}")
+        try:
+            with socket.create_connection((LOOPBACK, port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"nothing listens on {LOOPBACK}:{port} after {timeout:.0f} s")
+
+
+def _dies_with_us(signal_name: str, *, user: str | None = None) -> list[str]:
+    """A command prefix: run as ``user`` (if given), receive ``signal_name`` when we die."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        raise ServiceUnavailable("setpriv not found: install Debian's util-linux package")
+    account = ["--reuid", user, "--regid", user, "--init-groups"] if user else []
+    return [setpriv, *account, f"--pdeathsig={signal_name}", "--"]
+
+
+def _stop(server: subprocess.Popen[bytes], timeout: float = 30, how: int = signal.SIGTERM) -> None:
+    if server.poll() is None:
+        server.send_signal(how)
+    try:
+        server.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
+def _postgres_bin(name: str) -> str:
+    for directory in POSTGRES_BIN_DIRS:
+        if (directory / name).is_file():
+            return str(directory / name)
+    raise ServiceUnavailable(f"PostgreSQL's {name} not found: install Debian's postgresql package")
+
+
+def _postgres_account() -> str | None:
+    """initdb and postgres refuse to run as root: run them as the ``postgres`` account then."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError as exc:
+        raise ServiceUnavailable("running as root and there is no postgres account to run PostgreSQL as") from exc
+    return "postgres"
+
+
+class PostgresServer:
+    """A throw-away PostgreSQL cluster that can be stopped and started again on its port.
+
+    ``url`` is a SQLAlchemy URL (psycopg 3) of database ``database``, user ``kbench``,
+    trust authentication on 127.0.0.1. The log goes to ``workdir/postgres.log``. As
+    root the cluster lives in a directory of its own under the system temp dir, owned
+    by ``postgres`` (a 0700 root temp dir would lock it out), removed by ``close``.
+    """
+
+    def __init__(self, workdir: Path, *, database: str = "kbench"):
+        self.workdir = workdir
+        self.database = database
+        self.account = _postgres_account()
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.home = Path(tempfile.mkdtemp(prefix="kbench-pg-")) if self.account else workdir
+        self.data = self.home / "data"
+        self.sockets = self.home / "sockets"
+        self.port = free_port()
+        self.url = f"postgresql+psycopg://kbench@{LOOPBACK}:{self.port}/{database}"
+        self.process: subprocess.Popen[bytes] | None = None
+        self._as_account = ["runuser", "-u", self.account, "--"] if self.account else []
+
+    def initialise(self) -> None:
+        self.sockets.mkdir(exist_ok=True)
+        if self.account:
+            for path in (self.home, self.sockets):
+                shutil.chown(path, self.account, self.account)
+        subprocess.run([*self._as_account, _postgres_bin("initdb"), "-D", str(self.data), "-U", "kbench",
+                        "--auth=trust", "-E", "UTF8", "--no-sync"], check=True, capture_output=True, cwd=self.home)
+
+    def start(self) -> None:
+        """Start the server (again) on its port and wait until it accepts connections."""
+        with open(self.workdir / "postgres.log", "ab") as log:
+            self.process = subprocess.Popen(
+                [*_dies_with_us("INT", user=self.account), _postgres_bin("postgres"), "-D", str(self.data),
+                 "-p", str(self.port), "-k", str(self.sockets), "-c", f"listen_addresses={LOOPBACK}",
+                 "-c", "fsync=off", "-c", "full_page_writes=off", "-c", "synchronous_commit=off"],
+                stdout=subprocess.DEVNULL, stderr=log, cwd=self.home,
+            )
+        wait_for_port(self.port, 60, self.process)
+        deadline = time.monotonic() + 30
+        while True:  # the port opens a moment before the server accepts connections
+            ready = subprocess.run([_postgres_bin("pg_isready"), "-h", LOOPBACK, "-p", str(self.port)],
+                                   capture_output=True)
+            if ready.returncode == 0:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"PostgreSQL on port {self.port} is not ready after 30 s")
+            time.sleep(0.1)
+
+    def create_database(self) -> None:
+        made = subprocess.run([*self._as_account, _postgres_bin("createdb"), "-h", LOOPBACK, "-p", str(self.port),
+                               "-U", "kbench", self.database], capture_output=True, text=True, cwd=self.home)
+        if made.returncode != 0:
+            raise RuntimeError(f"createdb failed: {made.stderr.strip()}")
+
+    def stop(self) -> None:
+        """Stop the server: SIGINT, PostgreSQL's fast shutdown (clients are disconnected); SIGKILL after 30 s."""
+        if self.process is not None:
+            _stop(self.process, how=signal.SIGINT)
+            self.process = None
+
+    def close(self) -> None:
+        self.stop()
+        if self.home != self.workdir:
+            shutil.rmtree(self.home, ignore_errors=True)
+
+
+@contextmanager
+def postgres_server(workdir: Path, *, database: str = "kbench") -> Iterator[str]:
+    """A throw-away PostgreSQL cluster for the block; yields its SQLAlchemy URL."""
+    with running_postgres(workdir, database=database) as server:
+        yield server.url
+
+
+@contextmanager
+def running_postgres(workdir: Path, *, database: str = "kbench") -> Iterator[PostgresServer]:
+    """A started ``PostgresServer`` with ``database`` created; closed when the block ends."""
+    server = PostgresServer(workdir, database=database)
+    try:
+        server.initialise()
+        server.start()
+        server.create_database()
+        yield server
+    finally:
+        server.close()
+
+
+@contextmanager
+def redis_server(workdir: Path, *, port: int | None = None, persistent: bool = False) -> Iterator[str]:
+    """A Redis server with its files in ``workdir``; yields a ``redis://`` URL.
+
+    Give ``port`` to restart a server on the port a stopped one had (a broker restart);
+    ``persistent`` keeps every write in an append-only file there (``appendfsync
+    always``), so a restarted server has the queues and unacknowledged messages back.
+    """
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise ServiceUnavailable("redis-server not found: install Debian's redis-server package")
+    workdir.mkdir(parents=True, exist_ok=True)
+    port = port or free_port()
+    durability = ["--appendonly", "yes", "--appendfsync", "always"] if persistent else ["--appendonly", "no"]
+    server = subprocess.Popen(
+        [*_dies_with_us("TERM"), binary, "--bind", LOOPBACK, "--port", str(port), "--dir", str(workdir),
+         "--save", "", *durability, "--protected-mode", "yes", "--logfile", str(workdir / "redis.log")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, 30, server)
+        yield f"redis://{LOOPBACK}:{port}/0"
+    finally:
+        _stop(server)

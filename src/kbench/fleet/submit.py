@@ -1,0 +1,104 @@
+"""``kbench fleet submit``: validate a job here, store it with its tasks, send one message per task."""
+
+from __future__ import annotations
+
+import getpass
+import socket
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kbench.fleet.app import SendFailed, check_broker, make_app, send_tasks
+from kbench.fleet.execute import open_fleet_store
+from kbench.fleet.plan import COMMAND_BENCHMARK, PlanError, check_fleet_targets, plan_tasks
+from kbench.fleet.settings import FleetSettings, check_queue
+from kbench.jobs import expand_job
+from kbench.store.fleet import FleetStore, PlannedTask
+
+MAX_TASKS = 100_000
+"""More tasks than this in one submission is refused (split the job)."""
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """A submission whose instances that differ only in ``axis`` are compared on one machine."""
+
+    axis: str
+    trials: int = 10
+    min_trials: int = 5
+    adaptive: bool = True
+    alpha: float = 0.05
+    seed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"axis": self.axis, "trials": self.trials, "min_trials": self.min_trials, "adaptive": self.adaptive,
+                "alpha": self.alpha, "seed": self.seed}
+
+
+@dataclass
+class Submission:
+    job_id: str
+    tasks: list[PlannedTask]
+    sent: int
+    warnings: list[str] = field(default_factory=list)
+
+
+def submit_job(
+    settings: FleetSettings, path: Path, *, queues: Sequence[str], repeat: int, compare: CompareOptions | None,
+    cpu_count: int,
+) -> Submission:
+    """Submit the job file at ``path``: nothing is stored or sent unless the job is valid
+    (JobError, PlanError) and the broker answers (BrokerUnreachable)."""
+    if not queues:
+        raise PlanError("name at least one machine class with --queue CLASS")
+    classes = list(dict.fromkeys(check_queue(queue) for queue in queues))
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PlanError(f"cannot read job file {path}: {getattr(exc, 'strerror', None) or exc}") from exc
+    instances = expand_job(text, cpu_count=cpu_count, name=str(path))
+    check_fleet_targets(instances)
+    tasks = plan_tasks(instances, queues=classes, repeat=repeat, compare_axis=compare.axis if compare else None)
+    if len(tasks) > MAX_TASKS:
+        raise PlanError(f"{len(tasks)} tasks in one submission (at most {MAX_TASKS}): split the job or lower --repeat")
+    app = make_app(settings)
+    check_broker(app)
+    engine = open_fleet_store(settings.db_url)
+    try:
+        fleet = FleetStore(engine, lease_s=settings.timing.lease_s, max_attempts=settings.timing.max_attempts)
+        job_id = uuid.uuid4().hex[:12]
+        fleet.create_job(
+            job_id=job_id, name=path.name, job_text=text, queues=classes, repeat=repeat,
+            compare=compare.to_dict() if compare else None, submitted_by=f"{getpass.getuser()}@{socket.gethostname()}",
+            tasks=tasks,
+        )
+        try:
+            sent = send_tasks(app, [(task.id, task.queue) for task in tasks])
+        except SendFailed as exc:
+            fleet.mark_published(exc.sent)
+            raise SendFailed(exc.sent, RuntimeError(
+                f"job {job_id} is stored but only {len(exc.sent)} of {len(tasks)} tasks reached the broker ({exc}); "
+                "workers send the rest once they reach it, or cancel it with `kbench fleet cancel`"
+            )) from exc
+        fleet.mark_published(sent)
+        warnings = _warnings(fleet, classes, any(i.benchmark == COMMAND_BENCHMARK for i in instances))
+    finally:
+        engine.dispose()
+    return Submission(job_id=job_id, tasks=tasks, sent=len(sent), warnings=warnings)
+
+
+def _warnings(fleet: FleetStore, classes: list[str], runs_commands: bool) -> list[str]:
+    found: list[str] = []
+    live = fleet.live_queues()
+    for machine_class in classes:
+        if machine_class not in live:
+            found.append(f"no machine of class {machine_class} is running now: its tasks wait in the queue")
+    if runs_commands:
+        allowing = {m["queue"] for m in fleet.machines() if m["allow_command"] and m["state"] != "offline"}
+        for machine_class in classes:
+            if machine_class not in allowing:
+                found.append(f"the job runs `command`, and no running machine of class {machine_class} allows it "
+                             "(kbench worker --allow-command): such tasks fail there")
+    return found

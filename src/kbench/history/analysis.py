@@ -1,0 +1,95 @@
+"""Series with their change points, each judged (regression, improvement) and correlated with versions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kbench.history.changes import Change, DetectionSettings, detect_many
+from kbench.history.series import Series
+from kbench.history.versions import Correlated, correlate
+
+REGRESSION, IMPROVEMENT, CHANGE = "regression", "improvement", "change"
+
+
+def verdict(direction: str | None, change_pct: float) -> str:
+    """A change in the worse direction is a regression; with no known direction (or no
+    relative change to judge), a change."""
+    if change_pct == 0:
+        return CHANGE
+    if direction == "lower":
+        return REGRESSION if change_pct > 0 else IMPROVEMENT
+    if direction == "higher":
+        return REGRESSION if change_pct < 0 else IMPROVEMENT
+    return CHANGE
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    """A change point of a series, at the first run after the change."""
+
+    index: int
+    run_id: int
+    started_at: datetime
+    change: Change
+    verdict: str
+    correlated: Correlated
+
+    def to_json(self) -> dict[str, Any]:
+        c = self.change
+        return {
+            "run_id": self.run_id, "index": self.index, "started_at": self.started_at.isoformat(),
+            "before": c.before.median, "after": c.after.median, "change_pct": c.change_pct,
+            "verdict": self.verdict, "p_value": c.p_value, "confidence": 1.0 - c.p_value,
+            "before_mean": c.before.mean, "after_mean": c.after.mean,
+            "before_stddev": c.before.stdev, "after_stddev": c.after.stdev,
+            "runs_before": c.before.n, "runs_after": c.after.n,
+            "correlated": self.correlated.to_json(),
+        }
+
+
+@dataclass
+class SeriesHistory:
+    """A series and its change points, oldest first."""
+
+    series: Series
+    change_points: list[ChangePoint] = field(default_factory=list)
+
+    @property
+    def latest_change(self) -> ChangePoint | None:
+        return self.change_points[-1] if self.change_points else None
+
+    def to_json(self, *, with_points: bool = True) -> dict[str, Any]:
+        s = self.series
+        data: dict[str, Any] = {
+            "id": s.id, "benchmark": s.benchmark, "params": s.params, "metric": s.metric, "unit": s.unit,
+            "direction": s.direction, "machine": s.machine, "target": s.target, "n_points": len(s.points),
+        }
+        if with_points:
+            data["points"] = [p.to_json() for p in s.points]
+        data["change_points"] = [c.to_json() for c in self.change_points]
+        return data
+
+
+def analyse(
+    series: list[Series], settings: DetectionSettings | None = None, *, repo: Path | None = None,
+    workers: int | None = None,
+) -> list[SeriesHistory]:
+    """Find the change points of every series (on several CPUs when there are many)."""
+    settings = settings or DetectionSettings()
+    changes = detect_many([s.values() for s in series], settings, workers=workers)
+    return [history_of(s, found, repo) for s, found in zip(series, changes, strict=True)]
+
+
+def history_of(series: Series, changes: list[Change], repo: Path | None = None) -> SeriesHistory:
+    points = series.points
+    return SeriesHistory(series, [
+        ChangePoint(
+            index=c.index, run_id=points[c.index].run_id, started_at=points[c.index].started_at, change=c,
+            verdict=verdict(series.direction, c.change_pct),
+            correlated=correlate(points[c.index - 1], points[c.index], repo),
+        )
+        for c in changes
+    ])

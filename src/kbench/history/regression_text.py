@@ -1,0 +1,120 @@
+"""The regression report as text (a 0-Day/LKP mail per entry) and as Markdown."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kbench.history.regressions import RegressionEntry
+from kbench.history.text import short
+from kbench.report.units import format_value
+
+INDENT = " " * 8
+
+
+def render_text(entries: Sequence[RegressionEntry], scope: str) -> str:
+    """Every entry as one mail, separated by a rule; ``scope`` says what was searched."""
+    if not entries:
+        return f"kbench found no regression {scope}.\n"
+    mails = [_mail(entry) for entry in entries]
+    header = f"kbench found {len(entries)} change point(s) {scope}.\n\n"
+    return header + ("\n" + "-" * 78 + "\n\n").join(mails)
+
+
+def _mail(entry: RegressionEntry) -> str:
+    s, point = entry.series, entry.point
+    c, correlated = point.change, point.correlated
+    before, after = correlated.before, correlated.after
+    lines = [
+        entry.subject, "",
+        f"kbench found a {c.change_pct:+.1f}% {point.verdict} of {s.metric}"
+        + (f" due to commit {after.commit[:12]}" if after.commit and correlated.commit_range else "") + ":",
+        "",
+    ]
+    lines += _version_lines(entry)
+    lines += [
+        "",
+        f"in testcase: {s.benchmark}",
+        f"on test machine: {entry.machine.describe()} (target: {s.target})",
+        "with following parameters:" if s.params else "with default parameters",
+        "",
+    ]
+    lines += [f"{INDENT}{key}: {value}" for key, value in s.params.items()]
+    if s.params:
+        lines.append("")
+    lines += _before_after(entry)
+    lines.append("")
+    if correlated.git_log is not None:
+        lines.append(f"correlated commits ({short(before.commit)}..{short(after.commit)}, "
+                     f"{len(correlated.git_log)} in all):")
+        lines += [f"{INDENT}{g.id[:12]}  {g.date[:10]}  {g.author}: {g.subject}" for g in correlated.git_log]
+        lines.append("")
+    elif correlated.git_error:
+        lines += [f"correlated commits: {correlated.git_error}", ""]
+    lines += ["To reproduce:", ""]
+    lines += [f"{INDENT}{line}" for line in entry.reproduce]
+    return "\n".join(lines) + "\n"
+
+
+def _version_lines(entry: RegressionEntry) -> list[str]:
+    correlated = entry.point.correlated
+    rows = []
+    for name, version in (("last run before", correlated.before), ("first run after", correlated.after)):
+        facts = [f"run {version.run_id}", f"{version.started_at:%Y-%m-%d %H:%M} UTC"]
+        if version.commit:
+            facts.insert(0, f"commit {version.commit[:12]}")
+        if version.kernel:
+            facts.append(f"kernel {version.kernel}")
+        if version.label:
+            facts.append(f"label {version.label}")
+        rows.append(f"{name}: {', '.join(facts)}")
+    return rows
+
+
+def _before_after(entry: RegressionEntry) -> list[str]:
+    s, c = entry.series, entry.point.change
+    before = f"{format_value(c.before.median, s.unit)} ±{c.before.stdev_pct:4.1f}%"
+    after = f"{format_value(c.after.median, s.unit)} ±{c.after.stdev_pct:4.1f}%"
+    width = max(20, len(before), len(after))
+    return [
+        f"{'before':>{width}}  {'%change':>9}  {'after':>{width}}",
+        f"{'-' * width}  {'-' * 9}  {'-' * width}",
+        f"{before:>{width}}  {c.change_pct:+8.1f}%  {after:>{width}}  {s.metric}",
+        f"{f'{c.before.n} runs':>{width}}  {'':>9}  {f'{c.after.n} runs':>{width}}  "
+        f"p={c.p_value:.2g} (confidence {confidence(c.p_value)})",
+    ]
+
+
+def confidence(p_value: float) -> str:
+    """1 − p as a percentage that never rounds up to a certain 100%."""
+    return "> 99.99%" if p_value < 1e-4 else f"{100 * (1 - p_value):.2f}%"
+
+
+def render_markdown(entries: Sequence[RegressionEntry], scope: str) -> str:
+    if not entries:
+        return f"# kbench regression report\n\nNo regression {scope}.\n"
+    out = [f"# kbench regression report\n\n{len(entries)} change point(s) {scope}.\n"]
+    for entry in entries:
+        s, point = entry.series, entry.point
+        c, correlated = point.change, point.correlated
+        out.append(f"## {entry.subject}\n")
+        out.append(f"- **testcase**: `{s.benchmark}` ({s.describe_params()})")
+        out.append(f"- **test machine**: {entry.machine.describe()} (target: {s.target})")
+        for line in _version_lines(entry):
+            name, _, facts = line.partition(": ")
+            out.append(f"- **{name}**: {facts}")
+        out.append(f"- **series**: `{s.id}`\n")
+        out.append("| before | %change | after | metric | p |")
+        out.append("|---:|---:|---:|---|---:|")
+        out.append(
+            f"| {format_value(c.before.median, s.unit)} ± {c.before.stdev_pct:.1f}% ({c.before.n} runs) "
+            f"| {c.change_pct:+.1f}% | {format_value(c.after.median, s.unit)} ± {c.after.stdev_pct:.1f}% "
+            f"({c.after.n} runs) | `{s.metric}` | {c.p_value:.2g} |\n"
+        )
+        if correlated.git_log is not None:
+            out.append(f"Correlated commits (`{correlated.commit_range}`):\n")
+            out += [f"- `{g.id[:12]}` {g.subject} ({g.author}, {g.date[:10]})" for g in correlated.git_log]
+            out.append("")
+        elif correlated.git_error:
+            out.append(f"Correlated commits: {correlated.git_error}\n")
+        out.append("To reproduce:\n\n```sh\n" + "\n".join(entry.reproduce) + "\n```\n")
+    return "\n".join(out)

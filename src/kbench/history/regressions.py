@@ -1,0 +1,148 @@
+"""The regression report: one entry per change point in the worse direction, 0-Day mail style."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from kbench.history.analysis import IMPROVEMENT, REGRESSION, ChangePoint, SeriesHistory
+from kbench.history.series import Series
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The test machine as its fingerprint describes it (hostname, CPU model and count, memory)."""
+
+    hostname: str
+    cpu_model: str | None
+    cpus: int | None
+    memory_bytes: int | None
+
+    @classmethod
+    def of(cls, series: Series) -> Machine:
+        parts = series.machine_fingerprint.split("|")
+        if len(parts) != 4:
+            return cls(series.machine, None, None, None)
+
+        def number(text: str) -> int | None:
+            return int(text) if text.isdigit() else None
+
+        return cls(series.machine, parts[1] if parts[1] != "None" else None, number(parts[2]), number(parts[3]))
+
+    def describe(self) -> str:
+        facts = []
+        if self.cpus:
+            facts.append(f"{self.cpus} CPUs")
+        if self.cpu_model:
+            facts.append(self.cpu_model)
+        if self.memory_bytes:
+            facts.append(f"{self.memory_bytes / 2**30:.0f} GiB memory")
+        return f"{self.hostname}: {', '.join(facts)}" if facts else self.hostname
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hostname": self.hostname, "cpu_model": self.cpu_model, "cpus": self.cpus,
+                "memory_bytes": self.memory_bytes}
+
+
+@dataclass(frozen=True)
+class RegressionEntry:
+    """A change point worth a mail: the series, the change and how to reproduce it."""
+
+    series: Series
+    point: ChangePoint
+    machine: Machine
+    reproduce: list[str]  # command lines
+
+    @property
+    def subject(self) -> str:
+        """``[kbench] [syscall.getppid] 9f8e7d6c5b: syscall.getppid.latency +3.1% regression``."""
+        name = self.version_name()
+        return (
+            f"[kbench] [{self.series.benchmark}] {name}: {self.series.metric} "
+            f"{self.point.change.change_pct:+.1f}% {self.point.verdict}"
+        )
+
+    def version_name(self) -> str:
+        """What changed at the change point: the commit, else the label, else the kernel, else the run."""
+        correlated = self.point.correlated
+        after = correlated.after
+        if correlated.commits[1:]:
+            return str(after.commit)[:10]
+        if correlated.labels[1:]:
+            return str(after.label)
+        if correlated.kernels[1:]:
+            return str(after.kernel)
+        return (after.commit or "")[:10] or after.label or f"run {after.run_id}"
+
+    def to_json(self) -> dict[str, Any]:
+        s = self.series
+        return {
+            "subject": self.subject, "series_id": s.id, "benchmark": s.benchmark, "params": s.params,
+            "metric": s.metric, "unit": s.unit, "direction": s.direction, "target": s.target,
+            "machine": self.machine.to_json(), "change_point": self.point.to_json(), "reproduce": self.reproduce,
+        }
+
+
+def regression_entries(
+    histories: Sequence[SeriesHistory], requests: Mapping[int, Mapping[str, Any]], *,
+    since: datetime | None = None, improvements: bool = False,
+) -> list[RegressionEntry]:
+    """Entries for the change points in the worse direction (and the better one with
+    ``improvements``) whose first run after the change started at ``since`` or later;
+    newest first, larger changes first on the same run.
+
+    ``requests`` maps run ids to the stored ``{"request", "target"}`` of first-after runs
+    (see ``wanted_runs``): they give the reproduce command."""
+    verdicts = {REGRESSION, IMPROVEMENT} if improvements else {REGRESSION}
+    entries = [
+        RegressionEntry(h.series, point, Machine.of(h.series), reproduce_lines(h.series, point, requests))
+        for h in histories
+        for point in h.change_points
+        if point.verdict in verdicts and (since is None or point.started_at >= since)
+    ]
+    entries.sort(key=lambda e: (e.point.started_at, abs(e.point.change.change_pct)), reverse=True)
+    return entries
+
+
+def wanted_runs(histories: Sequence[SeriesHistory], since: datetime | None = None) -> list[int]:
+    """The first-after runs whose stored request the report needs."""
+    return sorted({
+        p.run_id for h in histories for p in h.change_points if since is None or p.started_at >= since
+    })
+
+
+def reproduce_lines(series: Series, point: ChangePoint, requests: Mapping[int, Mapping[str, Any]]) -> list[str]:
+    """``git checkout`` of the version after the change and the ``kbench run`` that measures it."""
+    stored = requests.get(point.run_id, {})
+    request = dict(stored.get("request") or {})
+    target = dict(stored.get("target") or {})
+    args = ["kbench", "run", series.benchmark]
+    for key, value in series.params.items():
+        args += ["-p", f"{key}={value}"]
+    for option, key in (("--samples", "samples"), ("--duration", "duration_s"), ("--batch", "batch"),
+                        ("--cpu", "cpu")):
+        if request.get(key) is not None:
+            args += [option, str(request[key])]
+    if request.get("warmup_samples") is not None:
+        args += ["--warmup", str(request["warmup_samples"])]
+    elif request.get("warmup_duration_s") is not None:
+        args += ["--warmup", f"{request['warmup_duration_s']}s"]
+    if int(request.get("iterations") or 1) > 1:
+        args += ["--iterations", str(request["iterations"])]
+    if request.get("subtract_overhead"):
+        args.append("--subtract-overhead")
+    spec = (target.get("details") or {}).get("spec")
+    if target.get("kind") == "vm" and spec:
+        args += ["--kernel", str(spec)]
+    after = point.correlated.after
+    lines = []
+    if after.commit:
+        lines.append(f"git checkout {after.commit}")
+        args += ["--commit", after.commit]
+    if after.label:
+        args += ["--label", after.label]
+    lines.append(shlex.join(args))
+    return lines

@@ -1,0 +1,143 @@
+"""Series: the stored runs of one benchmark, parameters, metric, machine and target kind, in order."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from kbench.history.since import as_utc
+
+SERIES_ID_LENGTH = 12
+_SERIES_ID = re.compile(r"^[0-9a-f]{4,12}$")
+UNKNOWN_MACHINE = "unknown"
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run seen through one metric: its median and the version it measured."""
+
+    run_id: int
+    started_at: datetime
+    value: float  # the run's median of this metric
+    mean: float
+    stdev: float  # within the run
+    n: int  # samples (or tool iterations) in the run
+    kernel: str | None
+    commit: str | None
+    label: str | None
+    tags: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id, "started_at": self.started_at.isoformat(), "value": self.value,
+            "mean": self.mean, "stdev": self.stdev, "n": self.n, "kernel": self.kernel,
+            "commit": self.commit, "label": self.label, "tags": list(self.tags),
+        }
+
+
+@dataclass
+class Series:
+    """Every complete run of one benchmark configuration on one machine and target kind."""
+
+    id: str
+    benchmark: str
+    params: dict[str, str]
+    metric: str
+    unit: str
+    direction: str | None  # "lower" / "higher" is better, None when not known
+    machine: str  # the machine's name as people know it (hostname)
+    machine_fingerprint: str
+    target: str  # "local", or "vm/<accel>"
+    points: list[Point] = field(default_factory=list)
+
+    def values(self) -> np.ndarray:
+        return np.array([p.value for p in self.points], dtype=np.float64)
+
+    def describe_params(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.params.items()) or "-"
+
+
+def series_id(benchmark: str, params: Mapping[str, Any], metric: str, machine: str, target: str) -> str:
+    """A short stable name for a series (the same in every database holding its runs)."""
+    key = json.dumps([benchmark, sorted((str(k), str(v)) for k, v in params.items()), metric, machine, target])
+    return hashlib.sha1(key.encode()).hexdigest()[:SERIES_ID_LENGTH]
+
+
+def looks_like_series_id(text: str) -> bool:
+    return bool(_SERIES_ID.match(text))
+
+
+def target_kind(kind: str | None, accel: str | None) -> str:
+    """``local``; a VM's runs are kept apart by accelerator (TCG is many times slower than KVM)."""
+    if not kind:
+        return "unknown"
+    return f"{kind}/{accel}" if kind == "vm" and accel else kind
+
+
+def build_series(
+    rows: Iterable[Mapping[str, Any]], directions: Mapping[tuple[str, str], str] | None = None
+) -> list[Series]:
+    """Group point rows (``kbench.store.series``) into series, keeping the rows' order.
+
+    A row's direction is the run's when the row is the run's primary metric, ``lower`` for
+    a derived ``.cpu`` metric, else ``directions[(benchmark, metric)]`` when given.
+    """
+    found: dict[str, Series] = {}
+    hostnames: dict[str, set[str]] = {}
+    for row in rows:
+        value = row["median"]
+        if value is None or not math.isfinite(float(value)):
+            continue
+        machine = row.get("machine_fingerprint") or UNKNOWN_MACHINE
+        target = target_kind(row.get("target_kind"), row.get("accel"))
+        params = {str(k): str(v) for k, v in sorted((row.get("params") or {}).items())}
+        sid = series_id(row["benchmark"], params, row["metric"], machine, target)
+        series = found.get(sid)
+        if series is None:
+            series = found[sid] = Series(
+                id=sid, benchmark=row["benchmark"], params=params, metric=row["metric"], unit=row["unit"],
+                direction=_direction(row, directions), machine=row.get("hostname") or UNKNOWN_MACHINE,
+                machine_fingerprint=machine, target=target,
+            )
+            hostnames.setdefault(series.machine, set()).add(machine)
+        series.points.append(Point(
+            run_id=int(row["run_id"]), started_at=as_utc(row["started_at"]), value=float(value),
+            mean=float(row["mean"]), stdev=float(row["stdev"]), n=int(row["n"]),
+            kernel=row.get("kernel_release"), commit=row.get("commit"), label=row.get("label"),
+            tags=tuple(row.get("tags") or ()),
+        ))
+    for series in found.values():
+        if len(hostnames.get(series.machine, ())) > 1:  # two machines of one name: say which
+            series.machine = f"{series.machine} [{series.machine_fingerprint.split('|', 1)[-1]}]"
+        series.points.sort(key=lambda p: (p.started_at, p.run_id))
+    return sorted(found.values(), key=lambda s: (s.benchmark, s.metric, s.describe_params(), s.machine, s.target))
+
+
+def _direction(row: Mapping[str, Any], directions: Mapping[tuple[str, str], str] | None) -> str | None:
+    if row["metric"] == row.get("run_metric"):
+        return str(row["run_direction"])
+    if row["metric"] == f"{row['benchmark']}.cpu":
+        return "lower"
+    if directions is not None:
+        return directions.get((row["benchmark"], row["metric"]))
+    return None
+
+
+def header_directions(
+    headers: Mapping[int, Mapping[str, Any]], benchmark_of: Mapping[int, str]
+) -> dict[tuple[str, str], str]:
+    """(benchmark, metric) → direction, from the metric lists suite runs store in their headers."""
+    found: dict[tuple[str, str], str] = {}
+    for run_id, header in headers.items():
+        for metric in header.get("metrics") or ():
+            if isinstance(metric, Mapping) and metric.get("direction") in ("lower", "higher"):
+                found[(benchmark_of[run_id], str(metric["name"]))] = str(metric["direction"])
+    return found

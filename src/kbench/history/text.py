@@ -1,0 +1,89 @@
+"""``kbench history`` for a terminal: each series with a sparkline, its change points and last points."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from kbench.history.analysis import REGRESSION, ChangePoint, SeriesHistory
+from kbench.report.units import format_value
+
+SPARK = "▁▂▃▄▅▆▇█"
+_STYLE = {REGRESSION: "red", "improvement": "green", "change": "yellow"}
+
+
+def sparkline(values: Sequence[float] | np.ndarray[Any, Any], width: int = 40) -> str:
+    """Block characters for ``values`` (bucket means when there are more values than ``width``)."""
+    data = np.asarray(values, dtype=np.float64)
+    if data.size == 0:
+        return ""
+    if data.size > width:
+        data = np.array([bucket.mean() for bucket in np.array_split(data, width)])
+    low, high = float(data.min()), float(data.max())
+    if high == low:
+        return SPARK[len(SPARK) // 2] * data.size
+    levels = np.rint((data - low) / (high - low) * (len(SPARK) - 1)).astype(int)
+    return "".join(SPARK[i] for i in levels)
+
+
+def short(commit: str | None, length: int = 12) -> str:
+    return commit[:length] if commit else "-"
+
+
+def describe_change(series_unit: str, point: ChangePoint) -> str:
+    """``+3.1% regression at run 123 (164.2ns → 169.3ns, p=0.0002) commits 1a2b..3c4d``."""
+    c = point.change
+    text = (
+        f"{c.change_pct:+.1f}% {point.verdict} at run {point.run_id} "
+        f"({format_value(c.before.median, series_unit)} → {format_value(c.after.median, series_unit)}, "
+        f"p={c.p_value:.2g})"
+    )
+    correlated = point.correlated
+    if correlated.commit_range:
+        text += f" commits {short(correlated.before.commit)}..{short(correlated.after.commit)}"
+    if len(correlated.kernels) > 1:
+        text += f" kernels {correlated.kernels[0]} → {correlated.kernels[1]}"
+    if len(correlated.labels) > 1:
+        text += f" labels {correlated.labels[0]} → {correlated.labels[1]}"
+    return text
+
+
+def render_history(console: Console, histories: Sequence[SeriesHistory], last: int) -> None:
+    """Every series: header, sparkline, change points, then its ``last`` points (all for 0), newest last."""
+    if not histories:
+        console.print("no complete runs stored yet: `kbench run …` adds them")
+        return
+    for number, history in enumerate(histories):
+        if number:
+            console.print()
+        _render_series(console, history, last)
+
+
+def _render_series(console: Console, history: SeriesHistory, last: int) -> None:
+    s = history.series
+    better = {"lower": ", lower is better", "higher": ", higher is better"}.get(s.direction or "", "")
+    console.print(
+        f"[bold]{s.id}[/]  {s.metric} ({s.unit}{better})  {s.describe_params()}  on {s.machine} {s.target}"
+        f" — {len(s.points)} runs", highlight=False,
+    )
+    console.print(f"  {sparkline(s.values())}", highlight=False)
+    for point in history.change_points:
+        console.print(f"  [{_STYLE[point.verdict]}]{describe_change(s.unit, point)}[/]", highlight=False)
+    shown = s.points if last == 0 else s.points[-last:]
+    first_index = len(s.points) - len(shown)
+    marks = {c.index: c for c in history.change_points}
+    table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0))
+    for name in ("", "run", "started (UTC)", "kernel", "commit", "label", "median"):
+        table.add_column(name, justify="right" if name in ("run", "median") else "left")
+    for offset, run in enumerate(shown):
+        change = marks.get(first_index + offset)
+        table.add_row(
+            f"[{_STYLE[change.verdict]}]▶[/]" if change else "", str(run.run_id),
+            f"{run.started_at:%Y-%m-%d %H:%M}", run.kernel or "-", short(run.commit), run.label or "-",
+            format_value(run.value, s.unit),
+        )
+    console.print(table)

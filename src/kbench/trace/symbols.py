@@ -1,0 +1,64 @@
+"""Kernel function names from /proc/kallsyms: is a name probeable, and what is near it."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+FUNCTION_TYPES = frozenset("tT")
+"""kallsyms types of code: a probe goes on one of these."""
+NAME_PATTERN = re.compile(r"^(?:[A-Za-z0-9_]+:)?[A-Za-z0-9_.]+$")
+"""What kbench.ko's ``trace/functions`` accepts: a symbol, optionally ``module:symbol``."""
+MAX_NAME = 127
+NEAR_MATCHES = 6
+
+
+class UnknownFunction(ValueError):
+    """A name that is not a probeable function of the kernel; the message lists near matches."""
+
+
+@dataclass(frozen=True)
+class Kallsyms:
+    """Symbol name -> kallsyms types, with the module for module symbols (``name [mod]``)."""
+
+    types: dict[str, str]
+    modules: dict[str, str]
+
+    @classmethod
+    def parse(cls, text: str) -> Kallsyms:
+        types: dict[str, str] = {}
+        modules: dict[str, str] = {}
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) < 3:
+                continue
+            kind, name = parts[1], parts[2]
+            types[name] = types.get(name, "") + kind
+            if len(parts) > 3:
+                modules[name] = parts[3].strip("[]")
+        return cls(types, modules)
+
+    def functions(self) -> list[str]:
+        return [name for name, kinds in self.types.items() if FUNCTION_TYPES & set(kinds)]
+
+    def near(self, name: str) -> list[str]:
+        """Functions whose name contains ``name``, then the closest spellings."""
+        functions = self.functions()
+        bare = name.split(":")[-1]
+        containing = sorted((f for f in functions if bare in f and f != bare), key=len)[:NEAR_MATCHES // 2]
+        close = difflib.get_close_matches(bare, functions, n=NEAR_MATCHES, cutoff=0.6)
+        return list(dict.fromkeys(containing + close))[:NEAR_MATCHES]
+
+    def check(self, name: str) -> None:
+        """UnknownFunction unless ``name`` is a function symbol (of its module, if given)."""
+        if len(name) > MAX_NAME or not NAME_PATTERN.match(name):
+            raise UnknownFunction(f"{name!r} is not a kernel symbol name ([A-Za-z0-9_.], optionally module:name)")
+        module, _, bare = name.rpartition(":")
+        kinds = self.types.get(bare)
+        if kinds is None or (module and self.modules.get(bare) != module):
+            near = self.near(name)
+            hint = f"; near matches: {', '.join(near)}" if near else ""
+            raise UnknownFunction(f"no function {name} in this kernel's /proc/kallsyms{hint}")
+        if not FUNCTION_TYPES & set(kinds):
+            raise UnknownFunction(f"{name} is not a function (kallsyms type {kinds}): only code can be probed")

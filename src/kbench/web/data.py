@@ -1,0 +1,177 @@
+"""The data behind every dashboard page, as JSON-ready dicts (the ``/api`` endpoints return them)."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import Engine
+
+from kbench.history.analysis import SeriesHistory
+from kbench.history.load import NoSuchSeries
+from kbench.history.regressions import RegressionEntry, regression_entries, wanted_runs
+from kbench.history.series import Series, series_id, target_kind
+from kbench.store.db import Store
+from kbench.store.series import run_requests, run_version
+from kbench.web.cache import ChangeCache, SeriesSnapshot
+from kbench.web.svg import downsample
+
+if TYPE_CHECKING:
+    from kbench.report.run_view import RunView
+
+HISTOGRAM_BINS = 60
+CDF_POINTS = 101
+TRIM = (0.5, 99.5)
+"""Histograms are drawn over p0.5…p99.5 so that a few extreme samples do not flatten them."""
+
+
+def all_histories(snapshot: SeriesSnapshot, cache: ChangeCache) -> list[SeriesHistory]:
+    return [cache.history(s) for s in snapshot.series()]
+
+
+def index_data(snapshot: SeriesSnapshot, cache: ChangeCache) -> dict[str, Any]:
+    """Every series: identity, point count, latest value, a downsampled sparkline, the latest change."""
+    rows = []
+    for history in all_histories(snapshot, cache):
+        s = history.series
+        latest = history.latest_change
+        rows.append({
+            **_identity(s), "n_points": len(s.points), "latest_value": s.points[-1].value,
+            "latest_run_id": s.points[-1].run_id, "latest_started_at": s.points[-1].started_at.isoformat(),
+            "sparkline": downsample(s.values()), "change_points": len(history.change_points),
+            "latest_change": None if latest is None else {
+                "run_id": latest.run_id, "index": latest.index, "change_pct": latest.change.change_pct,
+                "verdict": latest.verdict, "p_value": latest.change.p_value,
+                "started_at": latest.started_at.isoformat(),
+            },
+        })
+    return {"settings": cache.settings.to_json(), "series": rows}
+
+
+def series_data(snapshot: SeriesSnapshot, cache: ChangeCache, sid: str) -> dict[str, Any]:
+    """One series with every point and change point (``kbench history SERIES --json``'s entry)."""
+    found = [s for s in snapshot.series() if s.id == sid]
+    if not found:
+        raise NoSuchSeries(f"no series {sid!r}")
+    history = cache.history(found[0])
+    data = history.to_json()
+    data["segments"] = _segments(history)
+    data["settings"] = cache.settings.to_json()
+    return data
+
+
+def _identity(s: Series) -> dict[str, Any]:
+    return {"id": s.id, "benchmark": s.benchmark, "params": s.params, "params_text": s.describe_params(),
+            "metric": s.metric, "unit": s.unit, "direction": s.direction, "machine": s.machine, "target": s.target}
+
+
+def _segments(history: SeriesHistory) -> list[dict[str, Any]]:
+    """The stretches between change points with their medians (drawn as a step line)."""
+    points = history.series.points
+    bounds = [0, *(c.index for c in history.change_points), len(points)]
+    values = history.series.values()
+    return [
+        {"first_run_id": points[start].run_id, "last_run_id": points[stop - 1].run_id, "start": start, "stop": stop,
+         "median": float(np.median(values[start:stop]))}
+        for start, stop in itertools.pairwise(bounds) if stop > start
+    ]
+
+
+def run_data(engine: Engine, run_id: int) -> dict[str, Any]:
+    """A stored run: facts, version, summary, histogram and CDF of its per-operation values, its series."""
+    from kbench.report.run_view import load_run_view
+
+    return _run_data(engine, load_run_view(Store(engine), run_id))
+
+
+def _run_data(engine: Engine, view: RunView) -> dict[str, Any]:
+    from kbench.stats.histogram import compact_cdf, linear_histogram
+    from kbench.sysinfo.collect import machine_fingerprint
+
+    record, summary, values = view.record, view.summary, view.values
+    run_id = record.id
+    target = record.target or {}
+    version = run_version(engine, run_id)
+    data: dict[str, Any] = {
+        "run_id": record.id, "benchmark": record.benchmark, "params": record.params, "metric": record.metric,
+        "unit": record.unit, "direction": record.direction, "status": record.status,
+        "started_at": record.started_at.isoformat(), "finished_at": record.finished_at.isoformat()
+        if record.finished_at else None, "n": int(values.size), "basis": view.basis,
+        "kernel": target.get("kernel_release"), "target": target_kind(target.get("kind"), target.get("accel")),
+        "commit": version["commit"], "label": version["label"], "tags": record.tags, "warnings": record.warnings,
+        "request": record.request, "error": record.error, "context": _context(record.sysinfo, record.probe_header),
+        "summary": None, "histogram": None, "cdf": None, "series_id": None,
+    }
+    if record.sysinfo:
+        fingerprint = machine_fingerprint(dict(record.sysinfo))
+        data["machine"] = record.sysinfo.get("hostname")
+        data["series_id"] = series_id(record.benchmark, record.params or {}, record.metric, fingerprint,
+                                      data["target"])
+    if summary is not None and values.size:
+        low, high = np.percentile(values, TRIM)
+        shown = values[(values >= low) & (values <= high)] if high > low else values
+        histogram = linear_histogram(shown, HISTOGRAM_BINS)
+        cdf = compact_cdf(values, CDF_POINTS)
+        data["summary"] = {
+            "median": summary.p50, "median_ci": list(summary.median_ci), "mean": summary.mean,
+            "stdev": summary.stdev, "min": summary.min, "p90": summary.p90, "p99": summary.p99,
+            "max": summary.max, "mad": summary.mad, "outliers": summary.outliers,
+            "steady_state_index": summary.steady_state_index,
+        }
+        data["histogram"] = {"edges": histogram.edges.tolist(), "counts": histogram.counts.tolist(),
+                             "shown": int(shown.size), "range": [float(low), float(high)]}
+        data["cdf"] = {"values": cdf.values.tolist(), "probabilities": cdf.probabilities.tolist()}
+    return data
+
+
+def _context(sysinfo: dict[str, Any] | None, header: dict[str, Any] | None) -> dict[str, Any]:
+    """The few machine and timer facts a reader of one run wants next to it."""
+    info = sysinfo or {}
+    cpu = info.get("cpu") or {}
+    head = header or {}
+    return {
+        "hostname": info.get("hostname"), "cpu_model": cpu.get("model"), "cpus": cpu.get("count"),
+        "memory_bytes": info.get("memory_bytes"), "virtualization": info.get("virtualization"),
+        "noise": info.get("noise"), "timer": head.get("timer"), "batch": head.get("batch"),
+        "usage": head.get("usage"),
+    }
+
+
+def compare_data(engine: Engine, first: int, second: int) -> dict[str, Any]:
+    """Two runs side by side, with histograms over common bins and the change of the medians."""
+    from kbench.report.run_view import load_run_view
+
+    store = Store(engine)
+    views = [load_run_view(store, run_id) for run_id in (first, second)]
+    runs = [_run_data(engine, view) for view in views]
+    data: dict[str, Any] = {"runs": runs, "median_change_pct": None, "histograms": None,
+                            "same_metric": runs[0]["metric"] == runs[1]["metric"]}
+    a, b = (r["summary"] for r in runs)
+    if a and b and a["median"]:
+        data["median_change_pct"] = 100.0 * (b["median"] / a["median"] - 1.0)
+    values = [view.values for view in views]
+    if all(v.size for v in values):
+        low = min(float(np.percentile(v, TRIM[0])) for v in values)
+        high = max(float(np.percentile(v, TRIM[1])) for v in values)
+        if high > low:
+            edges = np.linspace(low, high, HISTOGRAM_BINS + 1)
+            data["histograms"] = {
+                "edges": edges.tolist(),
+                "fractions": [(np.histogram(v, bins=edges)[0] / v.size).tolist() for v in values],
+            }
+    return data
+
+
+def regression_data(
+    snapshot: SeriesSnapshot, cache: ChangeCache, since: datetime | None, improvements: bool
+) -> tuple[list[RegressionEntry], dict[str, Any]]:
+    histories = all_histories(snapshot, cache)
+    requests = run_requests(snapshot.engine, wanted_runs(histories, since))
+    entries = regression_entries(histories, requests, since=since,
+                                 improvements=improvements)
+    return entries, {
+        "settings": cache.settings.to_json(), "since": since.isoformat() if since else None,
+        "series_checked": len(histories), "entries": [e.to_json() for e in entries],
+    }

@@ -1,0 +1,210 @@
+"""Faults of a run in a kernel booted in qemu: kbench killed or stopped, qemu killed, a
+guest oops, a module that does not compile.
+
+Each test boots its own guest (a kbench process of its own; ~5 s under TCG); they are
+kept few and short. No qemu may survive kbench, a signal keeps the samples the module
+took, and every failure is one error with exit 3, never a traceback or a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.faults.conftest import (
+    Sandbox,
+    alive,
+    assert_all_gone,
+    command_name,
+    descendants,
+    kill_hard,
+    run_rows,
+    wait_for,
+    wait_for_running_row,
+)
+from tests.vm.guest_log import TEST_KERNEL
+
+pytestmark = pytest.mark.vm
+
+QEMU = "qemu-system-x86"
+#: the issue's repro: long enough (minutes under TCG) to be stopped half-way
+LONG_KFUNC_RUN = ("run", "kfunc.empty", "--kernel", TEST_KERNEL, "--samples", "10000000", "--batch", "64", "--json")
+GUEST_RUN_BOUND_S = 600
+"""A test's kbench must be done by then; a hang (the old 3600 s agent wait) fails it."""
+OOPS_BOUND_S = 60
+"""Issue 17: a guest oops ends the run within a minute of measuring (a bound, not a speed goal)."""
+
+
+def _guest_qemu(kbench: int) -> int:
+    """The qemu running the guest under ``kbench`` (not a `qemu --version` on the way)."""
+    found: list[int] = []
+
+    def booted() -> bool:
+        found[:] = [pid for pid in descendants(kbench)
+                    if command_name(pid) == QEMU and b"-kernel" in _cmdline(pid)]
+        return bool(found)
+
+    wait_for(booted, "a qemu booting the guest", GUEST_RUN_BOUND_S)
+    return found[0]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _measuring_in_the_guest(sandbox: Sandbox, args: tuple[str, ...] = LONG_KFUNC_RUN) -> tuple[
+    subprocess.Popen[str], int, list[int]
+]:
+    """Start kbench; return once the run row exists and the module is measuring."""
+    proc = sandbox.start(*args)
+    qemu = _guest_qemu(proc.pid)
+    wait_for_running_row(sandbox.db, timeout=GUEST_RUN_BOUND_S)
+    time.sleep(5.0)  # calibration (~1 s), then the run proper
+    assert alive(qemu)
+    return proc, qemu, descendants(proc.pid)
+
+
+def test_kill_9_during_a_vm_run_leaves_no_qemu(sandbox: Sandbox) -> None:
+    proc, qemu, below = _measuring_in_the_guest(sandbox)
+    kill_hard(proc)
+    assert_all_gone([qemu, *below], "qemu and kbench's other children after kill -9")
+    assert sandbox.leftovers() == []
+    assert [status for _, status, _, _ in run_rows(sandbox.db)] == ["running"]
+    shown = json.loads(sandbox.run("results", "--json").stdout)
+    assert [r["status"] for r in shown] == ["abandoned"]
+
+
+def test_sigterm_during_a_kfunc_run_in_the_guest_keeps_the_module_samples(sandbox: Sandbox) -> None:
+    proc, qemu, below = _measuring_in_the_guest(sandbox)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=GUEST_RUN_BOUND_S)
+    assert proc.returncode == 143, stderr
+    assert "Traceback" not in stderr and "Aborted" not in stderr
+    run = json.loads(stdout)
+    assert run["status"] == "interrupted" and 0 < run["n"] < 10_000_000
+    assert_all_gone([qemu, *below], "qemu after SIGTERM")
+    assert sandbox.leftovers() == []
+    [(run_id, status, n, _)] = run_rows(sandbox.db)
+    assert (run_id, status, n) == (run["run_id"], "interrupted", run["n"])
+
+
+def test_ctrl_c_during_a_kfunc_run_in_the_guest_keeps_the_module_samples(sandbox: Sandbox) -> None:
+    proc, qemu, _ = _measuring_in_the_guest(sandbox)
+    proc.send_signal(signal.SIGINT)  # to kbench alone, as `kill -INT` does; a terminal's would too
+    stdout, stderr = proc.communicate(timeout=GUEST_RUN_BOUND_S)
+    assert proc.returncode == 130, stderr
+    assert "Aborted" not in stderr and "Traceback" not in stderr
+    run = json.loads(stdout)
+    assert run["status"] == "interrupted" and run["n"] > 0
+    assert not alive(qemu)
+    assert run_rows(sandbox.db)[0][1:3] == ("interrupted", run["n"])
+
+
+def test_qemu_killed_under_a_run_is_a_measurement_failure(sandbox: Sandbox) -> None:
+    proc, qemu, _ = _measuring_in_the_guest(sandbox)
+    os.kill(qemu, signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=GUEST_RUN_BOUND_S)
+    assert proc.returncode == 3, stderr
+    assert "Traceback" not in stderr
+    assert stderr.startswith("kbench: error: ") and "qemu exited" in stderr
+    [(_, status, n, error)] = run_rows(sandbox.db)
+    assert status == "failed" and n == 0 and error is not None and "qemu exited" in error
+    assert sandbox.leftovers() == []
+
+
+OOPS_CALL = """\
+static void {name}_call(struct kbench_ctx *ctx, u32 i)
+{{
+	static u64 calls;
+
+	/* Call 500 reads address 0x10: a NULL-pointer oops in the measuring kthread. */
+	if (++calls == 500)
+		ctx->priv = (void *)(unsigned long)*(volatile u64 *)0x10;
+}}
+"""
+
+
+def _module(sandbox: Sandbox, name: str) -> Path:
+    done = sandbox.run("kmod", "new", name, "--dir", str(sandbox.root))
+    assert done.returncode == 0, done.stderr
+    return sandbox.root / f"{name}.c"
+
+
+def _replace_call(source: Path, name: str, body: str) -> None:
+    text = source.read_text()
+    start = text.index(f"static void {name}_call(")
+    end = text.index("\n}\n", start) + 3
+    source.write_text(text[:start] + body + text[end:])
+
+
+def test_a_guest_oops_ends_the_run_at_once_with_the_oops_in_the_message(sandbox: Sandbox) -> None:
+    source = _module(sandbox, "oopsy")
+    _replace_call(source, "oopsy", OOPS_CALL.format(name="oopsy"))
+    proc = sandbox.start("run", "kfunc.oopsy", "--kernel", TEST_KERNEL, "--module", str(source),
+                         "--samples", "100000", "--batch", "1", "--json")
+    qemu = _guest_qemu(proc.pid)
+    wait_for_running_row(sandbox.db, timeout=GUEST_RUN_BOUND_S)
+    # Once measuring, the oops must end the run within a minute (it used to hang for an hour).
+    stdout, stderr = proc.communicate(timeout=OOPS_BOUND_S)
+    assert proc.returncode == 3, (stdout, stderr)
+    assert "Traceback" not in stderr
+    assert "the guest kernel reported trouble" in stderr
+    assert "BUG: kernel NULL pointer dereference, address: 0000000000000010" in stderr
+    assert "Oops:" in stderr and "oopsy_call" in stderr
+    assert not alive(qemu)
+    [(_, status, n, error)] = run_rows(sandbox.db)
+    assert status == "failed" and n == 0 and error is not None and "NULL pointer dereference" in error
+    assert sandbox.leftovers() == []
+
+
+def test_a_module_that_does_not_compile_prints_the_compiler_output_as_it_is(sandbox: Sandbox) -> None:
+    source = _module(sandbox, "badmod")
+    _replace_call(source, "badmod", "static void badmod_call(struct kbench_ctx *ctx, u32 i)\n{\n"
+                                    "\tkbench_no_such_function(ctx, i);\n}\n")
+    done = sandbox.run("run", "kfunc.badmod", "--kernel", TEST_KERNEL, "--module", str(source),
+                       "--samples", "1000", timeout=GUEST_RUN_BOUND_S)
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr and "MarkupError" not in done.stderr
+    assert done.stderr.startswith("kbench: error: ")
+    assert "kbench_no_such_function" in done.stderr
+    # make's own "[path/Makefile.build:NNN: target] Error 1" lines, brackets and all
+    assert "Makefile.build:" in done.stderr and "] Error" in done.stderr
+    assert not sandbox.db.exists() or run_rows(sandbox.db) == []
+
+
+SLOW_AFTER_CALIBRATION = """\
+static void {name}_call(struct kbench_ctx *ctx, u32 i)
+{{
+	static u64 calls;
+
+	/* Fast while kbench calibrates (210 calls), then 100 ms per call. */
+	if (++calls > 300)
+		msleep(100);
+}}
+"""
+
+
+def test_a_run_far_slower_than_its_calibration_is_stopped_at_its_bound(sandbox: Sandbox) -> None:
+    source = _module(sandbox, "slowpoke")
+    text = source.read_text().replace("#include <linux/slab.h>", "#include <linux/delay.h>\n#include <linux/slab.h>")
+    source.write_text(text)
+    _replace_call(source, "slowpoke", SLOW_AFTER_CALIBRATION.format(name="slowpoke"))
+    # Auto batch: the calibration times the fast calls, and the run's bound comes from it.
+    proc = sandbox.start("run", "kfunc.slowpoke", "--kernel", TEST_KERNEL, "--module", str(source),
+                         "--samples", "100000", "--json")
+    qemu = _guest_qemu(proc.pid)
+    stdout, stderr = proc.communicate(timeout=GUEST_RUN_BOUND_S)
+    assert proc.returncode == 3, (stdout, stderr)
+    assert "Traceback" not in stderr and "did not finish within its bound of" in stderr
+    assert not alive(qemu)
+    [(_, status, n, error)] = run_rows(sandbox.db)
+    assert status == "failed" and n == 0 and error is not None and "bound" in error

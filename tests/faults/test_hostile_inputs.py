@@ -1,0 +1,135 @@
+"""Hostile inputs are refused before anything runs: exit 2, one clear line naming the
+limit or the path, no database created, no process started.
+
+These run the command in this process (``Sandbox.invoke``): nothing is started, and
+an interpreter start per case would cost more than the case itself."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kbench.engine.limits import KFUNC, MAX_DURATION_S, PROBE
+from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
+from kbench.jobs.yaml_tree import MAX_DEPTH, MAX_NODES
+from tests.faults.conftest import Sandbox
+
+
+def _refused(proc: subprocess.CompletedProcess[str], *needles: str, code: int = 2) -> str:
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    for needle in needles:
+        assert needle in proc.stderr, proc.stderr
+    return proc.stderr
+
+
+def _nothing_happened(sandbox: Sandbox) -> None:
+    assert not sandbox.db.exists(), "the database was created"
+    assert sandbox.leftovers() == []
+
+
+def _job(sandbox: Sandbox, text: str) -> Path:
+    path = sandbox.root / "job.yaml"
+    path.write_text(text)
+    return path
+
+
+def _axis(name: str, count: int, start: int = 1) -> str:
+    return f"{name}: [{', '.join(str(v) for v in range(start, start + count))}]\n"
+
+
+def test_a_twelve_line_job_asking_for_millions_of_instances_is_refused_at_once(sandbox: Sandbox) -> None:
+    job = _job(sandbox, "benchmark: syscall.getppid\n" + _axis("samples", 80) + _axis("batch", 80)
+               + _axis("warmup", 1000, start=0))
+    for command in (("run", str(job)), ("job", "validate", str(job)), ("job", "expand", str(job))):
+        error = _refused(sandbox.invoke(*command), "6,400,000 instances", f"limit of {DEFAULT_MAX_INSTANCES:,}",
+                         "--max-instances")
+        assert "nothing was run" in error
+    _nothing_happened(sandbox)
+
+
+def test_the_matrix_cap_can_be_raised(sandbox: Sandbox) -> None:
+    job = _job(sandbox, "benchmark: syscall.getppid\n" + _axis("samples", 20) + _axis("batch", 20))
+    _refused(sandbox.invoke("job", "validate", str(job), "--max-instances", "399"), "400 instances")
+    done = sandbox.invoke("job", "validate", str(job), "--max-instances", "400")
+    assert done.returncode == 0 and "valid, 400 instances" in done.stdout
+
+
+def test_deep_nesting_is_a_problem_line_not_a_recursion_error(sandbox: Sandbox) -> None:
+    for depth in (MAX_DEPTH + 1, 1000, 5000):
+        lists = "benchmark: syscall.getppid\nparams:\n  x: " + "[" * depth + "]" * depth + "\n"
+        mappings = "benchmark: syscall.getppid\nparams: " + "{a: " * depth + "1" + "}" * depth + "\n"
+        for text in (lists, mappings):
+            _refused(sandbox.invoke("run", str(_job(sandbox, text))), f"nested more than {MAX_DEPTH} levels deep")
+    block = "".join(f"{'  ' * i}k{i}:\n" for i in range(200)) + "  " * 200 + "x: 1\n"
+    _refused(sandbox.invoke("job", "validate", str(_job(sandbox, block))), f"nested more than {MAX_DEPTH} levels deep")
+    _nothing_happened(sandbox)
+
+
+def test_an_alias_bomb_is_refused_without_expanding_it(sandbox: Sandbox) -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    job = _job(sandbox, "\n".join([*lines, "benchmark: syscall.getppid"]) + "\n")
+    _refused(sandbox.invoke("run", str(job)), f"more than {MAX_NODES:,} values once its aliases")
+    _nothing_happened(sandbox)
+
+
+def test_a_huge_job_file_is_refused_unread(sandbox: Sandbox) -> None:
+    job = _job(sandbox, "benchmark: syscall.getppid\n# " + "x" * (2 << 20) + "\n")
+    _refused(sandbox.invoke("run", str(job)), "more than the limit of 1,048,576")
+    _nothing_happened(sandbox)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--samples", str(10**12)), f"limit of {PROBE.max_samples:,} samples"),
+        (("--samples", "1000", "--batch", str(10**12)), f"limit of {PROBE.max_batch:,} operations per sample"),
+        (("--samples", "10000000", "--batch", "16777216"), f"limit of {PROBE.max_calls:,}"),
+        (("--duration", "1000000000s"), f"limit of {MAX_DURATION_S:g} s"),
+        (("--warmup", "100000000000s"), f"limit of {MAX_DURATION_S:g} s"),
+        (("--cpu", "999"), "cpu 999 does not exist on this target"),
+        (("--iterations", str(10**9)), "iterations"),
+    ],
+)
+def test_out_of_bounds_requests_are_usage_errors_before_anything_runs(
+    sandbox: Sandbox, args: tuple[str, ...], needle: str
+) -> None:
+    _refused(sandbox.invoke("run", "syscall.getppid", *args), needle)
+    _nothing_happened(sandbox)
+
+
+def test_kfunc_limits_are_those_of_kbench_ko(sandbox: Sandbox) -> None:
+    common = ("run", "kfunc.empty", "--kernel", "deb:6.1.0-56-amd64")
+    _refused(sandbox.invoke(*common, "--samples", str(KFUNC.max_samples + 1)), f"{KFUNC.max_samples:,}")
+    _refused(sandbox.invoke(*common, "--samples", "1000", "--batch", str(KFUNC.max_batch + 1)), f"{KFUNC.max_batch:,}")
+    _refused(sandbox.invoke(*common, "--samples", "10000000", "--batch", "128"), f"{KFUNC.max_calls:,}")
+    _refused(sandbox.invoke(*common, "--cpu", "2"), "cpu 2 does not exist on this target; its usable CPUs are 0-1")
+    _nothing_happened(sandbox)
+
+
+def test_job_limits_name_the_line(sandbox: Sandbox) -> None:
+    job = _job(sandbox, "benchmark: syscall.getppid\nsamples: 1000000000000\ncpu: 0\n")
+    error = _refused(sandbox.invoke("run", str(job)), "job.yaml:2: samples: syscall.getppid: samples 1000000000000")
+    assert "nothing was run" in error
+    _nothing_happened(sandbox)
+
+
+def test_a_local_kfunc_run_asks_before_loading_into_the_running_kernel(sandbox: Sandbox) -> None:
+    done = sandbox.invoke("run", "kfunc.empty", "--samples", "100")
+    _refused(done, "loads it into the running kernel", "--local-kernel", "--kernel deb:")
+    job = _job(sandbox, "benchmark: kfunc.empty\nsamples: 100\n")
+    _refused(sandbox.invoke("run", str(job)), "would load kbench.ko into the running kernel", "--local-kernel")
+    _nothing_happened(sandbox)
+
+
+def test_kmod_new_into_an_unwritable_place_is_one_line(sandbox: Sandbox) -> None:
+    blocker = sandbox.root / "a-file"
+    blocker.write_text("")
+    done = sandbox.invoke("kmod", "new", "mybench", "--dir", str(blocker / "sub"))
+    error = _refused(done, "cannot write", str(blocker))
+    assert error.strip().count("\n") == 0
+    assert blocker.read_text() == "" and not os.path.exists(blocker / "sub")

@@ -1,0 +1,107 @@
+"""kill -9 and SIGTERM of kbench during a local run and a suite run: no child survives
+(checked by pid), the temporary directory is left empty, the run is marked.
+
+kill -9 cannot be handled by kbench itself: its guardian process kills the children and
+removes the scratch directories, and the next kbench marks the run ``abandoned``.
+SIGTERM is handled like Ctrl-C: the samples taken so far are stored, the run is
+``interrupted``, the exit status is 143.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import time
+
+import pytest
+
+from kbench.store.db import Store
+from tests.faults.conftest import (
+    Sandbox,
+    assert_all_gone,
+    descendants,
+    kill_hard,
+    run_rows,
+    wait_for_descendant,
+    wait_for_running_row,
+)
+
+LONG_LOCAL_RUN = ("run", "syscall.getppid", "--duration", "120s", "--warmup", "0", "--json")
+LONG_SUITE_RUN = ("run", "stress-ng.cpu", "-p", "timeout=120", "-p", "workers=2", "--json")
+
+
+def _started(sandbox: Sandbox, args: tuple[str, ...], child: str) -> tuple[object, list[int]]:
+    proc = sandbox.start(*args)
+    wait_for_descendant(proc.pid, child)
+    wait_for_running_row(sandbox.db)
+    time.sleep(2.0)  # let it measure (no warm-up: sampling starts once the timer is calibrated)
+    return proc, descendants(proc.pid)
+
+
+def _assert_abandoned_after_kill(sandbox: Sandbox) -> None:
+    [(run_id, status, n, _)] = run_rows(sandbox.db)
+    assert status == "running" and n == 0  # what kill -9 leaves in the file
+    shown = json.loads(sandbox.run("results", "--json").stdout)
+    assert [(r["id"], r["status"]) for r in shown] == [(run_id, "abandoned")]  # read-only: shown, not stored
+    assert run_rows(sandbox.db)[0][1] == "running"
+    Store.open(f"sqlite:///{sandbox.db}")  # a writing kbench starts: it stores the verdict
+    [(_, status, _, error)] = run_rows(sandbox.db)
+    assert status == "abandoned" and error is not None and "ended without finishing" in error
+
+
+def test_kill_9_during_a_local_run_leaves_no_probe_and_marks_the_run_abandoned(sandbox: Sandbox) -> None:
+    proc, below = _started(sandbox, LONG_LOCAL_RUN, "kbench-probe")
+    assert any(name == "kbench-probe" for name in map(_name, below))
+    kill_hard(proc)
+    assert_all_gone(below, "children of a kbench killed with SIGKILL")
+    assert sandbox.leftovers() == []
+    _assert_abandoned_after_kill(sandbox)
+
+
+def test_sigterm_during_a_local_run_keeps_the_samples(sandbox: Sandbox) -> None:
+    proc, below = _started(sandbox, LONG_LOCAL_RUN, "kbench-probe")
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 143, stderr
+    assert "Traceback" not in stderr and "kbench: stopped by SIGTERM" not in stdout
+    run = json.loads(stdout)
+    assert run["status"] == "interrupted" and run["n"] > 100
+    assert_all_gone(below, "children of a kbench stopped with SIGTERM")
+    assert sandbox.leftovers() == []
+    [(run_id, status, n, _)] = run_rows(sandbox.db)
+    assert (run_id, status, n) == (run["run_id"], "interrupted", run["n"])
+
+
+@pytest.mark.skipif(shutil.which("stress-ng") is None, reason="stress-ng is not installed")
+def test_kill_9_during_a_suite_run_leaves_no_tool_or_worker(sandbox: Sandbox) -> None:
+    proc, below = _started(sandbox, LONG_SUITE_RUN, "stress-ng")
+    # stress-ng's workers are its children: the tool's whole process group must go.
+    time.sleep(1.0)
+    below = descendants(proc.pid)
+    assert sum(_name(pid).startswith("stress-ng") for pid in below) >= 3, [_name(p) for p in below]
+    kill_hard(proc)
+    assert_all_gone(below, "stress-ng and its workers after kbench was killed with SIGKILL")
+    assert sandbox.leftovers() == []
+    _assert_abandoned_after_kill(sandbox)
+
+
+@pytest.mark.skipif(shutil.which("stress-ng") is None, reason="stress-ng is not installed")
+def test_sigterm_during_a_suite_run_stops_the_tool_and_marks_the_run_interrupted(sandbox: Sandbox) -> None:
+    proc, _ = _started(sandbox, LONG_SUITE_RUN, "stress-ng")
+    time.sleep(1.0)
+    below = descendants(proc.pid)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 143, stderr
+    assert "Traceback" not in stderr
+    assert json.loads(stdout)["status"] == "interrupted"
+    assert_all_gone(below, "stress-ng and its workers after SIGTERM")
+    assert sandbox.leftovers() == []
+    assert [status for _, status, _, _ in run_rows(sandbox.db)] == ["interrupted"]
+
+
+def _name(pid: int) -> str:
+    from tests.faults.conftest import command_name
+
+    return command_name(pid)

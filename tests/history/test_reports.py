@@ -1,0 +1,171 @@
+"""The regression report and the release table over a planted store, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from kbench.store.db import Store
+from tests.history.planting import fake_commits, noisy, plant_series
+
+STEP_AT = 20
+
+
+def kbench(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real command line, in this process (click's runner): a fresh interpreter per call
+    would cost seconds here; tests/history/test_cli_versions.py runs the installed script."""
+    from click.testing import CliRunner
+
+    from kbench.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    root = tmp_path_factory.mktemp("reports")
+    db = root / "k.db"
+    store = Store.open(f"sqlite:///{db}")
+    commits = fake_commits(30, seed=9)
+    latency = noisy(30, level=200.0, cv=0.002, seed=1)
+    latency[STEP_AT:] *= 1.04
+    slow = plant_series(store, latency, params={"size": "64"}, commits=commits,
+                        labels=[f"nightly-{i}" for i in range(30)])
+    ops = noisy(30, level=5e6, cv=0.002, seed=2)
+    ops[STEP_AT:] *= 1.05  # higher is better: an improvement
+    better = plant_series(store, ops, benchmark="will-it-scale.getppid1", unit="ops/s", direction="higher",
+                          metric="will-it-scale.getppid1.per_process_ops", params={"nr_task": "1"}, commits=commits)
+    kernels = ["6.1.0-55-amd64"] * 6 + ["6.1.0-56-amd64"] * 6 + ["6.12.11-amd64"]
+    releases = noisy(13, level=1000.0, cv=0.01, seed=3)
+    releases[6:12] *= 0.93
+    releases[12] *= 1.10
+    per_kernel = plant_series(store, releases, benchmark="kfunc.memcpy", unit="cycles", params={"size": "64"},
+                              kernels=kernels, kind="vm", accel="tcg")
+    store.engine.dispose()
+    return {"db": db, "slow": slow, "better": better, "commits": commits, "releases": releases,
+            "per_kernel": per_kernel}
+
+
+def test_regressions_json_has_one_entry_per_change_for_the_worse(planted: dict[str, object]) -> None:
+    proc = kbench(planted["db"], "report", "regressions", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    (entry,) = report["entries"]
+    change = entry["change_point"]
+    assert entry["metric"] == "syscall.getppid.latency" and entry["params"] == {"size": "64"}
+    assert change["run_id"] == planted["slow"][STEP_AT] and change["verdict"] == "regression"
+    commits = planted["commits"]
+    assert change["correlated"]["range"] == f"{commits[STEP_AT - 1]}..{commits[STEP_AT]}"
+    assert entry["subject"] == f"[kbench] [syscall.getppid] {commits[STEP_AT][:10]}: syscall.getppid.latency " \
+                               f"{change['change_pct']:+.1f}% regression"
+    assert entry["machine"]["hostname"] == "lab-box" and entry["machine"]["cpus"] == 2
+    assert entry["reproduce"] == [f"git checkout {commits[STEP_AT]}",
+                                  f"kbench run syscall.getppid -p size=64 --samples 64 --commit {commits[STEP_AT]} "
+                                  f"--label nightly-{STEP_AT}"]
+    with_improvements = json.loads(kbench(planted["db"], "report", "regressions", "--format", "json",
+                                          "--improvements").stdout)
+    assert sorted(e["change_point"]["verdict"] for e in with_improvements["entries"]) == ["improvement", "regression"]
+
+
+def test_since_keeps_only_newer_changes(planted: dict[str, object]) -> None:
+    # Planted runs start on 2026-11-01 03:00, one a day: the change is at 2026-11-21 03:00.
+    assert len(json.loads(kbench(planted["db"], "report", "regressions", "--format", "json", "--since",
+                                 "2026-11-21").stdout)["entries"]) == 1
+    assert json.loads(kbench(planted["db"], "report", "regressions", "--format", "json", "--since",
+                             "2026-11-21T03:01").stdout)["entries"] == []
+
+
+def test_text_markdown_and_html_reports(planted: dict[str, object], tmp_path: Path) -> None:
+    commits = planted["commits"]
+    text = kbench(planted["db"], "report", "regressions").stdout
+    assert f"[kbench] [syscall.getppid] {commits[STEP_AT][:10]}: syscall.getppid.latency +" in text
+    assert "on test machine: lab-box: 2 CPUs, Planted CPU @ 2.0GHz, 24 GiB memory (target: local)" in text
+    assert "        size: 64" in text and "To reproduce:" in text
+    assert f"{STEP_AT} runs" in text and "10 runs" in text  # before and after
+    markdown = kbench(planted["db"], "report", "regressions", "--format", "markdown").stdout
+    assert markdown.startswith("# kbench regression report") and "| before | %change | after |" in markdown
+    out = tmp_path / "r.html"
+    assert kbench(planted["db"], "report", "regressions", "--format", "html", "-o", str(out)).returncode == 0
+    html = out.read_text()
+    assert html.count('<article class="regression"') == 1 and "<svg class=\"change-plot\"" in html
+    assert "<script" not in html and "http" not in html.split("<main>", 1)[1]
+
+
+def test_git_log_of_the_commit_range_with_repo(planted: dict[str, object], tmp_path: Path) -> None:
+    """The report lists exactly the commits git says are between the runs around the change."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {**os.environ, "GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.org", "GIT_COMMITTER_NAME": "A",
+           "GIT_COMMITTER_EMAIL": "a@example.org"}
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                              env=env).stdout.strip()
+
+    git("init", "-q")
+    made = []
+    for i in range(5):
+        (repo / "f").write_text(str(i))
+        git("add", "f")
+        git("commit", "-q", "-m", f"change {i}")
+        made.append(git("rev-parse", "HEAD"))
+    db = tmp_path / "k.db"
+    store = Store.open(f"sqlite:///{db}")
+    values = noisy(20, cv=0.002, seed=4)
+    values[10:] *= 1.05
+    plant_series(store, values, commits=[made[1]] * 10 + [made[4]] * 10)
+    store.engine.dispose()
+    report = json.loads(kbench(db, "report", "regressions", "--format", "json", "--repo", str(repo)).stdout)
+    log = report["entries"][0]["change_point"]["correlated"]["git_log"]
+    assert [c["id"] for c in log] == git("rev-list", f"{made[1]}..{made[4]}").split()
+    assert [c["subject"] for c in log] == ["change 4", "change 3", "change 2"]
+    text = kbench(db, "report", "regressions", "--repo", str(repo)).stdout
+    assert "correlated commits" in text and "A: change 3" in text
+
+
+def test_release_table_against_welch_intervals_from_scipy(planted: dict[str, object], tmp_path: Path) -> None:
+    plot = tmp_path / "releases.png"
+    proc = kbench(planted["db"], "report", "releases", "--kernel", "deb:6.1.0-55-amd64", "--kernel",
+                  "6.1.0-56-amd64", "--kernel", "6.12.11-amd64", "--format", "json", "--plot", str(plot))
+    assert proc.returncode == 0, proc.stderr
+    (row,) = json.loads(proc.stdout)["rows"]
+    base, second, single = row["kernels"]
+    logs = np.log(planted["releases"])
+    assert base["relative"] == 100.0 and base["runs"] == 6
+    welch = stats.ttest_ind(logs[6:12], logs[:6], equal_var=False).confidence_interval(0.95)
+    assert second["relative"] == pytest.approx(100 * np.exp(logs[6:12].mean() - logs[:6].mean()))
+    assert second["ci"] == pytest.approx([100 * np.exp(welch.low), 100 * np.exp(welch.high)], rel=1e-6)
+    assert second["ci_basis"] == "between runs"
+    assert single["runs"] == 1 and single["ci_basis"] == "within run"
+    assert single["relative"] == pytest.approx(100 * planted["releases"][12] / np.exp(logs[:6].mean()))
+    # cycles, lower is better: 7 % fewer is an improvement, 10 % more a regression
+    assert row["summary"][0].startswith("kfunc.memcpy.latency on kernel 6.1.0-56-amd64 has -")
+    assert row["summary"][0].endswith("improvement when comparing to 6.1.0-55-amd64")
+    assert row["summary"][1].endswith("regression when comparing to 6.1.0-55-amd64")
+    assert plot.stat().st_size > 5000
+    text = kbench(planted["db"], "report", "releases", "--kernel", "6.1.0-55-amd64", "--kernel",
+                  "6.1.0-56-amd64").stdout
+    assert "relative to 6.1.0-55-amd64 = 100" in text and "base" in text
+
+
+def test_bad_input_is_one_line_with_the_documented_exit_code(planted: dict[str, object], tmp_path: Path) -> None:
+    db = planted["db"]
+    cases = [
+        (("history", "nothing.here"), 4, "no series matches 'nothing.here'"),
+        (("report", "regressions", "--since", "last tuesday"), 2, "neither a date"),
+        (("report", "releases", "--kernel", "6.1.0-55-amd64"), 2, "at least two kernels"),
+        (("report", "releases", "--kernel", "a", "--kernel", "b", "--plot", str(tmp_path / "x.gif")), 2, ".png"),
+        (("history", "--window", "2"), 2, "--window"),
+        (("history", "--max-pvalue", "1.5"), 2, "--max-pvalue"),
+    ]
+    for args, code, message in cases:
+        proc = kbench(db, *args)
+        assert proc.returncode == code, (args, proc.stderr)
+        assert message in proc.stderr, (args, proc.stderr)
