@@ -46,7 +46,6 @@ def main() -> int:
             print(p.stderr.strip(), file=sys.stderr)
             return 1
         r = json.loads(p.stdout)
-        hz = r["hz"]
         ratios.append(r["ratio_median"])
         print(f"{i + 1:>3} {r['probe_min_ticks']:>10} {r['probe_median_ticks']:>10} "
               f"{r['raw_min_ticks']:>8} {r['raw_median_ticks']:>8} {r['ratio_median']:>6.3f}")

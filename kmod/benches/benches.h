@@ -22,6 +22,7 @@ extern struct kbench kbench_fib4_lookup;
 extern struct kbench kbench_fib6_lookup;
 extern struct kbench kbench_trace_overhead;
 extern struct kbench kbench_probe_target_bench;
+extern struct kbench kbench_spin;
 
 /* The empty function probe_target calls (benches/probe_target.c). */
 void kbench_probe_target(void);

@@ -47,6 +47,7 @@ static struct kbench *kbench_builtin[] = {
 	&kbench_fib6_lookup,
 	&kbench_trace_overhead,
 	&kbench_probe_target_bench,
+	&kbench_spin,
 	/* Add a new benchmark here. */
 };
 

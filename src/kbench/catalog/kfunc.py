@@ -66,6 +66,11 @@ _BENCHES: tuple[tuple[str, str, tuple[ParamSpec, ...]], ...] = (
         ),
     ),
     ("probe_target", "a call of kbench_probe_target(), an empty function to put a probe on", ()),
+    (
+        "spin",
+        "loops steps of dependent arithmetic (a known amount of work)",
+        (ParamSpec("loops", "int", "100", "dependent arithmetic steps per call"),),
+    ),
 )
 
 
