@@ -1,40 +1,51 @@
-"""Sensitivity on this machine: can a 1% slower build be told apart, and an identical copy not?
+"""Which measuring method can see 1%? Every method on the same 1% pairs and A/A pairs, side by side.
 
-Usage: python benchmarks/sensitivity.py [--reps R] [--kbench SxT ...] [--fixed]
-                                        [--budget SEC] [--target-ms MS] [--methods LIST]
-                                        [--json-out FILE]
+Usage: python benchmarks/sensitivity.py [--reps R] [--suites loop,syscall,kfunc] [--budget SEC]
+                                        [--target-ms MS] [--kernel SPEC] [--json-out FILE]
 
-Three programs are built in a temporary directory from one C source with gcc -O2:
-a CPU-bound xorshift loop whose result goes to a volatile sink, its iteration
-count compiled in with -DITERS. A runs N iterations (N calibrated so A takes
-about --target-ms), B runs exactly 1.01 N, A' is a byte-identical copy of A in a
-separate file (for A/A). A fourth build with ITERS=0 measures the cost of
-starting a process, so the expected wall-clock difference is printed too (the
-loop is 1% longer, the exec/exit part is not).
+Three suites, each a pair exactly 1% apart in work ("A/B") and a pair of identical work
+("A/A"), every method run on both pairs R times in a shuffled order (so slow drift of the
+host does not line up with one method), each comparison with the same time budget:
 
-Each repetition runs every method twice, on A vs B and on A vs A', in a
-shuffled order (so slow drift of the host does not line up with one method):
+loop - a CPU-bound xorshift loop of about --target-ms (gcc -O2, iterations compiled in),
+  B with exactly 1% more iterations, A' a byte-identical copy of A:
+  - ``kbench cpu``: ``kbench compare --command A --command B -p shell=0 --json`` with its
+    defaults (interleaved slots, CPU time, default budget and margin). Detected = verdict
+    "regression"; an A/A false positive = any verdict but "no change".
+  - ``kbench wall``: the same with ``--metric wall``.
+  - ``time``: a bash loop running ``time A; time B`` alternately for the budget;
+    "different" when Welch's t-test on the two sets of wall times gives p < 0.05.
+  - ``taskset+time``: the same under ``taskset -c 1``.
+  - ``hyperfine``: ``hyperfine -N --warmup 3 --runs n A B`` filling the budget; "different"
+    when |mean_B - mean_A| > 2 standard errors of the difference (hyperfine prints no verdict).
+  - ``interleaved+KS``: a plain script alternating A and B one execution at a time
+    (wall time from Python), two-sample Kolmogorov-Smirnov test, p < 0.05.
+  For the classic methods the A/A false positives are any "different".
+syscall - ``syscall.getppid`` against the probe's variant with ``spin=1`` (dependent
+  arithmetic added to every call, about +1%); A/A is ``spin=0|00`` (the same value
+  spelled twice):
+  - ``kbench probe``: ``kbench compare syscall.getppid -p spin=0|1 --json`` (interleaved probe
+    runs, defaults);
+  - ``probe A then B``: the probe run for half the budget on A then on B (no interleaving),
+    Mann-Whitney on the per-sample values, p < 0.05 - what a single ``kbench run`` of each gives.
+kfunc - ``kfunc.spin`` in a Debian kernel under qemu (``--kernel``), loops=99 vs loops=100
+  (exactly 1% more dependent arithmetic); A/A is ``seed=1|2`` at loops=100 (the seed only
+  moves the starting value of the arithmetic):
+  - ``kbench in-kernel``: ``kbench compare kfunc.spin -p loops=99|100 --kernel K --json``
+    (one boot, interleaved kbench.ko runs; the boot is inside the comparison's time).
 
-- ``kbench SxT``: ``kbench compare --command A --command B -p shell=0 --samples S
-  --trials T --json`` (adaptive stopping unless --fixed). Detected = verdict
-  "regression"; wrong direction = "improvement"; an A/A false positive is either.
-- ``time``: one bash loop running ``time A; time B`` alternately n times
-  (TIMEFORMAT=%3R, millisecond resolution), n chosen to fill --budget seconds.
-  Naive rule: mean(B) - mean(A) > 0 means "B is slower".
-- ``taskset+time``: the same loop under ``taskset -c 1`` (bash and children
-  pinned to CPU 1).
-- ``hyperfine``: ``hyperfine -N --warmup 3 --runs n --export-json f A B``; rule:
-  "different" when |mean_B - mean_A| > 2 * sqrt(sd_A^2/n + sd_B^2/n)
-  (two standard errors of the difference of means; hyperfine itself prints no
-  verdict). Detected = different and B slower.
+Truth: the loop's true difference in CPU time is 1% of its loop part (the exec/exit part,
+measured with an empty build, is common to both); getppid's is measured once at the start
+with a long kbench comparison (``--budget 90s --fixed``), reported as such.
 
-For the naive rule of time/taskset the A/A "false-positive" rate is the rate of
-A' measured slower than A (50% expected by construction); the column "|d-true|<0.5"
-gives the fraction of comparisons whose measured difference is within half a
-percentage point of the true one (1% for A/B, 0% for A/A) for every method.
+Printed per suite and method: detected (right sign), wrong sign, A/A flagged, the
+estimates of B/A - 1 (median and IQR) and their run-to-run CV over the A/B repetitions,
+wall seconds per comparison (median, max) and the load average around the runs. Then the
+precision ratio: CV of kbench's estimate / the best peer's CV (goal <= 1.0).
 
-Goal of the issue: detected in >= 95% of A/B comparisons, A/A flagged in <= 5%,
-each comparison within 30 s of wall time.
+Goals (issue 10): kbench detects >= 95% of the 1% pairs with the right sign, flags <= 5%
+of A/A pairs, each comparison <= 30 s. Results of every comparison go to --json-out as they
+come (rerun with --resume FILE to add repetitions).
 """
 
 from __future__ import annotations
@@ -49,7 +60,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats
 
 SOURCE = r"""
 #include <stdint.h>
@@ -72,9 +88,13 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_KBENCH = Path(sys.executable).with_name("kbench")
 if not DEFAULT_KBENCH.exists():
     DEFAULT_KBENCH = HERE.parent / ".venv" / "bin" / "kbench"
+ALPHA = 0.05
+Result = dict[str, Any]
+Method = tuple[str, Callable[..., Result]]
+Suite = tuple[dict[str, Any], list[Method]]
 
 
-# ---------------------------------------------------------------- building
+# ---------------------------------------------------------------- the pairs
 
 def build(workdir: Path, iters: int, name: str) -> Path:
     src = workdir / "loop.c"
@@ -85,60 +105,50 @@ def build(workdir: Path, iters: int, name: str) -> Path:
     return out
 
 
-def median_runtime(binary: Path, runs: int = 15) -> float:
-    """Median wall seconds of one execution (spawned from Python)."""
-    times = []
+def cpu_seconds(binary: Path, runs: int = 9, *, wall: bool = False) -> float:
+    """Median CPU seconds (user + system, from wait4) of one execution, or its wall seconds."""
+    found = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        subprocess.run([str(binary)], check=True)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        pid = os.posix_spawn(str(binary), [str(binary)], os.environ)
+        _, _, usage = os.wait4(pid, 0)
+        found.append(time.perf_counter() - t0 if wall else usage.ru_utime + usage.ru_stime)
+    return statistics.median(found)
 
 
-def prepare(workdir: Path, target_ms: float) -> dict:
+def prepare_loop(workdir: Path, target_ms: float) -> dict[str, Any]:
     zero = build(workdir, 0, "zero")
-    probe = build(workdir, 2_000_000, "probe")
-    t_zero = median_runtime(zero)
-    t_probe = median_runtime(probe)
-    per_iter = max(t_probe - t_zero, 1e-6) / 2_000_000
-    iters = int((target_ms / 1000 - t_zero) / per_iter) // 100 * 100
-    iters = max(iters, 100_000)
-    a = build(workdir, iters, "A")
-    b = build(workdir, iters // 100 * 101, "B")
+    calibration = build(workdir, 20_000_000, "calibration")
+    per_iter = max(cpu_seconds(calibration) - cpu_seconds(zero), 1e-6) / 20_000_000
+    iters = max(int(target_ms / 1000 / per_iter) // 100 * 100, 100_000)
+    a, b = build(workdir, iters, "A"), build(workdir, iters // 100 * 101, "B")
     a2 = workdir / "A2"
     shutil.copyfile(a, a2)
     os.chmod(a2, 0o755)
-    t_a = median_runtime(a)
-    t_b = median_runtime(b)
-    expected = 0.01 * max(t_a - t_zero, 0.0) / t_a
-    return {
-        "dir": str(workdir), "A": str(a), "B": str(b), "A2": str(a2),
-        "iters_A": iters, "iters_B": iters // 100 * 101,
-        "t_zero_ms": 1e3 * t_zero, "t_A_ms": 1e3 * t_a, "t_B_ms": 1e3 * t_b,
-        "expected_wall_diff_pct": 100 * expected,
-    }
+    t_zero, t_a = cpu_seconds(zero), cpu_seconds(a)
+    return {"A": str(a), "B": str(b), "A2": str(a2), "iters_A": iters, "iters_B": iters // 100 * 101,
+            "cpu_zero_ms": 1e3 * t_zero, "cpu_A_ms": 1e3 * t_a, "wall_A_ms": 1e3 * cpu_seconds(a, wall=True),
+            "truth_pct": 100 * 0.01 * max(t_a - t_zero, 0.0) / t_a}
 
 
 # ---------------------------------------------------------------- methods
 
-def run_kbench(kbench: str, a: str, b: str, samples: int, trials: int, fixed: bool, seed: int) -> dict:
-    cmd = [kbench, "compare", "--command", a, "--command", b, "-p", "shell=0",
-           "--samples", str(samples), "--trials", str(trials), "--seed", str(seed), "--json"]
-    if fixed:
-        cmd.append("--fixed")
-    out = subprocess.run(cmd, capture_output=True, text=True)
+def kbench_compare(kbench: str, args: list[str], seed: int) -> Result:
+    out = subprocess.run([kbench, "compare", *args, "--seed", str(seed), "--json"], capture_output=True, text=True)
     if out.returncode != 0:
-        raise RuntimeError(f"kbench failed ({out.returncode}): {out.stderr.strip()[-500:]}")
-    metric = json.loads(out.stdout)["metrics"][0]
+        raise RuntimeError(f"kbench failed ({out.returncode}): {out.stderr.strip()[-400:]}")
+    report = json.loads(out.stdout)
+    metric = report["metrics"][0]
     verdict = metric["verdict"]
-    return {
-        "diff_pct": metric["change_pct"], "verdict": verdict, "p_value": metric.get("p_value"),
-        "ci_pct": metric.get("ci_pct"), "trials": metric.get("trials"),
-        "slower": verdict == "regression", "faster": verdict == "improvement",
-    }
+    return {"diff_pct": metric["change_pct"], "verdict": verdict, "p_value": metric.get("p_value"),
+            "ci_pct": metric.get("ci_pct"), "blocks": report["parameters"].get("blocks"),
+            "reason": metric.get("reason", "")[:120], "multimodal": metric.get("multimodal"),
+            "slower": verdict == "regression", "faster": verdict == "improvement",
+            "flagged": verdict != "no change"}
 
 
-def run_time_loop(a: str, b: str, n: int, pin: bool) -> dict:
+def time_loop(a: str, b: str, budget: float, per_run_s: float, pin: bool) -> Result:
+    n = max(5, int(budget / (2 * per_run_s)))
     script = (f"TIMEFORMAT=%3R; for ((i=0;i<{n};i++)); do "
               f"{{ time {a} ; }} 2>>\"$1\"; {{ time {b} ; }} 2>>\"$2\"; done")
     with tempfile.TemporaryDirectory() as tmp:
@@ -149,159 +159,216 @@ def run_time_loop(a: str, b: str, n: int, pin: bool) -> dict:
         subprocess.run(cmd, check=True)
         ta = [float(x) for x in fa.read_text().split()]
         tb = [float(x) for x in fb.read_text().split()]
-    ma, mb = statistics.fmean(ta), statistics.fmean(tb)
-    diff = 100 * (mb / ma - 1)
-    return {"diff_pct": diff, "n": n, "mean_a": ma, "mean_b": mb,
-            "slower": mb - ma > 0, "faster": False}
+    return _two_sets(ta, tb, stats.ttest_ind(tb, ta, equal_var=False).pvalue)
 
 
-def run_hyperfine(a: str, b: str, n: int) -> dict:
+def hyperfine(a: str, b: str, budget: float, per_run_s: float) -> Result:
+    n = max(5, int(budget / (2 * per_run_s)))
     with tempfile.TemporaryDirectory() as tmp:
         f = Path(tmp) / "h.json"
         subprocess.run(["hyperfine", "-N", "--warmup", "3", "--runs", str(n), "--style", "none",
                         "--export-json", str(f), a, b], check=True, capture_output=True)
         res = json.loads(f.read_text())["results"]
     (ma, sa), (mb, sb) = [(r["mean"], r["stddev"] or 0.0) for r in res]
-    se = ((sa ** 2 + sb ** 2) / n) ** 0.5
-    different = abs(mb - ma) > 2 * se
-    return {"diff_pct": 100 * (mb / ma - 1), "n": n, "mean_a": ma, "sd_a": sa, "mean_b": mb, "sd_b": sb,
-            "slower": different and mb > ma, "faster": different and mb < ma}
+    different = abs(mb - ma) > 2 * ((sa**2 + sb**2) / n) ** 0.5
+    return {"diff_pct": 100 * (mb / ma - 1), "n": n, "slower": different and mb > ma,
+            "faster": different and mb < ma, "flagged": different}
+
+
+def interleaved_ks(a: str, b: str, budget: float) -> Result:
+    times: dict[str, list[float]] = {a: [], b: []}
+    started = time.monotonic()
+    while time.monotonic() - started < budget:
+        for binary in (a, b):
+            t0 = time.perf_counter()
+            subprocess.run([binary], check=True)
+            times[binary].append(time.perf_counter() - t0)
+    return _two_sets(times[a], times[b], stats.ks_2samp(times[a], times[b]).pvalue)
+
+
+def probe_then(kbench: str, a: list[str], b: list[str], budget: float) -> Result:
+    probe = str(Path(kbench).with_name("kbench-probe"))
+    medians = []
+    samples = []
+    for params in (a, b):
+        args = [probe, "run", "getppid", *[x for p in params for x in ("-p", p)], "--duration", str(budget / 2)]
+        out = subprocess.run(args, capture_output=True, check=True).stdout
+        newline = out.index(b"\n")
+        header = json.loads(out[:newline])
+        ns = np.frombuffer(out[newline + 1:], dtype="<u8") / header["timer"]["hz"] * 1e9 / header["batch"]
+        medians.append(float(np.median(ns)))
+        samples.append(ns)
+    p = stats.mannwhitneyu(samples[1], samples[0]).pvalue
+    different = p < ALPHA
+    return {"diff_pct": 100 * (medians[1] / medians[0] - 1), "p_value": float(p),
+            "slower": different and medians[1] > medians[0], "faster": different and medians[1] < medians[0],
+            "flagged": different}
+
+
+def _two_sets(ta: list[float], tb: list[float], p: float) -> Result:
+    ma, mb = statistics.median(ta), statistics.median(tb)
+    different = p < ALPHA
+    return {"diff_pct": 100 * (statistics.fmean(tb) / statistics.fmean(ta) - 1), "n": len(ta), "p_value": float(p),
+            "slower": different and mb > ma, "faster": different and mb < ma, "flagged": different}
 
 
 # ---------------------------------------------------------------- summary
 
-def quantiles(values: list[float]) -> tuple[float, float, float]:
+def quartiles(values: list[float]) -> tuple[float, float, float]:
     if not values:
         return (float("nan"),) * 3
-    if len(values) == 1:
-        return values[0], values[0], values[0]
-    q = statistics.quantiles(values, n=4, method="inclusive")
-    return q[0], q[1], q[2]
+    q = np.percentile(values, [25, 50, 75])
+    return float(q[0]), float(q[1]), float(q[2])
 
 
-def summarise(name: str, rows: list[dict], truth: float) -> dict:
+def summarise(rows: list[Result]) -> dict[str, Any]:
     ab = [r for r in rows if r["pair"] == "A/B"]
     aa = [r for r in rows if r["pair"] == "A/A"]
 
-    def rate(items: list[dict], key) -> float:
+    def rate(items: list[Result], key: Callable[[Result], bool]) -> float:
         return sum(1 for r in items if key(r)) / len(items) if items else float("nan")
 
+    estimates = [r["diff_pct"] for r in ab if r["diff_pct"] is not None and np.isfinite(r["diff_pct"])]
+    cv = (float(np.std(estimates, ddof=1) / abs(np.mean(estimates)))
+          if len(estimates) > 1 and np.mean(estimates) != 0 else float("nan"))
     return {
-        "method": name,
         "n_ab": len(ab), "n_aa": len(aa),
-        "detect": rate(ab, lambda r: r["slower"]),
-        "wrong": rate(ab, lambda r: r["faster"]),
-        "fp": rate(aa, lambda r: r["slower"] or r["faster"]),
-        "close_ab": rate(ab, lambda r: abs(r["diff_pct"] - truth) < 0.5),
-        "close_aa": rate(aa, lambda r: abs(r["diff_pct"]) < 0.5),
-        "diff_ab": quantiles([r["diff_pct"] for r in ab]),
-        "diff_aa": quantiles([r["diff_pct"] for r in aa]),
+        "detect": rate(ab, lambda r: r["slower"]), "wrong": rate(ab, lambda r: r["faster"]),
+        "aa_flagged": rate(aa, lambda r: r["flagged"]),
+        "diff_ab": quartiles(estimates), "diff_aa": quartiles([r["diff_pct"] for r in aa if r["diff_pct"] is not None]),
+        "cv": cv,
         "wall_median": statistics.median([r["wall_s"] for r in rows]) if rows else float("nan"),
         "wall_max": max((r["wall_s"] for r in rows), default=float("nan")),
+        "load": quartiles([r["load"] for r in rows]),
     }
 
 
-def print_table(summaries: list[dict], truth: float) -> None:
-    head = (f"{'method':<22} {'detect 1%':>9} {'wrong dir':>9} {'A/A FP':>7} "
-            f"{'B/A-1 % median [IQR]':>24} {'A/A % median [IQR]':>22} "
-            f"{'|d-true|<0.5 AB/AA':>18} {'wall s med/max':>15}")
+def print_table(suite: str, summaries: dict[str, dict[str, Any]], truth: float) -> None:
+    print(f"\n{suite}: true difference +{truth:.2f}%")
+    head = (f"{'method':<18} {'detect':>7} {'wrong':>6} {'A/A':>5} {'B/A-1 % median [IQR]':>24} {'CV':>6} "
+            f"{'A/A % median':>12} {'wall s med/max':>15} {'load':>10}")
     print(head)
     print("-" * len(head))
-    for s in summaries:
+    for name, s in summaries.items():
         q1, m, q3 = s["diff_ab"]
-        p1, pm, p3 = s["diff_aa"]
-        print(f"{s['method']:<22} {100 * s['detect']:>8.0f}% {100 * s['wrong']:>8.0f}% {100 * s['fp']:>6.0f}% "
-              f"{m:>+7.2f} [{q1:+.2f},{q3:+.2f}]{'':>2} {pm:>+7.2f} [{p1:+.2f},{p3:+.2f}] "
-              f"{100 * s['close_ab']:>8.0f}%/{100 * s['close_aa']:>3.0f}% "
-              f"{s['wall_median']:>7.1f}/{s['wall_max']:<6.1f}")
-    print(f"(true difference of the loop: +1.00%; expected on wall time incl. exec: +{truth:.2f}%)")
+        _, am, _ = s["diff_aa"]
+        l1, lm, l3 = s["load"]
+        print(f"{name:<18} {100 * s['detect']:>6.0f}% {100 * s['wrong']:>5.0f}% {100 * s['aa_flagged']:>4.0f}% "
+              f"{m:>+7.2f} [{q1:+.2f},{q3:+.2f}]{'':>3} {s['cv']:>6.2f} {am:>+12.2f} "
+              f"{s['wall_median']:>7.1f}/{s['wall_max']:<6.1f} {lm:>4.1f} [{l1:.1f}-{l3:.1f}]")
 
 
-# ---------------------------------------------------------------- main
+# ---------------------------------------------------------------- suites
 
-def parse_kbench(spec: str) -> tuple[int, int]:
-    s, _, t = spec.lower().partition("x")
-    return int(s), int(t)
+def loop_suite(args: argparse.Namespace, workdir: Path) -> Suite:
+    info = prepare_loop(workdir, args.target_ms)
+    per_run = info["wall_A_ms"] / 1e3 * 1.05
+    kb = args.kbench_bin
+
+    def pair(kind: str) -> tuple[str, str]:
+        return info["A"], info["B"] if kind == "A/B" else info["A2"]
+
+    methods: list[Method] = [
+        ("kbench cpu", lambda kind, seed: kbench_compare(kb, ["--command", pair(kind)[0], "--command", pair(kind)[1],
+                                                              "-p", "shell=0"], seed)),
+        ("kbench wall", lambda kind, seed: kbench_compare(kb, ["--command", pair(kind)[0], "--command", pair(kind)[1],
+                                                               "-p", "shell=0", "--metric", "wall"], seed)),
+        ("time", lambda kind, seed: time_loop(*pair(kind), args.budget, per_run, pin=False)),
+        ("taskset+time", lambda kind, seed: time_loop(*pair(kind), args.budget, per_run, pin=True)),
+        ("interleaved+KS", lambda kind, seed: interleaved_ks(*pair(kind), args.budget)),
+    ]
+    if shutil.which("hyperfine"):
+        methods.append(("hyperfine", lambda kind, seed: hyperfine(*pair(kind), args.budget, per_run)))
+    print(f"loop: A {info['iters_A']} iterations, {info['cpu_A_ms']:.1f} ms CPU; B +1% iterations; exec of an "
+          f"empty program {info['cpu_zero_ms']:.2f} ms CPU; true CPU difference +{info['truth_pct']:.3f}%", flush=True)
+    return info, methods
+
+
+def syscall_suite(args: argparse.Namespace, workdir: Path) -> Suite:
+    kb = args.kbench_bin
+    values = {"A/B": "spin=0|1", "A/A": "spin=0|00"}
+    truth = kbench_compare(kb, ["syscall.getppid", "-p", values["A/B"], "--budget", "90s", "--fixed"], 12345)
+    methods: list[Method] = [
+        ("kbench probe", lambda kind, seed: kbench_compare(kb, ["syscall.getppid", "-p", values[kind]], seed)),
+        ("probe A then B", lambda kind, seed: probe_then(kb, ["spin=0"], ["spin=1" if kind == "A/B" else "spin=0"],
+                                                         args.budget)),
+    ]
+    print(f"syscall: getppid vs spin=1, measured once over 90 s: {truth['diff_pct']:+.3f}% "
+          f"(CI {truth['ci_pct'][0]:+.3f}..{truth['ci_pct'][1]:+.3f}%)", flush=True)
+    return {"truth_pct": truth["diff_pct"], "truth_ci_pct": truth["ci_pct"]}, methods
+
+
+def kfunc_suite(args: argparse.Namespace, workdir: Path) -> Suite:
+    kb = args.kbench_bin
+    values = {"A/B": ["-p", "loops=99|100"], "A/A": ["-p", "loops=100", "-p", "seed=1|2"]}
+    methods: list[Method] = [
+        ("kbench in-kernel", lambda kind, seed: kbench_compare(kb, ["kfunc.spin", *values[kind], "--kernel",
+                                                                    args.kernel], seed)),
+    ]
+    return {"truth_pct": 100 / 99}, methods
+
+
+SUITES = {"loop": loop_suite, "syscall": syscall_suite, "kfunc": kfunc_suite}
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=20, help="repetitions of every comparison (default 20)")
-    ap.add_argument("--kbench", action="append", metavar="SxT",
-                    help="kbench compare settings: samples x trials (repeatable; default 10x25)")
-    ap.add_argument("--fixed", action="store_true", help="kbench: no adaptive stopping")
-    ap.add_argument("--budget", type=float, default=25.0,
-                    help="seconds of runs per comparison for time/taskset/hyperfine (default 25)")
-    ap.add_argument("--target-ms", type=float, default=20.0, help="runtime of A (default 20 ms)")
-    ap.add_argument("--methods", default="kbench,time,taskset,hyperfine",
-                    help="comma-separated subset of kbench,time,taskset,hyperfine")
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--reps", type=int, default=10, help="repetitions of every comparison (default 10)")
+    ap.add_argument("--suites", default="loop,syscall,kfunc", help="comma-separated subset of loop,syscall,kfunc")
+    ap.add_argument("--budget", type=float, default=20.0,
+                    help="seconds of runs per comparison for the methods other than kbench (default 20: kbench's "
+                         "default measuring budget)")
+    ap.add_argument("--target-ms", type=float, default=100.0, help="CPU time of the loop A (default 100 ms)")
+    ap.add_argument("--kernel", default="deb:6.1.0-56-amd64", help="kernel of the kfunc suite")
     ap.add_argument("--kbench-bin", default=str(DEFAULT_KBENCH))
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--json-out", type=Path)
+    ap.add_argument("--json-out", type=Path, help="write every result here as it comes")
+    ap.add_argument("--resume", type=Path, help="add to the results in this file (same suites)")
     args = ap.parse_args()
-
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    if "hyperfine" in methods and not shutil.which("hyperfine"):
-        print("hyperfine not found (apt-get install -y hyperfine); skipping it", file=sys.stderr)
-        methods.remove("hyperfine")
-    kbench_settings = [parse_kbench(s) for s in (args.kbench or ["10x25"])]
     rng = random.Random(args.seed)
-
+    results: dict[str, Any] = json.loads(args.resume.read_text()) if args.resume else {"suites": {}}
+    out = args.json_out or args.resume
+    os.environ.setdefault("KBENCH_DB", str(Path(tempfile.mkdtemp(prefix="kbench-sens-db-")) / "sens.db"))
     with tempfile.TemporaryDirectory(prefix="kbench-sens-") as tmp:
-        info = prepare(Path(tmp), args.target_ms)
-        truth = info["expected_wall_diff_pct"]
-        # Runs per side for the classic methods: fill the budget with A and B runs.
-        n_classic = max(5, int(args.budget / (2 * info["t_A_ms"] / 1e3 * 1.05)))
-        print(f"A: {info['iters_A']} iterations, {info['t_A_ms']:.2f} ms; B: {info['iters_B']} "
-              f"(+1%), {info['t_B_ms']:.2f} ms; exec of an empty program {info['t_zero_ms']:.2f} ms; "
-              f"classic methods: {n_classic} runs per side", flush=True)
-
-        tasks: list[tuple[str, dict]] = []
-        for s, t in kbench_settings:
-            tasks.append((f"kbench {s}x{t}{' fixed' if args.fixed else ''}", {"kind": "kbench", "s": s, "t": t}))
-        if "time" in methods:
-            tasks.append(("time", {"kind": "time", "pin": False}))
-        if "taskset" in methods:
-            tasks.append(("taskset+time", {"kind": "time", "pin": True}))
-        if "hyperfine" in methods:
-            tasks.append(("hyperfine", {"kind": "hyperfine"}))
-        if "kbench" not in methods:
-            tasks = [x for x in tasks if x[1]["kind"] != "kbench"]
-
-        rows: dict[str, list[dict]] = {name: [] for name, _ in tasks}
-        started = time.monotonic()
-        for rep in range(args.reps):
-            order = [(name, cfg, pair) for name, cfg in tasks for pair in ("A/B", "A/A")]
-            rng.shuffle(order)
-            for name, cfg, pair in order:
-                a, b = info["A"], info["B"] if pair == "A/B" else info["A2"]
-                t0 = time.monotonic()
-                try:
-                    if cfg["kind"] == "kbench":
-                        r = run_kbench(args.kbench_bin, a, b, cfg["s"], cfg["t"], args.fixed,
-                                       seed=rng.randrange(1 << 30))
-                    elif cfg["kind"] == "time":
-                        r = run_time_loop(a, b, n_classic, cfg["pin"])
-                    else:
-                        r = run_hyperfine(a, b, n_classic)
-                except (RuntimeError, subprocess.CalledProcessError) as exc:
-                    print(f"  rep {rep + 1} {name} {pair}: failed: {exc}", file=sys.stderr, flush=True)
-                    continue
-                r.update(pair=pair, rep=rep, wall_s=time.monotonic() - t0)
-                rows[name].append(r)
-                extra = f" {r['verdict']}" if "verdict" in r else ""
-                print(f"  rep {rep + 1:>2} {name:<18} {pair} d={r['diff_pct']:+6.2f}%{extra} "
-                      f"({r['wall_s']:.1f} s)", flush=True)
-            print(f"rep {rep + 1}/{args.reps} done, {time.monotonic() - started:.0f} s elapsed", flush=True)
-
-        summaries = [summarise(name, rows[name], truth) for name, _ in tasks]
-        print()
-        print_table(summaries, truth)
-        if args.json_out:
-            args.json_out.write_text(json.dumps(
-                {"setup": info, "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-                 "n_classic": n_classic, "summary": summaries, "raw": rows}, indent=1))
-            print(f"raw results: {args.json_out}")
+        for suite in [s.strip() for s in args.suites.split(",") if s.strip()]:
+            info, methods = SUITES[suite](args, Path(tmp))
+            record = results["suites"].setdefault(suite, {"info": info, "rows": {}})
+            record["info"] = info
+            rows: dict[str, list[Result]] = record["rows"]
+            started = time.monotonic()
+            for rep in range(args.reps):
+                order = [(name, fn, pair) for name, fn in methods for pair in ("A/B", "A/A")]
+                rng.shuffle(order)
+                for name, fn, pair in order:
+                    load = os.getloadavg()[0]
+                    t0 = time.monotonic()
+                    try:
+                        r = fn(pair, rng.randrange(1 << 30))
+                    except (RuntimeError, subprocess.CalledProcessError) as exc:
+                        print(f"  rep {rep + 1} {name} {pair}: failed: {exc}", file=sys.stderr, flush=True)
+                        continue
+                    r.update(pair=pair, rep=rep, wall_s=time.monotonic() - t0, load=(load + os.getloadavg()[0]) / 2)
+                    rows.setdefault(name, []).append(r)
+                    extra = f" {r['verdict']}" if "verdict" in r else (" different" if r["flagged"] else " same")
+                    print(f"  rep {rep + 1:>2} {name:<16} {pair} d={r['diff_pct']:+7.3f}%{extra} "
+                          f"({r['wall_s']:.1f} s, load {r['load']:.1f})", flush=True)
+                    if out:
+                        out.write_text(json.dumps(results, indent=1, default=str))
+                print(f"{suite} rep {rep + 1}/{args.reps} done, {time.monotonic() - started:.0f} s", flush=True)
+            summaries = {name: summarise(rows[name]) for name, _ in methods if name in rows}
+            record["summary"] = summaries
+            print_table(suite, summaries, info["truth_pct"])
+            kbench_names = [n for n in summaries if n.startswith("kbench")]
+            peers = [n for n in summaries if not n.startswith("kbench") and np.isfinite(summaries[n]["cv"])]
+            if kbench_names and peers:
+                best = min(peers, key=lambda n: summaries[n]["cv"])
+                for name in kbench_names:
+                    ratio = summaries[name]["cv"] / summaries[best]["cv"]
+                    print(f"precision: CV of {name}'s estimate / best peer's ({best}) = {ratio:.2f} (goal <= 1.0)")
+            if out:
+                out.write_text(json.dumps(results, indent=1, default=str))
+    if out:
+        print(f"raw results: {out}")
     return 0
 
 

@@ -19,4 +19,5 @@ KBENCH_BUILTIN(fib4_lookup);
 KBENCH_BUILTIN(fib6_lookup);
 KBENCH_BUILTIN(trace_overhead);
 KBENCH_BUILTIN(probe_target);
+KBENCH_BUILTIN(spin);
 /* Add a new benchmark here. */

@@ -3,11 +3,45 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
+import numpy as np
+import pytest
+
+from kbench.store.db import Store
 from tests.e2e.conftest import KbenchRunner, as_json
 
 LOOP = "i=0; while [ $i -lt {n} ]; do i=$((i+1)); done"
+CPU_LOOP = r"""
+#include <stdint.h>
+static volatile uint64_t sink;
+int main(void)
+{
+    uint64_t x = 88172645463325252ULL, s = 0;
+    for (uint64_t i = 0; i < (uint64_t)ITERS; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17; s += x;
+    }
+    sink = s;
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def cpu_loops(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A ~20 ms CPU loop (A), one with 30% more iterations (B), and a byte-identical copy of A."""
+    directory = tmp_path_factory.mktemp("loops")
+    source = directory / "loop.c"
+    source.write_text(CPU_LOOP)
+    built = {}
+    for name, iters in (("A", 6_000_000), ("B", 7_800_000)):
+        built[name] = directory / name
+        subprocess.run(["gcc", "-O2", f"-DITERS={iters}", "-o", str(built[name]), str(source)], check=True)
+    built["A2"] = directory / "A2"
+    shutil.copy2(built["A"], built["A2"])
+    return built
 JSON_KEYS = {"metric", "unit", "direction", "base", "new", "change_pct", "ci_pct", "p_value", "verdict", "trials"}
 
 
@@ -44,6 +78,74 @@ def test_identical_work_is_not_called_a_regression(kbench: KbenchRunner) -> None
     assert low <= 0 <= high or metric["verdict"] == "inconclusive"
 
 
+def test_interleaved_commands_find_a_cpu_time_regression_with_its_size(
+    kbench: KbenchRunner, cpu_loops: dict[str, Path], db_path: Path
+) -> None:
+    # 30% more loop iterations: the child's CPU time grows by nearly that (exec is common to both);
+    # CPU time is what load on this shared machine does not hide.
+    report = as_json(kbench("compare", "--command", str(cpu_loops["A"]), "--command", str(cpu_loops["B"]),
+                            "-p", "shell=0", "--budget", "10s", "--json"))
+    cpu, wall = report["metrics"]
+    assert (cpu["metric"], wall["metric"]) == ("command.cpu", "command.wall")
+    assert cpu["verdict"] == "regression" and 15 < cpu["change_pct"] < 45
+    low, high = cpu["ci_pct"]
+    assert 0 < low <= cpu["change_pct"] <= high
+    assert cpu["design"].startswith("interleaved: randomized mirrored blocks")
+    assert "CPU time" in report["parameters"]["metric"] and report["parameters"]["blocks"] >= 6
+    assert isinstance(cpu["multimodal"], bool) and "modes" in cpu
+    # The stored runs hold every slot, and judged again from the store they give the same answer.
+    runs = dict(item.split("=") for item in report["parameters"]["runs"].split())
+    store = Store.open(f"sqlite:///{db_path}")
+    columns = store.load_samples(int(runs[str(cpu_loops["A"])]))
+    assert {"slot", "block", "utime_ns", "stime_ns", "ticks"} <= set(columns)
+    assert np.unique(columns["block"]).size == report["parameters"]["blocks"]
+    again = as_json(kbench("compare", "--runs", runs[str(cpu_loops["A"])], "--runs", runs[str(cpu_loops["B"])],
+                           "--json"))
+    assert again["metrics"][0]["verdict"] == "regression"
+    assert again["metrics"][0]["trials"] == cpu["trials"]
+
+
+def test_identical_copies_end_no_change_within_the_margin(kbench: KbenchRunner, cpu_loops: dict[str, Path]) -> None:
+    proc = kbench("compare", "--command", str(cpu_loops["A"]), "--command", str(cpu_loops["A2"]), "-p", "shell=0",
+                  "--budget", "10s", "--margin", "5%")
+    text = proc.stdout
+    headline = next(line for line in text.splitlines() if line.startswith("command.cpu on program"))
+    assert "no change compared to" in headline and "within ±5%" in headline
+    assert "nan" not in text.lower()
+
+
+def test_wall_time_can_be_the_judged_metric(kbench: KbenchRunner, cpu_loops: dict[str, Path]) -> None:
+    report = as_json(kbench("compare", "--command", str(cpu_loops["A"]), "--command", str(cpu_loops["B"]),
+                            "-p", "shell=0", "--budget", "8s", "--metric", "wall", "--fixed", "--json"))
+    assert [m["metric"] for m in report["metrics"]] == ["command.wall", "command.cpu"]
+    assert "wall time, as asked" in report["parameters"]["metric"]
+
+
+def test_parameter_values_are_sides_of_one_interleaved_comparison(kbench: KbenchRunner) -> None:
+    # 400 steps of dependent arithmetic per getppid more than double its cost
+    report = as_json(kbench("compare", "syscall.getppid", "-p", "spin=0|400", "--budget", "10s", "--json"))
+    (metric,) = report["metrics"]
+    assert report["base_label"] == "spin=0" and report["new_labels"] == ["spin=400"]
+    assert metric["metric"] == "syscall.getppid.latency" and metric["verdict"] == "regression"
+    assert metric["change_pct"] > 50 and metric["ci_pct"][0] > 0
+    bad = kbench("compare", "syscall.getppid", "-p", "spin=0|0", check=False)
+    assert bad.returncode == 2 and "listed twice" in bad.stderr
+
+
+def test_designs_that_cannot_reach_significance_are_refused_before_measuring(
+    kbench: KbenchRunner, cpu_loops: dict[str, Path]
+) -> None:
+    before = len(as_json(kbench("results", "--json")))
+    few = kbench("compare", "--command", str(cpu_loops["A"]), "--command", str(cpu_loops["B"]), "--trials", "3",
+                 "--fixed", check=False)
+    assert few.returncode == 2
+    assert "--trials 3 cannot reach significance at alpha 0.05" in few.stderr and "--trials 4" in few.stderr
+    blocks = kbench("compare", "--command", str(cpu_loops["A"]), "--command", str(cpu_loops["B"]), "--blocks", "3",
+                    check=False)
+    assert blocks.returncode == 2 and "--blocks 6" in blocks.stderr
+    assert len(as_json(kbench("results", "--json"))) == before
+
+
 def test_stored_runs_compare_without_measuring(kbench: KbenchRunner, tmp_path: Path) -> None:
     ids = [as_json(kbench("run", "syscall.getppid", "--samples", "2000", "--json"))["run_id"] for _ in range(6)]
     before = len(as_json(kbench("results", "--json")))
@@ -64,6 +166,9 @@ def test_too_few_trials_is_inconclusive_with_its_reason(kbench: KbenchRunner) ->
     report = as_json(kbench("compare", "--runs", str(ids[0]), "--runs", str(ids[1]), "--json"))
     (metric,) = _metrics(report)
     assert metric["verdict"] == "inconclusive" and "few" in metric["reason"]
+    assert metric["ci_pct"] == [None, None]
+    text = kbench("compare", "--runs", str(ids[0]), "--runs", str(ids[1])).stdout
+    assert "nan" not in text.lower() and "CI n/a" in text and "inconclusive compared to" in text
 
 
 def test_bad_compare_input(kbench: KbenchRunner) -> None:
@@ -80,8 +185,8 @@ def test_bad_compare_input(kbench: KbenchRunner) -> None:
 
 
 def test_calibrate_stores_the_noise_floor_that_compare_reports(kbench: KbenchRunner) -> None:
-    calibration = as_json(kbench("calibrate", "syscall.getppid", "--samples", "2000", "--trials", "6",
-                                 "--budget", "6", "--json"))
+    calibration = as_json(kbench("calibrate", "syscall.getppid", "--design", "trials", "--samples", "2000",
+                                 "--trials", "6", "--budget-trials", "6", "--json"))
     assert len(calibration["trials"]["A1"]) == len(calibration["trials"]["A2"]) == 6
     assert calibration["sigma_log"] > 0
     effects = {row["power"]: row["effect_pct"] for row in calibration["mde"]}
@@ -89,14 +194,40 @@ def test_calibrate_stores_the_noise_floor_that_compare_reports(kbench: KbenchRun
     ids = [as_json(kbench("run", "syscall.getppid", "--samples", "500", "--json"))["run_id"] for _ in range(2)]
     text = kbench("compare", "--runs", str(ids[0]), "--runs", str(ids[1])).stdout
     assert f"A/A calibration {calibration['calibration_id']}" in text
+    assert calibration["margin_pct"] >= 0.5
+    assert f"±{calibration['margin_pct']:g}% from A/A calibration {calibration['calibration_id']}" in text
+
+
+def test_calibration_of_the_interleaved_design_sets_compares_margin(
+    kbench: KbenchRunner, cpu_loops: dict[str, Path]
+) -> None:
+    calibration = as_json(kbench("calibrate", "--command", str(cpu_loops["A"]), "-p", "shell=0", "--budget", "6s",
+                                 "--json"))
+    assert calibration["design"] == "interleaved" and calibration["metric"] == "command.cpu"
+    assert len(calibration["trials"]["A1"]) == len(calibration["trials"]["A2"]) >= 12
+    rows = {row["power"]: row for row in calibration["mde"]}
+    assert 0 < rows[0.8]["effect_pct"] < rows[0.95]["effect_pct"] and rows[0.8]["blocks"] >= 6
+    report = as_json(kbench("compare", "--command", str(cpu_loops["A"]), "--command", str(cpu_loops["B"]),
+                            "-p", "shell=0", "--budget", "6s", "--json"))
+    assert report["parameters"]["margin"] == (f"±{calibration['margin_pct']:g}% from A/A calibration "
+                                              f"{calibration['calibration_id']}")
+    assert report["metrics"][0]["margin_pct"] == pytest.approx(calibration["margin_pct"])
 
 
 def test_sensitivity_matrix_separates_real_differences(kbench: KbenchRunner) -> None:
     result = as_json(kbench("sensitivity", "--command", LOOP.format(n=1000), "--command", LOOP.format(n=4000),
-                            "--samples", "5", "--trials", "6", "--json"))
+                            "--design", "trials", "--samples", "5", "--trials", "6", "--json"))
     mwu = result["mwu_p"]
     assert len(mwu) == 2 and mwu[0][1] == mwu[1][0] < 0.05
     assert json.dumps(result["names"])
+
+
+def test_sensitivity_of_parameter_values_pairs_them_block_by_block(kbench: KbenchRunner) -> None:
+    result = as_json(kbench("sensitivity", "syscall.getppid", "-p", "spin=0|400|800", "--budget", "15s", "--json"))
+    assert result["names"] == ["spin=0", "spin=400", "spin=800"] and result["test"] == "signed-rank"
+    paired = np.array(result["paired_p"])
+    assert np.allclose(paired, paired.T, equal_nan=True)
+    assert paired[0, 1] < 0.05 and paired[0, 2] < 0.05 and paired[1, 2] < 0.05
 
 
 def test_stored_runs_selected_by_tag(kbench: KbenchRunner) -> None:

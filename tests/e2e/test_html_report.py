@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from kbench.report.comparison import html
-from kbench.report.comparison.common import verdict_slug
+from kbench.report.comparison.common import HEADLINE_EVERY_METRIC, verdict_slug
 from kbench.report.comparison.example import example_report
 from kbench.report.comparison.model import ComparisonReport
 
@@ -187,7 +187,12 @@ def test_summary_rows_context_and_parameters(rendered: Rendered) -> None:
     assert len(context.find("tr")) == len(rendered.report.context)
     parameters = _by_id(rendered.dom, "test-parameters")
     assert len(parameters.find("tr")) == len(rendered.report.parameters)
-    assert len(_by_id(rendered.dom, "headlines").find("li")) == sum(m.significant for m in rendered.report.metrics)
+    # Every metric's verdict is stated: one line each for a few metrics; for many, one per
+    # metric that changed or is undecided and one line for all those without a change.
+    metrics = rendered.report.metrics
+    unchanged = sum(m.verdict == "no change" for m in metrics)
+    expected = len(metrics) if len(metrics) <= HEADLINE_EVERY_METRIC else len(metrics) - unchanged + (unchanged > 0)
+    assert len(_by_id(rendered.dom, "headlines").find("li")) == expected
 
 
 def test_ids_are_unique_across_all_inline_svgs(rendered: Rendered) -> None:

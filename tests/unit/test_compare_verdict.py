@@ -19,7 +19,6 @@ from kbench.compare.verdict import (
     REASON_ALPHA_UNREACHABLE,
     REASON_EMPTY,
     REASON_INVALID,
-    REASON_MARGIN_STRADDLED,
     REASON_SIGNIFICANT,
     REASON_TOO_FEW_TRIALS,
     REASON_TOO_NOISY,
@@ -128,14 +127,18 @@ def test_margin_decisions_on_constructed_data():
         (0.20, (-1.0, 3.0), None, NO_CHANGE, "not-significant"),
         (0.01, (-0.5, -0.1), 1.0, NO_CHANGE, REASON_WITHIN_MARGIN),
         (0.01, (1.5, 3.0), 1.0, REGRESSION, REASON_SIGNIFICANT),
-        (0.01, (0.5, 3.0), 1.0, INCONCLUSIVE, REASON_MARGIN_STRADDLED),
+        (0.01, (0.5, 3.0), 1.0, REGRESSION, REASON_SIGNIFICANT),  # real, but may be under the margin
         (0.20, (-2.0, 3.0), 1.0, INCONCLUSIVE, REASON_TOO_NOISY),
         (0.01, (float("nan"), float("nan")), None, NO_CHANGE, "not-significant"),
+        (0.01, (float("nan"), float("nan")), 1.0, INCONCLUSIVE, REASON_TOO_NOISY),
     ],
 )
 def test_decision_table_rows(p, ci, margin, expected, tag):
     verdict, reason = decide(direction="lower", p_value=p, ci_pct=ci, alpha=0.05, margin_pct=margin)
     assert verdict == expected and reason.startswith(tag)
+    assert "nan" not in reason.lower()
+    if margin is not None and expected == REGRESSION:
+        assert ("smaller than the margin" in reason) == (ci[0] <= margin)
 
 
 def test_ks_reports_a_change_of_shape_the_rank_test_does_not_see():

@@ -115,7 +115,20 @@ def test_headlines_for_regressions_then_improvements() -> None:
         "improvement compared to 6.1.0-56-amd64"
     ) in text
     assert text.index("regression compared") < text.index("improvement compared")
-    assert "mmap1.per_process_ops on" not in text  # no headline without a significant change
+    # three metrics: every one gets a line that states its own verdict
+    assert "will-it-scale.mmap1.per_process_ops on kernel 6.12.5: no change compared to 6.1.0-56-amd64" in text
+
+
+def test_beyond_three_metrics_the_unchanged_ones_share_a_line() -> None:
+    base = _report()
+    extra = tuple(
+        MetricComparison(metric=f"m{i}", unit="ns", direction="lower", base=1.0, new=1.0, change_pct=0.0,
+                         ci_pct=(-0.1, 0.1), p_value=0.9, verdict="no change", trials=(5, 5))
+        for i in range(3)
+    )
+    text = render(_report(metrics=(*base.metrics, *extra)))
+    assert "no change in 4 other metrics compared to 6.1.0-56-amd64" in text
+    assert "m0 on kernel" not in text
 
 
 def test_overall_geometric_mean_is_direction_aware() -> None:
@@ -172,7 +185,8 @@ def test_nan_values_do_not_break_the_table() -> None:
     )
     text = render(_report(metrics=(broken,)))
     assert "x.y.z (ns)" in text
-    assert "no significant change" in text
+    assert "nan" not in text.lower()
+    assert "x.y.z on kernel 6.12.5: inconclusive compared to" in text and "CI n/a" in text
     assert "no overall figure" in text
 
 

@@ -1,8 +1,9 @@
 """What every lab shares: interleaved rounds, commit descriptions, the user's build command.
 
-``LabBase.round`` is the one interleaving: ``prepare`` each commit once (build it if
-needed, get it where trials run), then ``n`` rounds, each one ``trial`` of every commit
-in a random order, so a machine that drifts affects them alike. A lab supplies
+``LabBase.round`` interleaves with kbench's one interleaver (``kbench.engine.interleave``,
+which ``kbench compare`` uses too): ``prepare`` each commit once (build it if needed, get
+it where trials run), then ``n`` rounds, each one ``trial`` of every commit in a random
+order, so a machine that drifts affects them alike. A lab supplies
 ``prepare`` and ``trial`` (and ``close`` when it holds something, e.g. a guest); a lab that
 boots kernels keeps what their logs said is wrong in ``problems``.
 """
@@ -22,6 +23,7 @@ from kbench import children
 from kbench.bisect.git import describe
 from kbench.catalog.scale import primary_metric
 from kbench.compare.trial import trial_statistic
+from kbench.engine.interleave import interleaved_rounds
 from kbench.engine.runner import RunResult
 
 BUILD_TIMEOUT_S = 4 * 3600.0  # a kernel on a small machine
@@ -85,12 +87,7 @@ class LabBase(Generic[Prepared]):
     def round(self, commits: Sequence[str], n: int) -> dict[str, list[float]]:
         """``n`` trials of each commit: n rounds, each one trial per commit in a random order."""
         ready = {commit: self.prepare(commit) for commit in commits}
-        stats: dict[str, list[float]] = {commit: [] for commit in commits}
-        for _ in range(n):
-            for index in self._rng.permutation(len(commits)):
-                commit = commits[int(index)]
-                stats[commit] += self.trial(commit, ready[commit])
-        return stats
+        return interleaved_rounds(self._rng, commits, n, lambda commit: self.trial(commit, ready[commit]))
 
     def describe(self, commit: str) -> dict[str, str]:
         if commit not in self._described:

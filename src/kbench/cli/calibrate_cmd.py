@@ -1,4 +1,5 @@
-"""``kbench calibrate``: A/A run-to-run noise of a benchmark on a target, and what it can detect."""
+"""``kbench calibrate``: A/A noise of a benchmark on a target with compare's own design, what it can
+detect, and the equivalence margin ``kbench compare`` then uses by default."""
 
 from __future__ import annotations
 
@@ -7,80 +8,78 @@ from typing import Any
 import click
 from rich.table import Table
 
-from kbench.catalog.benchmarks import lookup
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
-from kbench.cli.parsing import KeyValue
-from kbench.compare.detectable import minimum_detectable_effect
-from kbench.engine.compare_protocol import ComparisonSide, run_comparison
-from kbench.engine.request import RunRequest
-from kbench.targets.factory import make_target
-
-POWERS = (0.8, 0.95)
+from kbench.cli.parsing import Duration, KeyValue
+from kbench.engine.calibration import POWERS, Calibration, calibrate
+from kbench.engine.comparison_sides import AUTO, DESIGNS
+from kbench.engine.interleaved import DEFAULT_BUDGET_S
 
 
 @click.command("calibrate")
-@click.argument("benchmark")
+@click.argument("benchmark", required=False)
+@click.option("--command", "command", metavar="CMD", help="Calibrate this command (the `command` benchmark).")
 @click.option("--kernel", metavar="SPEC", help="Calibrate in this kernel (booted in qemu); default: local.")
 @click.option("-p", "--param", "params", multiple=True, type=KeyValue())
-@click.option("--samples", type=click.IntRange(min=1), help="Samples per trial.")
+@click.option("--design", type=click.Choice(DESIGNS), default=AUTO, show_default=True,
+              help="The design to calibrate (auto: the one `kbench compare` would use).")
+@click.option("--metric", type=click.Choice(["cpu", "wall"]), default="cpu", show_default=True,
+              help="Commands: the metric compare judges.")
+@click.option("--budget", type=Duration(), default=f"{DEFAULT_BUDGET_S:g}s", show_default=True,
+              help="Interleaved design: measuring time of the A/A comparison (compare's default budget).")
+@click.option("--samples", type=click.IntRange(min=1), help="Samples per trial or per interleaved slot.")
 @click.option("--trials", type=click.IntRange(min=3), default=10, show_default=True,
-              help="Trials in each of the two A/A sets.")
-@click.option("--budget", "budgets", multiple=True, type=click.IntRange(min=2),
-              help="Trial budgets (per side) to report the detectable effect for (default 5, 10, 20).")
+              help="Trials design: trials in each of the two A/A sets.")
+@click.option("--budget-trials", "budgets", multiple=True, type=click.IntRange(min=2),
+              help="Trials design: budgets (per side) to report the detectable effect for (default 5, 10, 20).")
 @click.option("--alpha", type=click.FloatRange(min=0.0001, max=0.5), default=0.05, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 @pass_context
 def calibrate_cmd(
-    ctx: Context, benchmark: str, kernel: str | None, params: tuple[tuple[str, str], ...], samples: int | None,
-    trials: int, budgets: tuple[int, ...], alpha: float, as_json: bool,
+    ctx: Context, benchmark: str | None, command: str | None, kernel: str | None, params: tuple[tuple[str, str], ...],
+    design: str, metric: str, budget: float, samples: int | None, trials: int, budgets: tuple[int, ...],
+    alpha: float, seed: int, as_json: bool,
 ) -> None:
-    """Measure BENCHMARK twice (two interleaved A/A sets), store the noise, and report the
-    minimum detectable effect at 80% and 95% power for each trial budget."""
-    target = kernel or "local"
+    """Measure BENCHMARK (or --command CMD) against itself with the design `kbench compare`
+    uses, store the noise, and report the smallest change it can detect and the equivalence
+    margin compare will use for it from now on."""
     with user_errors():
-        bench = lookup(benchmark)
-        bench.validate_params(dict(params))
-        request = RunRequest(benchmark=bench.name, params=dict(params), samples=samples)
-        sides = [ComparisonSide(label=label, kernel=kernel, benchmark=bench, request=request) for label in ("A1", "A2")]
-        outcome = run_comparison(ctx.store, sides, make_target, max_trials=trials, adaptive=False,
-                                 tags=("calibration",))
-        metric = outcome.sides[0].primary_metric
-        sets = (outcome.sides[0].statistics(metric), outcome.sides[1].statistics(metric))
-        rows: list[dict[str, Any]] = []
-        warnings: set[str] = set()
-        for n in budgets or (5, 10, 20):
-            for power in POWERS:
-                effect = minimum_detectable_effect(sets, n, power=power, alpha=alpha)
-                rows.append({"trials": n, "power": power, "effect_pct": effect.effect_pct})
-                warnings.update(effect.warnings)
-        sigma = minimum_detectable_effect(sets, trials, alpha=alpha)
-        run_ids = [getattr(run, "run_id", 0) for side in outcome.sides for run in side.runs]
-        calibration_id = ctx.store.save_calibration(
-            benchmark=bench.name, metric=metric, target=target, params=dict(params),
-            trials={"A1": sets[0], "A2": sets[1]}, run_ids=run_ids, sigma_log=sigma.sigma_log, mde=rows,
+        found = calibrate(
+            ctx.store, benchmark=benchmark, command=command, kernel=kernel, params=dict(params), design=design,
+            metric=metric, budget_s=budget, samples=samples, trials=trials, budgets=budgets, alpha=alpha, seed=seed,
         )
-    result = {
-        "calibration_id": calibration_id, "benchmark": bench.name, "metric": metric, "target": target,
-        "trials": {"A1": sets[0], "A2": sets[1]}, "sigma_log": sigma.sigma_log,
-        "aa_change_pct": sigma.aa_change_pct, "aa_p_value": sigma.aa_p_value, "mde": rows,
-        "warnings": sorted(warnings | set(sigma.warnings)),
-    }
     if as_json:
-        emit_json(result)
+        emit_json(_as_json(found))
         return
+    _print(found, alpha)
+
+
+def _as_json(found: Calibration) -> dict[str, Any]:
+    return {
+        "calibration_id": found.calibration_id, "benchmark": found.benchmark, "metric": found.metric,
+        "target": found.target, "design": found.design, "trials": found.sets, "sigma_log": found.sigma_log,
+        "aa_change_pct": found.aa_change_pct, "aa_p_value": found.aa_p_value, "aa_verdict": found.aa_verdict,
+        "mde": found.rows, "margin_pct": found.margin_pct, "warnings": found.warnings,
+    }
+
+
+def _print(found: Calibration, alpha: float) -> None:
     console = out_console()
-    console.print(f"[bold]{metric}[/] on {target}: calibration {calibration_id}, 2 × {trials} interleaved trials")
-    console.print(f"run-to-run noise: σ(log trial median) = {100 * sigma.sigma_log:.2f}%; "
-                  f"A/A difference {sigma.aa_change_pct:+.2f}% (p={sigma.aa_p_value:.3g})", highlight=False)
-    table = Table(box=None, pad_edge=False, title="smallest change detectable (two-sided, "
-                  f"alpha {alpha:g})", title_justify="left")
-    table.add_column("trials per side", justify="right")
+    console.print(f"[bold]{found.metric}[/] on {found.target}: calibration {found.calibration_id}, {found.design_text}")
+    unit = "block log-ratio" if found.design == "interleaved" else "log trial median"
+    console.print(f"run-to-run noise: σ({unit}) = {100 * found.sigma_log:.2f}%; A/A difference "
+                  f"{found.aa_change_pct:+.2f}% (p={found.aa_p_value:.3g}, {found.aa_verdict})", highlight=False)
+    table = Table(box=None, pad_edge=False, title=f"smallest change detectable (two-sided, alpha {alpha:g})",
+                  title_justify="left")
+    size = "blocks" if found.design == "interleaved" else "trials per side"
+    table.add_column(size, justify="right")
     for power in POWERS:
         table.add_column(f"{power:.0%} power", justify="right")
-    for n in sorted({row["trials"] for row in rows}):
+    for n in sorted({row["n"] for row in found.rows}):
         cells = [f"{row['effect_pct']:.2f}%" if row["effect_pct"] != float("inf") else "undetectable"
-                 for row in rows if row["trials"] == n]
+                 for row in found.rows if row["n"] == n]
         table.add_row(str(n), *cells)
     console.print(table)
-    for warning in sorted(warnings | set(sigma.warnings)):
+    console.print(f"equivalence margin for `kbench compare` from now on: ±{found.margin_pct:g}%", highlight=False)
+    for warning in found.warnings:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)

@@ -10,11 +10,24 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from kbench.catalog.benchmarks import lookup
 from kbench.cli.main import Context, err_console, pass_context, user_errors
-from kbench.cli.parsing import KeyValue
+from kbench.cli.parsing import Duration, KeyValue
+from kbench.compare.budget import check_blocks, check_trials
+from kbench.compare.multiple import Method
+from kbench.compare.thresholds import DEFAULT_MARGIN
 from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, run_comparison
-from kbench.engine.comparison_report import build_report
-from kbench.engine.request import BadRequest, RunRequest
-from kbench.engine.stored_comparison import stored_outcome
+from kbench.engine.comparison_report import build_interleaved_report, build_report
+from kbench.engine.comparison_sides import (
+    AUTO,
+    DESIGNS,
+    INTERLEAVED,
+    TRIALS,
+    build_sides,
+    choose_design,
+    default_margin,
+)
+from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome, run_interleaved
+from kbench.engine.request import BadRequest
+from kbench.engine.stored_comparison import stored_interleaved, stored_outcome
 from kbench.report.comparison import EXTENSIONS, FORMATS, gobench, render
 from kbench.store.db import Store
 from kbench.sysinfo.collect import collect_sysinfo
@@ -37,26 +50,40 @@ def parse_margin(text: str | None) -> float | None:
 @click.command("compare")
 @click.argument("benchmark", required=False)
 @click.option("--kernel", "kernels", multiple=True, metavar="SPEC",
-              help="A side per kernel (deb:<release>, bzImage, build tree, or local); the first is the base.")
+              help="A side per kernel (deb:<release>, bzImage, build tree, or local); the first is the base. "
+              "With one --kernel and a parameter varied with '|', the sides run in that kernel.")
 @click.option("--command", "commands", multiple=True, metavar="CMD",
               help="A side per command line (the `command` workload); the first is the base.")
 @click.option("--runs", "run_sets", multiple=True, metavar="SELECTOR",
               help="A side of stored runs (each run is one trial): ids `1,2,3`, `tag:NAME`, or `kernel:RELEASE` "
               "(with BENCHMARK to pick the benchmark).")
-@click.option("-p", "--param", "params", multiple=True, type=KeyValue(), help="Benchmark parameter KEY=VALUE.")
-@click.option("--samples", type=click.IntRange(min=1), help="Samples per trial (default: the benchmark's).")
-@click.option("--trials", type=click.IntRange(min=3), default=10, show_default=True,
-              help="Most trials per side (the budget); adaptive stopping may use fewer.")
-@click.option("--min-trials", type=click.IntRange(min=2), default=5, show_default=True,
-              help="Trials per side before the first look.")
-@click.option("--fixed", is_flag=True, help="Always run --trials trials per side (no adaptive stopping).")
+@click.option("-p", "--param", "params", multiple=True, type=KeyValue(),
+              help="Benchmark parameter KEY=VALUE; KEY=V1|V2 makes one side per value (the first is the base).")
+@click.option("--design", type=click.Choice(DESIGNS), default=AUTO, show_default=True,
+              help="interleaved: sides alternate slot by slot in random ABBA blocks (commands, syscalls, "
+              "in-kernel functions on one target); trials: whole runs, per kernel boot. auto picks interleaved "
+              "where it applies.")
+@click.option("--metric", type=click.Choice(["cpu", "wall"]), default="cpu", show_default=True,
+              help="Commands: judge CPU time (user+system of the child) or wall time; both are reported.")
+@click.option("--budget", type=Duration(), default=f"{DEFAULT_BUDGET_S:g}s", show_default=True,
+              help="Interleaved: measuring time; looks at 20..100% of it stop early once the verdict is safe.")
+@click.option("--blocks", type=click.IntRange(min=1), help="Interleaved: at most this many blocks.")
+@click.option("--samples", type=click.IntRange(min=1),
+              help="Samples per trial, or per interleaved slot (commands: executions per slot, default: about "
+              "0.1 s worth).")
+@click.option("--trials", type=click.IntRange(min=1),
+              help="Trials design: most trials per side (default 10); selects the trials design under auto.")
+@click.option("--min-trials", type=click.IntRange(min=2), help="Trials design: trials per side before the first "
+              "look (default 5).")
+@click.option("--fixed", is_flag=True, help="No adaptive stopping: every trial, or the whole budget.")
 @click.option("--trials-per-boot", type=click.IntRange(min=1), default=3, show_default=True,
-              help="VM sides: trials in each boot (several boots per side).")
-@click.option("--margin", help="Equivalence margin: also decide 'the same within ±M' (e.g. 1%).")
+              help="Trials design, VM sides: trials in each boot (several boots per side).")
+@click.option("--margin", help="Equivalence margin: 'no change' once the interval lies within ±M (e.g. 0.5%). "
+              f"Default: from `kbench calibrate`, else ±{100 * DEFAULT_MARGIN:g}%.")
 @click.option("--alpha", type=click.FloatRange(min=0.0001, max=0.5), default=0.05, show_default=True)
 @click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
               help="Multiple-comparison control for secondary metrics (family-wise Holm or FDR).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the randomized trial order.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the randomized order.")
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here.")
@@ -67,41 +94,75 @@ def parse_margin(text: str | None) -> float | None:
 @pass_context
 def compare_cmd(
     ctx: Context, benchmark: str | None, kernels: tuple[str, ...], commands: tuple[str, ...],
-    run_sets: tuple[str, ...], params: tuple[tuple[str, str], ...], samples: int | None, trials: int,
-    min_trials: int, fixed: bool, trials_per_boot: int, margin: str | None, alpha: float, correction: str,
-    seed: int, fmt: str, as_json: bool, output: Path | None, report_dir: Path | None,
+    run_sets: tuple[str, ...], params: tuple[tuple[str, str], ...], design: str, metric: str, budget: float,
+    blocks: int | None, samples: int | None, trials: int | None, min_trials: int | None, fixed: bool,
+    trials_per_boot: int, margin: str | None, alpha: float, correction: str, seed: int, fmt: str, as_json: bool,
+    output: Path | None, report_dir: Path | None,
 ) -> None:
-    """Compare kernels (--kernel A --kernel B BENCH), programs (--command A --command B) or
-    stored runs (--runs 1,2,3 --runs 4,5,6): interleaved randomized trials, a verdict per
-    metric with change, confidence interval and p-value, and the error rates it keeps."""
+    """Compare programs (--command A --command B), configurations (BENCH -p KEY=V1|V2),
+    kernels (--kernel A --kernel B BENCH) or stored runs (--runs 1,2,3 --runs 4,5,6): a verdict
+    per metric - regression, improvement, no change or inconclusive with its reason - with the
+    change, its confidence interval and p-value, and the design that measured it."""
     kinds = [name for name, given in (("--kernel", kernels), ("--command", commands), ("--runs", run_sets)) if given]
-    if len(kinds) != 1:
-        raise click.UsageError("give the sides with exactly one of --kernel, --command or --runs (twice or more)")
+    if len(kinds) > 1 or (not kinds and not any("|" in value for _, value in params)):
+        raise click.UsageError("give the sides with exactly one of --kernel, --command or --runs (twice or more), "
+                               "or vary one parameter with -p KEY=V1|V2")
     margin_value = parse_margin(margin)
     fmt = "json" if as_json else fmt
+    trial_options = trials is not None or min_trials is not None
     with user_errors():
         store = ctx.store
-        if run_sets:
-            outcome = stored_outcome(store, [select_runs(store, text, benchmark) for text in run_sets])
-            label_kind, title_what = "stored", outcome.sides[0].primary_metric
-            if benchmark and lookup(benchmark).name != outcome.sides[0].side.benchmark.name:
-                raise BadRequest(
-                    f"the runs measure {outcome.sides[0].side.benchmark.name}, not {lookup(benchmark).name}"
-                )
+        correction_method: Method = "bh" if correction == "bh" else "holm"
+        selected = [select_runs(store, text, benchmark) for text in run_sets]
+        replayed = stored_interleaved(store, selected, alpha=alpha, margin=margin_value) if run_sets else None
+        if replayed is not None:
+            base_side = replayed.sides[0].side
+            margin_value, margin_source = _margin(store, base_side, margin_value, margin)
+            report = build_interleaved_report(
+                replayed, title=f"{replayed.metrics[0].name}: {' vs '.join(s.label for s in replayed.sides)}",
+                label_kind="stored", alpha=alpha, margin=margin_value, correction=correction_method,
+                context=_context(), parameters=_parameters(params, samples, seed, alpha, margin_source),
+            )
+        elif run_sets:
+            outcome = stored_outcome(store, selected)
+            base = outcome.sides[0].side
+            if benchmark and lookup(benchmark).name != base.benchmark.name:
+                raise BadRequest(f"the runs measure {base.benchmark.name}, not {lookup(benchmark).name}")
+            margin_value, margin_source = _margin(store, base, margin_value, margin)
+            report = build_report(
+                outcome, title=f"{outcome.sides[0].primary_metric}: {' vs '.join(s.side.label for s in outcome.sides)}",
+                label_kind="stored", alpha=alpha, margin=margin_value, correction=correction_method,
+                context=_context(), parameters=_parameters(params, samples, seed, alpha, margin_source)
+                | {"noise floor": _noise_floor(store, outcome)},
+            )
         else:
-            sides = _measured_sides(benchmark, kernels, commands, dict(params), samples)
-            label_kind = "kernel" if kernels else "program"
-            title_what = sides[0].benchmark.name
-            outcome = _measure(store, sides, trials, min_trials, not fixed, alpha, margin_value, seed, trials_per_boot)
-        noise_floor = _noise_floor(store, outcome)
-        report = build_report(
-            outcome, title=f"{title_what}: {' vs '.join(s.side.label for s in outcome.sides)}",
-            label_kind=label_kind, alpha=alpha, margin=margin_value,
-            correction="bh" if correction == "bh" else "holm",
-            context=_context(), parameters={"params": dict(params), "samples per trial": samples or "default",
-                                            "seed": seed, "alpha": alpha, "margin": margin or "none",
-                                            "noise floor": noise_floor},
-        )
+            found = build_sides(benchmark, kernels, commands, dict(params), samples)
+            chosen = choose_design(TRIALS if design == AUTO and trial_options else design, found.sides)
+            margin_value, margin_source = _margin(store, found.sides[0], margin_value, margin)
+            title = f"{found.title}: {' vs '.join(s.label for s in found.sides)}"
+            parameters = _parameters(params, samples, seed, alpha, margin_source)
+            if chosen == INTERLEAVED:
+                if blocks is not None and (refusal := check_blocks(blocks, alpha=alpha)):
+                    raise BadRequest(refusal)
+                interleaved = _measure_interleaved(store, found.sides, budget, blocks, metric, alpha, margin_value,
+                                                   seed, samples, not fixed)
+                report = build_interleaved_report(
+                    interleaved, title=title, label_kind=found.label_kind, alpha=alpha, margin=margin_value,
+                    correction=correction_method, context=_context(), parameters=parameters,
+                )
+            else:
+                max_trials = trials or 10
+                first_look = min(min_trials or 5, max_trials)
+                refusal = check_trials(max_trials, alpha=alpha, adaptive=not fixed, min_trials=first_look)
+                if refusal is not None:
+                    raise BadRequest(refusal)
+                outcome = _measure(store, found.sides, max_trials, first_look, not fixed, alpha, margin_value, seed,
+                                   trials_per_boot)
+                report = build_report(
+                    outcome, title=title, label_kind=found.label_kind, alpha=alpha, margin=margin_value,
+                    correction=correction_method, context=_context(),
+                    parameters=parameters | {"noise floor": _noise_floor(store, outcome)},
+                )
     if report_dir is not None:
         report_dir.mkdir(parents=True, exist_ok=True)
         for name in ("text", "json", "markdown", "html"):
@@ -114,6 +175,21 @@ def compare_cmd(
         err_console.print(f"wrote {output}")
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _margin(
+    store: Store, base: ComparisonSide, given: float | None, text: str | None
+) -> tuple[float, str]:
+    if given is not None:
+        return given, f"±{100 * given:g}% (--margin {text})"
+    return default_margin(store, base)
+
+
+def _parameters(
+    params: tuple[tuple[str, str], ...], samples: int | None, seed: int, alpha: float, margin_source: str
+) -> dict[str, object]:
+    return {"params": dict(params), "samples": samples or "default", "seed": seed, "alpha": alpha,
+            "margin": margin_source}
 
 
 def select_runs(store: Store, selector: str, benchmark: str | None) -> list[int]:
@@ -139,38 +215,6 @@ def select_runs(store: Store, selector: str, benchmark: str | None) -> list[int]
     return ids
 
 
-def _measured_sides(
-    benchmark: str | None, kernels: tuple[str, ...], commands: tuple[str, ...], params: dict[str, str],
-    samples: int | None,
-) -> list[ComparisonSide]:
-    if len(commands or kernels) < 2:
-        raise BadRequest("a comparison needs at least two sides: give --command (or --kernel) twice or more")
-    if commands:
-        if benchmark:
-            raise click.UsageError("--command compares commands: give no BENCHMARK")
-        bench = lookup("command")
-        if len(set(commands)) != len(commands):
-            raise BadRequest("two --command sides are identical; to measure A/A noise use `kbench calibrate`")
-        return [
-            ComparisonSide(
-                label=cmd, kernel=None, benchmark=bench,
-                request=RunRequest(benchmark=bench.name, params={**params, "cmd": cmd}, samples=samples or 20),
-            )
-            for cmd in commands
-        ]
-    if not benchmark:
-        raise click.UsageError("--kernel sides need a BENCHMARK to run on each")
-    bench = lookup(benchmark)
-    bench.validate_params(params)
-    if len(set(kernels)) != len(kernels):
-        raise BadRequest("two --kernel sides are identical; to measure A/A noise use `kbench calibrate`")
-    return [
-        ComparisonSide(label=spec.removeprefix("deb:"), kernel=spec, benchmark=bench,
-                       request=RunRequest(benchmark=bench.name, params=params, samples=samples))
-        for spec in kernels
-    ]
-
-
 def _measure(
     store: Store, sides: list[ComparisonSide], trials: int, min_trials: int, adaptive: bool, alpha: float,
     margin: float | None, seed: int, trials_per_boot: int,
@@ -191,6 +235,25 @@ def _measure(
         )
 
 
+def _measure_interleaved(
+    store: Store, sides: list[ComparisonSide], budget: float, blocks: int | None, metric: str, alpha: float,
+    margin: float, seed: int, samples: int | None, adaptive: bool,
+) -> InterleavedOutcome:
+    with Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}% of the budget"),
+        TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
+    ) as bar:
+        task = bar.add_task("pilot block", total=1.0)
+
+        def on_slot(label: str, block: int, fraction: float) -> None:
+            bar.update(task, description=f"block {block + 1}: {label}", completed=fraction)
+
+        with make_target(sides[0].kernel) as target:
+            return run_interleaved(store, sides, target, budget_s=budget, max_blocks=blocks, metric=metric,
+                                   alpha=alpha, margin=margin, seed=seed, samples=samples, adaptive=adaptive,
+                                   on_slot=on_slot)
+
+
 def _context() -> dict[str, object]:
     info = collect_sysinfo()
     return {
@@ -209,9 +272,9 @@ def _noise_floor(store: Store, outcome: ComparisonOutcome) -> str:
     if calibration is None:
         return f"unknown: run `kbench calibrate {base.benchmark.name}` to measure it"
     trials = max(len(side.runs) for side in outcome.sides)
-    rows = [row for row in calibration["mde"] if row["power"] == 0.8]
+    rows = [row for row in calibration["mde"] if row["power"] == 0.8 and "trials" in row]
     if not rows:
-        return f"calibration {calibration['id']} has no 80% power figure"
+        return f"calibration {calibration['id']} has no 80% power figure for trials"
     row = min(rows, key=lambda r: abs(r["trials"] - trials))
     return (f"{row['effect_pct']:.2f}% at 80% power with {row['trials']} trials per side "
             f"(A/A calibration {calibration['id']}, sigma {100 * calibration['sigma_log']:.2f}%)")

@@ -131,14 +131,16 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "calibrate": LazyCommand(
         "kbench.cli.calibrate_cmd:calibrate_cmd",
-        "Measure BENCHMARK twice (two interleaved A/A sets), store the noise, and report the minimum "
-        "detectable effect at 80% and 95% power for each trial budget.",
+        "Measure BENCHMARK (or --command CMD) against itself with the design `kbench compare` uses, "
+        "store the noise, and report the smallest change it can detect and the equivalence margin "
+        "compare will use for it from now on.",
     ),
     "compare": LazyCommand(
         "kbench.cli.compare_cmd:compare_cmd",
-        "Compare kernels (--kernel A --kernel B BENCH), programs (--command A --command B) or stored runs "
-        "(--runs 1,2,3 --runs 4,5,6): interleaved randomized trials, a verdict per metric with change, "
-        "confidence interval and p-value, and the error rates it keeps.",
+        "Compare programs (--command A --command B), configurations (BENCH -p KEY=V1|V2), kernels "
+        "(--kernel A --kernel B BENCH) or stored runs (--runs 1,2,3 --runs 4,5,6): a verdict per metric "
+        "- regression, improvement, no change or inconclusive with its reason - with the change, its "
+        "confidence interval and p-value, and the design that measured it.",
     ),
     "crosscheck": LazyCommand(
         "kbench.cli.crosscheck_cmd:crosscheck_cmd",
@@ -184,9 +186,9 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "sensitivity": LazyCommand(
         "kbench.cli.sensitivity_cmd:sensitivity_cmd",
-        "The matrix of Mann-Whitney and Kolmogorov-Smirnov p-values for every pair of configurations, "
-        "A/A pairs on the diagonal: which method separates a small difference, and which reports "
-        "differences that are not there.",
+        "The matrix of p-values for every pair of configurations (commands, kernels, or values of one "
+        "parameter), A/A splits on the diagonal: which differences a method separates, and which it "
+        "reports that are not there.",
     ),
     "serve": LazyCommand(
         "kbench.cli.serve_cmd:serve_cmd",

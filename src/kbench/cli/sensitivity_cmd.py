@@ -2,66 +2,88 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 from rich.table import Table
 
-from kbench.catalog.benchmarks import lookup
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
-from kbench.cli.parsing import KeyValue
-from kbench.compare.sensitivity import sensitivity_matrix
-from kbench.engine.compare_protocol import ComparisonSide, run_comparison
-from kbench.engine.request import BadRequest, RunRequest
+from kbench.cli.parsing import Duration, KeyValue
+from kbench.compare.sensitivity import paired_sensitivity_matrix, sensitivity_matrix
+from kbench.engine.compare_protocol import run_comparison
+from kbench.engine.comparison_sides import AUTO, DESIGNS, INTERLEAVED, build_sides, choose_design
+from kbench.engine.interleaved import DEFAULT_BUDGET_S, run_interleaved
+from kbench.engine.request import BadRequest
 from kbench.targets.factory import make_target
 
 
 @click.command("sensitivity")
 @click.argument("benchmark", required=False)
 @click.option("--command", "commands", multiple=True, metavar="CMD", help="A configuration per command line.")
-@click.option("--kernel", "kernels", multiple=True, metavar="SPEC", help="A configuration per kernel (with BENCHMARK).")
-@click.option("-p", "--param", "params", multiple=True, type=KeyValue())
-@click.option("--samples", type=click.IntRange(min=1), help="Samples per trial.")
+@click.option("--kernel", "kernels", multiple=True, metavar="SPEC",
+              help="A configuration per kernel (with BENCHMARK); or one kernel for all with -p KEY=V1|V2.")
+@click.option("-p", "--param", "params", multiple=True, type=KeyValue(),
+              help="Benchmark parameter KEY=VALUE; KEY=V1|V2|... makes one configuration per value.")
+@click.option("--design", type=click.Choice(DESIGNS), default=AUTO, show_default=True,
+              help="interleaved (one target, slot by slot) or trials (whole runs).")
+@click.option("--metric", type=click.Choice(["cpu", "wall"]), default="cpu", show_default=True,
+              help="Commands: CPU time or wall time.")
+@click.option("--budget", type=Duration(), default=f"{DEFAULT_BUDGET_S:g}s", show_default=True,
+              help="Interleaved design: measuring time (no early stop).")
+@click.option("--samples", type=click.IntRange(min=1), help="Samples per trial or per interleaved slot.")
 @click.option("--trials", type=click.IntRange(min=4), default=10, show_default=True,
-              help="Trials per configuration (the diagonal compares its even and odd trials: A/A).")
+              help="Trials design: trials per configuration (the diagonal compares even and odd trials: A/A).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 @pass_context
 def sensitivity_cmd(
     ctx: Context, benchmark: str | None, commands: tuple[str, ...], kernels: tuple[str, ...],
-    params: tuple[tuple[str, str], ...], samples: int | None, trials: int, seed: int, as_json: bool,
+    params: tuple[tuple[str, str], ...], design: str, metric: str, budget: float, samples: int | None, trials: int,
+    seed: int, as_json: bool,
 ) -> None:
-    """The matrix of Mann-Whitney and Kolmogorov-Smirnov p-values for every pair of
-    configurations, A/A pairs on the diagonal: which method separates a small difference,
-    and which reports differences that are not there."""
+    """The matrix of p-values for every pair of configurations (commands, kernels, or values of
+    one parameter), A/A splits on the diagonal: which differences a method separates, and
+    which it reports that are not there."""
     with user_errors():
-        if bool(commands) == bool(kernels) or len(commands or kernels) < 2:
-            raise BadRequest("give two or more --command, or two or more --kernel with a BENCHMARK")
-        if commands:
-            bench = lookup("command")
-            sides = [ComparisonSide(cmd, None, bench, RunRequest(bench.name, {**dict(params), "cmd": cmd},
-                                                                  samples=samples or 20)) for cmd in commands]
+        if commands and kernels:
+            raise BadRequest("give --command configurations or --kernel configurations, not both")
+        found = build_sides(benchmark, kernels, commands, dict(params), samples)
+        chosen = choose_design(design, found.sides)
+        if chosen == INTERLEAVED:
+            with make_target(found.sides[0].kernel) as target:
+                outcome = run_interleaved(ctx.store, found.sides, target, budget_s=budget, metric=metric, seed=seed,
+                                          samples=samples, adaptive=False, tags=("sensitivity",))
+            metric_name = outcome.metrics[0].name
+            paired = paired_sensitivity_matrix(
+                [s.label for s in outcome.sides],
+                [outcome.block_values(i, metric_name) for i in range(len(outcome.sides))],
+                [outcome.side_values(i, metric_name) for i in range(len(outcome.sides))],
+            )
+            result: dict[str, Any] = {"metric": metric_name, "design": outcome.design, "test": "signed-rank",
+                                      "blocks": outcome.blocks, **paired.to_dict()}
+            names, matrix, ks = list(paired.names), paired.paired_p, paired.ks_p
+            heading = (f"{outcome.blocks} interleaved blocks; cells: signed-rank p / KS p (diagonal: even vs odd "
+                       "blocks of the same configuration, Mann-Whitney / KS, A/A)")
         else:
-            if not benchmark:
-                raise BadRequest("--kernel configurations need a BENCHMARK")
-            bench = lookup(benchmark)
-            sides = [ComparisonSide(spec, spec, bench, RunRequest(bench.name, dict(params), samples=samples))
-                     for spec in kernels]
-        outcome = run_comparison(ctx.store, sides, make_target, max_trials=trials, adaptive=False, seed=seed,
-                                 tags=("sensitivity",))
-        metric = outcome.sides[0].primary_metric
-        matrix = sensitivity_matrix({s.side.label: s.statistics(metric) for s in outcome.sides})
-    names = list(matrix.names)
+            trial_outcome = run_comparison(ctx.store, found.sides, make_target, max_trials=trials, adaptive=False,
+                                           seed=seed, tags=("sensitivity",))
+            metric_name = trial_outcome.sides[0].primary_metric
+            plain = sensitivity_matrix({s.side.label: s.statistics(metric_name) for s in trial_outcome.sides})
+            result = {"metric": metric_name, "design": trial_outcome.design, "test": "mann-whitney",
+                      "trials": trials, **plain.to_dict()}
+            names, matrix, ks = list(plain.names), plain.mwu_p, plain.ks_p
+            heading = (f"{trials} interleaved trials per configuration; cells: Mann-Whitney p / KS p (diagonal: "
+                       "even vs odd trials of the same configuration, A/A)")
     if as_json:
-        emit_json({"metric": metric, "names": names, "mwu_p": matrix.mwu_p.tolist(), "ks_p": matrix.ks_p.tolist(),
-                   "trials": trials})
+        emit_json(result)
         return
     console = out_console()
-    console.print(f"[bold]{metric}[/]: {trials} interleaved trials per configuration; cells: Mann-Whitney p / KS p "
-                  "(diagonal: even vs odd trials of the same configuration, A/A)")
+    console.print(f"[bold]{metric_name}[/]: {heading}", highlight=False)
     table = Table(box=None, pad_edge=False)
     table.add_column("")
     for index, _ in enumerate(names):
         table.add_column(f"[{index}]", justify="right")
     for i, name in enumerate(names):
-        cells = [f"{matrix.mwu_p[i, j]:.3f} / {matrix.ks_p[i, j]:.3f}" for j in range(len(names))]
+        cells = [f"{matrix[i, j]:.3f} / {ks[i, j]:.3f}" for j in range(len(names))]
         table.add_row(f"[{i}] {name}", *cells)
     console.print(table)

@@ -41,7 +41,13 @@ from scipy import special
 
 from kbench.compare.judge import compare_trials
 from kbench.compare.ranks import critical_count, min_attainable_p, uses_exact
-from kbench.compare.thresholds import DEFAULT_ALPHA, MDE_SEED, MDE_SIMULATIONS, MWU_NORMAL_EFFICIENCY
+from kbench.compare.thresholds import (
+    DEFAULT_ALPHA,
+    DEFAULT_MARGIN,
+    MDE_SEED,
+    MDE_SIMULATIONS,
+    MWU_NORMAL_EFFICIENCY,
+)
 from kbench.compare.verdict import LOWER_IS_BETTER, check_alpha
 from kbench.stats.thresholds import MAD_TO_SIGMA
 
@@ -169,3 +175,31 @@ def minimum_detectable_effect(
         aa_p_value=aa.p_value,
         warnings=tuple(warnings),
     )
+
+
+def expected_half_width_log(sigma_log: float, n: int, *, alpha: float, paired: bool) -> float:
+    """Expected half-width (log scale) of the rank interval with n blocks (paired) or n trials per side.
+
+    Normal approximation with the rank tests' efficiency 3/pi: z_{1-alpha/2} sigma / sqrt(n)
+    for the signed-rank interval of n block log-ratios of sd sigma, and z sigma sqrt(2/n)
+    for the Mann-Whitney interval of two sets of n trials of sd sigma.
+    """
+    if n < 1:
+        return math.inf
+    z = float(special.ndtri(1.0 - alpha / 2.0))
+    spread = sigma_log / math.sqrt(n) if paired else sigma_log * math.sqrt(2.0 / n)
+    return z * spread / math.sqrt(MWU_NORMAL_EFFICIENCY)
+
+
+def suggested_margin(sigma_log: float, n: int, *, alpha: float, paired: bool) -> float:
+    """The equivalence margin (a fraction) ``kbench calibrate`` stores: twice the expected half-width
+    at the budget, so that identical sides end "no change" in most comparisons, never below
+    ``DEFAULT_MARGIN``, rounded up to 0.1%."""
+    width = math.expm1(2.0 * expected_half_width_log(sigma_log, n, alpha=alpha, paired=paired))
+    return max(DEFAULT_MARGIN, math.ceil(width * 1000.0 - 1e-9) / 1000.0)
+
+
+def paired_mde_pct(sigma_log: float, n: int, *, power: float, alpha: float) -> float:
+    """Smallest change (%) the signed-rank test of n blocks detects with ``power`` (normal approximation)."""
+    z = float(special.ndtri(1.0 - alpha / 2.0) + special.ndtri(power))
+    return float(100.0 * math.expm1(z * sigma_log / math.sqrt(n) / math.sqrt(MWU_NORMAL_EFFICIENCY)))

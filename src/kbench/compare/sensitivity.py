@@ -13,11 +13,14 @@ each configuration with itself: trials 0, 2, 4, ... against trials 1, 3, 5, ...
 (with interleaved trials, halves taken at the same times). NaN where a test
 cannot run: fewer than 1 valid trial on a side (2 for the diagonal), or
 values that are not finite and positive.
+
+Interleaved configurations (``paired_sensitivity_matrix``) are compared block by block
+with the signed-rank test instead of Mann-Whitney, as ``kbench compare`` judges them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +28,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from kbench.compare.judge import ks_p_value
+from kbench.compare.paired import block_log_ratios
 from kbench.compare.ranks import mann_whitney
+from kbench.compare.signed_ranks import signed_rank_test
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,3 +84,46 @@ def sensitivity_matrix(configs: Mapping[str, ArrayLike]) -> SensitivityMatrix:
             ks_p[i, j], mwu_p[i, j] = _p_values(arrays[i], arrays[j])
             ks_p[j, i], mwu_p[j, i] = ks_p[i, j], mwu_p[i, j]
     return SensitivityMatrix(names, ks_p, mwu_p)
+
+
+@dataclass(frozen=True, eq=False)
+class PairedSensitivity:
+    """names[i] labels row and column i; paired_p: signed-rank p off the diagonal (Mann-Whitney of
+    even vs odd blocks on it); ks_p: Kolmogorov-Smirnov."""
+
+    names: tuple[str, ...]
+    ks_p: NDArray[np.float64]
+    paired_p: NDArray[np.float64]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"names": list(self.names), "ks_p": self.ks_p.tolist(), "paired_p": self.paired_p.tolist()}
+
+
+def paired_sensitivity_matrix(
+    names: Sequence[str], blocks: Sequence[Sequence[Sequence[float]]], slots: Sequence[ArrayLike]
+) -> PairedSensitivity:
+    """Signed-rank and KS p-values for every pair of interleaved configurations.
+
+    blocks[i][b]: the slot values of configuration i in block b (every configuration runs in
+    every block, so any two form pairs block by block); slots[i]: all of i's slot values.
+    Off the diagonal: the two-sided Wilcoxon signed-rank p of the block log-ratios of j
+    against i (``kbench.compare.signed_ranks``), and KS on the slot values. The diagonal
+    is the split-half A/A of the trial version: KS and Mann-Whitney of i's slots in
+    even blocks against those in odd blocks (NaN below two blocks).
+    """
+    k = len(names)
+    paired = np.full((k, k), np.nan)
+    ks_p = np.full((k, k), np.nan)
+    for i in range(k):
+        if len(blocks[i]) >= 2:
+            even = np.concatenate([np.asarray(b, dtype=np.float64) for b in blocks[i][0::2]])
+            odd = np.concatenate([np.asarray(b, dtype=np.float64) for b in blocks[i][1::2]])
+            ks_p[i, i], paired[i, i] = _p_values(_valid(even), _valid(odd))
+        for j in range(i + 1, k):
+            d = block_log_ratios(blocks[i], blocks[j])
+            if d.size and np.all(np.isfinite(d)):
+                paired[i, j] = paired[j, i] = signed_rank_test(d).p_value
+            a, b = _valid(slots[i]), _valid(slots[j])
+            if a is not None and b is not None:
+                ks_p[i, j] = ks_p[j, i] = ks_p_value(a, b)
+    return PairedSensitivity(tuple(names), ks_p, paired)

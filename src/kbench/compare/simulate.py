@@ -10,6 +10,9 @@ the trial in slot t:
 with Z standard normal (so ``noise`` is the relative noise, about the sd of the
 log) and S = 1 + spike_size with probability spike_probability, else 1 (rare
 slow trials: an interrupt storm, a migration). Pure given the generator.
+
+``interleaved_blocks`` simulates the interleaved design instead: mirrored blocks of
+slots, with drift, heavy tails, spikes and a machine that switches speed.
 """
 
 from __future__ import annotations
@@ -43,3 +46,46 @@ def interleaved_pairs(
         return values
 
     return trial(slot_base), trial(slot_new) * (1.0 + shift)
+
+
+def interleaved_blocks(
+    rng: np.random.Generator,
+    blocks: int,
+    *,
+    shift: float = 0.0,
+    noise: float = 0.005,
+    tails: float | None = None,
+    walk: float = 0.0,
+    spike_probability: float = 0.0,
+    spike_size: float = 0.5,
+    flip_probability: float = 0.0,
+    flip_size: float = 0.3,
+    flip_persistent: bool = False,
+    level: float = 1000.0,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """(d, base slots, new slots) of ``blocks`` mirrored blocks (ABBA or BAAB at random).
+
+    Slot t's value: level * exp(noise * Z_t + W_t) * M_t * S_t, times (1 + shift) on the new
+    side, with Z standard normal (or Student t with ``tails`` degrees of freedom), W a
+    random walk with steps of sd ``walk`` per slot (drift), S = 1 + spike_size with
+    probability spike_probability, and M = 1 + flip_size in the machine's slow mode: each
+    slot independently with probability flip_probability (a per-process mode, like
+    getppid's), or, with ``flip_persistent``, a mode that switches with that probability
+    per slot and stays (a machine in a slow phase). d per block as ``paired.block_log_ratios``.
+    """
+    slots = 4 * blocks
+    z = rng.standard_t(tails, slots) if tails else rng.standard_normal(slots)
+    drift = np.cumsum(walk * rng.standard_normal(slots))
+    if flip_persistent:
+        switches = rng.random(slots) < flip_probability
+        slow = np.cumsum(switches) % 2 == 1
+    else:
+        slow = rng.random(slots) < flip_probability
+    spikes = np.where(rng.random(slots) < spike_probability, 1.0 + spike_size, 1.0)
+    values = level * np.exp(noise * z + drift) * np.where(slow, 1.0 + flip_size, 1.0) * spikes
+    values = values.reshape(blocks, 4)
+    abba = rng.random(blocks) < 0.5  # base in slots 0 and 3, else in 1 and 2
+    base = np.where(abba[:, None], values[:, [0, 3]], values[:, [1, 2]])
+    new = np.where(abba[:, None], values[:, [1, 2]], values[:, [0, 3]]) * (1.0 + shift)
+    d: NDArray[np.float64] = np.log(new.mean(axis=1)) - np.log(base.mean(axis=1))
+    return d, base.ravel(), new.ravel()

@@ -14,6 +14,12 @@ from typing import Final
 #: calling a regression or an improvement when nothing changed.
 DEFAULT_ALPHA: Final[float] = 0.05
 
+#: Equivalence margin of ``kbench compare`` when neither ``--margin`` nor a stored
+#: ``kbench calibrate`` gives one: changes within +/-0.5% count as "no change" once the
+#: interval shows it. Small enough that a 1% change is reported as a change, wide enough
+#: that the interleaved design shows two identical programs equal within seconds.
+DEFAULT_MARGIN: Final[float] = 0.005
+
 # --- Trials -------------------------------------------------------------------
 
 #: Fewer trials than this on either side and no verdict is attempted. With 3 per
@@ -35,12 +41,53 @@ RECOMMENDED_MIN_TRIALS: Final[int] = 5
 #: under a millisecond; the normal approximation is then excellent.
 MWU_EXACT_MAX_TRIALS: Final[int] = 50
 
+# --- Wilcoxon signed-rank (paired blocks) -------------------------------------
+
+#: The exact null distribution of the signed-rank statistic is used (no ties, no
+#: zeros) up to this many blocks, as scipy's ``wilcoxon(method="auto")`` does; above,
+#: the normal approximation with tie and continuity correction.
+SIGNED_RANK_EXACT_MAX: Final[int] = 50
+
+#: Fewer blocks than this and no paired verdict is attempted: with 6 blocks the exact
+#: test's smallest p is 2/2^6 = 0.031, the first count that can reach alpha = 0.05.
+PAIRED_MIN_BLOCKS: Final[int] = 6
+
+#: A look before the last one spends alpha only from this many blocks on: an early look
+#: tests at about alpha/3, which the exact test reaches from 8 blocks (p >= 0.0078).
+PAIRED_LOOK_MIN_BLOCKS: Final[int] = 8
+
 # --- Kolmogorov-Smirnov -------------------------------------------------------
 
 #: A "shape" warning is added when KS rejects at this level while the
 #: Mann-Whitney test does not: the two sides differ in spread or shape
 #: (bimodality, a slow tail) rather than in location.
 KS_SHAPE_WARNING_ALPHA: Final[float] = 0.01
+
+# --- Modes (a machine that switches between speeds) ------------------------------
+
+#: A cluster needs at least this many values, and this fraction of the side's values:
+#: fewer are stray slow measurements (outliers), not a mode. At 10% a run of 50 with 5%
+#: spikes of random size was called bimodal one time in ten; at 15% one in a thousand.
+MODE_MIN_COUNT: Final[int] = 3
+MODE_MIN_FRACTION: Final[float] = 0.15
+
+#: Two clusters are separate modes when the empty gap between them is at least this
+#: many pooled within-cluster sigmas...
+MODE_MIN_GAP_SIGMAS: Final[float] = 3.0
+
+#: ... their medians are at least this many pooled sigmas apart (about Ashman's D; 2 is
+#: the usual "clearly bimodal" for normal mixtures, a unimodal normal sample's best
+#: split gives about 2.7; with 5 (and a gap of 3) fewer than 2% of unimodal samples of
+#: 10 - normal, t3, Cauchy-like, 5% spikes - are called multimodal, none from 50 on) ...
+MODE_SEPARATION: Final[float] = 5.0
+
+#: ... and at least this far apart relatively (2%: closer clusters are too close to
+#: the changes being measured to be told from them).
+MODE_MIN_RELATIVE_GAP: Final[float] = 0.02
+
+#: Floor of a cluster's robust sigma on the log scale (0.25%): identical or quantized
+#: values have no spread but are not infinitely far from their neighbours.
+MODE_SIGMA_FLOOR: Final[float] = 0.0025
 
 # --- Adaptive stopping --------------------------------------------------------
 
@@ -56,6 +103,15 @@ SEQUENTIAL_CALIBRATION_EXPERIMENTS: Final[int] = 200_000
 
 #: Seed of that calibration.
 SEQUENTIAL_CALIBRATION_SEED: Final[int] = 20_240_611
+
+#: Simulated Brownian paths behind the alpha-spending boundaries of the interleaved
+#: design (``kbench.compare.spending``): the Monte-Carlo error of the spent alpha is
+#: about sqrt(alpha (1 - alpha) / N) = 0.0005 at alpha = 0.05, and the plan aims two of
+#: them below alpha. A look costs a few milliseconds.
+SPENDING_PATHS: Final[int] = 200_000
+
+#: Seed of those paths (the boundaries are a deterministic function of the looks).
+SPENDING_SEED: Final[int] = 20_261_123
 
 # --- Minimum detectable effect ------------------------------------------------
 

@@ -1,30 +1,27 @@
 """The verdict of one metric's comparison, and the decision table that produces it.
 
-Decision table (``decide``). Inputs: the two-sided Mann-Whitney p-value p, the
-(1 - alpha) interval [lo, hi] of the change new/base - 1 in %, alpha, and an
-optional equivalence margin M (in %, the interval must lie within [-M, +M]).
-Rows are tried in order; the first that applies wins.
+Decision table (``decide``). Inputs: the two-sided p-value p, the (1 - alpha)
+interval [lo, hi] of the change new/base - 1 in %, alpha, and an optional equivalence
+margin M (in %, the interval must lie within [-M, +M]). Rows are tried in order; the
+first that applies wins.
 
   1. M given and -M <= lo and hi <= M          -> "no change"   (same within +/-M)
-  2. p <= alpha, 0 outside [lo, hi], and
-     (M not given, or lo > M, or hi < -M)     -> "regression" or "improvement"
-  3. p <= alpha, 0 outside [lo, hi], M given    -> "inconclusive" (margin-straddled:
-                                                   real change, but the interval
-                                                   reaches inside +/-M)
-  4. M not given                                -> "no change"   (no significant
+  2. p <= alpha and 0 outside [lo, hi]          -> "regression" or "improvement"
+                                                   (when the interval reaches inside
+                                                   +/-M the reason says the change may
+                                                   be smaller than the margin)
+  3. M not given                                -> "no change"   (no significant
                                                    difference; the interval shows
                                                    what the data cannot exclude)
-  5. otherwise (M given)                        -> "inconclusive" (too-noisy: the
+  4. otherwise (M given)                        -> "inconclusive" (too-noisy: the
                                                    interval is wider than +/-M)
 
-Regression vs improvement: for direction "lower" (lower is better) a change
-above 0 is a regression; for "higher" a change below 0 is.
+Regression vs improvement: for direction "lower" (lower is better) a change above 0 is
+a regression; for "higher" a change below 0 is.
 
-Error rates. Row 2 without a margin: P(regression or improvement | no change)
-<= alpha. Row 2 with a margin: the interval excludes the whole margin, so the
-chance of calling "different" when |change| <= M is <= alpha / 2. Row 1: a
-TOST-like equivalence test with the (1 - alpha) interval, i.e. each one-sided
-test at alpha / 2: P("no change" | |change| >= M) <= alpha / 2 (conservative).
+Error rates. Row 2: P(regression or improvement | no change) <= alpha. Row 1: a
+TOST-like equivalence test with the (1 - alpha) interval, i.e. each one-sided test at
+alpha / 2: P("no change" | |change| >= M) <= alpha / 2 (conservative).
 
 Checks made before the table (``compare_trials``) yield "inconclusive" with a
 reason: a side empty, NaN / infinite / non-positive trial statistics, fewer
@@ -55,13 +52,13 @@ INCONCLUSIVE = "inconclusive"
 REASON_SIGNIFICANT = "significant"
 REASON_WITHIN_MARGIN = "within-margin"
 REASON_NOT_SIGNIFICANT = "not-significant"
-REASON_MARGIN_STRADDLED = "margin-straddled"
 REASON_TOO_NOISY = "too-noisy"
 REASON_EMPTY = "empty"
 REASON_INVALID = "invalid-values"
 REASON_TOO_FEW_TRIALS = "too-few-trials"
 REASON_ALPHA_UNREACHABLE = "alpha-unreachable"
 REASON_BUDGET_EXHAUSTED = "budget-exhausted"
+REASON_MULTIMODAL = "multimodal"
 
 # Warnings (the first word of each Verdict.warnings entry).
 WARNING_FEW_TRIALS = "few-trials"
@@ -69,6 +66,7 @@ WARNING_TIES = "ties"
 WARNING_KS_SHAPE = "ks-shape"
 WARNING_TEST_INTERVAL_DISAGREE = "test-interval-disagree"
 WARNING_ESTIMATE_OUTSIDE_CI = "estimate-outside-ci"
+WARNING_MODES = "modes"
 
 
 def check_direction(direction: str) -> None:
@@ -87,7 +85,7 @@ def check_margin(margin: float | None) -> None:
 
 
 def _pct(value: float) -> str:
-    return f"{value:+.2f}%"
+    return f"{value:+.2f}%" if math.isfinite(value) else "n/a"
 
 
 def decide(
@@ -100,31 +98,31 @@ def decide(
 ) -> tuple[str, str]:
     """(verdict, reason) by the decision table of the module docstring.
 
-    ``ci_pct`` may be (NaN, NaN) (no interval at this level): no row but 4/5 applies.
+    ``ci_pct`` may be (NaN, NaN) (no interval at this level): only rows 3/4 apply, and
+    the reason prints the interval as ``n/a``.
     """
     low, high = ci_pct
-    interval = f"CI [{_pct(low)}, {_pct(high)}]"
     have_interval = math.isfinite(low) and math.isfinite(high)
+    interval = f"CI [{_pct(low)}, {_pct(high)}]" if have_interval else "CI n/a"
     if margin_pct is not None and have_interval and -margin_pct <= low and high <= margin_pct:
         return NO_CHANGE, f"{REASON_WITHIN_MARGIN}: {interval} lies within ±{margin_pct:g}%"
     excludes_zero = have_interval and (low > 0 or high < 0)
     if p_value <= alpha and excludes_zero:
         worse = low > 0 if direction == LOWER_IS_BETTER else high < 0
         verdict = REGRESSION if worse else IMPROVEMENT
-        if margin_pct is None or low > margin_pct or high < -margin_pct:
-            beyond = "" if margin_pct is None else f" and beyond ±{margin_pct:g}%"
-            return verdict, f"{REASON_SIGNIFICANT}: p={p_value:.3g} <= alpha {alpha:g}; {interval} excludes 0{beyond}"
-        return INCONCLUSIVE, (
-            f"{REASON_MARGIN_STRADDLED}: a real change (p={p_value:.3g}) but {interval} reaches inside "
-            f"±{margin_pct:g}%; more trials would tell whether it exceeds the margin"
-        )
+        reason = f"{REASON_SIGNIFICANT}: p={p_value:.3g} <= alpha {alpha:g}; {interval} excludes 0"
+        if margin_pct is not None:
+            beyond = low > margin_pct or high < -margin_pct
+            reason += (f" and ±{margin_pct:g}%" if beyond
+                       else f"; it reaches inside ±{margin_pct:g}%, so the change may be smaller than the margin")
+        return verdict, reason
     if margin_pct is None:
         if p_value > alpha:
             return NO_CHANGE, f"{REASON_NOT_SIGNIFICANT}: p={p_value:.3g} > alpha {alpha:g}; {interval}"
         return NO_CHANGE, f"{REASON_NOT_SIGNIFICANT}: p={p_value:.3g} but {interval} does not exclude 0"
     return INCONCLUSIVE, (
         f"{REASON_TOO_NOISY}: p={p_value:.3g} and {interval} is too wide to tell a change from ±{margin_pct:g}%; "
-        "more trials or less noise are needed"
+        "more measurements or less noise are needed"
     )
 
 
@@ -135,7 +133,9 @@ class Verdict:
     metric, unit, direction: as in the catalog ("lower" or "higher" is better).
     base_median, new_median: type-7 medians of the trial statistics of each side
       (NaN when a side has no valid trials).
-    change_pct: 100 * (new_median / base_median - 1), signed as measured.
+    change_pct: 100 * (new_median / base_median - 1), signed as measured; for the
+      paired (interleaved-blocks) design the paired estimate, the centre of ci_pct
+      (``kbench.compare.paired``).
     ci_pct: (low, high) interval of the change in % at level ``confidence``
       (Mann-Whitney inversion, ``kbench.compare.interval``); (NaN, NaN) when it
       cannot be computed or the level is unreachable at these sizes.

@@ -30,6 +30,8 @@ class RunRequest:
     subtract_overhead: bool = False
     iterations: int = 1  # fresh tool processes, for whole-tool (suite) benchmarks
     tags: tuple[str, ...] = ()
+    timer: str | None = None  # probe timer: "tsc", "clock" or None (the probe's auto)
+    overhead_pairs: int | None = None  # probe empty-region pairs (None: the probe's default)
     commit: str | None = None  # the git commit measured (history series carry it)
     label: str | None = None  # a free name for the measured version
 
@@ -56,6 +58,10 @@ class RunRequest:
             raise BadRequest(f"iterations must be at least 1, got {self.iterations}")
         if self.cpu is not None and self.cpu < 0:
             raise BadRequest(f"cpu must be a CPU number, got {self.cpu}")
+        if self.timer not in (None, "tsc", "clock", "auto"):
+            raise BadRequest(f"timer must be tsc, clock or auto, got {self.timer!r}")
+        if self.overhead_pairs is not None and self.overhead_pairs < 100:
+            raise BadRequest(f"overhead pairs must be at least 100, got {self.overhead_pairs}")
 
     def probe_args(self, workload: str) -> list[str]:
         """The ``kbench-probe run`` arguments for this request (moves to the probe kind with the targets)."""
@@ -73,6 +79,10 @@ class RunRequest:
         args += ["--batch", str(self.batch) if self.batch else "auto"]
         if self.cpu is not None:
             args += ["--cpu", str(self.cpu)]
+        if self.timer is not None:
+            args += ["--timer", self.timer]
+        if self.overhead_pairs is not None:
+            args += ["--overhead-pairs", str(self.overhead_pairs)]
         return args
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,4 +1,8 @@
-"""The comparison protocol: interleaved, randomized trials on two or more sides.
+"""The trial-level comparison protocol: interleaved, randomized trials on two or more sides.
+
+Used where a trial is expensive or whole (a kernel boot per block of trials, a suite run);
+for commands, syscalls and in-kernel functions on one target the finer interleaved design
+of ``kbench.engine.interleaved`` is the default.
 
 A *side* is what is compared: a kernel, a command, a build. A *trial* is one stored run
 (a fresh probe process, or one run of kbench.ko); its statistic is the median of its
@@ -31,6 +35,7 @@ from kbench.catalog.benchmarks import Benchmark
 from kbench.catalog.scale import primary_metric
 from kbench.compare.sequential import SequentialComparison
 from kbench.compare.trial import trial_statistic
+from kbench.engine.interleave import round_order
 from kbench.engine.request import RunRequest
 from kbench.engine.runner import execute_run
 from kbench.engine.series import MetricSeries
@@ -146,8 +151,8 @@ def run_comparison(
     rounds = max(_blocks_per_side(max_trials, per_block[side.label]) for side in sides)
     done_rounds = 0
     for _ in range(rounds):
-        for index in rng.permutation(len(sides)):
-            trials = results[int(index)]
+        for index in round_order(rng, len(sides)):
+            trials = results[index]
             side = trials.side
             remaining = max_trials - len(trials.runs)
             if remaining <= 0:

@@ -1,22 +1,36 @@
-"""From the trials of a comparison to verdicts and a ComparisonReport.
+"""From the measurements of a comparison to verdicts and a ComparisonReport.
 
-Primary metric: with adaptive stopping, the sequential comparison's own final verdict
-(the only one whose error rate holds after repeated looks); with a fixed design, the
-Mann-Whitney verdict on all trials. Other metrics of the same runs (a suite's secondary
-figures, will-it-scale's total and idle) form one family per side whose p-values are
-adjusted (Holm by default, or Benjamini-Hochberg), which the report states.
+Trial-level design (``build_report``). Primary metric: with adaptive stopping, the
+sequential comparison's own final verdict (the only one whose error rate holds after
+repeated looks); with a fixed design, the Mann-Whitney verdict on all trials. Other
+metrics of the same runs (a suite's secondary figures, will-it-scale's total and idle)
+form one family per side whose p-values are adjusted (Holm by default, or
+Benjamini-Hochberg), which the report states. Every trial-level verdict goes through
+``kbench.compare.modes.guard_trials``: trials that fall into separate modes make it
+"inconclusive" (multimodal).
+
+Interleaved design (``build_interleaved_report``). Primary metric: the paired
+sequential comparison's final verdict. Secondary metrics (a command's wall time beside
+its CPU time) are judged on the same blocks at the nominal level of the look the
+comparison stopped at: the alpha-spending boundary bounds the chance that *any*
+statistic looked at on those looks crosses it, so a secondary verdict keeps its
+error rate although the stopping time was chosen by the primary.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from kbench.compare.judge import compare_trials
+from kbench.compare.modes import guard_trials, side_modes
 from kbench.compare.multiple import Method, adjust
+from kbench.compare.paired import judge_blocks
 from kbench.compare.verdict import Verdict
 from kbench.engine.compare_protocol import ComparisonOutcome, SideTrials
+from kbench.engine.interleaved import INTERLEAVED_DESIGN, InterleavedOutcome
 from kbench.report.comparison import ComparisonReport, MetricComparison, SideData, TrialSeries
 from kbench.stats.warmup import steady_state_index
 
@@ -54,7 +68,7 @@ def verdicts_for(
                     base.statistics(name), new.statistics(name), direction=direction, alpha=alpha,
                     margin=margin, metric=name, unit=unit,
                 )
-            found.append((new.side.label, verdict, new))
+            found.append((new.side.label, guard_trials(verdict, base.statistics(name), new.statistics(name)), new))
         family = [
             compare_trials(
                 base.statistics(name), new.statistics(name), direction=direction, alpha=alpha,
@@ -64,8 +78,38 @@ def verdicts_for(
         ]
         if len(family) > 1:
             family = list(adjust(family, correction))
-        found.extend((new.side.label, verdict, new) for verdict in family)
+        for verdict in family:
+            guarded = guard_trials(verdict, base.statistics(verdict.metric), new.statistics(verdict.metric))
+            found.append((new.side.label, guarded, new))
     return found
+
+
+def modes_of(base: list[float], new: list[float], unit: str) -> dict[str, object]:
+    """The report's ``modes``: per side with two or more clusters, the clusters and their description."""
+    return {name: {**modes.to_dict(), "text": modes.describe(unit)} for name, modes in side_modes(base, new).items()}
+
+
+def metric_comparison(verdict: Verdict, label: str, base: SideData, new: SideData) -> MetricComparison:
+    return MetricComparison(
+        metric=verdict.metric,
+        unit=verdict.unit,
+        direction=verdict.direction,
+        base=verdict.base_median,
+        new=verdict.new_median,
+        change_pct=verdict.change_pct,
+        ci_pct=verdict.ci_pct,
+        p_value=verdict.p_value,
+        verdict=verdict.verdict,
+        trials=verdict.trials,
+        reason=verdict.reason,
+        new_label=label,
+        base_data=base,
+        new_data=new,
+        design=verdict.design,
+        warnings=verdict.warnings,
+        modes=modes_of(list(base.trial_statistics), list(new.trial_statistics), verdict.unit),
+        margin_pct=verdict.margin_pct,
+    )
 
 
 def build_report(
@@ -82,24 +126,10 @@ def build_report(
     base = outcome.sides[0]
     metrics = []
     for label, verdict, new in verdicts_for(outcome, alpha=alpha, margin=margin, correction=correction):
-        metrics.append(
-            MetricComparison(
-                metric=verdict.metric,
-                unit=verdict.unit,
-                direction=verdict.direction,
-                base=verdict.base_median,
-                new=verdict.new_median,
-                change_pct=verdict.change_pct,
-                ci_pct=verdict.ci_pct,
-                p_value=verdict.p_value,
-                verdict=verdict.verdict,
-                trials=verdict.trials,
-                reason=verdict.reason,
-                new_label=label,
-                base_data=side_data(base, verdict.metric),
-                new_data=side_data(new, verdict.metric),
-            )
-        )
+        trial_design = f"trials: {outcome.design}; Mann-Whitney U on trial medians"
+        verdict = verdict if verdict.design not in ("", "fixed") else replace(verdict, design=trial_design)
+        metrics.append(metric_comparison(verdict, label, side_data(base, verdict.metric),
+                                         side_data(new, verdict.metric)))
     return ComparisonReport(
         title=title,
         base_label=base.side.label,
@@ -110,5 +140,79 @@ def build_report(
         parameters={**parameters, "design": outcome.design, "rounds": outcome.rounds,
                     "block order": " ".join(outcome.order)},
         correction=f"{correction} (secondary metrics)" if any(len(s.metrics()) > 2 for s in outcome.sides) else None,
+        confidence=1 - alpha,
+    )
+
+
+def interleaved_verdicts(
+    outcome: InterleavedOutcome, *, alpha: float, margin: float | None, correction: Method
+) -> list[tuple[int, Verdict]]:
+    """(new side index, verdict) for every new side and metric, the primary first (module docstring)."""
+    found: list[tuple[int, Verdict]] = []
+    primary, secondary = outcome.metrics[0], outcome.metrics[1:]
+    for new in range(1, len(outcome.sides)):
+        sequential = outcome.sequential[outcome.sides[new].label]
+        last = sequential.last
+        nominal = last.nominal_alpha if last is not None and last.nominal_alpha > 0 else alpha
+        if last is not None and last.verdict is not None:
+            found.append((new, last.verdict))
+        else:
+            found.append((new, _judge(outcome, new, primary.name, primary.unit, primary.direction, alpha, margin,
+                                      outcome.design)))
+        family = [_judge(outcome, new, m.name, m.unit, m.direction, nominal, margin,
+                         f"judged on the same blocks at the stopping look's level {nominal:.4g}")
+                  for m in secondary]
+        if len(family) > 1:
+            family = list(adjust(family, correction))
+        found.extend((new, verdict) for verdict in family)
+    return found
+
+
+def _judge(outcome: InterleavedOutcome, new: int, metric: str, unit: str, direction: str, alpha: float,
+           margin: float | None, design: str) -> Verdict:
+    return judge_blocks(outcome.log_ratios(new, metric), base_values=outcome.side_values(0, metric),
+                        new_values=outcome.side_values(new, metric), direction=direction, alpha=alpha,
+                        margin=margin, metric=metric, unit=unit, design=design)
+
+
+def _slot_side(values: list[float]) -> SideData:
+    array = np.asarray(values, dtype=np.float64)
+    return SideData(trial_statistics=tuple(values), samples=array if array.size else None,
+                    series=(TrialSeries(array, 0),) if array.size else ())
+
+
+def build_interleaved_report(
+    outcome: InterleavedOutcome,
+    *,
+    title: str,
+    label_kind: str,
+    alpha: float,
+    margin: float | None,
+    correction: Method,
+    context: dict[str, Any],
+    parameters: dict[str, Any],
+) -> ComparisonReport:
+    metrics = []
+    for new, verdict in interleaved_verdicts(outcome, alpha=alpha, margin=margin, correction=correction):
+        if not verdict.design.startswith(INTERLEAVED_DESIGN):
+            verdict = replace(verdict, design=f"{INTERLEAVED_DESIGN}; {verdict.design}" if verdict.design
+                              else outcome.design)
+        metrics.append(metric_comparison(verdict, outcome.sides[new].label,
+                                         _slot_side(outcome.side_values(0, verdict.metric)),
+                                         _slot_side(outcome.side_values(new, verdict.metric))))
+    extra = {"design": outcome.design, "blocks": outcome.blocks, "budget": f"{outcome.budget_s:g} s",
+             "measured": f"{outcome.elapsed_s:.1f} s", "slot": outcome.slot_text,
+             "runs": " ".join(f"{s.label}={s.run_id}" for s in outcome.sides), "comparison": outcome.comparison_id}
+    if outcome.metric_reason:
+        extra["metric"] = f"{outcome.metrics[0].name} ({outcome.metric_reason})"
+    return ComparisonReport(
+        title=title,
+        base_label=outcome.sides[0].label,
+        new_labels=tuple(side.label for side in outcome.sides[1:]),
+        metrics=tuple(metrics),
+        label_kind=label_kind,
+        context=context,
+        parameters={**parameters, **extra},
+        correction=f"{correction} (secondary metrics)" if len(outcome.metrics) > 2 else None,
         confidence=1 - alpha,
     )

@@ -63,22 +63,8 @@ def execute_run(
         raise BadRequest("; ".join(str(problem) for problem in problems))
     target_info = target.info()
     sysinfo = target.sysinfo()
-    metric = primary_metric(benchmark, request.params)
-    started_at = datetime.now(UTC)
-    run_fields: dict[str, Any] = {
-        "benchmark": benchmark.name,
-        "metric": metric,
-        "unit": benchmark.unit,
-        "direction": benchmark.direction,
-        "params": request.params,
-        "request": request.to_dict(),
-        "sysinfo": sysinfo,
-        "target": _as_dict(target_info),
-        "tags": list(request.tags),
-        "commit": request.commit,
-        "label": request.label,
-    }
-    run_id = store.begin_run(**run_fields, started_at=started_at)
+    started = begin_stored_run(store, benchmark, request, target_info, sysinfo)
+    run_id = started.run_id
     try:
         measurement = target.measure(benchmark, request, progress)
     except TargetError as exc:
@@ -90,6 +76,51 @@ def execute_run(
     except BaseException as exc:
         _mark_unfinished(store, run_id, "failed", f"{type(exc).__name__}: {exc}")
         raise
+    return finish_stored_run(store, started, benchmark, request, measurement, sysinfo, context_warnings)
+
+
+@dataclass(frozen=True)
+class StartedRun:
+    """A run's row written before measuring, with what a recovery file needs to redo it."""
+
+    run_id: int
+    fields: dict[str, Any]
+    started_at: datetime
+
+
+def begin_stored_run(
+    store: Store, benchmark: Benchmark, request: RunRequest, target_info: Any, sysinfo: dict[str, Any]
+) -> StartedRun:
+    """The run's row, status ``running``, before anything is measured (a crash leaves a trace)."""
+    started_at = datetime.now(UTC)
+    fields: dict[str, Any] = {
+        "benchmark": benchmark.name,
+        "metric": primary_metric(benchmark, request.params),
+        "unit": benchmark.unit,
+        "direction": benchmark.direction,
+        "params": request.params,
+        "request": request.to_dict(),
+        "sysinfo": sysinfo,
+        "target": _as_dict(target_info),
+        "tags": list(request.tags),
+        "commit": request.commit,
+        "label": request.label,
+    }
+    return StartedRun(store.begin_run(**fields, started_at=started_at), fields, started_at)
+
+
+def finish_stored_run(
+    store: Store,
+    started: StartedRun,
+    benchmark: Benchmark,
+    request: RunRequest,
+    measurement: Measurement,
+    sysinfo: dict[str, Any],
+    context_warnings: Sequence[str] = (),
+) -> RunResult:
+    """Summarise ``measurement`` and complete the started run in one transaction."""
+    run_id = started.run_id
+    metric = primary_metric(benchmark, request.params)
     status = "interrupted" if measurement.interrupted else "complete"
     basis = "overhead-corrected" if request.subtract_overhead else "raw"
     series = metric_series(
@@ -125,7 +156,7 @@ def execute_run(
             raise
         not_stored = save_recovery(
             reason=reason, database=store.where, run_id=run_id,
-            run={**run_fields, "started_at": started_at.isoformat()}, error=None, **finished,
+            run={**started.fields, "started_at": started.started_at.isoformat()}, error=None, **finished,
         )
         where = f"they are in {not_stored.path}" if not_stored.path else "they were lost"
         _mark_unfinished(store, run_id, "failed", f"measured, but its samples could not be stored ({reason}); {where}")

@@ -1,11 +1,24 @@
-"""Compare runs already in the store: each run is one trial of its side."""
+"""Compare runs already in the store.
+
+Runs of the trial design: each run is one trial of its side (Mann-Whitney, as measured).
+
+Runs of one interleaved comparison (``kbench.engine.interleaved``: one run per side, whose
+header's ``interleaved`` entry names the same comparison): the slots are rebuilt from
+the stored samples (columns ``slot`` and ``block``) and judged again block by block, with
+one look at the whole of alpha - the verdict of a fixed design over the stored blocks.
+"""
 
 from __future__ import annotations
 
+import numpy as np
+
 from kbench.catalog.benchmarks import Benchmark, lookup
+from kbench.compare.paired import PairedSequential
 from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, SideTrials, StoredTrial
+from kbench.engine.interleaved import InterleavedOutcome, InterleavedSide, Slot, metrics_of, slot_values
+from kbench.engine.measurement import Measurement
 from kbench.engine.request import BadRequest, RunRequest
-from kbench.report.run_view import load_run_view
+from kbench.report.run_view import RunView, load_run_view
 from kbench.store.db import Store
 
 
@@ -15,7 +28,7 @@ def stored_outcome(store: Store, sides: list[list[int]]) -> ComparisonOutcome:
         raise BadRequest("a comparison needs at least two sides: give --runs twice or more")
     results = []
     metrics = set()
-    for index, run_ids in enumerate(sides):
+    for run_ids in sides:
         trials = []
         for run_id in run_ids:
             view = load_run_view(store, run_id)
@@ -27,10 +40,61 @@ def stored_outcome(store: Store, sides: list[list[int]]) -> ComparisonOutcome:
         side = ComparisonSide(label=label, kernel=None, benchmark=bench,
                               request=RunRequest(benchmark=bench.name, params=first.params))
         results.append(SideTrials(side, list(trials)))
-        del index
     if len(metrics) != 1:
         raise BadRequest(f"the runs measure different metrics ({', '.join(sorted(metrics))}): nothing to compare")
     return ComparisonOutcome(results, [], None, 0, "stored runs (no new measurement)")
+
+
+def stored_interleaved(store: Store, sides: list[list[int]], *, alpha: float,
+                       margin: float | None) -> InterleavedOutcome | None:
+    """The interleaved comparison the runs came from, re-judged (module docstring); None when the
+    runs are not exactly one run per side of one interleaved comparison."""
+    if len(sides) < 2 or any(len(ids) != 1 for ids in sides):
+        return None
+    views = [load_run_view(store, ids[0]) for ids in sides]
+    designs = [view.measurement.header.get("interleaved") or {} for view in views]
+    comparisons = {d.get("comparison") for d in designs}
+    if len(comparisons) != 1 or None in comparisons:
+        return None
+    benchmark = _benchmark(views[0].record.benchmark)
+    metric = str(designs[0].get("metric") or views[0].record.metric)
+    kind = "cpu" if metric.endswith(".cpu") else "wall"
+    metrics = metrics_of(benchmark, kind)
+    slots = [slot for index, view in enumerate(views) for slot in _slots(index, view, benchmark)]
+    slots.sort(key=lambda s: s.index)
+    complete = [b for b in range(max((s.block for s in slots), default=-1) + 1)
+                if all(sum(1 for s in slots if s.side == i and s.block == b) >= 1 for i in range(len(views)))]
+    blocks = len(complete)
+    if complete != list(range(blocks)):
+        return None
+    labels = [f"run {ids[0]}" for ids in sides]
+    sequential = {label: PairedSequential(direction=metrics[0].direction, alpha=alpha, margin=margin,
+                                          metric=metrics[0].name, unit=metrics[0].unit) for label in labels[1:]}
+    interleaved_sides = [
+        InterleavedSide(ComparisonSide(label=label, kernel=None, benchmark=benchmark,
+                                       request=RunRequest(benchmark=benchmark.name, params=view.record.params)),
+                        run_id=view.record.id)
+        for label, view in zip(labels, views, strict=True)
+    ]
+    description = str(designs[0].get("description") or "interleaved")
+    return InterleavedOutcome(
+        interleaved_sides, metrics, slots, blocks, sequential,
+        f"{description} (stored comparison {comparisons.pop()}, judged again with one look)", 0.0, 0.0,
+        str(designs[0].get("slot") or ""), "", str(designs[0].get("comparison")),
+    )
+
+
+def _slots(side: int, view: RunView, benchmark: Benchmark) -> list[Slot]:
+    columns = view.measurement.columns
+    if "slot" not in columns or "block" not in columns:
+        return []
+    found = []
+    for slot in np.unique(columns["slot"]):
+        rows = columns["slot"] == slot
+        part = Measurement(header=view.measurement.header, columns={k: v[rows] for k, v in columns.items()},
+                           interrupted=False, stderr="")
+        found.append(Slot(side, int(columns["block"][rows][0]), int(slot), slot_values(benchmark, part), 0.0))
+    return found
 
 
 def _benchmark(name: str) -> Benchmark:

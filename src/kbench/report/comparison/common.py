@@ -17,9 +17,10 @@ from kbench.report.comparison.model import (
 
 
 def format_number(value: float) -> str:
-    """A table value with 4-5 significant digits and no exponent for everyday magnitudes."""
+    """A table value with 4-5 significant digits and no exponent for everyday magnitudes; ``n/a``
+    for a value that could not be computed."""
     if not math.isfinite(value):
-        return str(value)
+        return "n/a"
     magnitude = abs(value)
     if magnitude >= 10_000 or (value == int(value) and magnitude >= 100):
         return f"{value:.0f}"
@@ -33,15 +34,17 @@ def format_number(value: float) -> str:
 
 
 def format_change(pct: float) -> str:
-    """``-3.1%`` / ``+0.4%``: always signed, one decimal."""
+    """``-3.1%`` / ``+0.4%``: always signed, one decimal; ``n/a`` when undefined."""
     if not math.isfinite(pct):
-        return f"{pct}%"
+        return "n/a"
     return f"{pct:+.1f}%"
 
 
 def format_ci(ci_pct: tuple[float, float]) -> str:
-    """``-3.5…-2.7%``: the interval of the change, signed."""
+    """``-3.5…-2.7%``: the interval of the change, signed; ``n/a`` when it could not be computed."""
     low, high = ci_pct
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "n/a"
     return f"{low:+.1f}…{high:+.1f}%"
 
 
@@ -71,26 +74,48 @@ def direction_text(direction: str) -> str:
     return "higher is better" if direction == "higher" else "lower is better"
 
 
+HEADLINE_EVERY_METRIC = 3
+
+
 def headline(report: ComparisonReport, m: MetricComparison) -> str:
-    """The sentence a kernel developer pastes into a mail, e.g.
+    """The sentence a kernel developer pastes into a mail; it always says the metric's verdict, e.g.
 
     ``syscall.getppid.latency on kernel 6.12.x has a +3.1% (CI +2.7…+3.5%, p=0.002)
-    regression compared to 6.1.0-56-amd64``
+    regression compared to 6.1.0-56-amd64``, ``command.cpu on program ./b: no change
+    compared to ./a (+0.02%, CI -0.21…+0.25%, within ±0.5%)`` or ``…: inconclusive
+    compared to ./a (too-noisy: …)``.
     """
     subject = f"{report.label_kind} {report.new_label_of(m)}".strip()
-    return (
-        f"{m.metric} on {subject} has a {format_change(m.change_pct)} "
-        f"(CI {format_ci(m.ci_pct)}, {p_text(m.p_value)}) {m.verdict} compared to {report.base_label}"
-    )
+    if m.significant:
+        return (
+            f"{m.metric} on {subject} has a {format_change(m.change_pct)} "
+            f"(CI {format_ci(m.ci_pct)}, {p_text(m.p_value)}) {m.verdict} compared to {report.base_label}"
+        )
+    figures = f"{format_change(m.change_pct)}, CI {format_ci(m.ci_pct)}"
+    if m.verdict == NO_CHANGE:
+        within = f", within ±{m.margin_pct:g}%" if m.margin_pct is not None else f", {p_text(m.p_value)}"
+        return f"{m.metric} on {subject}: no change compared to {report.base_label} ({figures}{within})"
+    why = m.reason.split(";")[0] if m.reason else "no reason given"
+    return f"{m.metric} on {subject}: {m.verdict} compared to {report.base_label} ({figures}; {why})"
 
 
 def headlines(report: ComparisonReport) -> list[str]:
-    """One headline per regression, then per improvement, each group by decreasing |change|."""
+    """Every line states its metric's verdict. Up to ``HEADLINE_EVERY_METRIC`` metrics: one line
+    per metric, in report order (the primary metric first). Beyond: one per regression, then per
+    improvement (each group by decreasing |change|), then per other verdict except "no change",
+    which gets one summary line."""
+    if len(report.metrics) <= HEADLINE_EVERY_METRIC:
+        return [headline(report, m) for m in report.metrics]
     lines: list[str] = []
     for verdict in (REGRESSION, IMPROVEMENT):
         chosen = [m for m in report.metrics if m.verdict == verdict]
         chosen.sort(key=lambda m: -abs(m.change_pct) if math.isfinite(m.change_pct) else 0.0)
         lines.extend(headline(report, m) for m in chosen)
+    lines.extend(headline(report, m) for m in report.metrics if m.verdict not in (REGRESSION, IMPROVEMENT, NO_CHANGE))
+    unchanged = sum(m.verdict == NO_CHANGE for m in report.metrics)
+    if unchanged:
+        lines.append(f"no change in {unchanged} other metric{'s' if unchanged != 1 else ''} compared to "
+                     f"{report.base_label}")
     return lines
 
 

@@ -221,6 +221,8 @@ def _section(report: ComparisonReport, m: MetricComparison) -> str:
                 "Per-trial time series; shaded: warm-up before the detected steady state (MSER-5)."),
     ])
     reason = f'<p class="reason">{escape(m.reason)}</p>' if m.reason else ""
+    reason += "".join(f'<p class="reason warning">{escape(w)}</p>' for w in m.warnings)
+    reason += f'<p class="reason design">design: {escape(m.design)}</p>' if m.design else ""
     return (
         f'<section class="metric-section" id="{section_id(report, m)}" data-metric="{escape(m.metric)}" '
         f'data-new-label="{escape(label)}" data-verdict="{slug}">'
@@ -239,7 +241,7 @@ def render(report: ComparisonReport) -> str:
     found = headlines(report)
     headline_html = (
         '<ul class="headlines">' + "".join(f"<li>{escape(h)}</li>" for h in found) + "</ul>"
-        if found else '<p class="headlines">No significant change.</p>'
+        if found else '<p class="headlines">Nothing was compared.</p>'
     )
     overall_html = "".join(
         f'<p class="overall">{escape(overall_sentence(report, overall(report, label)))}</p>'

@@ -3,8 +3,11 @@
 Top level: ``title, label_kind, base_label, new_labels, correction, confidence, context,
 parameters, overall`` (one entry per new label) and ``metrics``. Each metric object has
 ``metric, unit, direction, base_label, new_label, base, new, change_pct, ci_pct [low, high],
-p_value, verdict, reason, trials {base, new}, base_stddev_pct, new_stddev_pct`` and the
-per-trial statistics of both sides (``base_trials``, ``new_trials``). Raw samples are not
+p_value, verdict, reason, trials {base, new}, base_stddev_pct, new_stddev_pct``, the
+per-trial (or per-slot) statistics of both sides (``base_trials``, ``new_trials``),
+``margin_pct`` (null without one), ``design`` (how it was measured and judged),
+``warnings``, ``multimodal`` and ``modes`` (per side with two or more clusters:
+``centres``, ``counts``, ``fractions``, ``text``). Raw samples are not
 included (use the run exports for them). Non-finite numbers become ``null``.
 """
 
@@ -41,6 +44,11 @@ def metric_object(report: ComparisonReport, m: MetricComparison) -> dict[str, An
         "new_stddev_pct": _number(m.new_data.stddev_pct),
         "base_trials": [_number(v) for v in m.base_data.trial_statistics],
         "new_trials": [_number(v) for v in m.new_data.trial_statistics],
+        "margin_pct": _number(m.margin_pct),
+        "design": m.design,
+        "warnings": list(m.warnings),
+        "multimodal": m.multimodal,
+        "modes": dict(m.modes),
     }
 
 

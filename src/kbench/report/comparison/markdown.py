@@ -58,7 +58,7 @@ def render(report: ComparisonReport) -> str:
     if found:
         lines.extend(f"- {escape(h)}" for h in found)
     else:
-        lines.append("No significant change.")
+        lines.append("Nothing was compared.")
     lines.append("")
     lines.extend(f"**{escape(overall_sentence(report, overall(report, label)))}**  " for label in report.new_labels)
     lines.extend(["", "| " + " | ".join(COLUMNS) + " |", "|" + "|".join(ALIGN) + "|"])

@@ -9,7 +9,12 @@ renderers never recompute a verdict, they only present it. Definitions:
 - ``change_pct``: 100 * (new - base) / base, signed as measured (not direction-aware).
 - ``ci_pct``: (low, high) confidence interval of ``change_pct`` at ``confidence``.
 - ``p_value``: after the report's multiple-comparison ``correction`` when one is named.
-- ``trials``: (base, new) number of trials behind each side.
+- ``trials``: (base, new) number of trials (or interleaved slots) behind each side.
+- ``design``: how the evidence was gathered and judged (trials and Mann-Whitney, or
+  interleaved blocks and the signed-rank test), in words.
+- ``warnings``: named cautions that travel with the verdict (``modes: ...``, ...).
+- ``modes``: per side ("base", "new"), the clusters its measurements fall into when
+  there are two or more (``kbench.compare.modes.Modes.to_dict`` plus ``text``).
 """
 
 from __future__ import annotations
@@ -113,6 +118,14 @@ class MetricComparison:
     new_label: str | None = None  # which of the report's new labels; None = the first
     base_data: SideData = field(default_factory=SideData)
     new_data: SideData = field(default_factory=SideData)
+    design: str = ""
+    warnings: tuple[str, ...] = ()
+    modes: Mapping[str, Any] = field(default_factory=dict)
+    margin_pct: float | None = None
+
+    @property
+    def multimodal(self) -> bool:
+        return bool(self.modes)
 
     @property
     def significant(self) -> bool:
@@ -205,7 +218,8 @@ def metric_from_dict(data: Mapping[str, Any]) -> MetricComparison:
 
     Required keys: metric, unit, direction, base, new, change_pct, ci_pct, p_value,
     verdict, trials (an int for both sides, a (base, new) pair or {"base", "new"}).
-    Optional: reason, new_label, base_data / new_data (``SideData`` or dicts with
+    Optional: reason, new_label, design, warnings, modes, margin_pct, base_data /
+    new_data (``SideData`` or dicts with
     trial_statistics, samples, series — each series a list of values or
     {"values", "steady_state_index"}). ``base``/``new`` may be spelled
     ``base_median``/``new_median``.
@@ -226,4 +240,8 @@ def metric_from_dict(data: Mapping[str, Any]) -> MetricComparison:
         new_label=data.get("new_label"),
         base_data=_side(data.get("base_data")),
         new_data=_side(data.get("new_data")),
+        design=str(data.get("design") or ""),
+        warnings=tuple(str(w) for w in data.get("warnings") or ()),
+        modes=dict(data.get("modes") or {}),
+        margin_pct=None if data.get("margin_pct") is None else float(data["margin_pct"]),
     )

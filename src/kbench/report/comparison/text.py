@@ -106,13 +106,19 @@ def render(report: ComparisonReport) -> str:
     lines.extend(table_lines(report))
     lines.append("")
     found = headlines(report)
-    lines.extend(found or ["no significant change"])
+    lines.extend(found or ["nothing was compared"])
     lines.append("")
     lines.extend(overall_sentence(report, overall(report, label)) for label in report.new_labels)
     lines.append(method_note(report))
     reasons = [f"  {m.metric}: {m.verdict}, {m.reason}" for m in report.metrics if m.reason]
     if reasons:
         lines.extend(["", "verdict reasons:", *reasons])
+    warnings = list(dict.fromkeys(f"  {m.metric}: {w}" for m in report.metrics for w in m.warnings))
+    if warnings:
+        lines.extend(["", "warnings:", *warnings])
+    designs = list(dict.fromkeys(m.design for m in report.metrics if m.design))
+    if designs:
+        lines.extend(["", "design:", *(f"  {d}" for d in designs)])
     lines.extend(_section("machine", report.context))
     lines.extend(_section("test parameters", report.parameters))
     return "\n".join(lines) + "\n"

@@ -1,0 +1,127 @@
+"""What a comparison compares: its sides, the design that measures them, and its margin.
+
+Sides come in three kinds, one per comparison:
+- commands (``--command A --command B``): the ``command`` benchmark, one side per command line;
+- kernels (``--kernel A --kernel B BENCH``): one benchmark in each kernel;
+- parameter values (``BENCH -p loops=99|100``, optionally in one ``--kernel``): one
+  benchmark, one side per value of the one parameter written with ``|``.
+
+Design: "interleaved" (``kbench.engine.interleaved``) when every side runs on one target
+and a slot is cheap (commands, syscalls, in-kernel functions); "trials"
+(``kbench.engine.compare_protocol``) when the sides need their own kernels (a boot per
+block of trials) or a run is a whole tool. ``auto`` picks the first that applies.
+
+Margin: ``--margin`` if given; else the ``margin_pct`` of the newest ``kbench calibrate``
+of the base side (same benchmark, target and parameters); else ``DEFAULT_MARGIN``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kbench.catalog.benchmarks import lookup
+from kbench.compare.thresholds import DEFAULT_MARGIN
+from kbench.engine.compare_protocol import ComparisonSide
+from kbench.engine.interleaved import supports_interleaving
+from kbench.engine.request import BadRequest, RunRequest
+from kbench.store.db import Store
+
+ALTERNATIVES = "|"
+AUTO, INTERLEAVED, TRIALS = "auto", "interleaved", "trials"
+DESIGNS = (AUTO, INTERLEAVED, TRIALS)
+
+
+@dataclass(frozen=True)
+class Sides:
+    sides: list[ComparisonSide]
+    label_kind: str  # "program", "kernel" or "configuration"
+    title: str
+
+
+def _varying(params: dict[str, str]) -> tuple[str, list[str]] | None:
+    varying = {name: value.split(ALTERNATIVES) for name, value in params.items() if ALTERNATIVES in value}
+    if not varying:
+        return None
+    if len(varying) > 1:
+        raise BadRequest(f"only one parameter may list values with '|'; got {', '.join(sorted(varying))}")
+    name, values = next(iter(varying.items()))
+    if any(not v for v in values) or len(values) < 2:
+        raise BadRequest(f"-p {name}={params[name]}: give two or more non-empty values separated by '|'")
+    if len(set(values)) != len(values):
+        raise BadRequest(f"-p {name}={params[name]}: a value is listed twice; to measure A/A noise use "
+                         "`kbench calibrate`")
+    return name, values
+
+
+def build_sides(
+    benchmark: str | None, kernels: tuple[str, ...], commands: tuple[str, ...], params: dict[str, str],
+    samples: int | None,
+) -> Sides:
+    """The sides of a measured comparison (module docstring); BadRequest names what is wrong."""
+    varying = _varying(params)
+    if commands:
+        if benchmark:
+            raise BadRequest("--command compares commands: give no BENCHMARK")
+        if varying is not None:
+            raise BadRequest("--command sides cannot also vary a parameter with '|'")
+        if len(commands) < 2:
+            raise BadRequest("a comparison needs at least two sides: give --command twice or more")
+        if len(set(commands)) != len(commands):
+            raise BadRequest("two --command sides are identical; to measure A/A noise use `kbench calibrate`")
+        bench = lookup("command")
+        bench.validate_params({k: v for k, v in params.items() if k != "cmd"})
+        sides = [ComparisonSide(label=cmd, kernel=None, benchmark=bench,
+                                request=RunRequest(benchmark=bench.name, params={**params, "cmd": cmd},
+                                                   samples=samples))
+                 for cmd in commands]
+        return Sides(sides, "program", bench.name)
+    if not benchmark:
+        raise BadRequest("give a BENCHMARK to run on each side (or --command twice)")
+    bench = lookup(benchmark)
+    if varying is not None:
+        if len(kernels) > 1:
+            raise BadRequest("vary either the kernel (--kernel twice) or one parameter ('|'), not both")
+        name, values = varying
+        kernel = kernels[0] if kernels else None
+        sides = []
+        for value in values:
+            side_params = {**params, name: value}
+            bench.validate_params(side_params)
+            sides.append(ComparisonSide(label=f"{name}={value}", kernel=kernel, benchmark=bench,
+                                        request=RunRequest(benchmark=bench.name, params=side_params, samples=samples)))
+        return Sides(sides, "configuration", bench.name)
+    bench.validate_params(params)
+    if len(kernels) < 2:
+        raise BadRequest("a comparison needs at least two sides: --kernel twice or more, or one parameter with "
+                         "values separated by '|' (e.g. -p size=64|128)")
+    if len(set(kernels)) != len(kernels):
+        raise BadRequest("two --kernel sides are identical; to measure A/A noise use `kbench calibrate`")
+    sides = [ComparisonSide(label=spec.removeprefix("deb:"), kernel=spec, benchmark=bench,
+                            request=RunRequest(benchmark=bench.name, params=params, samples=samples))
+             for spec in kernels]
+    return Sides(sides, "kernel", bench.name)
+
+
+def choose_design(requested: str, sides: list[ComparisonSide]) -> str:
+    """INTERLEAVED or TRIALS for ``requested`` (AUTO, INTERLEAVED or TRIALS)."""
+    why_not = supports_interleaving(sides)
+    if requested == INTERLEAVED and why_not is not None:
+        raise BadRequest(f"--design interleaved: {why_not}; use --design trials")
+    if requested == TRIALS:
+        return TRIALS
+    return INTERLEAVED if why_not is None else TRIALS
+
+
+def default_margin(store: Store, side: ComparisonSide) -> tuple[float, str]:
+    """(margin as a fraction, where it comes from) for a comparison whose base is ``side``."""
+    target = side.kernel or "local"
+    calibration = store.latest_calibration(side.benchmark.name, target)
+    if calibration is not None:
+        stored: dict[str, Any] = calibration.get("trials") or {}
+        margin_pct = stored.get("margin_pct")
+        if margin_pct is not None and dict(calibration.get("params") or {}) == dict(side.request.params):
+            return float(margin_pct) / 100.0, f"±{float(margin_pct):g}% from A/A calibration {calibration['id']}"
+    return DEFAULT_MARGIN, (f"±{100 * DEFAULT_MARGIN:g}% (the default; `kbench calibrate` measures one for "
+                            "this benchmark and machine)")
+

@@ -1,0 +1,392 @@
+"""The interleaved design: sides alternate one short slot at a time, in mirrored random blocks.
+
+For commands, syscalls and in-kernel functions whose sides run on one target (this
+kernel, or one booted kernel with sides that differ by parameters), the finest grain
+wins: a *slot* is one short measurement of one side (a few executions of a command,
+a short probe run, one short kbench.ko run), and a *block* runs every side twice in a
+mirrored random order (ABBA / BAAB, ``kbench.engine.interleave``). The machine's drift
+and its switches of speed then hit the sides alike, and each block gives one paired
+log-ratio per new side (``kbench.compare.paired``).
+
+Protocol:
+1. A pilot block (not judged): warms caches and the page cache, fixes what must stay
+   the same in every slot (the probe's batch, a command's executions per slot, chosen
+   so that a slot lasts about ``SLOT_TARGET_S``), and times a block.
+2. Blocks until the time budget is spent (or ``max_blocks``). The primary metric of
+   each new side is looked at when 20, 40, 60, 80 and 100% of the budget have passed;
+   looks share alpha (``kbench.compare.spending``), and the comparison stops once
+   every new side is decided.
+3. One stored run per side holds every judged slot's raw samples in order, with the
+   columns ``slot`` (index in the whole schedule) and ``block``; the header's
+   ``interleaved`` entry describes the design and names the comparison.
+
+Interrupted (Ctrl-C) or failed: every side's run is stored with what was measured, and
+the exception goes on.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from kbench.catalog.benchmarks import Benchmark
+from kbench.compare.paired import PairedSequential, block_log_ratios
+from kbench.compare.slot import COMMAND_METRICS, CPU, command_slot, interquartile_mean
+from kbench.compare.thresholds import DEFAULT_ALPHA, PAIRED_MIN_BLOCKS
+from kbench.engine.compare_protocol import ComparisonSide
+from kbench.engine.interleave import mirrored_order
+from kbench.engine.measurement import Measurement
+from kbench.engine.request import BadRequest
+from kbench.engine.runner import StartedRun, begin_stored_run, finish_stored_run
+from kbench.store.db import Store
+from kbench.targets.base import Target
+
+SLOT_TARGET_S = 0.1
+"""A command slot runs enough executions to last about this long (at least one): short
+enough that drift within a block stays small, long enough that starting the probe
+(about 20 ms) is a small part of it."""
+MAX_EXECUTIONS_PER_SLOT = 1000
+PROBE_SLOT_S = 0.05
+"""Measured time of a probe slot (duration mode) unless --samples is given."""
+KFUNC_SLOT_SAMPLES = 2000
+"""Samples of a kbench.ko slot unless --samples is given."""
+PILOT_SLOWDOWN = 1.5
+"""How much slower than a judged slot a pilot slot is taken to be when the pilot judges a budget."""
+LOOK_FRACTIONS = (0.2, 0.4, 0.6, 0.8, 1.0)
+"""Looks at these fractions of the time budget (the last one spends what is left)."""
+DEFAULT_BUDGET_S = 20.0
+"""Measuring time of a comparison: with start-up and the pilot block, a comparison takes
+under 30 s even when the machine is busy."""
+
+INTERLEAVED_DESIGN = "interleaved: randomized mirrored blocks, Wilcoxon signed-rank on block log-ratios"
+"""The design in a few words (every verdict of it starts its ``design`` with this)."""
+
+SlotCallback = Callable[[str, int, float], None]  # side label, judged blocks so far, fraction of budget used
+
+METRIC_REASONS = {
+    "cpu": ("CPU time (user + system, from wait4) is what the program itself costs; on a shared "
+            "machine its wall time also holds the time it waited for a CPU"),
+    "wall": "wall time, as asked (--metric wall): it includes waiting for a CPU, I/O and sleeping",
+}
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    name: str
+    unit: str
+    direction: str
+
+
+@dataclass
+class Slot:
+    side: int
+    block: int
+    index: int
+    values: dict[str, float]
+    seconds: float
+
+
+@dataclass
+class InterleavedSide:
+    side: ComparisonSide
+    run_id: int = 0
+    started: StartedRun | None = None
+    columns: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    header: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)
+    interrupted: bool = False
+
+    @property
+    def label(self) -> str:
+        return self.side.label
+
+
+@dataclass
+class InterleavedOutcome:
+    """Everything measured: slots in order, the sides' stored runs, and the sequential looks."""
+
+    sides: list[InterleavedSide]
+    metrics: list[MetricInfo]  # the primary first
+    slots: list[Slot]
+    blocks: int
+    sequential: dict[str, PairedSequential]
+    design: str
+    elapsed_s: float
+    budget_s: float
+    slot_text: str
+    metric_reason: str
+    comparison_id: str
+
+    def side_values(self, side: int, metric: str) -> list[float]:
+        """Every judged slot's value of ``metric`` for one side, in order."""
+        return [s.values[metric] for s in self.slots if s.side == side and s.block < self.blocks]
+
+    def block_values(self, side: int, metric: str) -> list[list[float]]:
+        per_block: list[list[float]] = [[] for _ in range(self.blocks)]
+        for s in self.slots:
+            if s.side == side and s.block < self.blocks:
+                per_block[s.block].append(s.values[metric])
+        return per_block
+
+    def log_ratios(self, new: int, metric: str) -> np.ndarray:
+        return block_log_ratios(self.block_values(0, metric), self.block_values(new, metric))
+
+
+def supports_interleaving(sides: Sequence[ComparisonSide]) -> str | None:
+    """None when the sides can be interleaved slot by slot, else why not."""
+    if len({side.kernel or "local" for side in sides}) != 1:
+        return "the sides run in different kernels: each needs its own boot, so trials are the unit"
+    kinds = {side.benchmark.kind for side in sides}
+    if not kinds <= {"probe", "kfunc"}:
+        return f"{sides[0].benchmark.name} is a whole-tool or scalability benchmark: its runs are the unit"
+    return None
+
+
+def metrics_of(benchmark: Benchmark, metric: str) -> list[MetricInfo]:
+    if benchmark.name == "command":
+        names = [COMMAND_METRICS[metric], *(m for key, m in COMMAND_METRICS.items() if key != metric)]
+        return [MetricInfo(name, "ns", benchmark.direction) for name in names]
+    return [MetricInfo(benchmark.metric, benchmark.unit, benchmark.direction)]
+
+
+def slot_values(benchmark: Benchmark, measurement: Measurement) -> dict[str, float]:
+    if benchmark.name == "command":
+        columns = measurement.columns
+        return command_slot(measurement.per_op("ns"), columns["utime_ns"], columns["stime_ns"])
+    unit = "cycles" if benchmark.kind == "kfunc" else "ns"
+    return {benchmark.metric: interquartile_mean(measurement.per_op(unit))}
+
+
+class _Runner:
+    """Measures slots of the sides on one target and keeps their raw samples."""
+
+    def __init__(
+        self, store: Store, sides: list[ComparisonSide], target: Target, samples: int | None, tags: Sequence[str]
+    ):
+        self.store = store
+        self.target = target
+        self.samples = samples
+        self.tags = tuple(tags)
+        self.sides = [InterleavedSide(side) for side in sides]
+        self.requests = [side.request for side in sides]
+
+    def fix_slot_requests(self, pilot: list[tuple[Measurement, float]]) -> str:
+        """After the pilot: the same batch / executions in every slot; returns the slot's description."""
+        texts = []
+        for index, (measurement, seconds) in enumerate(pilot):
+            side = self.sides[index].side
+            request = self.requests[index]
+            if side.benchmark.name == "command":
+                if self.samples is None:
+                    per_execution = max(seconds / max(measurement.n, 1), 1e-6)
+                    executions = min(MAX_EXECUTIONS_PER_SLOT, max(1, round(SLOT_TARGET_S / per_execution)))
+                    request = replace(request, samples=executions)
+                texts.append(f"{request.samples} execution{'s' if request.samples != 1 else ''}")
+            else:
+                request = replace(request, batch=int(measurement.header.get("batch") or 1))
+                size = (f"{request.samples} samples" if request.duration_s is None
+                        else f"{request.duration_s:g} s of samples")
+                texts.append(f"{size} of batch {request.batch}")
+            self.requests[index] = request
+        distinct = list(dict.fromkeys(texts))
+        if len(distinct) == 1:
+            return distinct[0]
+        return "; ".join(f"{s.label}: {t}" for s, t in zip(self.sides, texts, strict=True))
+
+    def measure(self, index: int) -> tuple[Measurement, float]:
+        started = time.monotonic()
+        measurement = self.target.measure(self.sides[index].side.benchmark, self.requests[index])
+        if measurement.interrupted:
+            self.sides[index].interrupted = True
+            raise KeyboardInterrupt
+        return measurement, time.monotonic() - started
+
+    def keep(self, index: int, measurement: Measurement, slot: int, block: int) -> None:
+        side = self.sides[index]
+        for name, values in measurement.columns.items():
+            side.columns.setdefault(name, []).append(values)
+        rows = measurement.n
+        side.columns.setdefault("slot", []).append(np.full(rows, slot, dtype=np.int64))
+        side.columns.setdefault("block", []).append(np.full(rows, block, dtype=np.int64))
+        if side.header is None:
+            side.header = dict(measurement.header)
+        side.warnings.extend(w for w in measurement.header.get("warnings", []) if w not in side.warnings)
+
+    def begin(self, sysinfo: dict[str, Any]) -> None:
+        info = self.target.info()
+        for side, request in zip(self.sides, self.requests, strict=True):
+            request = replace(request, tags=(*request.tags, *self.tags, f"side:{side.label}"))
+            side.started = begin_stored_run(self.store, side.side.benchmark, request, info, sysinfo)
+            side.run_id = side.started.run_id
+
+    def finish(self, sysinfo: dict[str, Any], design: dict[str, Any], status: str | None = None,
+               error: str | None = None) -> None:
+        for side, request in zip(self.sides, self.requests, strict=True):
+            if side.started is None:
+                continue
+            if status == "failed":
+                self.store.finish_run(side.run_id, status="failed", error=error)
+                continue
+            columns = {name: np.concatenate(parts) for name, parts in side.columns.items()}
+            header = dict(side.header or {})
+            header.update(n=int(next(iter(columns.values())).size) if columns else 0,
+                          columns=[c for c in columns if c not in ("slot", "block")],
+                          warnings=side.warnings,
+                          interleaved={**design, "side": side.label,
+                                       "slots": int(np.unique(columns["slot"]).size) if columns else 0})
+            interrupted = status == "interrupted" or side.interrupted
+            header["interrupted"] = interrupted
+            measurement = Measurement(header=header, columns=columns, interrupted=interrupted, stderr="")
+            finish_stored_run(self.store, side.started, side.side.benchmark, request, measurement, sysinfo)
+
+
+def _slot_request(side: ComparisonSide, samples: int | None) -> ComparisonSide:
+    request = side.request
+    if side.benchmark.name == "command":
+        request = replace(request, samples=samples or 1, warmup_samples=0, timer="clock", overhead_pairs=1000)
+    elif side.benchmark.kind == "kfunc":
+        request = replace(request, samples=samples or KFUNC_SLOT_SAMPLES, duration_s=None)
+    elif samples is not None:
+        request = replace(request, samples=samples, duration_s=None)
+    else:
+        request = replace(request, samples=None, duration_s=PROBE_SLOT_S)
+    return replace(side, request=request)
+
+
+def run_interleaved(
+    store: Store,
+    sides: list[ComparisonSide],
+    target: Target,
+    *,
+    budget_s: float = DEFAULT_BUDGET_S,
+    max_blocks: int | None = None,
+    metric: str = CPU,
+    alpha: float = DEFAULT_ALPHA,
+    margin: float | None = None,
+    seed: int = 0,
+    samples: int | None = None,
+    adaptive: bool = True,
+    on_slot: SlotCallback | None = None,
+    tags: Sequence[str] = (),
+    clock: Callable[[], float] = time.monotonic,
+) -> InterleavedOutcome:
+    """Run the interleaved design of the module docstring on ``target`` (all sides run there)."""
+    if len(sides) < 2:
+        raise ValueError("a comparison needs at least two sides")
+    why_not = supports_interleaving(sides)
+    if why_not is not None:
+        raise BadRequest(f"these sides cannot be interleaved: {why_not}")
+    if not budget_s > 0:
+        raise BadRequest(f"the time budget must be positive, got {budget_s}")
+    benchmark = sides[0].benchmark
+    metrics = metrics_of(benchmark, metric)
+    primary = metrics[0]
+    rng = np.random.default_rng(seed)
+    runner = _Runner(store, [_slot_request(side, samples) for side in sides], target, samples, tags)
+    sysinfo = target.sysinfo()
+    comparison_id = uuid.uuid4().hex[:12]
+    sequential = {
+        side.label: PairedSequential(direction=primary.direction, alpha=alpha, margin=margin, metric=primary.name,
+                                     unit=primary.unit)
+        for side in sides[1:]
+    }
+    k = len(sides)
+    slots: list[Slot] = []
+    design: dict[str, Any] = {"design": "interleaved", "comparison": comparison_id, "seed": seed,
+                              "sides": [s.label for s in sides], "metric": primary.name}
+    runner.begin(sysinfo)
+    started = clock()
+    try:
+        pilot: list[tuple[Measurement, float]] = [(Measurement({}, {}, False, ""), 0.0)] * k
+        for index in mirrored_order(rng, k):
+            pilot[index] = runner.measure(index)
+        slot_text = runner.fix_slot_requests(pilot)
+        design["slot"] = slot_text
+        measuring_started = clock()
+        _check_budget(budget_s, max_blocks, measuring_started - started, pilot, runner)
+        blocks, slot_index = 0, 0
+        next_look = 0
+        while True:
+            for index in mirrored_order(rng, k):
+                measurement, seconds = runner.measure(index)
+                runner.keep(index, measurement, slot_index, blocks)
+                slots.append(Slot(index, blocks, slot_index, slot_values(runner.sides[index].side.benchmark,
+                                                                          measurement), seconds))
+                slot_index += 1
+                if on_slot is not None:
+                    on_slot(sides[index].label, blocks, min(1.0, (clock() - measuring_started) / budget_s))
+            blocks += 1
+            elapsed = clock() - measuring_started
+            fraction = elapsed / budget_s
+            if elapsed + elapsed / blocks > budget_s:
+                fraction = 1.0  # the next block would end after the budget: this is the last look
+            if max_blocks is not None:
+                fraction = max(fraction, blocks / max_blocks)
+            if fraction < LOOK_FRACTIONS[next_look]:
+                continue
+            while next_look < len(LOOK_FRACTIONS) - 1 and fraction >= LOOK_FRACTIONS[next_look + 1]:
+                next_look += 1
+            final = fraction >= 1.0
+            if adaptive or final:
+                outcome_so_far = InterleavedOutcome(runner.sides, metrics, slots, blocks, sequential, "", 0.0,
+                                                    budget_s, slot_text, "", comparison_id)
+                for new in range(1, k):
+                    comparison = sequential[sides[new].label]
+                    if comparison.done:
+                        continue
+                    comparison.look(outcome_so_far.log_ratios(new, primary.name),
+                                    outcome_so_far.side_values(0, primary.name),
+                                    outcome_so_far.side_values(new, primary.name), 1.0 if final else fraction)
+            next_look += 1
+            if final or all(c.done for c in sequential.values()):
+                break
+    except KeyboardInterrupt:
+        runner.finish(sysinfo, design, status="interrupted")
+        raise
+    except BaseException as exc:
+        runner.finish(sysinfo, design, status="failed", error=f"{type(exc).__name__}: {exc}")
+        raise
+    elapsed = clock() - started
+    looks = max(len(c.boundary.looks) for c in sequential.values())
+    stopping = (f"alpha spending over looks at {', '.join(f'{f:.0%}' for f in LOOK_FRACTIONS)} of the budget "
+                f"({looks} taken)" if adaptive else "one look at the end of the budget")
+    design_text = (f"interleaved: randomized mirrored blocks (ABBA/BAAB), {blocks} blocks of {2 * k} slots, "
+                   f"a slot = {slot_text}; {primary.name} per block as log(new/base), Wilcoxon signed-rank "
+                   f"test and interval; {stopping}")
+    design.update(blocks=blocks, description=design_text)
+    runner.finish(sysinfo, design)
+    reason = METRIC_REASONS.get(metric, "") if benchmark.name == "command" else ""
+    return InterleavedOutcome(runner.sides, metrics, slots, blocks, sequential, design_text, elapsed, budget_s,
+                              slot_text, reason, comparison_id)
+
+
+def _check_budget(budget_s: float, max_blocks: int | None, pilot_s: float,
+                  pilot: list[tuple[Measurement, float]], runner: _Runner) -> None:
+    """Refuse a budget that cannot fit the blocks a decision needs (judged from the pilot block)."""
+    # the pilot ran one slot per side with the pilot's sizes; a judged block runs two per side, but
+    # the pilot's first executions are slow (cold caches, first start of the probe), hence the discount
+    per_block = 2.0 * pilot_s * _rescale(pilot, runner) / PILOT_SLOWDOWN
+    fits = math.floor(budget_s / per_block) if per_block > 0 else PAIRED_MIN_BLOCKS
+    if max_blocks is not None:
+        fits = min(fits, max_blocks)
+    if fits < PAIRED_MIN_BLOCKS:
+        needed = math.ceil((PAIRED_MIN_BLOCKS + 1) * per_block)
+        raise BadRequest(
+            f"a budget of {budget_s:g} s fits about {fits} blocks here ({per_block:.2f} s each); a verdict needs at "
+            f"least {PAIRED_MIN_BLOCKS}: give --budget {needed} or more"
+        )
+
+
+def _rescale(pilot: list[tuple[Measurement, float]], runner: _Runner) -> float:
+    """How much longer a judged slot is than the pilot's (commands may run several executions per slot)."""
+    ratios = []
+    for (measurement, _), request, side in zip(pilot, runner.requests, runner.sides, strict=True):
+        if side.side.benchmark.name == "command" and measurement.n:
+            ratios.append((request.samples or 1) / measurement.n)
+    return max(ratios) if ratios else 1.0

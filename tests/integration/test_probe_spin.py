@@ -1,0 +1,79 @@
+"""getppid's ``spin`` parameter: a variant doing a known amount more work per operation.
+
+The added cost per step is checked against a reference C loop compiled here that runs the
+same dependent arithmetic and times itself with clock_gettime.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kbench.native import NativeToolMissing, find_native
+
+REFERENCE = r"""
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+int main(void)
+{
+    struct timespec a, b;
+    uint64_t x = 1;
+    const long steps = 20000000;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &a);
+    for (long s = 0; s < steps; s++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        __asm__ __volatile__("" : "+r"(x));
+    }
+    clock_gettime(CLOCK_MONOTONIC_RAW, &b);
+    printf("%.6f %llu\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / steps, (unsigned long long)x);
+    return 0;
+}
+"""
+STEPS = 2000
+
+
+@pytest.fixture(scope="module")
+def probe() -> Path:
+    try:
+        return find_native("kbench-probe")
+    except NativeToolMissing as e:  # pragma: no cover - depends on the install
+        pytest.skip(str(e))
+
+
+def _per_op_ns(probe: Path, spin: int) -> tuple[float, dict]:
+    out = subprocess.run([str(probe), "run", "getppid", "-p", f"spin={spin}", "--samples", "2000"],
+                         capture_output=True, check=True).stdout
+    newline = out.index(b"\n")
+    header = json.loads(out[:newline])
+    ticks = np.frombuffer(out[newline + 1:], dtype="<u8").astype(np.float64)
+    return float(np.median(ticks / header["timer"]["hz"] * 1e9 / header["batch"])), header
+
+
+def test_each_spin_step_costs_what_the_same_arithmetic_costs_in_a_reference_loop(
+    probe: Path, tmp_path: Path
+) -> None:
+    source = tmp_path / "ref.c"
+    source.write_text(REFERENCE)
+    binary = tmp_path / "ref"
+    subprocess.run(["gcc", "-O2", "-o", str(binary), str(source)], check=True)
+    reference, added = [], []
+    for _ in range(5):  # alternated: this VM switches speed for seconds at a time
+        reference.append(float(subprocess.run([str(binary)], capture_output=True, text=True,
+                                              check=True).stdout.split()[0]))
+        plain, _ = _per_op_ns(probe, 0)
+        spun, header = _per_op_ns(probe, STEPS)
+        added.append((spun - plain) / STEPS)
+        assert header["params"]["spin"] == str(STEPS) and header["setup"]["spin_steps_per_op"] == STEPS
+    assert float(np.median(added)) == pytest.approx(float(np.median(reference)), rel=0.25)
+
+
+def test_spin_zero_is_plain_getppid_and_bad_values_are_refused(probe: Path) -> None:
+    _, header = _per_op_ns(probe, 0)
+    assert header["setup"]["spin_steps_per_op"] == 0
+    bad = subprocess.run([str(probe), "run", "getppid", "-p", "spin=-1"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "spin" in bad.stderr
