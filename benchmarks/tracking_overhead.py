@@ -108,7 +108,7 @@ class PerfRecord(PerfTrace):
 
     def calls(self, syscall: str) -> int:
         """Samples written (an enter and an exit per call): perf record names no syscall."""
-        words = self.summary.replace("(", " ").split()
+        words = self.summary.replace("(", " ").replace(")", " ").split()
         return int(words[words.index("samples") - 1]) // 2 if "samples" in words else 0
 
 
