@@ -21,7 +21,8 @@ pytestmark = pytest.mark.vm
 
 def _cycles_per_call(target: VmTarget, loops: int) -> float:
     bench = lookup("kfunc.spin")
-    measurement = target.measure(bench, RunRequest(bench.name, {"loops": str(loops)}, samples=2000))
+    # one batch for every loop count: the harness cost per call must not change with it
+    measurement = target.measure(bench, RunRequest(bench.name, {"loops": str(loops)}, samples=2000, batch=16))
     return float(np.median(measurement.per_op("cycles")))
 
 
