@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from kbench.catalog.benchmarks import lookup
-from kbench.engine.request import RunRequest
+from kbench.contract.request import RunRequest
 from kbench.native import find_native
 from kbench.targets.local import LocalTarget
 from kbench.trace.crosscheck import crosscheck

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kbench.catalog.benchmarks import lookup
-from kbench.engine.request import RunRequest
+from kbench.contract.request import RunRequest
 from kbench.report.run_view import RunReport, load_run_view, run_json
 from kbench.store.db import Store
 from kbench.targets.local import LocalTarget

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from kbench.catalog.benchmarks import lookup
-from kbench.engine.request import RunRequest
+from kbench.contract.request import RunRequest
 from kbench.targets.vm_target import VmTarget
 from kbench.trace.crosscheck import crosscheck
 from kbench.trace.entries import syscall_number

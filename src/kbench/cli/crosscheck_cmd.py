@@ -8,7 +8,7 @@ from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
 from kbench.cli.main import Context, emit_json, err_console, fail, out_console, pass_context, user_errors
 from kbench.cli.parsing import KeyValue
-from kbench.engine.request import RunRequest
+from kbench.contract.request import RunRequest
 
 
 @click.command("crosscheck")

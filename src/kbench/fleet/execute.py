@@ -28,8 +28,9 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine
 
-from kbench.catalog.benchmarks import BadParameter, UnknownBenchmark, lookup
-from kbench.engine.request import BadRequest
+from kbench.catalog.benchmarks import lookup
+from kbench.contract.benchmark import BadParameter, UnknownBenchmark
+from kbench.contract.request import BadRequest
 from kbench.fleet.plan import NotAllowed, PlanError, check_allowed, side_label, stored_instances
 from kbench.fleet.run_store import DbRetry, FleetRunStore, TrialTaken
 from kbench.fleet.settings import FleetSettings

@@ -21,9 +21,9 @@ import numpy as np
 from kbench.engine.series import CROSSCHECK_FORMAT
 
 if TYPE_CHECKING:
-    from kbench.catalog.benchmarks import Benchmark
-    from kbench.engine.measurement import Measurement
-    from kbench.engine.request import RunRequest
+    from kbench.contract.benchmark import Benchmark
+    from kbench.contract.measurement import Measurement
+    from kbench.contract.request import RunRequest
     from kbench.engine.series import MetricSeries
     from kbench.store.db import Store
     from kbench.targets.base import ProgressCallback, TargetInfo
@@ -60,7 +60,7 @@ class _MethodValues:
 
     def measure(self, benchmark: Benchmark, request: RunRequest,
                 progress: ProgressCallback | None = None) -> Measurement:
-        from kbench.engine.measurement import Measurement
+        from kbench.contract.measurement import Measurement
 
         return Measurement(header=self.header, columns={"value": self.values}, interrupted=False,
                            stderr="")

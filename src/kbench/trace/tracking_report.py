@@ -17,7 +17,7 @@ from kbench.trace.tracking import tracking_of
 from kbench.trace.utilisation import Utilisation
 
 if TYPE_CHECKING:
-    from kbench.engine.measurement import Measurement
+    from kbench.contract.measurement import Measurement
     from kbench.engine.series import MetricSeries
 
 SHOWN_KEYS = 10
