@@ -47,41 +47,23 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
         ("kbench.targets.kmod_sysfs", "kbench.catalog.kfunc"),
         ("kbench.targets.scale_args", "kbench.catalog.scale"),
         ("kbench.targets.scale_args", "kbench.kinds.scale.result"),
-        ("kbench.targets.suite_runner", "kbench.engine.series"),
         ("kbench.targets.suite_runner", "kbench.suites"),
         ("kbench.targets.suite_runner", "kbench.suites.errors"),
         ("kbench.targets.vm_target", "kbench.kmodtools.build"),
         ("kbench.targets.local_kmod", "kbench.kinds.trace.session"),
         ("kbench.targets.vm_target", "kbench.kinds.trace.session"),
+        ("kbench.targets.vm_target", "kbench.catalog.scale"),
         # A comparison's report model and stored runs belong to report/ and compare/.
         ("kbench.engine.comparison_report", "kbench.report.comparison"),
         ("kbench.engine.stored_comparison", "kbench.report.run_view"),
         # A fleet comparison task renders its report itself (with the comparison's rework).
         ("kbench.fleet.execute", "kbench.report.comparison"),
-        # Entry tracking, crosscheck and the reliability work landed beside this checker: the
-        # crosscheck and tracking orchestration belongs above the engine (with the kinds' rework).
-        ("kbench.targets.vm_target", "kbench.catalog.scale"),
-        ("kbench.trace.crosscheck", "kbench.catalog.benchmarks"),
-        ("kbench.trace.crosscheck", "kbench.kinds.trace.hosts"),
-        ("kbench.trace.crosscheck", "kbench.kinds.trace.plan"),
-        ("kbench.trace.crosscheck", "kbench.kinds.trace.session"),
-        ("kbench.trace.crosscheck_store", "kbench.engine.runner"),
-        ("kbench.trace.crosscheck_store", "kbench.engine.series"),
-        ("kbench.trace.tracking_report", "kbench.engine.series"),
     }
 )
 """(importer, imported) module pairs still pointing up, each to be removed; a pair that
 no longer exists must be deleted from here too (the check says so)."""
 
-KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset(
-    {
-        frozenset({
-            "kbench.engine.runner", "kbench.engine.series", "kbench.kinds.trace.hosts", "kbench.targets.local",
-            "kbench.targets.suite_runner", "kbench.trace.crosscheck", "kbench.trace.crosscheck_store",
-            "kbench.trace.tracking_report",
-        }),
-    }
-)
+KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset()
 """Import cycles (as sets of modules) still to be broken; same rule as KNOWN_UPWARD."""
 
 

@@ -18,28 +18,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kbench.engine.series import CROSSCHECK_FORMAT
+from kbench.contract.formats import CROSSCHECK_FORMAT
 
 if TYPE_CHECKING:
     from kbench.contract.benchmark import Benchmark
     from kbench.contract.measurement import Measurement
     from kbench.contract.request import RunRequest
-    from kbench.engine.series import MetricSeries
+    from kbench.engine.crosscheck import Crosscheck
     from kbench.store.db import Store
     from kbench.targets.base import ProgressCallback, TargetInfo
-    from kbench.trace.crosscheck import Crosscheck
 
 
 
 def new_crosscheck_id() -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(2)}"
-
-
-def crosscheck_series(measurement: Measurement, metric: str, unit: str, direction: str) -> list[MetricSeries]:
-    from kbench.engine.series import MetricSeries
-
-    values = measurement.columns.get("value")
-    return [] if values is None else [MetricSeries(metric, unit, direction, values.astype(np.float64))]
 
 
 @dataclasses.dataclass(frozen=True)
