@@ -266,8 +266,8 @@ def _run_comparison(
     """The whole comparison on this machine (its interleaving needs one machine); a lost
     attempt's partial comparison is marked interrupted and the comparison runs again."""
     from kbench.engine.compare_protocol import ComparisonSide, run_comparison
-    from kbench.engine.comparison_report import build_report
     from kbench.report.comparison import render
+    from kbench.report.comparison.build import build_report
     from kbench.targets.factory import make_target
 
     task_id, spec = claim.task["id"], claim.job["compare"]
