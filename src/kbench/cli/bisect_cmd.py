@@ -15,21 +15,10 @@ from typing import Any
 
 import click
 
-from kbench.bisect import demo
-from kbench.bisect.driver import (
-    ABORTED,
-    FAILED,
-    NO_DIFFERENCE,
-    RUNNING,
-    BisectError,
-    Bisector,
-    BisectState,
-    Settings,
-)
-from kbench.bisect.git import Worktrees, ancestry_path, resolve
-from kbench.bisect.kernel_lab import KernelLab
-from kbench.bisect.lab import METRICS, CommandLab
-from kbench.bisect.module_lab import ModuleLab
+from kbench.bisect import demo, session
+from kbench.bisect.driver import FAILED, NO_DIFFERENCE, RUNNING, BisectError, Settings
+from kbench.bisect.lab import METRICS
+from kbench.bisect.session import COMMAND, KERNEL, MODULE, SessionPlan
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
 from kbench.cli.job_cmds import default_cpu_count, job_errors
@@ -39,8 +28,6 @@ from kbench.cli.parsing import KeyValue
 from kbench.jobs import expand_job
 from kbench.report.bisect_report import render_text, report_dict
 from kbench.store.db import Store
-
-COMMAND, MODULE, KERNEL = "command", "module", "kernel"
 
 
 def cache_root() -> Path:
@@ -135,29 +122,6 @@ def benchmark_of_job(
     return instance.benchmark, tuple(instance.run_params().items()), instance.samples
 
 
-def make_lab(store: Store, record: dict[str, Any], worktrees: Worktrees) -> CommandLab | ModuleLab | KernelLab:
-    params = record["params"]
-    tag = f"bisect:{record['id']}"
-    if params.get("kind") == KERNEL:
-        return KernelLab(
-            store, tag=tag, repo=Path(record["repo"]), worktrees=worktrees, build=record["build"],
-            image=str(params["image"]), benchmark=str(params["benchmark"]), modules=params.get("modules"),
-            params=dict(params.get("bench_params") or {}), samples=int(params["samples"]), seed=int(params["seed"]),
-            boot_timeout=float(params.get("boot_timeout", 120.0)),
-        )
-    if params.get("kind", COMMAND) == MODULE:
-        return ModuleLab(
-            store, tag=tag, repo=Path(record["repo"]), worktrees=worktrees, build=record["build"] or None,
-            module=str(params["module"]), benchmark=params.get("benchmark"), kernel=str(params["kernel"]),
-            samples=int(params["samples"]), params=dict(params.get("bench_params") or {}), seed=int(params["seed"]),
-        )
-    return CommandLab(
-        store, tag=tag, repo=Path(record["repo"]), worktrees=worktrees, build=record["build"],
-        command=record["command"], samples=int(params["samples"]), seed=int(params["seed"]),
-        metric=str(params.get("metric", "wall")),
-    )
-
-
 def check_trial_range(trials: int, max_trials: int) -> None:
     if trials > max_trials:
         raise click.BadParameter(f"--trials {trials} is more than --max-trials {max_trials}", param_hint="--trials")
@@ -237,33 +201,20 @@ def start_cmd(
         kind = check_measured(build=build, command=command, module=module, kernel=kernel, kernel_image=kernel_image,
                               kernel_modules=kernel_modules, benchmark=benchmark, bench_params=bench_params,
                               metric=metric)
+    plan = SessionPlan(
+        kind=kind, build=build, trials=trials, max_trials=max_trials, check_trials=check_trials, metric=metric,
+        alpha=alpha, seed=seed, command=command, samples=samples, module=module, kernel=kernel,
+        kernel_image=kernel_image, kernel_modules=kernel_modules, boot_timeout=boot_timeout, benchmark=benchmark,
+        bench_params=dict(bench_params),
+    )
     with user_errors():
         try:
-            good_sha, bad_sha = resolve(repo, good), resolve(repo, bad)
-            commits = ancestry_path(repo, good_sha, bad_sha)
+            bisection = session.start(ctx.store, repo, good, bad, plan, workdir=workdir, cache_root=cache_root())
         except BisectError as exc:
             fail(str(exc), exit_codes.BISECT_FAILED)
-        store = ctx.store
-        params: dict[str, Any] = {
-            "kind": kind, "samples": samples or (10 if kind == COMMAND else 2000), "trials": trials,
-            "max_trials": max_trials, "check_trials": check_trials, "metric": metric, "alpha": alpha,
-            "seed": seed, "commits": commits,
-        }
-        if kind == MODULE:
-            params.update(module=module, benchmark=benchmark, kernel=kernel, bench_params=dict(bench_params))
-            command = f"kfunc.{(benchmark or '?').removeprefix('kfunc.')} of {module} in {kernel}"
-        elif kind == KERNEL:
-            params.update(image=kernel_image, modules=kernel_modules, benchmark=benchmark,
-                          bench_params=dict(bench_params), boot_timeout=boot_timeout)
-            command = f"{benchmark} in the kernel built at {kernel_image}"
-        assert command is not None
-        bisection_id = store.create_bisection(repo=str(repo), good=good_sha, bad=bad_sha, command=command,
-                                              build=build or "", params=params)
-        params["workdir"] = str((workdir or cache_root() / str(bisection_id)).resolve())
-        store.update_bisection(bisection_id, params=params)
-        err_console.print(f"bisection {bisection_id}: {len(commits)} commits after {good_sha[:12]} up to "
-                          f"{bad_sha[:12]}", highlight=False)
-        _run(store, bisection_id, as_json, html_path)
+        err_console.print(f"bisection {bisection.id}: {len(bisection.params['commits'])} commits after "
+                          f"{bisection.good[:12]} up to {bisection.bad[:12]}", highlight=False)
+        _run(ctx.store, bisection.id, as_json, html_path)
 
 
 @bisect_group.command("resume")
@@ -273,11 +224,11 @@ def start_cmd(
 def resume_cmd(ctx: Context, bisection_id: int | None, as_json: bool, html_path: Path | None) -> None:
     """Continue a bisection (default: the latest) from its saved steps."""
     with user_errors():
-        record = ctx.store.get_bisection(bisection_id)
-        if record["status"] != RUNNING:
-            _render(record, as_json, html_path)
+        bisection = session.load(ctx.store, bisection_id)
+        if bisection.status != RUNNING:
+            _render(dict(bisection.row), as_json, html_path)
             return
-        _run(ctx.store, int(record["id"]), as_json, html_path)
+        _run(ctx.store, bisection.id, as_json, html_path)
 
 
 @bisect_group.command("status")
@@ -316,45 +267,24 @@ def demo_cmd(directory: Path, commits: int, culprit: int, broken: int, extra: fl
 def reset_cmd(ctx: Context, bisection_id: int | None) -> None:
     """Remove a bisection's worktrees; a running one is marked aborted."""
     with user_errors():
-        record = ctx.store.get_bisection(bisection_id)
-        Worktrees(Path(record["repo"]), Path(record["params"]["workdir"])).remove_all()
-        if record["status"] == RUNNING:
-            ctx.store.update_bisection(int(record["id"]), status=ABORTED)
-        err_console.print(f"bisection {record['id']}: worktrees removed"
-                          + (", aborted" if record["status"] == RUNNING else ""), highlight=False)
+        bisection = session.load(ctx.store, bisection_id)
+        aborted = session.reset(ctx.store, bisection)
+        err_console.print(f"bisection {bisection.id}: worktrees removed" + (", aborted" if aborted else ""),
+                          highlight=False)
 
 
 def _run(store: Store, bisection_id: int, as_json: bool, html_path: Path | None) -> None:
-    record = store.get_bisection(bisection_id)
-    params = record["params"]
-    repo = Path(record["repo"])
-    worktrees = Worktrees(repo, Path(params["workdir"]))
-    lab = make_lab(store, record, worktrees)
-    state = BisectState(good=record["good"], bad=record["bad"], commits=list(params["commits"]),
-                        refs=record["refs"], steps=list(record["steps"]), status=record["status"],
-                        result=record["result"])
-
-    def save(current: BisectState) -> None:
-        store.update_bisection(bisection_id, status=current.status, refs=current.refs, steps=current.steps,
-                               result=current.result)
-
     def log(text: str) -> None:
         err_console.print(f"bisect {bisection_id}: {text}", highlight=False, markup=False)
 
-    settings = Settings(trials=int(params["trials"]), max_trials=int(params.get("max_trials", Settings.max_trials)),
-                        check_trials=int(params["check_trials"]), alpha=float(params["alpha"]))
     try:
-        with lab:
-            Bisector(lab, state, settings, save=save, log=log).run()
+        end = session.run(store, bisection_id, log)
     except BisectError as exc:
-        store.update_bisection(bisection_id, status=FAILED, result={"error": str(exc)})
-        worktrees.remove_all()
         fail(str(exc), exit_codes.BISECT_FAILED)
-    worktrees.remove_all()
-    if lab.problems:
+    if end.problems:
         err_console.print("[bold yellow]warning:[/] the guest kernel logged problems during the bisection:\n  "
-                          + "\n  ".join(lab.problems), highlight=False)
-    _render(store.get_bisection(bisection_id), as_json, html_path)
+                          + "\n  ".join(end.problems), highlight=False)
+    _render(dict(end.bisection.row), as_json, html_path)
 
 
 def _render(record: dict[str, Any], as_json: bool, html_path: Path | None = None) -> None:
