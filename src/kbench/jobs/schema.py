@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from kbench.jobs import values
+from kbench.jobs import lkp, values
 from kbench.jobs.problems import ProblemCollector
 from kbench.jobs.yaml_tree import Scalar, kind_name, line_of, mapping_items, scalar
 
@@ -25,7 +25,7 @@ PARAMS_SECTION = "params"
 # are accepted for LKP compatibility and ignored; `tags` is a list that labels every run.
 FIXED_KEYS = ("suite", "tags", "testcase", "category")
 # Keys LKP writes inside the suite's section as well as at top level.
-SECTION_SETTINGS = ("test", "nr_task", "mode")
+SECTION_SETTINGS = ("test", "nr_task", "nr_threads", "mode", "testtime")
 
 
 @dataclass(frozen=True)
@@ -43,8 +43,10 @@ def setting_keys(cpu_count: int) -> dict[str, SettingKey]:
         "test": SettingKey("test", values.name),
         "runtime": SettingKey("runtime", values.duration),
         "duration": SettingKey("runtime", values.duration),
-        "iterations": SettingKey("iterations", values.positive_int),
+        "testtime": SettingKey("runtime", values.duration),  # LKP
+        "iterations": SettingKey("iterations", values.iterations),
         "nr_task": SettingKey("nr_task", values.nr_task),
+        "nr_threads": SettingKey("nr_task", values.nr_task),  # LKP: the same, a number of tasks
         "mode": SettingKey("mode", values.choice(values.MODES)),
         "cpufreq_governor": SettingKey("cpufreq_governor", values.choice(values.GOVERNORS)),
         "target": SettingKey("target", values.target),
@@ -243,6 +245,8 @@ def read_job(root: yaml.MappingNode, *, cpu_count: int, problems: ProblemCollect
             reader.params_section(key, node, line)
         elif key in reader.keys:
             reader.setting(key, key, node, line)
+        elif lkp.ignored(key) is not None:
+            problems.warn(line, key, str(lkp.ignored(key)))
         else:
             reader.unknown(key, node, line, suite_name)
     return JobSpec(
