@@ -52,6 +52,10 @@ TUNING = {
 """Kernel tuning LKP applies before the run and kbench does not (each with why)."""
 
 
+KNOWN = MONITORS | DISK_SETUP | ENVIRONMENT | frozenset(TUNING)
+"""Every LKP key recognised and not applied (for did-you-mean of unknown keys)."""
+
+
 def ignored(key: str) -> str | None:
     """The warning for a recognised LKP key kbench does not apply, or None."""
     if key in TUNING:

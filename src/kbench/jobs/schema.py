@@ -204,7 +204,7 @@ class _Reader:
         return tuple(tags)
 
     def unknown(self, key: str, node: yaml.Node, line: int, suite: str | None) -> None:
-        known = [*self.keys, *FIXED_KEYS, PARAMS_SECTION, *([suite] if suite else [])]
+        known = [*self.keys, *FIXED_KEYS, PARAMS_SECTION, *([suite] if suite else []), *sorted(lkp.KNOWN)]
         close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
         if close:
             message = f"unknown key (did you mean {' or '.join(close)}?)"
