@@ -204,8 +204,9 @@ class _Reader:
         return tuple(tags)
 
     def unknown(self, key: str, node: yaml.Node, line: int, suite: str | None) -> None:
-        known = [*self.keys, *FIXED_KEYS, PARAMS_SECTION, *([suite] if suite else []), *sorted(lkp.KNOWN)]
-        close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
+        known = [*self.keys, *FIXED_KEYS, PARAMS_SECTION, *([suite] if suite else [])]
+        close = (difflib.get_close_matches(key, known, n=3, cutoff=0.6)
+                 or difflib.get_close_matches(key, sorted(lkp.KNOWN), n=3, cutoff=0.6))
         if close:
             message = f"unknown key (did you mean {' or '.join(close)}?)"
         elif key == "<<":
