@@ -162,7 +162,7 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "import": LazyCommand(
         "kbench.cli.import_cmd:import_cmd",
-        "Store the runs in FILES, e.g. the recovery file a failed database left.",
+        "Store the runs in FILES: kbench recovery files, hyperfine and pyperf JSON.",
     ),
     "job": LazyCommand(
         "kbench.cli.job_cmds:job_group",

@@ -1,9 +1,10 @@
 """Bring runs made elsewhere into the results database: one importer per file format.
 
 An importer names its format, recognises a file by its first bytes, and turns it into
-``PendingRun``s (what the store's ``begin_run`` and ``finish_run`` take). Adding a
-format (hyperfine's or pyperf's JSON, for example) is one module here and one entry in
-``IMPORTERS``; ``kbench import --format NAME`` and the automatic detection then know it.
+``PendingRun``s (what the store's ``begin_run`` and ``finish_run`` take). Formats: kbench
+recovery files, hyperfine's ``--export-json`` (``importers.hyperfine``) and pyperf's JSON
+(``importers.pyperf``). Adding a format is one module here and one entry in ``IMPORTERS``;
+``kbench import --format NAME`` and the automatic detection then know it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kbench.importers.hyperfine import load_hyperfine, looks_like_hyperfine
+from kbench.importers.pyperf import load_pyperf, looks_like_pyperf
 from kbench.store.recovery import PendingRun, load_recovery, looks_like_recovery
 
 DETECT_BYTES = 4096
@@ -40,6 +43,18 @@ IMPORTERS: dict[str, Importer] = {
             looks_like_recovery,
             lambda path: [load_recovery(path)],
         ),
+        Importer(
+            "hyperfine",
+            "hyperfine --export-json: a run per command, every execution's time",
+            looks_like_hyperfine,
+            load_hyperfine,
+        ),
+        Importer(
+            "pyperf",
+            "pyperf JSON (pyperf -o, pyperformance): a run per benchmark, every value of every process",
+            looks_like_pyperf,
+            load_pyperf,
+        ),
     )
 }
 
@@ -55,7 +70,8 @@ def read_runs(path: Path, fmt: str = "auto") -> tuple[str, list[PendingRun]]:
         found = [importer for importer in IMPORTERS.values() if importer.detect(head)]
         if not found:
             known = ", ".join(IMPORTERS)
-            raise ImportProblem(f"{path}: not in a format kbench can import (known: {known}); give --format")
+            raise ImportProblem(f"{path}: not in a format kbench can import: it is none of {known} "
+                                f"(`kbench import --help` describes them)")
         importer = found[0]
     elif fmt in IMPORTERS:
         importer = IMPORTERS[fmt]
