@@ -150,3 +150,18 @@ def test_parquet_without_pyarrow_says_what_to_install(monkeypatch: pytest.Monkey
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow now raises ImportError
     with pytest.raises(ExportProblem, match="Parquet needs pyarrow, which is not installed: pip install pyarrow"):
         tidy.write("parquet", [])
+
+
+def test_one_run_as_parquet_without_pyarrow_fails_clearly(kbench: KbenchRunner, tmp_path: Path, db_path: Path) -> None:
+    kbench("run", "syscall.getppid", "--samples", "100")
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "pyarrow.py").write_text("raise ImportError('pyarrow is blocked for this test')\n")
+    env = dict(os.environ, PYTHONPATH=str(blocker), KBENCH_DB=str(db_path))
+    for args in (["1"], ["--runs", "1"]):
+        proc = subprocess.run([sys.executable, "-m", "kbench.cli", "export", *args, "--format", "parquet", "-o",
+                               str(tmp_path / "x.parquet")], capture_output=True, text=True, env=env, timeout=60)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == ("kbench: error: Parquet needs pyarrow, which is not installed: pip install pyarrow "
+                               "(or export --format csv)\n")
+        assert not (tmp_path / "x.parquet").exists()
