@@ -105,3 +105,24 @@ def test_ids_do_not_depend_on_the_lkp_spelling(tmp_path: Path) -> None:
     plain = tmp_path / "stress-ng-plain.yaml"
     plain.write_text("suite: stress-ng\nnr_task: 100%\nruntime: 60\nstress-ng:\n  test: [cpu, switch]\n")
     assert [i["id"] for i in expand(str(plain), 2)] == [i["id"] for i in lkp]
+
+
+def test_lkp_hackbench_mode_and_ipc_name_the_test(tmp_path: Path) -> None:
+    """mode: [process, threads] × ipc: [pipe, socket] are the four hackbench tests, with the
+    ids of the same job written with test:; one of the two alone is an error saying so."""
+    lkp = expand("hackbench-mode-ipc.yaml", 2)
+    assert [(i["benchmark"], i["run_request"]["params"]) for i in lkp] == [
+        (f"hackbench.{ipc}-{mode}", {"loops": "10", "groups": "1"})
+        for ipc in ("pipe", "socket") for mode in ("process", "thread")]
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("suite: hackbench\nnr_task: 4\nhackbench:\n  loops: 10\n"
+                     "  test: [pipe-process, pipe-thread, socket-process, socket-thread]\n")
+    assert [i["id"] for i in expand(str(plain), 2)] == [i["id"] for i in lkp]
+    half = tmp_path / "half.yaml"
+    half.write_text("suite: hackbench\nhackbench:\n  mode: threads\n")
+    proc = kbench("job", "validate", str(half))
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[:2] == [
+        f"{half}:1: suite: needs a test (test: NAME, at top level or in the hackbench: section)",
+        f"{half}:3: hackbench.mode: LKP's ipc and mode name the hackbench test together: give ipc too, or name "
+        "the test (test: pipe-process)"]

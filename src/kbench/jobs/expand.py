@@ -16,6 +16,7 @@ from typing import Any
 from kbench.catalog.benchmarks import BadParameter, Benchmark, UnknownBenchmark, lookup
 from kbench.engine.limits import request_problems
 from kbench.jobs.instance import JobInstance, instance_id
+from kbench.jobs.lkp_tests import with_lkp_tests
 from kbench.jobs.problems import JobError, JobProblem, ProblemCollector
 from kbench.jobs.schema import Axis, AxisValue, JobSpec, read_job
 from kbench.jobs.values import NrTask, Warmup
@@ -55,7 +56,7 @@ def expand_job(
     root = compose_mapping(text, problems)
     if root is None:
         raise problems.error()
-    spec = read_job(root, cpu_count=cpu_count, problems=problems)
+    spec = with_lkp_tests(read_job(root, cpu_count=cpu_count, problems=problems), problems)
     benchmarks = _benchmark_axis(spec, problems)
     if benchmarks is not None:
         _check_against_catalog(spec, benchmarks, problems)

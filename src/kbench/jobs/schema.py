@@ -47,7 +47,7 @@ def setting_keys(cpu_count: int) -> dict[str, SettingKey]:
         "iterations": SettingKey("iterations", values.iterations),
         "nr_task": SettingKey("nr_task", values.nr_task),
         "nr_threads": SettingKey("nr_task", values.nr_task),  # LKP: the same, a number of tasks
-        "mode": SettingKey("mode", values.choice(values.MODES)),
+        "mode": SettingKey("mode", values.mode),
         "cpufreq_governor": SettingKey("cpufreq_governor", values.choice(values.GOVERNORS)),
         "target": SettingKey("target", values.target),
         "kernel": SettingKey("target", values.target),

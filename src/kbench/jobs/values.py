@@ -121,6 +121,13 @@ def choice(options: Sequence[str]) -> Converter[str]:
     return convert
 
 
+def mode(value: Scalar) -> str:
+    """``process`` or ``thread`` (LKP's ``threads`` too)."""
+    if value.text == "threads":
+        return "thread"
+    return choice(MODES)(value)
+
+
 def cpu_number(cpu_count: int) -> Converter[int]:
     """A CPU number from 0 to ``cpu_count - 1``."""
 
