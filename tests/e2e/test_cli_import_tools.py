@@ -99,6 +99,17 @@ def test_pyperf_file_becomes_one_run_with_every_value_of_every_process(kbench: K
                                             for _ in run.get("values", [])]
 
 
+def test_pyperf_gzip_file_is_read_too(kbench: KbenchRunner, tmp_path: Path) -> None:
+    """pyperf compresses FILE.json.gz (pyperformance's usual output)."""
+    pytest.importorskip("pyperf")
+    file = tmp_path / "timeit.json.gz"
+    subprocess.run([sys.executable, "-m", "pyperf", "timeit", "--processes", "2", "--values", "2", "--loops", "100",
+                    "--quiet", "-o", str(file), "pass"], check=True, capture_output=True, timeout=300)
+    assert file.read_bytes()[:2] == b"\x1f\x8b"
+    added = kbench("import", str(file)).stdout
+    assert added == f"{file}: pyperf: added as run 1 (pyperf.benchmark, complete, 4 samples)\n"
+
+
 def test_unknown_and_damaged_files_are_refused_and_nothing_is_stored(
     kbench: KbenchRunner, tmp_path: Path, db_path: Path
 ) -> None:

@@ -9,6 +9,7 @@ recovery files, hyperfine's ``--export-json`` (``importers.hyperfine``) and pype
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from kbench.importers.pyperf import load_pyperf, looks_like_pyperf
 from kbench.store.recovery import PendingRun, load_recovery, looks_like_recovery
 
 DETECT_BYTES = 4096
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class ImportProblem(ValueError):
@@ -64,8 +66,11 @@ def read_runs(path: Path, fmt: str = "auto") -> tuple[str, list[PendingRun]]:
     try:
         with open(path, "rb") as f:
             head = f.read(DETECT_BYTES)
-    except OSError as exc:
-        raise ImportProblem(f"{path}: cannot read it: {exc.strerror or exc}") from exc
+        if head.startswith(GZIP_MAGIC):  # pyperf writes FILE.json.gz compressed
+            with gzip.open(path, "rb") as f:
+                head = f.read(DETECT_BYTES)
+    except (OSError, EOFError) as exc:
+        raise ImportProblem(f"{path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from exc
     if fmt == "auto":
         found = [importer for importer in IMPORTERS.values() if importer.detect(head)]
         if not found:

@@ -86,13 +86,18 @@ def imported_run(
 
 
 def load_json_object(path: Any, tool: str) -> dict[str, Any]:
-    """The JSON object in ``path`` (ValueError naming the file and the tool otherwise)."""
+    """The JSON object in ``path``, gzip-compressed or not (ValueError naming the file and
+    the tool otherwise)."""
+    import gzip
     import json
 
     try:
         with open(path, "rb") as f:
-            document = json.loads(f.read())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            data = f.read()
+        if data.startswith(b"\x1f\x8b"):
+            data = gzip.decompress(data)
+        document = json.loads(data)
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path}: cannot read it as {tool} JSON: {exc}") from exc
     if not isinstance(document, dict):
         raise ValueError(f"{path}: not {tool} JSON (a JSON object expected)")
