@@ -18,7 +18,7 @@ import argparse
 import numpy as np
 
 from kbench.catalog.benchmarks import lookup
-from kbench.engine.request import RunRequest
+from kbench.contract.request import RunRequest
 from kbench.targets.vm_target import VmTarget
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64)

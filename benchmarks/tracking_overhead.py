@@ -39,8 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from kbench.catalog.benchmarks import Benchmark, lookup
-from kbench.engine.request import RunRequest
+from kbench.catalog.benchmarks import lookup
+from kbench.contract.benchmark import Benchmark
+from kbench.contract.request import RunRequest
 from kbench.engine.series import metric_series
 from kbench.targets.local import LocalTarget
 from kbench.trace.tracking import TrackedTarget

@@ -862,11 +862,11 @@ int kb_command_last_status(const struct kb_ctx *c)
 /* ------------------------------------------------------------------ */
 /* the table                                                           */
 
-#define PARAMS(...) ((const struct kb_param[]){__VA_ARGS__, {NULL, 0, NULL, NULL, 0, 0, NULL}})
-static const struct kb_param no_params[] = {{NULL, 0, NULL, NULL, 0, 0, NULL}};
-#define P_INT(n, d, lo, hi, desc) {n, KB_INT, d, desc, lo, hi, NULL}
-#define P_STR(n, d, ch, desc) {n, KB_STR, d, desc, 0, 0, ch}
-#define P_BOOL(n, d, desc) {n, KB_BOOL, d, desc, 0, 1, NULL}
+#define PARAMS(...) ((const struct kb_param[]){__VA_ARGS__, {.name = NULL}})
+static const struct kb_param no_params[] = {{.name = NULL}};
+#define P_INT(n, d, lo, hi, dsc) {.name = n, .type = KB_INT, .def = d, .desc = dsc, .min = lo, .max = hi}
+#define P_STR(n, d, ch, dsc) {.name = n, .type = KB_STR, .def = d, .desc = dsc, .choices = ch}
+#define P_BOOL(n, d, dsc) {.name = n, .type = KB_BOOL, .def = d, .desc = dsc, .min = 0, .max = 1}
 #define GiB (1ll << 30)
 #define P_DIR P_STR("dir", "", NULL, "directory for the file (empty: $TMPDIR or /tmp)")
 #define P_FILE(autodesc)                                                                         \
@@ -883,56 +883,60 @@ static const struct kb_param no_params[] = {{NULL, 0, NULL, NULL, 0, 0, NULL}};
 static const char *const command_columns[] = {"ticks", "utime_ns", "stime_ns", "maxrss_kb", NULL};
 
 const struct kb_workload kb_workloads[] = {
-	/* name, description, run, setup, teardown, between, params, columns, flags */
-	{"getppid", "getppid() system call (the cheapest real syscall; glibc does not cache it)",
-	 wl_getppid, su_getppid, NULL, NULL,
-	 PARAMS(P_INT("spin", "0", 0, 1000000, "steps of dependent arithmetic (about 4 cycles each) added to "
-		      "each call: a variant doing a known amount more work")), NULL, 0},
-	{"clock_gettime", "clock_gettime() through the vDSO",
-	 wl_clock_gettime, su_clock_gettime, NULL, NULL,
-	 PARAMS(P_STR("clock", "monotonic", "monotonic|realtime|monotonic_raw", "clock id")), NULL, 0},
-	{"read_devzero", "read() of `size` bytes from /dev/zero",
-	 wl_read, su_read_devzero, file_teardown, NULL,
-	 PARAMS(P_INT("size", "1", 1, 64ll << 20, "bytes per read")), NULL, 0},
-	{"pread", "pread() of `size` bytes from a cached file, offsets walking through the file",
-	 wl_pread, su_pread, file_teardown, bt_pread,
-	 PARAMS(P_INT("size", "4096", 1, 64ll << 20, "bytes per pread"),
-		P_FILE("small -> size, dd -> 10 MiB"),
-		P_BOOL("drop_cache", "0", "0: page cache warm (file read once in set-up); 1: "
-			"POSIX_FADV_DONTNEED before every sample (cold reads)")), NULL, 0},
-	{"write", "write() of `size` bytes to a file, sequential, bounded by file_size",
-	 wl_write, su_write, file_teardown, bt_rewind,
-	 PARAMS(P_INT("size", "1024", 1, 64ll << 20, "bytes per write"),
-		P_FILE("small/empty -> size, dd -> 10 MiB")), NULL, 0},
-	{"writev_t1k", "writev() of `iovcnt` x `size` bytes (default 10 x 1 KiB, libMicro writev_t1k) to a file",
-	 wl_writev, su_writev, td_writev, bt_rewind,
-	 PARAMS(P_INT("size", "1024", 1, 16ll << 20, "bytes per iovec"),
-		P_INT("iovcnt", "10", 1, IOV_MAX_KB, "iovecs per writev"),
-		P_FILE("small/empty -> iovcnt x size, dd -> 10 MiB")), NULL, 0},
-	{"open_close", "open(O_RDONLY) + close() of an existing empty file",
-	 wl_open_close, su_pathfile, NULL, NULL, PARAMS(P_DIR), NULL, 0},
-	{"stat", "stat() of an existing empty file",
-	 wl_stat, su_pathfile, NULL, NULL, PARAMS(P_DIR), NULL, 0},
-	{"mmap_munmap", "mmap() of `size` anonymous bytes, optionally touch every page, munmap()",
-	 wl_mmap_munmap, su_mmap, NULL, NULL,
-	 PARAMS(P_INT("size", "4096", 1, 64 * GiB, "bytes per mapping"),
-		P_BOOL("touch", "0", "write one byte in every page before munmap")), NULL, 0},
-	{"pipe_roundtrip", "1-byte ping-pong with a forked process over two pipes (one op = one round trip)",
-	 wl_pipe_roundtrip, su_pipe, td_pipe, NULL, PARAMS(P_HELPER), NULL, 0},
-	{"futex_wake_wait", "futex wake/wait ping-pong with a second thread (one op = one round trip)",
-	 wl_futex, su_futex, td_futex, NULL, PARAMS(P_HELPER), NULL, 0},
-	{"sched_yield", "sched_yield() system call",
-	 wl_sched_yield, NULL, NULL, NULL, no_params, NULL, 0},
-	{"command", "spawn + exec + wait4 of a user command, one execution per sample",
-	 wl_command, su_command, td_command, NULL,
-	 PARAMS(P_STR("cmd", "true", NULL, "the command line"),
-		P_BOOL("shell", "1", "1: run via /bin/sh -c CMD; 0: split CMD on blanks and exec it "
-			"directly (PATH search, no quoting)"),
-		P_STR("spawn", "vfork", "vfork|fork", "vfork: posix_spawn (vfork-style clone); fork: fork()+exec"),
-		P_STR("output", "null", "null|stderr", "where the command's stdout/stderr go")),
-	 command_columns, KB_F_BATCH1},
-	{"noop", "an empty operation: measures the sample loop itself (for checking the method)",
-	 wl_noop, NULL, NULL, NULL, no_params, NULL, 0},
+	{.name = "getppid",
+	 .desc = "getppid() system call (the cheapest real syscall; glibc does not cache it)",
+	 .run = wl_getppid, .setup = su_getppid,
+	 .params = PARAMS(P_INT("spin", "0", 0, 1000000, "steps of dependent arithmetic (about 4 cycles each) "
+				"added to each call: a variant doing a known amount more work"))},
+	{.name = "clock_gettime", .desc = "clock_gettime() through the vDSO",
+	 .run = wl_clock_gettime, .setup = su_clock_gettime,
+	 .params = PARAMS(P_STR("clock", "monotonic", "monotonic|realtime|monotonic_raw", "clock id"))},
+	{.name = "read_devzero", .desc = "read() of `size` bytes from /dev/zero",
+	 .run = wl_read, .setup = su_read_devzero, .teardown = file_teardown,
+	 .params = PARAMS(P_INT("size", "1", 1, 64ll << 20, "bytes per read"))},
+	{.name = "pread", .desc = "pread() of `size` bytes from a cached file, offsets walking through the file",
+	 .run = wl_pread, .setup = su_pread, .teardown = file_teardown, .between = bt_pread,
+	 .params = PARAMS(P_INT("size", "4096", 1, 64ll << 20, "bytes per pread"),
+			  P_FILE("small -> size, dd -> 10 MiB"),
+			  P_BOOL("drop_cache", "0", "0: page cache warm (file read once in set-up); 1: "
+				 "POSIX_FADV_DONTNEED before every sample (cold reads)"))},
+	{.name = "write", .desc = "write() of `size` bytes to a file, sequential, bounded by file_size",
+	 .run = wl_write, .setup = su_write, .teardown = file_teardown, .between = bt_rewind,
+	 .params = PARAMS(P_INT("size", "1024", 1, 64ll << 20, "bytes per write"),
+			  P_FILE("small/empty -> size, dd -> 10 MiB"))},
+	{.name = "writev_t1k",
+	 .desc = "writev() of `iovcnt` x `size` bytes (default 10 x 1 KiB, libMicro writev_t1k) to a file",
+	 .run = wl_writev, .setup = su_writev, .teardown = td_writev, .between = bt_rewind,
+	 .params = PARAMS(P_INT("size", "1024", 1, 16ll << 20, "bytes per iovec"),
+			  P_INT("iovcnt", "10", 1, IOV_MAX_KB, "iovecs per writev"),
+			  P_FILE("small/empty -> iovcnt x size, dd -> 10 MiB"))},
+	{.name = "open_close", .desc = "open(O_RDONLY) + close() of an existing empty file",
+	 .run = wl_open_close, .setup = su_pathfile, .params = PARAMS(P_DIR)},
+	{.name = "stat", .desc = "stat() of an existing empty file",
+	 .run = wl_stat, .setup = su_pathfile, .params = PARAMS(P_DIR)},
+	{.name = "mmap_munmap", .desc = "mmap() of `size` anonymous bytes, optionally touch every page, munmap()",
+	 .run = wl_mmap_munmap, .setup = su_mmap,
+	 .params = PARAMS(P_INT("size", "4096", 1, 64 * GiB, "bytes per mapping"),
+			  P_BOOL("touch", "0", "write one byte in every page before munmap"))},
+	{.name = "pipe_roundtrip",
+	 .desc = "1-byte ping-pong with a forked process over two pipes (one op = one round trip)",
+	 .run = wl_pipe_roundtrip, .setup = su_pipe, .teardown = td_pipe, .params = PARAMS(P_HELPER)},
+	{.name = "futex_wake_wait",
+	 .desc = "futex wake/wait ping-pong with a second thread (one op = one round trip)",
+	 .run = wl_futex, .setup = su_futex, .teardown = td_futex, .params = PARAMS(P_HELPER)},
+	{.name = "sched_yield", .desc = "sched_yield() system call",
+	 .run = wl_sched_yield, .params = no_params},
+	{.name = "command", .desc = "spawn + exec + wait4 of a user command, one execution per sample",
+	 .run = wl_command, .setup = su_command, .teardown = td_command,
+	 .params = PARAMS(P_STR("cmd", "true", NULL, "the command line"),
+			  P_BOOL("shell", "1", "1: run via /bin/sh -c CMD; 0: split CMD on blanks and exec it "
+				 "directly (PATH search, no quoting)"),
+			  P_STR("spawn", "vfork", "vfork|fork",
+				"vfork: posix_spawn (vfork-style clone); fork: fork()+exec"),
+			  P_STR("output", "null", "null|stderr", "where the command's stdout/stderr go")),
+	 .columns = command_columns, .flags = KB_F_BATCH1},
+	{.name = "noop", .desc = "an empty operation: measures the sample loop itself (for checking the method)",
+	 .run = wl_noop, .params = no_params},
 };
 
 const size_t kb_nworkloads = sizeof kb_workloads / sizeof kb_workloads[0];

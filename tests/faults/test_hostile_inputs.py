@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kbench.engine.limits import KFUNC, MAX_DURATION_S, PROBE
+from kbench.contract.limits import KFUNC, MAX_DURATION_S, PROBE
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
 from kbench.jobs.yaml_tree import MAX_DEPTH, MAX_NODES
 from tests.faults.conftest import Sandbox

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from kbench.catalog.benchmarks import lookup
-from kbench.engine.request import RunRequest
+from kbench.contract.request import RunRequest
+from kbench.engine.crosscheck import crosscheck
 from kbench.native import find_native
 from kbench.targets.local import LocalTarget
-from kbench.trace.crosscheck import crosscheck
 from kbench.trace.entries import EntryContext, summarize_entries, syscall_number
 from kbench.trace.log import KIND_FAULT, KIND_SYSCALL
 from kbench.trace.tracefs import GROUPS, TracefsTracker, cpumask_text

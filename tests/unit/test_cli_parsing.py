@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kbench.cli.parsing import parse_duration
-from kbench.engine.request import BadRequest, RunRequest
+from kbench.contract.request import BadRequest, RunRequest
 
 
 @pytest.mark.parametrize(

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from kbench.catalog.benchmarks import lookup
-from kbench.engine.request import RunRequest
+from kbench.contract.request import RunRequest
+from kbench.engine.crosscheck import Crosscheck, MethodSpec, Round, execution_trees, group_means
+from kbench.engine.crosscheck_store import crosscheck_lines, store_crosscheck
 from kbench.report.run_view import RunReport, load_run_view, run_json
 from kbench.store.db import Store
 from kbench.targets.local import LocalTarget
-from kbench.trace.crosscheck import Crosscheck, MethodSpec, Round, execution_trees, group_means
-from kbench.trace.crosscheck_store import crosscheck_lines, store_crosscheck
 from kbench.trace.utilisation import CpuTime, ThreadTime, Utilisation
 
 SPECS = (MethodSpec("probe", "probe", "ns"), MethodSpec("tracepoints", "tracepoints", "ns", "plus outside"))
@@ -119,7 +119,7 @@ def test_the_stored_crosscheck_prints_as_the_command_did(tmp_path: Path) -> None
 
 
 def test_syscall_crosscheck_batch_keeps_every_traced_call_in_the_log() -> None:
-    from kbench.trace.crosscheck import MAX_BATCH, TRACED_CALLS, traced_batch
+    from kbench.engine.crosscheck import MAX_BATCH, TRACED_CALLS, traced_batch
 
     # kbench.ko's default log of 262,144 entries, split over up to 8 CPUs, holds the run.
     assert TRACED_CALLS <= 262_144 // 8

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import kbench.catalog.benchmarks as catalog
-from kbench.catalog.benchmarks import Benchmark, ParamSpec
-from kbench.engine.request import RunRequest
+from kbench.contract.benchmark import Benchmark, ParamSpec
+from kbench.contract.request import RunRequest
 from kbench.jobs import JobError, JobInstance, expand_job, is_job_file, varying_keys
 
 JOBS = Path(__file__).resolve().parents[1] / "data" / "jobs"

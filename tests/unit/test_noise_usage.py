@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from kbench.contract.measurement import Measurement
 from kbench.engine import warnings as W
-from kbench.engine.measurement import Measurement
 from kbench.engine.warnings import run_warnings, usage_warnings
 from kbench.sysinfo.usage import parse_usage, usage_lines
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kbench.catalog.benchmarks import HIGHER_IS_BETTER, LOWER_IS_BETTER, BadParameter
+from kbench.contract.benchmark import BadParameter
+from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
 from kbench.suites import (
     SUITES,
     BadSuiteParameter,

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from kbench.catalog.benchmarks import lookup
-from kbench.engine.request import RunRequest
+from kbench.contract.request import RunRequest
+from kbench.engine.crosscheck import crosscheck
 from kbench.targets.vm_target import VmTarget
-from kbench.trace.crosscheck import crosscheck
 from kbench.trace.entries import syscall_number
 from kbench.trace.log import KIND_SYSCALL
 from kbench.trace.selection import last_run_windows

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from kbench.catalog.benchmarks import lookup
-from kbench.engine.request import RunRequest
+from kbench.contract.request import RunRequest
 from kbench.kinds.kfunc.catalog import COMMON_PARAMS, KBENCH_ONLY_PARAMS, kfunc_benchmarks
 from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, parse_key_values
 from kbench.targets.vm_target import VmTarget

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from kbench.catalog.benchmarks import lookup
+from kbench.contract.request import RunRequest
 from kbench.engine.compare_protocol import ComparisonSide
 from kbench.engine.interleave import interleaved_rounds
 from kbench.engine.interleaved import run_interleaved
-from kbench.engine.request import RunRequest
 from kbench.store.db import Store
 from kbench.targets.vm_target import VmTarget
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from kbench.catalog.benchmarks import lookup
-from kbench.engine.request import RunRequest
+from kbench.contract.request import RunRequest
 from kbench.kinds.trace.hosts import VmTraceHost
 from kbench.kinds.trace.plan import TracePlan
 from kbench.kinds.trace.session import check_functions, run_with_log, trace_measurement, traced_kfunc_run

@@ -14,8 +14,8 @@ from kbench.cli.parsing import Duration, KeyValue
 from kbench.compare.budget import check_blocks, check_trials
 from kbench.compare.multiple import Method
 from kbench.compare.thresholds import DEFAULT_MARGIN
+from kbench.contract.request import BadRequest
 from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, run_comparison
-from kbench.engine.comparison_report import build_interleaved_report, build_report
 from kbench.engine.comparison_sides import (
     AUTO,
     DESIGNS,
@@ -26,9 +26,9 @@ from kbench.engine.comparison_sides import (
     default_margin,
 )
 from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome, run_interleaved
-from kbench.engine.request import BadRequest
 from kbench.engine.stored_comparison import stored_interleaved, stored_outcome
 from kbench.report.comparison import EXTENSIONS, FORMATS, gobench, render
+from kbench.report.comparison.build import build_interleaved_report, build_report
 from kbench.store.db import Store
 from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.factory import make_target

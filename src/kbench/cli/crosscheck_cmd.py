@@ -8,7 +8,7 @@ from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
 from kbench.cli.main import Context, emit_json, err_console, fail, out_console, pass_context, user_errors
 from kbench.cli.parsing import KeyValue
-from kbench.engine.request import RunRequest
+from kbench.contract.request import RunRequest
 
 
 @click.command("crosscheck")
@@ -39,8 +39,8 @@ def crosscheck_cmd(
     Each method's values are stored as a run tagged crosscheck:<id> (kbench results --tag …).
     Exit status 0 when they agree, 1 when they do not.
     """
-    from kbench.trace.crosscheck import CrosscheckError, crosscheck
-    from kbench.trace.crosscheck_store import crosscheck_lines, store_crosscheck
+    from kbench.engine.crosscheck import CrosscheckError, crosscheck
+    from kbench.engine.crosscheck_store import crosscheck_lines, store_crosscheck
 
     with user_errors():
         bench = lookup(benchmark)

@@ -91,7 +91,7 @@ def render_run(console: Console, report: RunReport, hist: str = "linear") -> Non
         for line in usage_lines(usage):
             console.print(Text(f"  {line}"), highlight=False)
     if header.get("crosscheck"):
-        from kbench.trace.crosscheck_store import crosscheck_lines
+        from kbench.engine.crosscheck_store import crosscheck_lines
 
         console.print()
         for line in crosscheck_lines(header["crosscheck"]):

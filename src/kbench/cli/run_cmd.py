@@ -11,14 +11,15 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kbench import interrupts
-from kbench.catalog.benchmarks import Benchmark, UnknownBenchmark, lookup
+from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
 from kbench.cli.job_run import run_job_file
 from kbench.cli.main import Context, emit_json, err_console, fail, literal, out_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue, Warmup
 from kbench.cli.render import render_run
-from kbench.engine.limits import request_problems
-from kbench.engine.request import LABEL_MAX, BadRequest, RunRequest
+from kbench.contract.benchmark import Benchmark, UnknownBenchmark
+from kbench.contract.limits import request_problems
+from kbench.contract.request import LABEL_MAX, BadRequest, RunRequest
 from kbench.engine.runner import execute_run
 from kbench.jobs import is_job_file
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES

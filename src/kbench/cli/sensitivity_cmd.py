@@ -10,10 +10,10 @@ from rich.table import Table
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue
 from kbench.compare.sensitivity import paired_sensitivity_matrix, sensitivity_matrix
+from kbench.contract.request import BadRequest
 from kbench.engine.compare_protocol import run_comparison
 from kbench.engine.comparison_sides import AUTO, DESIGNS, INTERLEAVED, build_sides, choose_design
 from kbench.engine.interleaved import DEFAULT_BUDGET_S, run_interleaved
-from kbench.engine.request import BadRequest
 from kbench.targets.factory import make_target
 
 

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kbench.catalog.benchmarks import Benchmark, UnknownBenchmark, lookup
+from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
 from kbench.cli.main import Context, emit_json, fail, out_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue
+from kbench.contract.benchmark import Benchmark, UnknownBenchmark
 from kbench.contract.request import RunRequest
 from kbench.kinds.trace.plan import TracePlan, parse_key_sum
 from kbench.trace.symbols import MAX_NAME, NAME_PATTERN

@@ -29,10 +29,10 @@ from kbench.catalog.benchmarks import lookup
 from kbench.compare.detectable import minimum_detectable_effect, paired_mde_pct, suggested_margin
 from kbench.compare.paired import judge_blocks
 from kbench.compare.thresholds import DEFAULT_MIN_TRIALS
+from kbench.contract.request import BadRequest, RunRequest
 from kbench.engine.compare_protocol import ComparisonSide, run_comparison
 from kbench.engine.comparison_sides import INTERLEAVED, choose_design
 from kbench.engine.interleaved import run_interleaved
-from kbench.engine.request import BadRequest, RunRequest
 from kbench.stats.thresholds import MAD_TO_SIGMA
 from kbench.store.db import Store
 from kbench.targets.factory import make_target

@@ -31,12 +31,12 @@ from typing import Protocol
 
 import numpy as np
 
-from kbench.catalog.benchmarks import Benchmark
 from kbench.catalog.scale import primary_metric
 from kbench.compare.sequential import SequentialComparison
 from kbench.compare.trial import trial_statistic
+from kbench.contract.benchmark import Benchmark
+from kbench.contract.request import RunRequest
 from kbench.engine.interleave import round_order
-from kbench.engine.request import RunRequest
 from kbench.engine.runner import execute_run
 from kbench.engine.series import MetricSeries
 from kbench.store.db import Store

@@ -22,9 +22,9 @@ from typing import Any
 
 from kbench.catalog.benchmarks import lookup
 from kbench.compare.thresholds import DEFAULT_MARGIN
+from kbench.contract.request import BadRequest, RunRequest
 from kbench.engine.compare_protocol import ComparisonSide
 from kbench.engine.interleaved import supports_interleaving
-from kbench.engine.request import BadRequest, RunRequest
 from kbench.store.db import Store
 
 ALTERNATIVES = "|"

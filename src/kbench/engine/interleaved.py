@@ -35,14 +35,14 @@ from typing import Any
 
 import numpy as np
 
-from kbench.catalog.benchmarks import Benchmark
 from kbench.compare.paired import PairedSequential, block_log_ratios
 from kbench.compare.slot import COMMAND_METRICS, CPU, command_slot, interquartile_mean
 from kbench.compare.thresholds import DEFAULT_ALPHA, PAIRED_MIN_BLOCKS
+from kbench.contract.benchmark import Benchmark
+from kbench.contract.measurement import Measurement
+from kbench.contract.request import BadRequest
 from kbench.engine.compare_protocol import ComparisonSide
 from kbench.engine.interleave import mirrored_order
-from kbench.engine.measurement import Measurement
-from kbench.engine.request import BadRequest
 from kbench.engine.runner import StartedRun, begin_stored_run, finish_stored_run
 from kbench.store.db import Store
 from kbench.targets.base import Target

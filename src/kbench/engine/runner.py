@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 
 from kbench import interrupts
-from kbench.catalog.benchmarks import Benchmark
 from kbench.catalog.scale import primary_metric
-from kbench.engine.limits import request_problems
-from kbench.engine.measurement import Measurement
-from kbench.engine.request import BadRequest, RunRequest
+from kbench.contract.benchmark import Benchmark
+from kbench.contract.limits import request_problems
+from kbench.contract.measurement import Measurement
+from kbench.contract.request import BadRequest, RunRequest
 from kbench.engine.series import MetricSeries, metric_series
 from kbench.engine.warnings import run_warnings
 from kbench.stats.summary import Summary, summarize

@@ -7,14 +7,13 @@ one per metric the tool reports, a will-it-scale run one per metric and interval
 
 from __future__ import annotations
 
+import numpy as np
+
+from kbench.contract.formats import CROSSCHECK_FORMAT
 from kbench.contract.measurement import Measurement
 from kbench.contract.series import MetricSeries as MetricSeries
 from kbench.kinds.base import PrimaryMetric, per_operation_series
 from kbench.kinds.registry import kind_that_wrote
-from kbench.kinds.suite import SUITE_FORMAT as SUITE_FORMAT
-
-CROSSCHECK_FORMAT = "kbench-crosscheck/1"
-"""A method's values of ``kbench crosscheck`` (kbench.trace.crosscheck_store)."""
 
 
 def metric_series(
@@ -34,9 +33,8 @@ def _own_series(
     measurement: Measurement, metric: str, unit: str, direction: str, *, subtract_overhead: bool = False
 ) -> list[MetricSeries]:
     if measurement.header.get("format") == CROSSCHECK_FORMAT:
-        from kbench.trace.crosscheck_store import crosscheck_series
-
-        return crosscheck_series(measurement, metric, unit, direction)
+        values = measurement.columns.get("value")  # one method's values, as measured
+        return [] if values is None else [MetricSeries(metric, unit, direction, values.astype(np.float64))]
     primary = PrimaryMetric(metric, unit, direction)
     kind = kind_that_wrote(measurement.header)
     if kind is None:  # a header of no known format: its samples are timed operations

@@ -17,13 +17,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from kbench.catalog.benchmarks import Benchmark, lookup
+from kbench.catalog.benchmarks import lookup
 from kbench.compare.paired import PairedSequential
-from kbench.contract.benchmark import ParamSpec, UnknownBenchmark
+from kbench.contract.benchmark import Benchmark, ParamSpec, UnknownBenchmark
+from kbench.contract.measurement import Measurement
+from kbench.contract.request import BadRequest, RunRequest
 from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, SideTrials, StoredTrial
 from kbench.engine.interleaved import InterleavedOutcome, InterleavedSide, Slot, metrics_of, slot_values
-from kbench.engine.measurement import Measurement
-from kbench.engine.request import BadRequest, RunRequest
 from kbench.report.run_view import RunView, load_run_view
 from kbench.store.db import RunRecord, Store
 

@@ -28,8 +28,9 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine
 
-from kbench.catalog.benchmarks import BadParameter, UnknownBenchmark, lookup
-from kbench.engine.request import BadRequest
+from kbench.catalog.benchmarks import lookup
+from kbench.contract.benchmark import BadParameter, UnknownBenchmark
+from kbench.contract.request import BadRequest
 from kbench.fleet.plan import NotAllowed, PlanError, check_allowed, side_label, stored_instances
 from kbench.fleet.run_store import DbRetry, FleetRunStore, TrialTaken
 from kbench.fleet.settings import FleetSettings
@@ -265,8 +266,8 @@ def _run_comparison(
     """The whole comparison on this machine (its interleaving needs one machine); a lost
     attempt's partial comparison is marked interrupted and the comparison runs again."""
     from kbench.engine.compare_protocol import ComparisonSide, run_comparison
-    from kbench.engine.comparison_report import build_report
     from kbench.report.comparison import render
+    from kbench.report.comparison.build import build_report
     from kbench.targets.factory import make_target
 
     task_id, spec = claim.task["id"], claim.job["compare"]

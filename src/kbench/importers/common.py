@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from kbench.contract.formats import SUITE_FORMAT
 from kbench.contract.vocabulary import LOWER_IS_BETTER
 from kbench.engine.runner import summary_columns
-from kbench.engine.series import SUITE_FORMAT
 from kbench.stats.summary import summarize
 from kbench.store.db import SummaryRecord
 from kbench.store.recovery import PendingRun

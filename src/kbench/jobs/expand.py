@@ -13,8 +13,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from kbench.catalog.benchmarks import BadParameter, Benchmark, UnknownBenchmark, lookup
-from kbench.engine.limits import request_problems
+from kbench.catalog.benchmarks import lookup
+from kbench.contract.benchmark import BadParameter, Benchmark, UnknownBenchmark
+from kbench.contract.limits import request_problems
 from kbench.jobs.instance import JobInstance, instance_id
 from kbench.jobs.lkp_tests import with_lkp_tests
 from kbench.jobs.problems import JobError, JobProblem, ProblemCollector
@@ -46,7 +47,7 @@ def expand_job(
     (or ``name``, or ``<job>`` for text). ``cpu_count`` resolves ``nr_task`` percentages and
     bounds ``cpu``. Instances come benchmark first, then the other axes in file order, the
     last axis varying fastest. A matrix of more than ``max_instances`` instances, and
-    values beyond the limits of ``engine.limits`` (``target_cpus`` gives a target's CPU
+    values beyond the limits of ``kbench.contract.limits`` (``target_cpus`` gives a target's CPU
     numbers for ``cpu``), are problems too. Raises JobError listing every problem found.
     """
     if cpu_count < 1:

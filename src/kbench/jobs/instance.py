@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kbench.engine.request import RunRequest
+from kbench.contract.request import RunRequest
 
 ID_LENGTH = 12
 ID_VERSION = 1

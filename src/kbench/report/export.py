@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from kbench.engine.series import SUITE_FORMAT
+from kbench.contract.formats import SUITE_FORMAT
 from kbench.report.run_view import RunView
 
 FORMATS = ("json", "csv", "parquet")

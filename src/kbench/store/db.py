@@ -6,7 +6,7 @@ import os
 import struct
 import zlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +25,7 @@ from kbench.store.errors import RunNotFound as RunNotFound
 from kbench.store.errors import StoreError as StoreError
 from kbench.store.migrations import MIGRATIONS
 from kbench.store.owners import current_owner, owner_gone
+from kbench.store.records import SummaryRecord as SummaryRecord  # re-exported: its old home
 
 if TYPE_CHECKING:
     from kbench.store.recovery import PendingRun
@@ -74,17 +75,6 @@ def default_db_url() -> str:
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-@dataclass(frozen=True)
-class SummaryRecord:
-    """One metric's summary as stored next to a run."""
-
-    metric: str
-    unit: str
-    basis: str
-    values: Mapping[str, Any]
-    details: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

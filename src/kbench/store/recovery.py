@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from kbench.store.codec import CODEC, decode_array, encode_array
-from kbench.store.db import SummaryRecord
 from kbench.store.errors import StoreError
+from kbench.store.records import SummaryRecord
 
 RECOVERY_FORMAT = "kbench-recovery/1"
 RECOVERY_DIR_ENV = "KBENCH_RECOVERY_DIR"

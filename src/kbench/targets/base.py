@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from kbench.catalog.benchmarks import Benchmark
-    from kbench.engine.measurement import Measurement
-    from kbench.engine.request import RunRequest
+    from kbench.contract.benchmark import Benchmark
+    from kbench.contract.measurement import Measurement
+    from kbench.contract.request import RunRequest
 
 ProgressCallback = Callable[[float, float], None]
 """Called with (done, total) as a run advances; units are the probe's."""

@@ -14,11 +14,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from kbench.catalog.benchmarks import LOWER_IS_BETTER, Benchmark, ParamSpec, UnknownBenchmark
 from kbench.catalog.kfunc import COMMON_PARAMS, KBENCH_ONLY_PARAMS
-from kbench.engine.limits import KFUNC
-from kbench.engine.measurement import Measurement
-from kbench.engine.request import BadRequest, RunRequest
+from kbench.contract.benchmark import Benchmark, ParamSpec, UnknownBenchmark
+from kbench.contract.limits import KFUNC
+from kbench.contract.measurement import Measurement
+from kbench.contract.request import BadRequest, RunRequest
+from kbench.contract.vocabulary import LOWER_IS_BETTER
 from kbench.targets.base import TargetError
 from kbench.targets.run_bound import UNMEASURED_CALL_S, kfunc_bound
 

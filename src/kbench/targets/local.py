@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from kbench import children
-from kbench.catalog.benchmarks import Benchmark
-from kbench.engine.measurement import Measurement, measurement_from_invocation
-from kbench.engine.request import RunRequest
+from kbench.contract.benchmark import Benchmark
+from kbench.contract.measurement import Measurement
+from kbench.contract.request import RunRequest
 from kbench.native import find_native
 from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.base import ProbeInvocation, ProgressCallback, TargetError, TargetInfo
 from kbench.targets.local_kmod import run_kfunc_locally
+from kbench.targets.probe_measurement import measurement_from_invocation
 from kbench.targets.scale_args import scale_args
 from kbench.targets.suite_runner import run_suite_benchmark
 

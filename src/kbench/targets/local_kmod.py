@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from kbench import children
-from kbench.catalog.benchmarks import Benchmark
-from kbench.engine.measurement import Measurement
-from kbench.engine.request import RunRequest
+from kbench.contract.benchmark import Benchmark
+from kbench.contract.measurement import Measurement
+from kbench.contract.request import RunRequest
 from kbench.resources import find_resource
 from kbench.targets.base import TargetError
 from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, SysfsError

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kbench.catalog.benchmarks import Benchmark
 from kbench.catalog.scale import DEFAULT_DURATION_S, DEFAULT_WARMUP_S
-from kbench.engine.request import BadRequest, RunRequest
+from kbench.contract.benchmark import Benchmark
+from kbench.contract.request import BadRequest, RunRequest
 from kbench.kinds.scale.result import scale_probe_args
 
 

@@ -6,10 +6,10 @@ import json
 
 import numpy as np
 
-from kbench.catalog.benchmarks import Benchmark
-from kbench.engine.measurement import Measurement
-from kbench.engine.request import BadRequest, RunRequest
-from kbench.engine.series import SUITE_FORMAT
+from kbench.contract.benchmark import Benchmark
+from kbench.contract.formats import SUITE_FORMAT
+from kbench.contract.measurement import Measurement
+from kbench.contract.request import BadRequest, RunRequest
 from kbench.suites import get_suite, run_suite
 from kbench.suites.errors import SuiteError
 from kbench.targets.base import TargetError

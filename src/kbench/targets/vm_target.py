@@ -16,16 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from kbench.catalog.benchmarks import Benchmark
 from kbench.catalog.scale import DEFAULT_DURATION_S, DEFAULT_WARMUP_S
-from kbench.engine.measurement import EXIT_INTERRUPTED, Measurement, measurement_from_invocation
-from kbench.engine.request import DEFAULT_SAMPLES, RunRequest
+from kbench.contract.benchmark import Benchmark
+from kbench.contract.measurement import Measurement
+from kbench.contract.request import DEFAULT_SAMPLES, RunRequest
 from kbench.native import find_native
 from kbench.resources import find_resource
 from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.base import ProbeInvocation, ProgressCallback, TargetError, TargetInfo
 from kbench.targets.guest_sysfs import GuestSysfs
 from kbench.targets.kmod_sysfs import KbenchModule
+from kbench.targets.probe_measurement import EXIT_INTERRUPTED, measurement_from_invocation
 from kbench.targets.probe_output import ProbeOutputError, parse_probe_output
 from kbench.targets.run_bound import MIN_BOUND_S, bound_for, timed_bound
 from kbench.targets.scale_args import scale_args

@@ -21,9 +21,9 @@ from kbench.trace.log import TraceLog, trace_log_of
 from kbench.trace.utilisation import Utilisation, measured_threads
 
 if TYPE_CHECKING:
-    from kbench.catalog.benchmarks import Benchmark
-    from kbench.engine.measurement import Measurement
-    from kbench.engine.request import RunRequest
+    from kbench.contract.benchmark import Benchmark
+    from kbench.contract.measurement import Measurement
+    from kbench.contract.request import RunRequest
     from kbench.targets.base import ProgressCallback, Target, TargetInfo
 
 TRACKABLE = ("entries", "utilisation")

@@ -12,19 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kbench.contract.series import MetricSeries
 from kbench.trace.entries import EntrySummary
 from kbench.trace.tracking import tracking_of
 from kbench.trace.utilisation import Utilisation
 
 if TYPE_CHECKING:
-    from kbench.engine.measurement import Measurement
-    from kbench.engine.series import MetricSeries
+    from kbench.contract.measurement import Measurement
 
 SHOWN_KEYS = 10
 
 
 def tracking_series(measurement: Measurement, metric: str) -> list[MetricSeries]:
-    from kbench.engine.series import MetricSeries
 
     entries, util = tracking_of(measurement.header)
     prefix = metric.rsplit(".", 1)[0] if metric.count(".") >= 2 else metric

@@ -10,13 +10,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from kbench.contract.benchmark import Benchmark
+from kbench.contract.formats import SUITE_FORMAT
 from kbench.contract.measurement import Measurement
 from kbench.contract.series import MetricSeries
 from kbench.kinds.base import PrimaryMetric
 from kbench.suites.listing import SUITE_KIND, suite_benchmarks
-
-SUITE_FORMAT = "kbench-suite/1"
-"""The ``format`` of a suite run's header."""
 
 
 class SuiteKind:

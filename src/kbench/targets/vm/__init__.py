@@ -19,8 +19,9 @@ from .errors import (
     VmTargetError,
 )
 from .initramfs import build_initramfs
-from .kernel import KernelImage, resolve_kernel
+from .kernel import KernelImage
 from .modbuild import build_module
+from .resolve import resolve_kernel
 from .session import ExecResult, VmSession
 
 __all__ = [

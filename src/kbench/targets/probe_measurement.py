@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kbench.contract.measurement import Measurement as Measurement
+from kbench.contract.measurement import Measurement
 from kbench.targets.base import ProbeInvocation, TargetError
 from kbench.targets.probe_output import ProbeOutput, ProbeOutputError, parse_probe_output
 

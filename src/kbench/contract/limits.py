@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kbench.engine.request import DEFAULT_SAMPLES, RunRequest
+from kbench.contract.request import DEFAULT_SAMPLES, RunRequest
 
 
 @dataclass(frozen=True)

@@ -49,9 +49,10 @@ from typing import Any
 
 import numpy as np
 
-from kbench.catalog.benchmarks import Benchmark, lookup
-from kbench.engine.measurement import Measurement
-from kbench.engine.request import RunRequest
+from kbench.catalog.benchmarks import lookup
+from kbench.contract.benchmark import Benchmark
+from kbench.contract.measurement import Measurement
+from kbench.contract.request import RunRequest
 from kbench.trace.entries import syscall_names
 from kbench.trace.log import FLAG_SWITCHED, KIND_SYSCALL, TraceLog
 from kbench.trace.tracking import GUEST_LOG_ENTRIES, TrackedTarget, op_syscall, tracked_log, tracking_of

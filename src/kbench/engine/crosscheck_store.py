@@ -18,28 +18,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kbench.engine.series import CROSSCHECK_FORMAT
+from kbench.contract.formats import CROSSCHECK_FORMAT
 
 if TYPE_CHECKING:
-    from kbench.catalog.benchmarks import Benchmark
-    from kbench.engine.measurement import Measurement
-    from kbench.engine.request import RunRequest
-    from kbench.engine.series import MetricSeries
+    from kbench.contract.benchmark import Benchmark
+    from kbench.contract.measurement import Measurement
+    from kbench.contract.request import RunRequest
+    from kbench.engine.crosscheck import Crosscheck
     from kbench.store.db import Store
     from kbench.targets.base import ProgressCallback, TargetInfo
-    from kbench.trace.crosscheck import Crosscheck
 
 
 
 def new_crosscheck_id() -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(2)}"
-
-
-def crosscheck_series(measurement: Measurement, metric: str, unit: str, direction: str) -> list[MetricSeries]:
-    from kbench.engine.series import MetricSeries
-
-    values = measurement.columns.get("value")
-    return [] if values is None else [MetricSeries(metric, unit, direction, values.astype(np.float64))]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,7 +52,7 @@ class _MethodValues:
 
     def measure(self, benchmark: Benchmark, request: RunRequest,
                 progress: ProgressCallback | None = None) -> Measurement:
-        from kbench.engine.measurement import Measurement
+        from kbench.contract.measurement import Measurement
 
         return Measurement(header=self.header, columns={"value": self.values}, interrupted=False,
                            stderr="")

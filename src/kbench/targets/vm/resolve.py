@@ -1,0 +1,39 @@
+"""Resolve a kernel spec (``deb:<release>``, a bzImage, a build tree) to a ``KernelImage``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .debian import resolve_debian
+from .errors import KernelResolveError
+from .kernel import KernelImage, resolve_path
+
+
+def resolve_kernel(
+    spec: str,
+    cache_dir: Path,
+    *,
+    kernel_build: Path | None = None,
+    modules_dir: Path | None = None,
+) -> KernelImage:
+    """Resolve a kernel spec.
+
+    - ``deb:<release>`` (e.g. ``deb:6.1.0-56-amd64``): the Debian image, headers and
+      kbuild packages are downloaded with ``apt-get download`` and extracted under
+      ``cache_dir/kernels/<release>`` (once; later calls are instant).
+    - a path to a bzImage file; ``kernel_build`` optionally names its build tree and
+      ``modules_dir`` its ``lib/modules/<release>`` tree.
+    - a path to a kernel build tree (``arch/x86/boot/bzImage`` inside it); modules are
+      taken from ``modules_dir`` if given (``make modules_install INSTALL_MOD_PATH=X``
+      then ``X/lib/modules/<release>``).
+    """
+    if spec.startswith("deb:"):
+        if kernel_build is not None or modules_dir is not None:
+            raise KernelResolveError("--kernel-build/modules_dir apply to path specs, not to deb: kernels")
+        return resolve_debian(spec[4:], Path(cache_dir), spec=spec)
+    if ":" in spec.split("/")[0] and not Path(spec).exists():
+        raise KernelResolveError(
+            f"unknown kernel spec {spec!r}: use deb:<release> (e.g. deb:6.1.0-56-amd64), "
+            "a bzImage file or a kernel build directory"
+        )
+    return resolve_path(Path(spec), spec=spec, kernel_build=kernel_build, modules_dir=modules_dir)
