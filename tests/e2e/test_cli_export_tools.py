@@ -130,6 +130,9 @@ def test_table_of_runs_as_csv_and_parquet(kbench: KbenchRunner, tmp_path: Path) 
     assert table.column("run_id").to_pylist() == [1, 2]
     assert table.column("median").to_pylist() == [float(row["median"]) for row in rows]
     assert table.column("param.size").to_pylist() == [None, "64"]
+    sides = list(csv.DictReader(io.StringIO(
+        kbench("export", "--runs", "tag:table", "--runs", "tag:other", "--format", "csv").stdout)))
+    assert [(row["side"], row["run_id"]) for row in sides] == [("runs 1,2", "1"), ("runs 1,2", "2"), ("runs 3", "3")]
 
 
 def test_a_metric_that_is_not_a_time_cannot_be_written_as_hyperfine(kbench: KbenchRunner) -> None:

@@ -91,4 +91,5 @@ def _export(ctx: Context, run_id: int | None, run_sets: tuple[str, ...], benchma
         return write(fmt, groups)
     from kbench.report.interop import tidy
 
-    return tidy.write(fmt, [store.get_run(n) for ids in sides for n in ids])
+    labels = [f"runs {','.join(map(str, ids))}" for ids in sides for _ in ids] if len(sides) > 1 else None
+    return tidy.write(fmt, [store.get_run(n) for ids in sides for n in ids], labels)

@@ -6,7 +6,9 @@ Columns, in order: ``run_id``, ``benchmark``, ``metric``, ``unit``, ``direction`
 every parameter of any run (empty where a run has none); then the primary metric's summary
 ``n``, ``min``, ``median``, ``mean``, ``stdev``, ``mad``, ``p90``, ``p95``, ``p99``, ``max``;
 then ``<metric>.median`` for every other metric a run summarised (a suite's secondary
-metrics). Written as CSV, as Parquet (pyarrow, imported only here) or as a JSON list.
+metrics). With the sides of a comparison (``--runs A --runs B``) a first column ``side``
+(``runs 1,2``) says which side a run belongs to. Written as CSV, as Parquet (pyarrow,
+imported only here) or as a JSON list.
 """
 
 from __future__ import annotations
@@ -32,8 +34,11 @@ def _iso(moment: datetime | None) -> str | None:
     return (moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)).isoformat()
 
 
-def rows(records: Sequence[RunRecord]) -> tuple[list[str], list[dict[str, Any]]]:
-    """(columns, rows) of the table for ``records``, in the order given."""
+def rows(
+    records: Sequence[RunRecord], sides: Sequence[str] | None = None
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """(columns, rows) of the table for ``records``, in the order given; ``sides``: each
+    record's side label, for a ``side`` column."""
     params: list[str] = []
     others: list[str] = []
     table = []
@@ -61,12 +66,16 @@ def rows(records: Sequence[RunRecord]) -> tuple[list[str], list[dict[str, Any]]]
         table.append(row)
     base = ["run_id", "benchmark", "metric", "unit", "direction", "status", "started_at", "finished_at",
             "target_kind", "kernel_release", "accel", "host", "tags", "n_samples"]
+    if sides is not None:
+        base.insert(0, "side")
+        for row, side in zip(table, sides, strict=True):
+            row["side"] = side
     columns = [*base, *params, *SUMMARY, *others]
     return columns, [{column: row.get(column) for column in columns} for row in table]
 
 
-def write(fmt: str, records: Sequence[RunRecord]) -> bytes:
-    columns, table = rows(records)
+def write(fmt: str, records: Sequence[RunRecord], sides: Sequence[str] | None = None) -> bytes:
+    columns, table = rows(records, sides)
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
