@@ -10,7 +10,7 @@ packages=(
   zstd dwarves                                   # Debian 6.12 kernels: zstd images, BTF for modules
   linux-source-6.1                               # scripts/checkpatch.pl judges kbench.ko's style
   stress-ng rt-tests fio sysbench                # standard suites (kbench.suites); rt-tests has hackbench
-  hyperfine                                      # benchmarks/sensitivity.py puts its figures beside kbench's
+  hyperfine                                      # tests: kbench import/export of its JSON; benchmarks/sensitivity.py
   chromium fonts-dejavu-core                     # headless screenshots of the HTML reports; the dashboard tests (Playwright)
   postgresql redis-server                        # tests: a shared store and the fleet's broker, started by the tests
 )

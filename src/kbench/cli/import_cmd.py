@@ -1,4 +1,4 @@
-"""``kbench import FILE``: store runs kept in files (recovery files, later other formats)."""
+"""``kbench import FILE``: store runs kept in files (recovery files, hyperfine and pyperf JSON)."""
 
 from __future__ import annotations
 
@@ -19,11 +19,18 @@ from kbench.importers import IMPORTERS, ImportProblem, read_runs
 )
 @pass_context
 def import_cmd(ctx: Context, files: tuple[Path, ...], fmt: str) -> None:
-    """Store the runs in FILES, e.g. the recovery file a failed database left.
+    """Store the runs in FILES: kbench recovery files, hyperfine and pyperf JSON.
 
     \b
-    A recovery file completes the run it was written for when that run is still waiting
-    in this database; otherwise the run is added. Importing a file twice adds nothing.
+    Formats (recognised from the content):
+      recovery   the file a failed database left: completes the run it was written
+                 for when that run still waits in this database, else adds it
+      hyperfine  hyperfine --export-json: a run of hyperfine.command per command
+                 (parameter command), every execution's time in seconds
+      pyperf     pyperf JSON (pyperf timeit -o, pyperformance): a run of
+                 pyperf.benchmark per benchmark (parameter name), every value
+    Importing a file twice adds nothing. Compare imported runs with
+    `kbench compare --runs ID --runs ID`; see docs/interop.md.
     """
     loaded = []
     for path in files:

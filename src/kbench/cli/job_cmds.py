@@ -35,6 +35,12 @@ def job_errors() -> Iterator[None]:
         fail(f"invalid job file: {count} problem{'s' if count != 1 else ''}; nothing was run", exit_codes.USAGE)
 
 
+def print_warnings(instances: list[JobInstance]) -> None:
+    """The job's warnings (keys kbench recognises and does not apply), once each, on stderr."""
+    for warning in dict.fromkeys(w for instance in instances for w in instance.warnings):
+        click.echo(f"warning: {warning}", err=True)  # plain text: job files are outside text
+
+
 cpus_option = click.option(
     "--cpus", type=click.IntRange(min=1), metavar="N",
     help="Resolve nr_task percentages and check cpu for N CPUs (default: this machine's count).",
@@ -60,6 +66,7 @@ def expand_cmd(file: Path, cpus: int | None, max_instances: int, as_json: bool) 
     cpu_count = cpus or default_cpu_count()
     with job_errors():
         instances = expand_job(file, cpu_count=cpu_count, max_instances=max_instances)
+    print_warnings(instances)
     varying = varying_keys(instances)
     if as_json:
         emit_json(
@@ -97,4 +104,5 @@ def validate_cmd(file: Path, cpus: int | None, max_instances: int) -> None:
     """Check FILE completely (schema, values, limits, catalog); exit 2 listing every problem."""
     with job_errors():
         instances = expand_job(file, cpu_count=cpus or default_cpu_count(), max_instances=max_instances)
+    print_warnings(instances)
     click.echo(f"{file}: valid, {len(instances)} instance{'s' if len(instances) != 1 else ''}")

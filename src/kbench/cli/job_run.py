@@ -13,7 +13,7 @@ from rich.text import Text
 from kbench import interrupts
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
-from kbench.cli.job_cmds import default_cpu_count, job_errors
+from kbench.cli.job_cmds import default_cpu_count, job_errors, print_warnings
 from kbench.cli.main import Context, emit_json, err_console, fail, out_console
 from kbench.engine.job_runner import InstanceRuns, run_job
 from kbench.jobs import JobInstance, expand_job
@@ -30,6 +30,7 @@ def run_job_file(
     with job_errors():
         instances = expand_job(path, cpu_count=default_cpu_count(), max_instances=max_instances,
                                target_cpus=lambda spec: target_cpus(None if spec == "local" else spec))
+    print_warnings(instances)
     local_kfunc = sorted(
         {i.benchmark for i in instances if i.target == "local" and lookup(i.benchmark).kind == "kfunc"}
     )

@@ -147,8 +147,9 @@ COMMANDS: dict[str, LazyCommand] = {
         "Measure BENCHMARK's quantity by two independent methods in one session and say if they agree.",
     ),
     "export": LazyCommand(
-        "kbench.cli.results_cmds:export_cmd",
-        "Export a run with all its raw samples as JSON, CSV or Parquet.",
+        "kbench.cli.export_cmd:export_cmd",
+        "Export a run with all its raw samples (JSON, CSV, Parquet), runs as hyperfine JSON, pyperf JSON or Go "
+        "benchmark text, or a table of runs (--runs).",
     ),
     "fleet": LazyCommand(
         "kbench.cli.fleet_cmd:fleet_group",
@@ -162,7 +163,7 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "import": LazyCommand(
         "kbench.cli.import_cmd:import_cmd",
-        "Store the runs in FILES, e.g. the recovery file a failed database left.",
+        "Store the runs in FILES: kbench recovery files, hyperfine and pyperf JSON.",
     ),
     "job": LazyCommand(
         "kbench.cli.job_cmds:job_group",

@@ -1,20 +1,15 @@
-"""``kbench show``, ``kbench results`` and ``kbench export``: read the store."""
+"""``kbench show`` and ``kbench results``: read the store (``kbench export`` is in export_cmd)."""
 
 from __future__ import annotations
 
 import dataclasses
-import sys
-from pathlib import Path
 
 import click
 from rich.table import Table
 from rich.text import Text
 
-from kbench.cli import exit_codes
-from kbench.cli.main import Context, emit_json, fail, literal, out_console, pass_context, user_errors
-from kbench.cli.outputs import output_problem
+from kbench.cli.main import Context, emit_json, literal, out_console, pass_context, user_errors
 from kbench.cli.render import render_run
-from kbench.report.export import FORMATS, export_run
 from kbench.report.run_view import RunReport, load_run_view, run_json
 from kbench.report.units import format_value
 from kbench.store.db import RUN_STATUSES
@@ -104,27 +99,3 @@ def results_cmd(
             row["status"], str(row["n_samples"]), median, literal(target), literal(",".join(row["tags"] or [])),
         )
     out_console().print(table)
-
-
-@click.command("export")
-@click.argument("run_id", type=int)
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File to write (default: stdout)."
-)
-@pass_context
-def export_cmd(ctx: Context, run_id: int, fmt: str, output: Path | None) -> None:
-    """Export a run with all its raw samples as JSON, CSV or Parquet."""
-    if output is None and fmt == "parquet" and sys.stdout.isatty():
-        raise click.UsageError("parquet is binary: give -o FILE")
-    problem = output_problem(output) if output is not None else None
-    if problem is not None:
-        fail(problem, exit_codes.USAGE)
-    with user_errors():
-        view = load_run_view(ctx.reader, run_id)
-    try:
-        data = export_run(view, fmt, output)
-    except OSError as exc:
-        fail(f"cannot write {output}: {exc.strerror or exc}", exit_codes.USAGE)
-    if output is None:
-        sys.stdout.buffer.write(data)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -23,6 +25,27 @@ class ParamSpec:
 
 
 @dataclass(frozen=True)
+class TaskCount:
+    """How a benchmark takes a number of tasks (LKP's ``nr_task``/``nr_threads``).
+
+    ``param`` is the parameter that sets it. It counts units of ``per_unit`` tasks, times
+    the value of ``unit_param`` when one is named: a hackbench group is 2 × ``fds`` tasks,
+    so ``TaskCount("groups", 2, "fds")``; a stress-ng worker is one task: ``TaskCount("workers")``.
+    """
+
+    param: str
+    per_unit: int = 1
+    unit_param: str | None = None
+
+    def value(self, tasks: int, params: Mapping[str, str], defaults: Mapping[str, str]) -> int:
+        """The parameter's value for ``tasks`` tasks: whole units, rounded up, at least one."""
+        size = self.per_unit
+        if self.unit_param is not None:
+            size *= int(params.get(self.unit_param, defaults.get(self.unit_param, "1")), 0)
+        return max(1, math.ceil(tasks / max(1, size)))
+
+
+@dataclass(frozen=True)
 class Benchmark:
     """A measurable thing. ``metric`` follows ``<suite>.<test>.<stat>``."""
 
@@ -35,6 +58,16 @@ class Benchmark:
     direction: str
     params: tuple[ParamSpec, ...]
     columns: tuple[str, ...] = ("ticks",)
+    task_count: TaskCount | None = None
+    """The parameter a task count sets (None: ``nr_task`` if the benchmark takes one)."""
+    duration_param: str | None = None
+    """The parameter holding the seconds one run of a whole tool lasts, if it has one."""
+
+    def tasks(self) -> TaskCount | None:
+        """How this benchmark takes a number of tasks, or None if it runs no group of tasks."""
+        if self.task_count is not None:
+            return self.task_count
+        return TaskCount("nr_task") if any(p.name == "nr_task" for p in self.params) else None
 
     def param(self, name: str) -> ParamSpec:
         for spec in self.params:

@@ -86,7 +86,7 @@ def _run_groups(
     for target_spec, group in _grouped_by_target(instances):
         with make_target(target_spec) as target:
             for instance in group:
-                context = _apply_governor(instance, target_spec)
+                context = [*_apply_governor(instance, target_spec), *instance.warnings]
                 benchmark = lookup(instance.benchmark)
                 request = replace(instance.to_run_request(), commit=commit, label=label)
                 runs: list[RunResult] = []

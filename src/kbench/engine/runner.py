@@ -132,7 +132,7 @@ def finish_stored_run(
     records = [
         SummaryRecord(
             metric=s.name, unit=s.unit, basis=basis if s.name == metric else "raw",
-            values=_summary_columns(summary), details=summary.to_dict(),
+            values=summary_columns(summary), details=summary.to_dict(),
         )
         for s, summary in zip(series, summaries, strict=True)
     ]
@@ -185,7 +185,8 @@ def _mark_unfinished(store: Store, run_id: int, status: str, error: str) -> None
             raise
 
 
-def _summary_columns(summary: Summary) -> dict[str, Any]:
+def summary_columns(summary: Summary) -> dict[str, Any]:
+    """The summary columns the store keeps next to a run (``runs`` list them)."""
     return {
         "n": summary.n,
         "min": summary.min,

@@ -1,6 +1,9 @@
 """Compare runs already in the store.
 
 Runs of the trial design: each run is one trial of its side (Mann-Whitney, as measured).
+A run imported from another tool's file whose samples carry a ``trial`` column (hyperfine:
+each execution is a fresh process; pyperf: each worker process) gives one trial per value
+of that column.
 
 Runs of one interleaved comparison (``kbench.engine.interleaved``: one run per side, whose
 header's ``interleaved`` entry names the same comparison): the slots are rebuilt from
@@ -10,17 +13,19 @@ one look at the whole of alpha - the verdict of a fixed design over the stored b
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from kbench.catalog.benchmarks import lookup
 from kbench.compare.paired import PairedSequential
-from kbench.contract.benchmark import Benchmark
+from kbench.contract.benchmark import Benchmark, ParamSpec, UnknownBenchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import BadRequest, RunRequest
 from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, SideTrials, StoredTrial
 from kbench.engine.interleaved import InterleavedOutcome, InterleavedSide, Slot, metrics_of, slot_values
 from kbench.report.run_view import RunView, load_run_view
-from kbench.store.db import Store
+from kbench.store.db import RunRecord, Store
 
 
 def stored_outcome(store: Store, sides: list[list[int]]) -> ComparisonOutcome:
@@ -34,9 +39,9 @@ def stored_outcome(store: Store, sides: list[list[int]]) -> ComparisonOutcome:
         for run_id in run_ids:
             view = load_run_view(store, run_id)
             metrics.add(view.record.metric)
-            trials.append(StoredTrial(run_id=run_id, metric=view.record.metric, series=view.series))
+            trials.extend(_trials(view))
         first = load_run_view(store, run_ids[0]).record
-        bench = _benchmark(first.benchmark)
+        bench = stored_benchmark(first)
         label = f"runs {','.join(map(str, run_ids))}"
         side = ComparisonSide(label=label, kernel=None, benchmark=bench,
                               request=RunRequest(benchmark=bench.name, params=first.params))
@@ -57,7 +62,7 @@ def stored_interleaved(store: Store, sides: list[list[int]], *, alpha: float,
     comparisons = {d.get("comparison") for d in designs}
     if len(comparisons) != 1 or None in comparisons:
         return None
-    benchmark = _benchmark(views[0].record.benchmark)
+    benchmark = stored_benchmark(views[0].record)
     metric = str(designs[0].get("metric") or views[0].record.metric)
     kind = "cpu" if metric.endswith(".cpu") else "wall"
     metrics = metrics_of(benchmark, kind)
@@ -98,5 +103,33 @@ def _slots(side: int, view: RunView, benchmark: Benchmark) -> list[Slot]:
     return found
 
 
-def _benchmark(name: str) -> Benchmark:
-    return lookup(name)
+def _trials(view: RunView) -> list[StoredTrial]:
+    """The run as one trial, or an imported run as one trial per value of its ``trial`` column."""
+    whole = StoredTrial(run_id=view.record.id, metric=view.record.metric, series=view.series)
+    trial = view.measurement.columns.get("trial")
+    if trial is None or "imported" not in view.measurement.header:
+        return [whole]
+    found = []
+    for number in np.unique(trial):
+        rows = trial == number
+        series = [replace(s, values=s.values[rows]) if s.values.size == rows.size else s for s in view.series]
+        found.append(StoredTrial(run_id=view.record.id, metric=view.record.metric, series=series))
+    return found
+
+
+def stored_benchmark(record: RunRecord) -> Benchmark:
+    """The catalog's benchmark of a stored run; for a run imported from another tool's file
+    (hyperfine, pyperf: not in the catalog), one made from the run: a whole-tool benchmark
+    with the run's metric, unit, direction and parameters."""
+    try:
+        return lookup(record.benchmark)
+    except UnknownBenchmark:
+        imported = (record.probe_header or {}).get("imported")
+        if not isinstance(imported, dict):
+            raise
+    tool = str(imported.get("format") or "another tool")
+    return Benchmark(
+        name=record.benchmark, kind="suite", workload=record.benchmark, description=f"imported from {tool}",
+        unit=record.unit, metric=record.metric, direction=record.direction,
+        params=tuple(ParamSpec(name, "str", str(value), "") for name, value in (record.params or {}).items()),
+    )

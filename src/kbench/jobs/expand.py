@@ -17,6 +17,7 @@ from kbench.catalog.benchmarks import lookup
 from kbench.contract.benchmark import BadParameter, Benchmark, UnknownBenchmark
 from kbench.contract.limits import request_problems
 from kbench.jobs.instance import JobInstance, instance_id
+from kbench.jobs.lkp_tests import with_lkp_tests
 from kbench.jobs.problems import JobError, JobProblem, ProblemCollector
 from kbench.jobs.schema import Axis, AxisValue, JobSpec, read_job
 from kbench.jobs.values import NrTask, Warmup
@@ -56,7 +57,7 @@ def expand_job(
     root = compose_mapping(text, problems)
     if root is None:
         raise problems.error()
-    spec = read_job(root, cpu_count=cpu_count, problems=problems)
+    spec = with_lkp_tests(read_job(root, cpu_count=cpu_count, problems=problems), problems)
     benchmarks = _benchmark_axis(spec, problems)
     if benchmarks is not None:
         _check_against_catalog(spec, benchmarks, problems)
@@ -65,10 +66,10 @@ def expand_job(
     assert benchmarks is not None  # a missing benchmark is a problem, raised above
     _check_matrix_size(spec, benchmarks, max_instances, problems)
     problems.raise_if_any()
-    instances = _instances(spec, benchmarks, cpu_count, label)
+    instances = _instances(spec, benchmarks, cpu_count, label, problems)
     _check_limits(spec, instances, target_cpus, problems)
     problems.raise_if_any()
-    return instances
+    return _with_warnings(instances, problems)
 
 
 def _read(source: str | Path, name: str | None) -> tuple[str, str]:
@@ -137,13 +138,22 @@ def _benchmark_axis(spec: JobSpec, problems: ProblemCollector) -> Axis | None:
 
 
 def _check_against_catalog(spec: JobSpec, benchmarks: Axis, problems: ProblemCollector) -> None:
-    """Every benchmark must take every parameter given (``nr_task`` and ``mode`` included),
-    and every parameter value must have the type the catalog declares."""
+    """Every benchmark must take every parameter given (``mode`` included), have a task
+    count if ``nr_task`` is given, and every parameter value must have the type the catalog
+    declares. A setting that becomes a parameter (the task count, a whole tool's duration)
+    must not be given as that parameter too."""
+    given = {axis.param: axis for axis in spec.axes if axis.field == "param" and axis.param is not None}
     for bench_value in benchmarks.values:
         bench: Benchmark = bench_value.value
         for axis in spec.axes:
             param = axis.param if axis.field == "param" else axis.field
-            if param is None or axis.field not in ("param", "nr_task", "mode"):
+            if axis.field == "nr_task":
+                _check_task_count(bench, axis, given, problems)
+                continue
+            if axis.field == "runtime" and bench.kind == "suite":
+                _check_suite_runtime(bench, axis, given, problems)
+                continue
+            if param is None or axis.field not in ("param", "mode"):
                 continue
             try:
                 bench.param(param)
@@ -157,6 +167,30 @@ def _check_against_catalog(spec: JobSpec, benchmarks: Axis, problems: ProblemCol
                     bench.validate_params({param: value.value})
                 except BadParameter as exc:
                     problems.add(value.line, axis.label, str(exc))
+
+
+def _check_task_count(bench: Benchmark, axis: Axis, given: dict[str, Axis], problems: ProblemCollector) -> None:
+    tasks = bench.tasks()
+    if tasks is None:
+        listing = ", ".join(p.name for p in bench.params) or "none"
+        problems.add(axis.line, axis.label, f"{bench.name} has no task count for {axis.label} to set; "
+                                            f"its parameters: {listing}")
+    elif tasks.param in given:
+        twice = given[tasks.param]
+        problems.add(twice.line, twice.label, f"{bench.name}: {axis.label} (line {axis.line}) sets {tasks.param} "
+                                              "already; give one of them")
+
+
+def _check_suite_runtime(bench: Benchmark, axis: Axis, given: dict[str, Axis], problems: ProblemCollector) -> None:
+    """A whole tool's duration is its own parameter (stress-ng timeout, fio runtime); a tool
+    that does a fixed amount of work (hackbench) has none, and the key is ignored for it."""
+    if bench.duration_param is None:
+        problems.warn(axis.line, axis.label, f"ignored for {bench.name}: it runs a fixed amount of work and "
+                                             "has no duration (set its own parameters, e.g. loops)", bench.name)
+    elif bench.duration_param in given:
+        twice = given[bench.duration_param]
+        problems.add(twice.line, twice.label, f"{bench.name}: {axis.label} (line {axis.line}) sets "
+                                              f"{bench.duration_param} already; give one of them")
 
 
 def _check_count_or_duration(spec: JobSpec, problems: ProblemCollector) -> None:
@@ -195,7 +229,9 @@ def _check_limits(
                          f"{instance.benchmark}: {problem.message}")
 
 
-def _instances(spec: JobSpec, benchmarks: Axis, cpu_count: int, source: str) -> list[JobInstance]:
+def _instances(
+    spec: JobSpec, benchmarks: Axis, cpu_count: int, source: str, problems: ProblemCollector
+) -> list[JobInstance]:
     axes = [benchmarks, *(a for a in spec.axes if a.field not in ("benchmark", "test"))]
     instances = []
     for point in itertools.product(*(axis.values for axis in axes)):
@@ -206,8 +242,38 @@ def _instances(spec: JobSpec, benchmarks: Axis, cpu_count: int, source: str) -> 
                 params[axis.param] = value.value
             else:
                 settings[axis.field] = value.value
-        instances.append(_instance(settings, params, spec.tags, cpu_count, source))
+        instance = _instance(settings, params, spec.tags, cpu_count, source)
+        try:
+            lookup(instance.benchmark).validate_params(instance.run_params())
+        except BadParameter as exc:
+            problems.add(spec.line, "job", str(exc))
+        instances.append(instance)
     return instances
+
+
+def _derived(bench: Benchmark, settings: dict[str, Any], params: dict[str, str], cpu_count: int) -> dict[str, str]:
+    """The parameters job settings set: the task count as this benchmark counts tasks, and a
+    whole tool's duration in its own parameter (whole seconds, rounded up, for an integer one)."""
+    derived: dict[str, str] = {}
+    nr_task: NrTask | None = settings.get("nr_task")
+    tasks = bench.tasks()
+    if nr_task is not None and tasks is not None:
+        defaults = {p.name: p.default for p in bench.params}
+        derived[tasks.param] = str(tasks.value(nr_task.resolve(cpu_count), params, defaults))
+    runtime: float | None = settings.get("runtime")
+    if runtime is not None and bench.duration_param is not None:
+        integer = bench.param(bench.duration_param).type == "int"
+        derived[bench.duration_param] = str(max(1, math.ceil(runtime))) if integer else f"{runtime:g}"
+    return derived
+
+
+def _with_warnings(instances: list[JobInstance], problems: ProblemCollector) -> list[JobInstance]:
+    """Each instance with the warnings that concern it: the job's, and those naming its benchmark."""
+    out = []
+    for instance in instances:
+        mine = tuple(str(warning) for warning in problems.warnings(instance.benchmark))
+        out.append(dataclasses.replace(instance, warnings=mine) if mine else instance)
+    return out
 
 
 def _instance(
@@ -215,6 +281,7 @@ def _instance(
 ) -> JobInstance:
     bench: Benchmark = settings["benchmark"]
     nr_task: NrTask | None = settings.get("nr_task")
+    derived = _derived(bench, settings, params, cpu_count)
     warmup: Warmup = settings.get("warmup") or Warmup()
     instance = JobInstance(
         id="",
@@ -235,5 +302,7 @@ def _instance(
         subtract_overhead=settings.get("subtract_overhead", False),
         tags=tags,
         source=source,
+        derived_params=derived,
+        engine_runtime=bench.kind != "suite",
     )
     return dataclasses.replace(instance, id=instance_id(instance.identity()))

@@ -62,6 +62,14 @@ class JobInstance:
     subtract_overhead: bool = False
     tags: tuple[str, ...] = ()
     source: str = "<job>"
+    derived_params: dict[str, str] = field(default_factory=dict)
+    """Benchmark parameters set by job settings: the task count (``nr_task``/``nr_threads``
+    as the benchmark counts tasks: hackbench ``groups``, stress-ng ``workers``...) and a
+    whole tool's duration (``runtime``/``testtime`` as stress-ng ``timeout``...)."""
+    engine_runtime: bool = True
+    """``runtime_s`` is the engine's duration mode (False: it became a parameter or was ignored)."""
+    warnings: tuple[str, ...] = ()
+    """What the job asks for and this instance will not do (``FILE:LINE: key: ignored: ...``)."""
 
     def identity(self) -> dict[str, Any]:
         """The content the id is computed from."""
@@ -71,7 +79,8 @@ class JobInstance:
         """The benchmark parameters of one run: ``params`` plus ``nr_task`` (resolved) and
         ``mode`` when the job gives them (the catalog has checked the benchmark takes them)."""
         params = dict(self.params)
-        if self.nr_task is not None:
+        params.update(self.derived_params)
+        if self.nr_task is not None and not self.derived_params:
             params["nr_task"] = str(self.nr_task)
         if self.mode is not None:
             params["mode"] = self.mode
@@ -88,7 +97,7 @@ class JobInstance:
             benchmark=self.benchmark,
             params=self.run_params(),
             samples=self.samples,
-            duration_s=self.runtime_s,
+            duration_s=self.runtime_s if self.engine_runtime else None,
             warmup_samples=self.warmup_samples,
             warmup_duration_s=self.warmup_duration_s,
             batch=self.batch,
@@ -120,7 +129,8 @@ class JobInstance:
             "cpu": None if self.cpu is None else str(self.cpu),
             "subtract_overhead": "true" if self.subtract_overhead else None,
         }
-        for name, value in self.params.items():
+        derived = {name: value for name, value in self.derived_params.items() if name != "nr_task"}
+        for name, value in {**self.params, **derived}.items():
             shown[f"params.{name}" if name in settings or name == "benchmark" else name] = value
         shown.update({name: value for name, value in settings.items() if value is not None})
         return shown
@@ -129,6 +139,7 @@ class JobInstance:
         """All fields as JSON-ready data (tags as a list)."""
         data = asdict(self)
         data["tags"] = list(self.tags)
+        data["warnings"] = list(self.warnings)
         return data
 
 

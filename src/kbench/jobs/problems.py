@@ -40,11 +40,25 @@ class ProblemCollector:
     def __init__(self, file: str):
         self.file = file
         self._problems: list[JobProblem] = []
+        self._warnings: list[tuple[JobProblem, str | None]] = []
 
     def add(self, line: int | None, key: str, message: str) -> None:
         problem = JobProblem(self.file, line, key, message)
         if problem not in self._problems:
             self._problems.append(problem)
+
+    def warn(self, line: int | None, key: str, message: str, benchmark: str | None = None) -> None:
+        """Record something the job asks for that kbench will not do (the job still runs);
+        ``benchmark``: it concerns the instances of that benchmark only."""
+        warning = (JobProblem(self.file, line, key, message), benchmark)
+        if warning not in self._warnings:
+            self._warnings.append(warning)
+
+    def warnings(self, benchmark: str | None = None) -> tuple[JobProblem, ...]:
+        """The warnings recorded (those concerning ``benchmark`` and the whole job; every one
+        when None), by line."""
+        found = [w for w, about in self._warnings if benchmark is None or about in (None, benchmark)]
+        return tuple(sorted(found, key=lambda p: -1 if p.line is None else p.line))
 
     def __bool__(self) -> bool:
         return bool(self._problems)

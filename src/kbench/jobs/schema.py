@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from kbench.jobs import values
+from kbench.jobs import lkp, values
 from kbench.jobs.problems import ProblemCollector
 from kbench.jobs.yaml_tree import Scalar, kind_name, line_of, mapping_items, scalar
 
@@ -25,7 +25,7 @@ PARAMS_SECTION = "params"
 # are accepted for LKP compatibility and ignored; `tags` is a list that labels every run.
 FIXED_KEYS = ("suite", "tags", "testcase", "category")
 # Keys LKP writes inside the suite's section as well as at top level.
-SECTION_SETTINGS = ("test", "nr_task", "mode")
+SECTION_SETTINGS = ("test", "nr_task", "nr_threads", "mode", "testtime")
 
 
 @dataclass(frozen=True)
@@ -43,9 +43,11 @@ def setting_keys(cpu_count: int) -> dict[str, SettingKey]:
         "test": SettingKey("test", values.name),
         "runtime": SettingKey("runtime", values.duration),
         "duration": SettingKey("runtime", values.duration),
-        "iterations": SettingKey("iterations", values.positive_int),
+        "testtime": SettingKey("runtime", values.duration),  # LKP
+        "iterations": SettingKey("iterations", values.iterations),
         "nr_task": SettingKey("nr_task", values.nr_task),
-        "mode": SettingKey("mode", values.choice(values.MODES)),
+        "nr_threads": SettingKey("nr_task", values.nr_task),  # LKP: the same, a number of tasks
+        "mode": SettingKey("mode", values.mode),
         "cpufreq_governor": SettingKey("cpufreq_governor", values.choice(values.GOVERNORS)),
         "target": SettingKey("target", values.target),
         "kernel": SettingKey("target", values.target),
@@ -203,7 +205,8 @@ class _Reader:
 
     def unknown(self, key: str, node: yaml.Node, line: int, suite: str | None) -> None:
         known = [*self.keys, *FIXED_KEYS, PARAMS_SECTION, *([suite] if suite else [])]
-        close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
+        close = (difflib.get_close_matches(key, known, n=3, cutoff=0.6)
+                 or difflib.get_close_matches(key, sorted(lkp.KNOWN), n=3, cutoff=0.6))
         if close:
             message = f"unknown key (did you mean {' or '.join(close)}?)"
         elif key == "<<":
@@ -243,6 +246,8 @@ def read_job(root: yaml.MappingNode, *, cpu_count: int, problems: ProblemCollect
             reader.params_section(key, node, line)
         elif key in reader.keys:
             reader.setting(key, key, node, line)
+        elif lkp.ignored(key) is not None:
+            problems.warn(line, key, str(lkp.ignored(key)))
         else:
             reader.unknown(key, node, line, suite_name)
     return JobSpec(

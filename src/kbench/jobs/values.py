@@ -72,6 +72,14 @@ def positive_int(value: Scalar) -> int:
     raise ValueError(f"must be an integer >= 1, got {value.shown}")
 
 
+def iterations(value: Scalar) -> int:
+    """Trials: a whole number >= 1, or LKP's ``3x``."""
+    text = value.text.strip()
+    if value.type == "str" and text.endswith("x") and _INTEGER.match(text[:-1]) and int(text[:-1]) >= 1:
+        return int(text[:-1])
+    return positive_int(value)
+
+
 def duration(value: Scalar) -> float:
     """Seconds from ``10``, ``2.5``, ``10s``, ``500ms``, ``1.5m`` or ``1h``; must be > 0."""
     text = value.text.strip()
@@ -111,6 +119,13 @@ def choice(options: Sequence[str]) -> Converter[str]:
         raise ValueError(f"{value.shown} is not one of {', '.join(options)}{hint}")
 
     return convert
+
+
+def mode(value: Scalar) -> str:
+    """``process`` or ``thread`` (LKP's ``threads`` too)."""
+    if value.text == "threads":
+        return "thread"
+    return choice(MODES)(value)
 
 
 def cpu_number(cpu_count: int) -> Converter[int]:

@@ -71,8 +71,14 @@ def _csv_value(value: Any) -> str:
 
 
 def export_parquet(view: RunView) -> bytes:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        from kbench.report.interop.common import ExportProblem
+        from kbench.report.interop.tidy import PARQUET_MISSING
+
+        raise ExportProblem(PARQUET_MISSING) from None
 
     table = pa.table({name: values for name, values in _sample_columns(view).items()})
     table = table.replace_schema_metadata(

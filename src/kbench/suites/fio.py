@@ -17,6 +17,7 @@ import json
 import re
 from typing import Any
 
+from kbench.contract.benchmark import TaskCount
 from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
 from kbench.suites.errors import SuiteParseError
 from kbench.suites.model import ParamValue, SuiteMetric, SuiteParam, SuiteTest
@@ -166,4 +167,5 @@ SUITE = Suite(
     parse_output=parse,
     version=version,
     duration_param="runtime",
+    task_count=TaskCount("numjobs"),
 )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from kbench.contract.benchmark import TaskCount
 from kbench.contract.vocabulary import LOWER_IS_BETTER
 from kbench.suites.errors import SuiteParseError
 from kbench.suites.model import ParamValue, SuiteMetric, SuiteParam, SuiteTest
@@ -96,4 +97,5 @@ SUITE = Suite(
     command=command,
     parse_output=parse,
     version=version,
+    task_count=TaskCount("groups", 2, "fds"),
 )

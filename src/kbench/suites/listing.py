@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kbench.contract.benchmark import Benchmark, ParamSpec
+from kbench.contract.benchmark import Benchmark, ParamSpec, TaskCount
 from kbench.suites.model import SuiteTest
 from kbench.suites.registry import SUITES
 from kbench.suites.suite import Suite
@@ -42,6 +42,8 @@ class SuiteBenchmark:
     params: tuple[ParamSpec, ...]
     metrics: tuple[MetricSpec, ...]
     kind: str = SUITE_KIND
+    task_count: TaskCount | None = None
+    duration_param: str | None = None
 
     @property
     def workload(self) -> str:
@@ -58,6 +60,8 @@ class SuiteBenchmark:
             metric=self.metric,
             direction=self.direction,
             params=self.params,
+            task_count=self.task_count,
+            duration_param=self.duration_param,
         )
 
 
@@ -80,4 +84,6 @@ def _benchmark(suite: Suite, test: SuiteTest) -> SuiteBenchmark:
         direction=primary.direction,
         params=tuple(ParamSpec(p.name, p.type, p.default, p.description) for p in test.params),
         metrics=tuple(MetricSpec(test.metric_name(m.stat), m.unit, m.direction, m.description) for m in test.metrics),
+        task_count=suite.task_count,
+        duration_param=suite.duration_param,
     )

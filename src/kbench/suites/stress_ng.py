@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from kbench.contract.benchmark import TaskCount
 from kbench.contract.vocabulary import HIGHER_IS_BETTER
 from kbench.suites.errors import SuiteParseError
 from kbench.suites.model import ParamValue, SuiteMetric, SuiteParam, SuiteTest
@@ -147,4 +148,5 @@ SUITE = Suite(
     parse_output=parse,
     version=version,
     duration_param="timeout",
+    task_count=TaskCount("workers"),
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from kbench.contract.benchmark import TaskCount
 from kbench.suites.errors import SuiteParseError
 from kbench.suites.model import ParamValue, SuiteTest, UnknownSuiteTest, did_you_mean
 
@@ -26,7 +27,8 @@ class Suite:
 
     ``parse_stream`` names the stream (``"stdout"`` or ``"stderr"``) whose text
     ``parse`` reads; ``duration_param`` names the parameter holding the seconds one run
-    lasts, if the tool has one. The tool runs in a fresh scratch directory (its working directory)
+    lasts, if the tool has one; ``task_count`` says which parameter sets the number of tasks
+    (LKP's ``nr_threads``), if the tool runs several. The tool runs in a fresh scratch directory (its working directory)
     that kbench removes afterwards.
     """
 
@@ -41,6 +43,7 @@ class Suite:
     parse_output: OutputParser
     version: VersionParser
     duration_param: str | None = None
+    task_count: TaskCount | None = None
 
     def test(self, name: str) -> SuiteTest:
         """The test called ``name`` (without the suite prefix)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from kbench.contract.benchmark import TaskCount
 from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
 from kbench.suites.errors import SuiteParseError
 from kbench.suites.model import ParamValue, SuiteMetric, SuiteParam, SuiteTest
@@ -150,4 +151,5 @@ SUITE = Suite(
     parse_output=parse,
     version=version,
     duration_param="time",
+    task_count=TaskCount("threads"),
 )

@@ -55,9 +55,14 @@ def benchmark_name(metric: str) -> str:
 
 def go_unit(m: MetricComparison) -> str:
     """The unit benchstat sees (see the module docstring)."""
-    unit = re.sub(r"\s+", "", m.unit) or "value"
+    return unit_for(m.metric, m.unit)
+
+
+def unit_for(metric: str, unit_name: str) -> str:
+    """The unit benchstat sees for ``metric`` in ``unit_name`` (see the module docstring)."""
+    unit = re.sub(r"\s+", "", unit_name) or "value"
     base = "ns/op" if unit == "ns" else unit
-    stat = m.metric.rsplit(".", 1)[-1] if "." in m.metric else ""
+    stat = metric.rsplit(".", 1)[-1] if "." in metric else ""
     if stat and stat not in ("latency", unit):
         return f"{re.sub(r'[^A-Za-z0-9_]+', '_', stat)}-{base}"
     return base

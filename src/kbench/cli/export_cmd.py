@@ -1,0 +1,95 @@
+"""``kbench export``: a run's samples (JSON, CSV, Parquet), runs in other tools' formats
+(hyperfine, pyperf, Go benchmark text), or a tidy table across runs (``--runs``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from kbench.cli import exit_codes
+from kbench.cli.main import Context, fail, pass_context, user_errors
+from kbench.cli.outputs import output_problem
+from kbench.report.export import FORMATS as SAMPLE_FORMATS
+from kbench.report.interop import TABLE_FORMATS, TOOL_FORMATS
+
+ALL_FORMATS = tuple(dict.fromkeys([*SAMPLE_FORMATS, *TOOL_FORMATS, *TABLE_FORMATS]))
+
+
+@click.command("export")
+@click.argument("run_id", type=int, required=False)
+@click.option("--runs", "run_sets", multiple=True, metavar="SELECTOR",
+              help="Runs instead of RUN_ID: ids `1,2,3`, `tag:NAME` or `kernel:RELEASE`. Once: a row (csv, "
+                   "parquet, json) or an entry (hyperfine, pyperf, gobench) per run; twice or more: the sides "
+                   "of a comparison, an entry per side.")
+@click.option("-b", "--benchmark", help="With tag:/kernel: selectors, only runs of this benchmark.")
+@click.option("--format", "fmt", type=click.Choice(ALL_FORMATS), default="json", show_default=True)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File to write (default: stdout)."
+)
+@pass_context
+def export_cmd(
+    ctx: Context, run_id: int | None, run_sets: tuple[str, ...], benchmark: str | None, fmt: str,
+    output: Path | None,
+) -> None:
+    """Export a run with all its raw samples (JSON, CSV, Parquet), runs as hyperfine JSON,
+    pyperf JSON or Go benchmark text, or a table of runs (--runs).
+
+    \b
+    kbench export 12 --format csv                  every sample of run 12
+    kbench export 12 --format hyperfine            run 12 as hyperfine --export-json
+    kbench export --runs 3,4 --format pyperf       a pyperf benchmark per run
+    kbench export --runs 1,2 --runs 3,4 --format gobench   benchstat -col kbench-side
+    kbench export --runs tag:nightly --format csv  a row per run: parameters, summaries
+    See docs/interop.md.
+    """
+    if (run_id is None) == (not run_sets):
+        raise click.UsageError("give a RUN_ID or --runs SELECTOR (not both)")
+    if output is None and fmt == "parquet" and sys.stdout.isatty():
+        raise click.UsageError("parquet is binary: give -o FILE")
+    problem = output_problem(output) if output is not None else None
+    if problem is not None:
+        fail(problem, exit_codes.USAGE)
+    from kbench.report.interop import ExportProblem
+
+    try:
+        with user_errors():
+            data = _export(ctx, run_id, run_sets, benchmark, fmt)
+    except ExportProblem as exc:
+        fail(str(exc), exit_codes.USAGE)
+    if output is None:
+        sys.stdout.buffer.write(data)
+        return
+    try:
+        output.write_bytes(data)
+    except OSError as exc:
+        fail(f"cannot write {output}: {exc.strerror or exc}", exit_codes.USAGE)
+
+
+def _export(ctx: Context, run_id: int | None, run_sets: tuple[str, ...], benchmark: str | None, fmt: str) -> bytes:
+    from kbench.report.interop import Group, write
+    from kbench.report.run_view import load_run_view
+
+    store = ctx.reader
+    if run_id is not None:
+        view = load_run_view(store, run_id)
+        if fmt in TOOL_FORMATS:
+            return write(fmt, [Group(f"run {run_id}", (view,))])
+        from kbench.report.export import export_run
+
+        return export_run(view, fmt, None)
+    from kbench.cli.compare_cmd import select_runs
+
+    sides = [select_runs(store, text, benchmark) for text in run_sets]
+    if fmt in TOOL_FORMATS:
+        if len(sides) == 1:
+            groups = [Group(f"run {n}", (load_run_view(store, n),)) for n in sides[0]]
+        else:
+            groups = [Group(f"runs {','.join(map(str, ids))}", tuple(load_run_view(store, n) for n in ids), side=True)
+                      for ids in sides]
+        return write(fmt, groups)
+    from kbench.report.interop import tidy
+
+    labels = [f"runs {','.join(map(str, ids))}" for ids in sides for _ in ids] if len(sides) > 1 else None
+    return tidy.write(fmt, [store.get_run(n) for ids in sides for n in ids], labels)

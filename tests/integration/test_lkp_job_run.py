@@ -1,0 +1,40 @@
+"""An LKP job file with nr_threads and perf-profile runs hackbench on this machine: the
+monitor is a warning, nr_threads becomes hackbench's groups, the runs are stored."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LKP_JOBS = Path(__file__).resolve().parents[1] / "data" / "lkp-jobs"
+
+
+@pytest.mark.skipif(shutil.which("hackbench") is None, reason="hackbench (rt-tests) is not installed")
+def test_lkp_hackbench_job_runs_with_warnings_and_stores_its_runs(tmp_path: Path) -> None:
+    db = tmp_path / "kbench.db"
+
+    def kbench(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "kbench.cli", "--db", str(db), *args], capture_output=True,
+                              text=True, timeout=600, cwd=tmp_path, env=dict(os.environ, COLUMNS="200"))
+
+    job = LKP_JOBS / "hackbench-pipe.yaml"
+    proc = kbench("run", str(job))
+    assert proc.returncode == 0, proc.stderr
+    assert f"warning: {job}:12: perf-profile: ignored: not supported" in proc.stderr
+    assert "hackbench.pipe-process" in proc.stdout
+
+    runs = json.loads(kbench("results", "--json").stdout)
+    assert [(r["benchmark"], r["status"], r["n_samples"]) for r in runs] == [("hackbench.pipe-process", "complete", 3)]
+    shown = json.loads(kbench("show", str(runs[0]["id"]), "--json").stdout)
+    # 100% of this machine's CPUs, in groups of 2 × fds = 40 tasks
+    groups = max(1, -(-(os.cpu_count() or 1) // 40))
+    assert shown["params"] == {"loops": "20", "groups": str(groups)}
+    ignored = [w.split(": ")[1] for w in shown["warnings"] if ": ignored: not supported" in w]
+    assert ignored == ["testbox", "tbox_group", "kconfig", "rootfs", "perf-profile", "proc-vmstat", "sched_debug"]
+    assert all(value > 0 for value in [shown["min"], shown["median"], shown["max"]])
