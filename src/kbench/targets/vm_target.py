@@ -29,12 +29,14 @@ from kbench.targets.kmod_sysfs import KbenchModule
 from kbench.targets.probe_output import ProbeOutputError, parse_probe_output
 from kbench.targets.run_bound import MIN_BOUND_S, bound_for, timed_bound
 from kbench.targets.scale_args import scale_args
+from kbench.targets.suite_runner import GuestTools, check_host_tools, run_suite_benchmark
 from kbench.targets.vm import (
     GuestRequestError,
     KernelImage,
     VmSession,
     VmTargetError,
     build_module,
+    build_tools_cpio,
     default_cache_dir,
     resolve_kernel,
 )
@@ -53,7 +55,12 @@ TIMED_OUT = -1000
 
 
 class VmTarget:
-    """Runs probe and kbench.ko benchmarks in a kernel booted with qemu."""
+    """Runs probe, kbench.ko and suite benchmarks in a kernel booted with qemu.
+
+    ``suite_tools``: host executables (hackbench, fio, …) to carry into the guest, with
+    their libraries, as an extra initramfs archive; a suite run asking for a tool the
+    guest lacks boots it again with that tool.
+    """
 
     def __init__(
         self,
@@ -69,6 +76,7 @@ class VmTarget:
         extra_modules: Sequence[Path] = (),
         boot_timeout: float = 60.0,
         modules_dir: Path | None = None,
+        suite_tools: Sequence[str] = (),
     ):
         self.spec = spec
         self.cache_dir = cache_dir or default_cache_dir()
@@ -81,6 +89,8 @@ class VmTarget:
         self.extra_modules = [Path(path) for path in extra_modules]
         self.boot_timeout = boot_timeout  # seconds until a guest that has not booted counts as hung
         self.modules_dir = modules_dir  # for a path spec: the kernel's modules (see resolve_kernel)
+        self.suite_tools = tuple(suite_tools)  # host executables put into the guest (extra cpio)
+        self.booted_tools: tuple[str, ...] = ()
         self.extra_loaded: list[str] = []
         self.kernel: KernelImage | None = None
         self.session: VmSession | None = None
@@ -113,6 +123,7 @@ class VmTarget:
                 raise TargetError(f"user benchmark modules need kbench.ko, which did not build: {self.module_error}")
             for path in extra:
                 files[f"{GUEST_EXTRA_DIR}/{path.name}"] = path
+            appended = self._tools_archive()
             self.session = VmSession(
                 self.kernel,
                 initramfs_files=files,
@@ -123,7 +134,9 @@ class VmTarget:
                 console_log=self.console_log,
                 cmdline_extra=self.cmdline_extra,
                 boot_timeout=self.boot_timeout,
+                initramfs_extra=appended,
             )
+            self.booted_tools = self.suite_tools
             if ko is not None:
                 self._load_module(self.session)
             for path in extra:
@@ -137,6 +150,20 @@ class VmTarget:
         if self.session is not None:
             self.session.close()
             self.session = None
+
+    def _tools_archive(self) -> list[Path]:
+        """The extra cpio with the suite tools and their libraries (none without suites)."""
+        if not self.suite_tools:
+            return []
+        started = time.monotonic()
+        archive = build_tools_cpio(self.suite_tools, self.cache_dir)
+        self._details["suite_tools"] = {
+            "tools": list(self.suite_tools),
+            "archive": archive.name,
+            "bytes": archive.stat().st_size,
+            "build_seconds": round(time.monotonic() - started, 3),
+        }
+        return [archive]
 
     def _build_kbench_ko(self, kernel: KernelImage) -> Path | None:
         try:
@@ -242,15 +269,26 @@ class VmTarget:
             bound = timed_bound(request.duration_s or DEFAULT_DURATION_S,
                                 request.warmup_duration_s if request.warmup_duration_s is not None
                                 else DEFAULT_WARMUP_S)
+        elif benchmark.kind == "suite":
+            return self._measure_suite(benchmark, request)
         else:
-            raise TargetError(
-                f"{benchmark.name} runs a whole tool that the VM's initramfs does not carry; run it on the local kernel"
-            )
+            raise TargetError(f"{benchmark.name}: the VM target does not run {benchmark.kind} benchmarks")
         invocation = self._run_probe(session, probe_args, bound)
         if invocation.exit_code == TIMED_OUT:
             raise TargetError(f"{benchmark.name} did not finish within its bound of {bound:.0f} s in the guest; "
                               "it was stopped")
         return measurement_from_invocation(invocation)
+
+    def _measure_suite(self, benchmark: Benchmark, request: RunRequest) -> Measurement:
+        """Run a suite's tool in the guest. A guest booted without that tool (the target was
+        not told of the suite in advance) is booted again with it."""
+        needed = check_host_tools(benchmark)
+        missing = [tool for tool in needed if tool not in self.booted_tools]
+        if missing:
+            self.suite_tools = (*self.suite_tools, *(t for t in needed if t not in self.suite_tools))
+            self.close()
+        session = self.start()
+        return run_suite_benchmark(benchmark, request, host=GuestTools(session))
 
     def _run_probe(self, session: VmSession, probe_args: list[str], bound: float,
                    output: str = GUEST_OUTPUT) -> ProbeInvocation:

@@ -23,6 +23,7 @@ from .initramfs import build_initramfs
 from .kernel import KernelImage
 from .protocol import Kind, Message, Tag
 from .qemu import QemuConfig, find_qemu
+from .tools import combine_initramfs
 
 #: extra seconds the host waits for a reply beyond the command's own timeout
 REPLY_GRACE_S = 30.0
@@ -84,6 +85,7 @@ class VmSession:
         extra_modules: Sequence[str] = (),
         kvm_probe_timeout: float = KVM_PROBE_TIMEOUT_S,
         cpu: str | None = None,
+        initramfs_extra: Sequence[Path] = (),
     ) -> None:
         self.kernel = kernel
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
@@ -111,9 +113,10 @@ class VmSession:
         self._finalizer = weakref.finalize(self, VmSession._cleanup, None, self._tmp)
         try:
             self.qemu = find_qemu()
-            self.initramfs = initramfs or build_initramfs(
+            base = initramfs or build_initramfs(
                 kernel, initramfs_files or {}, self.cache_dir, extra_modules=extra_modules
             )
+            self.initramfs = combine_initramfs([base, *initramfs_extra], self.cache_dir)
             self.boot_image = boot_image(kernel.vmlinuz, self.cache_dir)
             self._start(accel, kvm_probe_timeout)
         except BaseException:
