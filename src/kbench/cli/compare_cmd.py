@@ -231,7 +231,10 @@ def _measure(
             bar.update(task, description=f"{label} trial {index + 1}")
             bar.advance(task)
 
-        factory = functools.partial(make_target, suite_tools=suite_tools(side.benchmark for side in sides))
+        factory = functools.partial(
+            make_target, suite_tools=suite_tools(side.benchmark for side in sides),
+            with_module=any(side.benchmark.kind != "suite" for side in sides),
+        )
         return run_comparison(
             store, sides, factory, max_trials=trials, min_trials=min(min_trials, trials), adaptive=adaptive,
             alpha=alpha, margin=margin, seed=seed, trials_per_boot=trials_per_boot, on_trial=on_trial,

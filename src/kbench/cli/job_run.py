@@ -52,7 +52,8 @@ def run_job_file(
                 bar.update(task, description=f"{instance.id} {instance.benchmark}")
 
             tools = suite_tools(lookup(i.benchmark) for i in instances if _is_suite(i))
-            factory = functools.partial(make_target, local_kernel=local_kernel, suite_tools=tools)
+            factory = functools.partial(make_target, local_kernel=local_kernel, suite_tools=tools,
+                                        with_module=not all(_is_suite(i) for i in instances))
             entries = run_job(store, instances, factory, on_trial, commit=commit, label=label)
     interrupted = any(run.status == "interrupted" for entry in entries for run in entry.runs)
     if as_json:

@@ -155,7 +155,9 @@ def run_cmd(
         local_kernel = True
     store = _writable_store(ctx)
     tools = suite_tools([known]) if known is not None else ()
-    with user_errors(), make_target(kernel, modules, local_kernel=local_kernel, suite_tools=tools) as target:
+    suite_only = known is not None and known.kind == "suite"
+    with user_errors(), make_target(kernel, modules, local_kernel=local_kernel, suite_tools=tools,
+                                    with_module=not suite_only) as target:
         bench = known or _lookup(benchmark, target)
         request = replace(request, benchmark=bench.name)
         bench.validate_params(request.params)

@@ -231,7 +231,7 @@ class VmTarget:
                 "cpus": self.cpus,
                 "memory_mb": self.memory_mb,
                 "console_log": str(session.console_log),
-                "kbench_ko": "loaded" if self.module else self.module_error,
+                "kbench_ko": "loaded" if self.module else (self.module_error or "not loaded (not needed by this run)"),
                 **self._details,
             },
         )
