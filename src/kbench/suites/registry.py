@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kbench.suites import fio, hackbench, stress_ng, sysbench
+from kbench.suites import fio, hackbench, netperf, stress_ng, sysbench
 from kbench.suites.model import ParamValue, SuiteTest, UnknownSuiteTest, did_you_mean
 from kbench.suites.suite import Suite
 
 # Add a suite here (one module per tool).
-SUITES: tuple[Suite, ...] = (hackbench.SUITE, stress_ng.SUITE, fio.SUITE, sysbench.SUITE)
+SUITES: tuple[Suite, ...] = (hackbench.SUITE, stress_ng.SUITE, fio.SUITE, sysbench.SUITE, netperf.SUITE)
 
 
 def get_suite(name: str) -> Suite:
-    """The suite called ``name`` (``hackbench``, ``stress-ng``, ``fio``, ``sysbench``)."""
+    """The suite called ``name`` (``hackbench``, ``stress-ng``, ``fio``, ``sysbench``, ``netperf``)."""
     for suite in SUITES:
         if suite.name == name:
             return suite

@@ -1,7 +1,7 @@
 """Suite tools for the guest: host executables with their shared libraries, as an extra cpio.
 
 The guest's base initramfs has no libc. A suite's tool (``hackbench``, ``fio``, …) is
-taken from the host as it is, with every shared library ``ldd`` resolves for it and the
+taken from the host as it is (to ``/usr/bin`` in the guest), with every shared library ``ldd`` resolves for it and the
 dynamic loader, each at the path ``ldd`` names, into a second newc archive. The kernel
 unpacks concatenated cpio archives one after the other, so the base image and this one
 are joined into the ``-initrd`` file (``combine_initramfs``). Both files are cached by
@@ -24,6 +24,7 @@ from .cpio import NewcWriter
 from .errors import InitramfsError
 
 TOOLS_DIR = "initramfs"
+GUEST_BIN = "/usr/bin"
 _LDD_LINE = re.compile(r"^\s*(?:(\S+)\s+=>\s+)?(\S+)?\s*(?:\(0x[0-9a-f]+\))?\s*$")
 
 
@@ -63,11 +64,12 @@ def shared_libraries(binary: Path) -> list[str]:
 
 
 def tool_files(tools: Sequence[str]) -> dict[str, Path]:
-    """Guest path → host file for every tool (at its host path) and every library it needs."""
+    """Guest path → host file for every tool (as ``/usr/bin/<tool>``, on the guest's PATH) and
+    every library it needs (at the path ``ldd`` names)."""
     files: dict[str, Path] = {}
     for tool in tools:
         binary = find_host_tool(tool)
-        files[str(binary)] = binary.resolve()
+        files[f"{GUEST_BIN}/{tool}"] = binary.resolve()
         for lib in shared_libraries(binary):
             files[lib] = Path(lib).resolve()
     return files
