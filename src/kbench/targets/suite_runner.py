@@ -41,6 +41,7 @@ SUITE_TIMEOUT_FLOOR_S = 600.0
 
 GUEST_SERVER_START_TIMEOUT_S = 60.0
 GUEST_VERSION_TIMEOUT_S = 30.0
+LOOPBACK_EXTRA = "127.0.0.2/8"
 
 
 def suite_tools(benchmarks: Iterable[Benchmark]) -> tuple[str, ...]:
@@ -110,6 +111,15 @@ class GuestTools:
     def __init__(self, session: VmSession) -> None:
         self.session = session
         self._servers: dict[str, str] = {}  # executable -> pid in the guest
+
+    def set_up(self) -> None:
+        """Once per guest, before the first suite run: a second IPv4 address on ``lo``.
+
+        The guest has no network but loopback, and glibc's getaddrinfo with AI_ADDRCONFIG
+        (netperf uses it) counts IPv4 as configured only for an address other than
+        127.0.0.1: without one, netperf cannot even resolve "127.0.0.1".
+        """
+        self.session.exec(["ip", "addr", "add", LOOPBACK_EXTRA, "dev", "lo"], timeout=30)
 
     def which(self, tool: str) -> str | None:
         found = self.session.exec(["sh", "-c", f"command -v {shlex.quote(tool)}"], timeout=30)

@@ -91,6 +91,7 @@ class VmTarget:
         self.modules_dir = modules_dir  # for a path spec: the kernel's modules (see resolve_kernel)
         self.suite_tools = tuple(suite_tools)  # host executables put into the guest (extra cpio)
         self.booted_tools: tuple[str, ...] = ()
+        self._guest_tools: GuestTools | None = None
         self.extra_loaded: list[str] = []
         self.kernel: KernelImage | None = None
         self.session: VmSession | None = None
@@ -288,7 +289,10 @@ class VmTarget:
             self.suite_tools = (*self.suite_tools, *(t for t in needed if t not in self.suite_tools))
             self.close()
         session = self.start()
-        return run_suite_benchmark(benchmark, request, host=GuestTools(session))
+        if self._guest_tools is None or self._guest_tools.session is not session:
+            self._guest_tools = GuestTools(session)
+            self._guest_tools.set_up()
+        return run_suite_benchmark(benchmark, request, host=self._guest_tools)
 
     def _run_probe(self, session: VmSession, probe_args: list[str], bound: float,
                    output: str = GUEST_OUTPUT) -> ProbeInvocation:

@@ -6,7 +6,8 @@ dynamic loader, each at the path ``ldd`` names, into a second newc archive. The 
 unpacks concatenated cpio archives one after the other, so the base image and this one
 are joined into the ``-initrd`` file (``combine_initramfs``). Both files are cached by
 content in ``cache_dir/initramfs/``: ``tools-<hash>.cpio`` (hash of every guest path and
-every byte of the binaries and libraries) and ``joined-<hash>.cpio``.
+every byte of the binaries and libraries; with the few ``/etc`` files glibc's resolver
+reads) and ``joined-<hash>.cpio``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,13 @@ from .errors import InitramfsError
 
 TOOLS_DIR = "initramfs"
 GUEST_BIN = "/usr/bin"
+ETC_FILES = {
+    # glibc's resolver without NSS modules: even a numeric address with AI_CANONNAME (netperf)
+    # goes through nsswitch; "files" is built into glibc >= 2.34
+    "etc/nsswitch.conf": b"hosts: files\nnetworks: files\nservices: files\nprotocols: files\n",
+    "etc/hosts": b"127.0.0.1 localhost kbench-vm\n::1 localhost ip6-localhost ip6-loopback\n",
+    "etc/protocols": b"ip 0 IP\nicmp 1 ICMP\ntcp 6 TCP\nudp 17 UDP\nipv6-icmp 58 IPv6-ICMP\n",
+}
 _LDD_LINE = re.compile(r"^\s*(?:(\S+)\s+=>\s+)?(\S+)?\s*(?:\(0x[0-9a-f]+\))?\s*$")
 
 
@@ -81,6 +89,8 @@ def build_tools_cpio(tools: Sequence[str], cache_dir: Path) -> Path:
     hasher = Hasher("kbench-tools-v1")
     for guest in sorted(files):
         hasher.add_file(guest, files[guest])
+    for name, data in sorted(ETC_FILES.items()):
+        hasher.add(name, data)
     out = cache_dir / TOOLS_DIR / f"tools-{hasher.hexdigest()}.cpio"
     if out.is_file():
         return out
@@ -91,7 +101,8 @@ def build_tools_cpio(tools: Sequence[str], cache_dir: Path) -> Path:
 
 
 def _write_cpio(out: Path, files: Mapping[str, Path]) -> None:
-    dirs = sorted({"/".join(parts[:i]) for g in files for parts in [g.strip("/").split("/")]
+    names = [*files, *ETC_FILES]
+    dirs = sorted({"/".join(parts[:i]) for g in names for parts in [g.strip("/").split("/")]
                    for i in range(1, len(parts))})
     tmp = out.with_suffix(f".tmp{os.getpid()}")
     with open(tmp, "wb") as f:
@@ -100,6 +111,8 @@ def _write_cpio(out: Path, files: Mapping[str, Path]) -> None:
             writer.directory(directory)
         for guest in sorted(files):
             writer.file(guest.strip("/"), files[guest].read_bytes(), 0o755)
+        for name, data in sorted(ETC_FILES.items()):
+            writer.file(name, data, 0o644)
         writer.finish()
     tmp.rename(out)
 

@@ -1,0 +1,131 @@
+"""Suites inside a Debian guest: hackbench, fio and netperf run on the kernel under test.
+
+One guest (``suite_vm``: no kbench.ko, the tools of hackbench, fio and netperf in the
+extra initramfs archive) serves the in-guest runs; one test boots a guest without the
+tools to check that a suite run boots it again with them; one runs ``kbench compare``
+of the two Debian kernels the project uses on hackbench. TCG makes workloads 10-100x
+slower than on the host, so every run is tiny (2 groups of 5, 1 s of fio/netperf).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kbench.catalog.benchmarks import lookup
+from kbench.engine.request import RunRequest
+from kbench.targets.vm_target import VmTarget
+from tests.vm.guest_log import TEST_KERNEL, kernel_log_problems
+
+pytestmark = pytest.mark.vm
+
+SMALL_HACKBENCH = {"groups": "2", "fds": "5", "loops": "50"}
+SUITE_TOOLS = ("hackbench", "fio", "netperf", "netserver")
+NEW_KERNEL = os.environ.get("KBENCH_TEST_KERNEL_NEW", "deb:6.12.111+deb12-amd64")
+
+
+@pytest.fixture(scope="module")
+def suite_vm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VmTarget]:
+    """One guest carrying the tools, shared by this module's in-guest runs."""
+    console = tmp_path_factory.mktemp("suite-vm") / "console.log"
+    target = VmTarget(TEST_KERNEL, console_log=console, with_module=False, suite_tools=SUITE_TOOLS)
+    target.start()
+    yield target
+    session = target.session
+    assert session is not None
+    problems = kernel_log_problems(session.dmesg())
+    target.close()
+    assert not problems, "guest kernel log has problems:\n" + "\n".join(problems)
+
+
+def measure(target: VmTarget, name: str, params: dict[str, str], iterations: int) -> tuple[dict, list[dict]]:
+    bench = lookup(name)
+    measurement = target.measure(bench, RunRequest(benchmark=bench.name, params=params, iterations=iterations))
+    return measurement.header, json.loads(measurement.stderr)
+
+
+def test_the_tools_archive_is_recorded_and_the_guest_has_them(suite_vm: VmTarget) -> None:
+    details = suite_vm.info().details
+    assert details["suite_tools"]["tools"] == list(SUITE_TOOLS)
+    assert details["suite_tools"]["archive"].startswith("tools-")
+    assert details["kbench_ko"].startswith("not loaded")
+    session = suite_vm.session
+    assert session is not None
+    found = session.exec(["sh", "-c", "for t in hackbench fio netperf netserver; do command -v $t; done"],
+                         timeout=30)
+    assert found.text.split() == ["/usr/bin/hackbench", "/usr/bin/fio", "/usr/bin/netperf", "/usr/bin/netserver"]
+    assert session.exec(["fio", "--version"], timeout=30).text.strip() == "fio-3.33"  # its 63 libraries load
+
+
+def test_hackbench_in_the_guest(suite_vm: VmTarget) -> None:
+    header, iterations = measure(suite_vm, "hackbench.pipe-process", SMALL_HACKBENCH, 2)
+    assert header["where"] == "guest" and header["tool_version"] == "2.40"
+    assert header["n"] == 2 and len(iterations) == 2
+    for it in iterations:
+        assert "Running in process mode with 2 groups using 10 file descriptors each (== 20 tasks)" in it["stdout"]
+        assert "Each sender will pass 50 messages of 100 bytes" in it["stdout"]
+        assert 0 < it["values"]["hackbench.pipe-process.time"] < it["wall_seconds"]
+    assert suite_vm.info().kernel_release == TEST_KERNEL.removeprefix("deb:")
+
+
+def test_fio_in_the_guest_uses_tmpfs_scratch(suite_vm: VmTarget) -> None:
+    session = suite_vm.session
+    assert session is not None
+    header, iterations = measure(suite_vm, "fio.randwrite", {"size": "4M", "runtime": "1"}, 1)
+    assert header["where"] == "guest"
+    (it,) = iterations
+    report = json.loads(it["stdout"][it["stdout"].index("{"):])
+    job = report["jobs"][0]
+    assert job["write"]["total_ios"] > 0
+    assert it["values"]["fio.randwrite.iops"] == pytest.approx(job["write"]["iops"])
+    # the scratch directory (under /tmp, a tmpfs in the guest) is removed afterwards
+    left = session.exec(["sh", "-c", "ls -d /tmp/kbench-fio-* 2>/dev/null"], timeout=30)
+    assert left.text.strip() == ""
+    assert "tmpfs" in session.exec(["sh", "-c", "grep ' /tmp ' /proc/mounts"], timeout=30).text
+    # a directory given by the user is used as it is
+    session.exec(["mkdir", "-p", "/tmp/fio-here"], timeout=30)
+    header, _ = measure(suite_vm, "fio.read", {"size": "2M", "runtime": "1", "directory": "/tmp/fio-here"}, 1)
+    assert "--directory=/tmp/fio-here" in header["command"]
+
+
+def test_netperf_tcp_rr_in_the_guest(suite_vm: VmTarget) -> None:
+    session = suite_vm.session
+    assert session is not None
+    header, iterations = measure(suite_vm, "netperf.TCP_RR", {"runtime": "1"}, 1)
+    assert header["where"] == "guest"
+    (it,) = iterations
+    rate, mean = it["values"]["netperf.TCP_RR.transactions_per_s"], it["values"]["netperf.TCP_RR.latency_mean"]
+    assert rate > 0 and rate * mean * 1e-6 == pytest.approx(1.0, rel=0.05)
+    assert session.exec(["pidof", "netserver"], timeout=30).rc != 0  # stopped after the run
+
+
+def test_a_guest_without_the_tool_is_booted_again_with_it(tmp_path: Path) -> None:
+    with VmTarget(TEST_KERNEL, with_module=False, console_log=tmp_path / "console.log") as target:
+        target.start()
+        assert target.booted_tools == ()
+        header, iterations = measure(target, "hackbench.pipe-thread", SMALL_HACKBENCH, 1)
+        assert target.booted_tools == ("hackbench",)
+        assert header["where"] == "guest" and "Running in threaded mode" in iterations[0]["stdout"]
+
+
+def test_compare_two_debian_kernels_on_hackbench(tmp_path: Path) -> None:
+    env = dict(os.environ, KBENCH_DB=str(tmp_path / "k.db"))
+    args = ["compare", "hackbench.pipe-process", "--kernel", TEST_KERNEL, "--kernel", NEW_KERNEL,
+            *(f"-p{key}={value}" for key, value in SMALL_HACKBENCH.items()),
+            "--trials", "4", "--min-trials", "4", "--trials-per-boot", "4", "--fixed", "--json"]
+    proc = subprocess.run([sys.executable, "-m", "kbench.cli", *args], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    (metric,) = [m for m in report["metrics"] if m["metric"] == "hackbench.pipe-process.time"]
+    assert metric["verdict"] in ("regression", "improvement", "no change", "inconclusive")
+    assert metric["trials"] == {"base": 4, "new": 4}  # one boot per side
+    assert all(value > 0 for value in metric["base_trials"] + metric["new_trials"])
+    assert metric["base_label"].endswith(TEST_KERNEL.removeprefix("deb:"))
+    assert metric["new_label"].endswith(NEW_KERNEL.removeprefix("deb:"))
