@@ -66,7 +66,8 @@ class VmSession:
     ``kbench.children``), even when kbench is killed.
     ``accel`` is "auto" (KVM if it works on this host, remembered in cache_dir; else
     TCG), "kvm" or "tcg"; the accelerator used is in ``self.accel`` and why in
-    ``self.accel_reason``.
+    ``self.accel_reason``. ``initramfs_extra``: cpio archives appended to the initramfs
+    (the kernel unpacks them after it, e.g. the suite tools of ``build_tools_cpio``).
     """
 
     def __init__(
