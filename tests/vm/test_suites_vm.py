@@ -114,6 +114,23 @@ def test_a_guest_without_the_tool_is_booted_again_with_it(tmp_path: Path) -> Non
         assert header["where"] == "guest" and "Running in threaded mode" in iterations[0]["stdout"]
 
 
+def test_cli_run_of_a_suite_in_a_debian_kernel(tmp_path: Path) -> None:
+    env = dict(os.environ, KBENCH_DB=str(tmp_path / "k.db"))
+    args = ["run", "hackbench.socket-process", "--kernel", TEST_KERNEL, "--iterations", "2", "--json",
+            *(f"-p{key}={value}" for key, value in SMALL_HACKBENCH.items())]
+    proc = subprocess.run([sys.executable, "-m", "kbench.cli", *args], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    run = json.loads(proc.stdout)
+    assert run["metric"] == "hackbench.socket-process.time" and run["n"] == 2
+    shown = subprocess.run([sys.executable, "-m", "kbench.cli", "show", str(run["run_id"]), "--json"],
+                           capture_output=True, text=True, env=env, check=True)
+    target = json.loads(shown.stdout)["target"]
+    assert target["kind"] == "vm" and target["kernel_release"] == TEST_KERNEL.removeprefix("deb:")
+    assert target["details"]["suite_tools"]["tools"] == ["hackbench"]  # only what the run needs
+    assert target["details"]["kbench_ko"].startswith("not loaded")
+
+
 def test_compare_two_debian_kernels_on_hackbench(tmp_path: Path) -> None:
     env = dict(os.environ, KBENCH_DB=str(tmp_path / "k.db"))
     args = ["compare", "hackbench.pipe-process", "--kernel", TEST_KERNEL, "--kernel", NEW_KERNEL,

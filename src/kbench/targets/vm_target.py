@@ -288,6 +288,7 @@ class VmTarget:
         if missing:
             self.suite_tools = (*self.suite_tools, *(t for t in needed if t not in self.suite_tools))
             self.close()
+            self.module, self.extra_loaded = None, []  # loaded again by the new boot
         session = self.start()
         if self._guest_tools is None or self._guest_tools.session is not session:
             self._guest_tools = GuestTools(session)
