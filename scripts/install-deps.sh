@@ -11,6 +11,7 @@ packages=(
   linux-source-6.1                               # scripts/checkpatch.pl judges kbench.ko's style
   stress-ng rt-tests fio sysbench                # standard suites (kbench.suites); rt-tests has hackbench
   netperf                                        # the netperf suite (netperf + netserver; Debian's non-free component)
+  linux-perf                                     # the perf-bench suite (perf bench sched pipe, futex hash)
   hyperfine                                      # benchmarks/sensitivity.py puts its figures beside kbench's
   chromium fonts-dejavu-core                     # headless screenshots of the HTML reports; the dashboard tests (Playwright)
   postgresql redis-server                        # tests: a shared store and the fleet's broker, started by the tests

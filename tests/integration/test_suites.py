@@ -199,3 +199,26 @@ def test_netperf_server_that_cannot_listen_is_reported(tmp_path: Path) -> None:
             pytest.skip("ephemeral port below 1024")
         with pytest.raises(SuiteError, match=f"netserver did not start listening on port {port}"):
             run_suite("netperf.TCP_RR", {"runtime": 1, "port": port}, iterations=1, timeout=60)
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_perf_bench_sched_pipe(threads: bool) -> None:
+    need("perf")
+    from kbench.suites.perf_bench import executed
+
+    result = run_suite("perf-bench.sched-pipe", {"loops": 5000, "threads": threads}, iterations=2, timeout=60)
+    check_result(result, 2)
+    for it in result.iterations:
+        assert executed(it.stdout) == (5000, "threads" if threads else "processes")
+        usecs, total = it.values["perf-bench.sched-pipe.usecs_per_op"], it.values["perf-bench.sched-pipe.total_time"]
+        assert usecs * 5000 * 1e-6 == pytest.approx(total, abs=0.0015)  # perf prints the total in ms
+        assert total < it.wall_seconds
+
+
+def test_perf_bench_futex_hash() -> None:
+    need("perf")
+    result = run_suite("perf-bench.futex-hash", {"runtime": 1, "threads": 2, "futexes": 64}, iterations=1, timeout=60)
+    check_result(result, 1)
+    (it,) = result.iterations
+    assert "2 threads, each operating on 64 [private] futexes for 1 secs" in it.stdout
+    assert it.wall_seconds >= 1.0

@@ -30,6 +30,7 @@ from kbench.suites import (
     run_suite,
     suite_benchmarks,
 )
+from kbench.suites import perf_bench as perf_bench_suite
 from kbench.suites import stress_ng as stress_ng_suite
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "suites"
@@ -339,6 +340,51 @@ def test_port_listening_reads_proc_net_tcp() -> None:
     assert port_listening("", header + listen.replace("0100007F:3243", "00000000000000000000000000000000:3243"), 12867)
 
 
+# --- perf bench (record-perf-bench.sh) -----------------------------------------------
+
+
+def test_perf_bench_sched_pipe_processes() -> None:
+    values = parse("perf-bench.sched-pipe", stdout("perf-bench-sched-pipe"))
+    assert values == {
+        "perf-bench.sched-pipe.usecs_per_op": 7.40285,
+        "perf-bench.sched-pipe.ops_per_s": 135083.0,
+        "perf-bench.sched-pipe.total_time": 0.148,
+    }
+    # the three figures are one measurement: 20000 round trips in the total time
+    assert values["perf-bench.sched-pipe.usecs_per_op"] == pytest.approx(0.148e6 / 20000, rel=0.01)
+    assert values["perf-bench.sched-pipe.ops_per_s"] == pytest.approx(1e6 / 7.40285, abs=1)
+    assert perf_bench_suite.executed(stdout("perf-bench-sched-pipe")) == (20000, "processes")
+
+
+def test_perf_bench_sched_pipe_threads() -> None:
+    values = parse("perf-bench.sched-pipe", stdout("perf-bench-sched-pipe-threads"))
+    assert values["perf-bench.sched-pipe.usecs_per_op"] == 2.7145
+    assert perf_bench_suite.executed(stdout("perf-bench-sched-pipe-threads")) == (20000, "threads")
+
+
+def test_perf_bench_futex_hash() -> None:
+    assert parse("perf-bench.futex-hash", stdout("perf-bench-futex-hash")) == {
+        "perf-bench.futex-hash.ops_per_s": 1766912.0
+    }
+    with pytest.raises(SuiteParseError, match=r"of sched pipe, not of perf-bench\.futex-hash"):
+        parse("perf-bench.futex-hash", stdout("perf-bench-sched-pipe"))
+
+
+def test_perf_bench_failure_output() -> None:
+    assert exit_code("perf-bench-bad-option") == 129
+    assert "unknown option `no-such-option'" in stderr("perf-bench-bad-option")
+    with pytest.raises(SuiteParseError, match="no usecs/op"):
+        parse("perf-bench.sched-pipe", stdout("perf-bench-bad-option"))
+
+
+def test_perf_bench_commands() -> None:
+    assert build_command("perf-bench.sched-pipe", {"loops": 500}) == ["perf", "bench", "sched", "pipe", "-l", "500"]
+    assert build_command("perf-bench.sched-pipe", {"threads": "1"})[-1] == "-T"
+    assert build_command("perf-bench.futex-hash", {"runtime": 1, "shared": "yes"}) == [
+        "perf", "bench", "futex", "hash", "-r", "1", "-t", "2", "-f", "1024", "-s", "-S",
+    ]
+
+
 # --- versions -----------------------------------------------------------------------
 
 
@@ -346,7 +392,8 @@ def test_version_readers_on_the_recorded_version_lines() -> None:
     lines = (DATA / "versions.txt").read_text().splitlines()
     versions = {suite.name: suite.version("\n".join(lines)) for suite in SUITES}
     assert versions == {
-        "hackbench": "2.40", "stress-ng": "0.15.06", "fio": "3.33", "sysbench": "1.0.20", "netperf": "2.7.0"
+        "hackbench": "2.40", "stress-ng": "0.15.06", "fio": "3.33", "sysbench": "1.0.20", "netperf": "2.7.0",
+        "perf-bench": "6.1.192",
     }
     assert get_suite("hackbench").version("something else\n") == "something else"
 
@@ -404,7 +451,7 @@ def test_every_default_is_valid_and_builds_a_command() -> None:
 def test_suite_benchmarks_follow_the_naming_contract() -> None:
     benches = suite_benchmarks()
     names = [b.name for b in benches]
-    assert len(names) == len(set(names)) == 25
+    assert len(names) == len(set(names)) == 27
     assert {"hackbench.pipe-process", "stress-ng.cpu", "fio.randread", "sysbench.cpu", "sysbench.memory"} <= set(names)
     for bench in benches:
         assert bench.name == f"{bench.suite}.{bench.test}"

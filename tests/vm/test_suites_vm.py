@@ -1,7 +1,7 @@
-"""Suites inside a Debian guest: hackbench, fio and netperf run on the kernel under test.
+"""Suites inside a Debian guest: hackbench, fio, netperf and perf bench run on the kernel under test.
 
 One guest (``suite_vm``: no kbench.ko, the tools of hackbench, fio and netperf in the
-extra initramfs archive) serves the in-guest runs; one test boots a guest without the
+extra initramfs archive, perf's too) serves the in-guest runs; one test boots a guest without the
 tools to check that a suite run boots it again with them; one runs ``kbench compare``
 of the two Debian kernels the project uses on hackbench. TCG makes workloads 10-100x
 slower than on the host, so every run is tiny (2 groups of 5, 1 s of fio/netperf).
@@ -26,7 +26,7 @@ from tests.vm.guest_log import TEST_KERNEL, kernel_log_problems
 pytestmark = pytest.mark.vm
 
 SMALL_HACKBENCH = {"groups": "2", "fds": "5", "loops": "50"}
-SUITE_TOOLS = ("hackbench", "fio", "netperf", "netserver")
+SUITE_TOOLS = ("hackbench", "fio", "netperf", "netserver", "perf")
 NEW_KERNEL = os.environ.get("KBENCH_TEST_KERNEL_NEW", "deb:6.12.111+deb12-amd64")
 
 
@@ -57,9 +57,9 @@ def test_the_tools_archive_is_recorded_and_the_guest_has_them(suite_vm: VmTarget
     assert details["kbench_ko"].startswith("not loaded")
     session = suite_vm.session
     assert session is not None
-    found = session.exec(["sh", "-c", "for t in hackbench fio netperf netserver; do command -v $t; done"],
+    found = session.exec(["sh", "-c", "for t in hackbench fio netperf netserver perf; do command -v $t; done"],
                          timeout=30)
-    assert found.text.split() == ["/usr/bin/hackbench", "/usr/bin/fio", "/usr/bin/netperf", "/usr/bin/netserver"]
+    assert found.text.split() == [f"/usr/bin/{tool}" for tool in SUITE_TOOLS]
     assert session.exec(["fio", "--version"], timeout=30).text.strip() == "fio-3.33"  # its 63 libraries load
 
 
@@ -103,6 +103,15 @@ def test_netperf_tcp_rr_in_the_guest(suite_vm: VmTarget) -> None:
     rate, mean = it["values"]["netperf.TCP_RR.transactions_per_s"], it["values"]["netperf.TCP_RR.latency_mean"]
     assert rate > 0 and rate * mean * 1e-6 == pytest.approx(1.0, rel=0.05)
     assert session.exec(["pidof", "netserver"], timeout=30).rc != 0  # stopped after the run
+
+
+def test_perf_bench_sched_pipe_in_the_guest(suite_vm: VmTarget) -> None:
+    header, iterations = measure(suite_vm, "perf-bench.sched-pipe", {"loops": "200"}, 1)
+    assert header["where"] == "guest" and header["tool_version"][0].isdigit()
+    (it,) = iterations
+    assert "Executed 200 pipe operations between two processes" in it["stdout"]
+    usecs, total = it["values"]["perf-bench.sched-pipe.usecs_per_op"], it["values"]["perf-bench.sched-pipe.total_time"]
+    assert usecs * 200 * 1e-6 == pytest.approx(total, abs=0.0015)
 
 
 def test_a_guest_without_the_tool_is_booted_again_with_it(tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ def run_suite(
         raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
     suite, spec = lookup_test(test)
     resolved = spec.resolve(dict(params or {}))
-    if suite.duration_param is not None and timeout <= float(resolved[suite.duration_param]):
+    if suite.duration_param in resolved and timeout <= float(resolved[str(suite.duration_param)]):
         raise ValueError(
             f"{spec.full_name}: timeout {timeout:g} s leaves no time for {suite.duration_param}="
             f"{resolved[suite.duration_param]} s; allow more than the run lasts"
