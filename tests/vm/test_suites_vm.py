@@ -20,6 +20,8 @@ import pytest
 
 from kbench.catalog.benchmarks import lookup
 from kbench.engine.request import RunRequest
+from kbench.suites import ToolFailed, run_suite
+from kbench.targets.suite_runner import GuestTools
 from kbench.targets.vm_target import VmTarget
 from tests.vm.guest_log import TEST_KERNEL, kernel_log_problems
 
@@ -112,6 +114,18 @@ def test_perf_bench_sched_pipe_in_the_guest(suite_vm: VmTarget) -> None:
     assert "Executed 200 pipe operations between two processes" in it["stdout"]
     usecs, total = it["values"]["perf-bench.sched-pipe.usecs_per_op"], it["values"]["perf-bench.sched-pipe.total_time"]
     assert usecs * 200 * 1e-6 == pytest.approx(total, abs=0.0015)
+
+
+def test_a_guest_run_past_its_timeout_is_killed_with_its_workers(suite_vm: VmTarget) -> None:
+    session = suite_vm.session
+    assert session is not None
+    with pytest.raises(ToolFailed, match=r"iteration 1 did not finish within 3 s and was killed") as raised:
+        # 10^6 messages per sender take minutes under TCG: the guest kills the process group
+        run_suite("hackbench.pipe-process", {**SMALL_HACKBENCH, "loops": "1000000"}, iterations=1, timeout=3,
+                  host=GuestTools(session))
+    assert raised.value.exit_code is None
+    assert session.exec(["pidof", "hackbench"], timeout=30).rc != 0  # no worker left behind
+    assert session.exec(["sh", "-c", "ls -d /tmp/kbench-hackbench-* 2>/dev/null"], timeout=30).text == ""
 
 
 def test_a_guest_without_the_tool_is_booted_again_with_it(tmp_path: Path) -> None:
