@@ -154,6 +154,22 @@ def test_cli_run_of_a_suite_in_a_debian_kernel(tmp_path: Path) -> None:
     assert target["details"]["kbench_ko"].startswith("not loaded")
 
 
+def test_job_file_with_a_suite_on_a_debian_kernel(tmp_path: Path) -> None:
+    job = tmp_path / "hackbench.yaml"
+    job.write_text(f"suite: hackbench\ntest: socket-thread\nkernel: {TEST_KERNEL}\niterations: 2\n"
+                   "hackbench:\n  groups: 2\n  fds: 5\n  loops: 50\n")
+    env = dict(os.environ, KBENCH_DB=str(tmp_path / "k.db"))
+    proc = subprocess.run([sys.executable, "-m", "kbench.cli", "run", str(job), "--json"], capture_output=True,
+                          text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    (entry,) = json.loads(proc.stdout)
+    (run_id,) = entry["runs"]
+    shown = json.loads(subprocess.run([sys.executable, "-m", "kbench.cli", "show", str(run_id), "--json"],
+                                      capture_output=True, text=True, env=env, check=True).stdout)
+    assert shown["status"] == "complete" and shown["target"]["kind"] == "vm"
+    assert shown["target"]["details"]["suite_tools"]["tools"] == ["hackbench"]
+
+
 def test_compare_two_debian_kernels_on_hackbench(tmp_path: Path) -> None:
     env = dict(os.environ, KBENCH_DB=str(tmp_path / "k.db"))
     args = ["compare", "hackbench.pipe-process", "--kernel", TEST_KERNEL, "--kernel", NEW_KERNEL,
