@@ -28,7 +28,7 @@ from tests.vm.guest_log import TEST_KERNEL, kernel_log_problems
 pytestmark = pytest.mark.vm
 
 SMALL_HACKBENCH = {"groups": "2", "fds": "5", "loops": "50"}
-SUITE_TOOLS = ("hackbench", "fio", "netperf", "netserver", "perf")
+SUITE_TOOLS = ("hackbench", "fio", "netperf", "netserver", "perf", "stress-ng", "sysbench")
 NEW_KERNEL = os.environ.get("KBENCH_TEST_KERNEL_NEW", "deb:6.12.111+deb12-amd64")
 
 
@@ -59,7 +59,7 @@ def test_the_tools_archive_is_recorded_and_the_guest_has_them(suite_vm: VmTarget
     assert details["kbench_ko"].startswith("not loaded")
     session = suite_vm.session
     assert session is not None
-    found = session.exec(["sh", "-c", "for t in hackbench fio netperf netserver perf; do command -v $t; done"],
+    found = session.exec(["sh", "-c", f"for t in {' '.join(SUITE_TOOLS)}; do command -v $t; done"],
                          timeout=30)
     assert found.text.split() == [f"/usr/bin/{tool}" for tool in SUITE_TOOLS]
     assert session.exec(["fio", "--version"], timeout=30).text.strip() == "fio-3.33"  # its 63 libraries load
@@ -114,6 +114,15 @@ def test_perf_bench_sched_pipe_in_the_guest(suite_vm: VmTarget) -> None:
     assert "Executed 200 pipe operations between two processes" in it["stdout"]
     usecs, total = it["values"]["perf-bench.sched-pipe.usecs_per_op"], it["values"]["perf-bench.sched-pipe.total_time"]
     assert usecs * 200 * 1e-6 == pytest.approx(total, abs=0.0015)
+
+
+@pytest.mark.parametrize(("name", "params"), [("stress-ng.cpu", {"timeout": "1"}), ("sysbench.cpu", {"time": "1"})])
+def test_stress_ng_and_sysbench_in_the_guest(suite_vm: VmTarget, name: str, params: dict[str, str]) -> None:
+    header, iterations = measure(suite_vm, name, params, 1)
+    assert header["where"] == "guest"
+    (it,) = iterations
+    primary = lookup(name).metric
+    assert it["values"][primary] > 0
 
 
 def test_a_guest_run_past_its_timeout_is_killed_with_its_workers(suite_vm: VmTarget) -> None:

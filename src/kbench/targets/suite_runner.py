@@ -42,6 +42,8 @@ SUITE_TIMEOUT_FLOOR_S = 600.0
 GUEST_SERVER_START_TIMEOUT_S = 60.0
 GUEST_VERSION_TIMEOUT_S = 30.0
 LOOPBACK_EXTRA = "127.0.0.2/8"
+DEV_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+             ("stderr", "/proc/self/fd/2"))
 
 
 def suite_tools(benchmarks: Iterable[Benchmark]) -> tuple[str, ...]:
@@ -117,9 +119,14 @@ class GuestTools:
 
         The guest has no network but loopback, and glibc's getaddrinfo with AI_ADDRCONFIG
         (netperf uses it) counts IPv4 as configured only for an address other than
-        127.0.0.1: without one, netperf cannot even resolve "127.0.0.1".
+        127.0.0.1: without one, netperf cannot even resolve "127.0.0.1". And the /dev links
+        to /proc/self/fd that udev makes on a full system.
         """
         self.session.exec(["ip", "addr", "add", LOOPBACK_EXTRA, "dev", "lo"], timeout=30)
+        # devtmpfs has no /dev/fd, /dev/stdout…: udev makes them on a full system, and
+        # stress-ng writes its YAML report to /dev/stdout
+        links = " ".join(f"[ -e /dev/{name} ] || ln -s {target} /dev/{name};" for name, target in DEV_LINKS)
+        self.session.exec(["sh", "-c", links], timeout=30)
 
     def which(self, tool: str) -> str | None:
         found = self.session.exec(["sh", "-c", f"command -v {shlex.quote(tool)}"], timeout=30)
