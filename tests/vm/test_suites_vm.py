@@ -21,6 +21,7 @@ import pytest
 from kbench.catalog.benchmarks import lookup
 from kbench.engine.request import RunRequest
 from kbench.suites import ToolFailed, run_suite
+from kbench.targets.base import TargetError
 from kbench.targets.suite_runner import GuestTools
 from kbench.targets.vm_target import VmTarget
 from tests.vm.guest_log import TEST_KERNEL, kernel_log_problems
@@ -76,24 +77,33 @@ def test_hackbench_in_the_guest(suite_vm: VmTarget) -> None:
     assert suite_vm.info().kernel_release == TEST_KERNEL.removeprefix("deb:")
 
 
-def test_fio_in_the_guest_uses_tmpfs_scratch(suite_vm: VmTarget) -> None:
+def test_fio_in_the_guest_on_its_scratch_disk(suite_vm: VmTarget) -> None:
     session = suite_vm.session
     assert session is not None
-    header, iterations = measure(suite_vm, "fio.randwrite", {"size": "4M", "runtime": "1"}, 1)
+    disk = suite_vm.info().details["scratch_disk"]
+    assert (disk["mount"], disk["device"]) == ("/mnt/scratch", "/dev/vda")
+    mounts = session.exec(["cat", "/proc/mounts"], timeout=30).text
+    assert "/dev/vda /mnt/scratch ext4" in mounts
+    header, iterations = measure(suite_vm, "fio.randwrite", {"size": "4M", "runtime": "1", "direct": "1"}, 1)
     assert header["where"] == "guest"
     (it,) = iterations
     report = json.loads(it["stdout"][it["stdout"].index("{"):])
     job = report["jobs"][0]
-    assert job["write"]["total_ios"] > 0
+    assert job["write"]["total_ios"] > 0 and job["job options"]["direct"] == "1"  # O_DIRECT: a real block device
     assert it["values"]["fio.randwrite.iops"] == pytest.approx(job["write"]["iops"])
-    # the scratch directory (under /tmp, a tmpfs in the guest) is removed afterwards
-    left = session.exec(["sh", "-c", "ls -d /tmp/kbench-fio-* 2>/dev/null"], timeout=30)
-    assert left.text.strip() == ""
-    assert "tmpfs" in session.exec(["sh", "-c", "grep ' /tmp ' /proc/mounts"], timeout=30).text
-    # a directory given by the user is used as it is
-    session.exec(["mkdir", "-p", "/tmp/fio-here"], timeout=30)
-    header, _ = measure(suite_vm, "fio.read", {"size": "2M", "runtime": "1", "directory": "/tmp/fio-here"}, 1)
-    assert "--directory=/tmp/fio-here" in header["command"]
+    # the scratch directory (on the disk) is removed afterwards
+    assert session.exec(["sh", "-c", "ls /mnt/scratch | grep kbench-"], timeout=30).text.strip() == ""
+
+
+def test_fio_in_the_guest_on_tmpfs(suite_vm: VmTarget) -> None:
+    session = suite_vm.session
+    assert session is not None
+    assert "tmpfs /tmp tmpfs" in session.exec(["cat", "/proc/mounts"], timeout=30).text
+    header, iterations = measure(suite_vm, "fio.read", {"size": "2M", "runtime": "1", "directory": "/tmp"}, 1)
+    assert "--directory=/tmp" in header["command"]
+    assert iterations[0]["values"]["fio.read.iops"] > 0
+    with pytest.raises(TargetError, match=r"fio\.read: iteration 1"):  # tmpfs refuses O_DIRECT
+        measure(suite_vm, "fio.read", {"size": "2M", "runtime": "1", "directory": "/tmp", "direct": "1"}, 1)
 
 
 def test_netperf_tcp_rr_in_the_guest(suite_vm: VmTarget) -> None:

@@ -110,8 +110,9 @@ class GuestTools:
 
     where = "guest"
 
-    def __init__(self, session: VmSession) -> None:
+    def __init__(self, session: VmSession, scratch_root: str = "/tmp") -> None:
         self.session = session
+        self.scratch_root = scratch_root  # /tmp (tmpfs) or the mounted scratch disk
         self._servers: dict[str, str] = {}  # executable -> pid in the guest
 
     def set_up(self) -> None:
@@ -139,7 +140,7 @@ class GuestTools:
 
     @contextmanager
     def _scratch(self, prefix: str) -> Iterator[str]:
-        made = self.session.exec(["mktemp", "-d", f"/tmp/{prefix}XXXXXX"], timeout=30)
+        made = self.session.exec(["mktemp", "-d", f"{self.scratch_root}/{prefix}XXXXXX"], timeout=30)
         if not made.ok:
             raise SuiteError(f"cannot make a scratch directory in the guest: {made.stderr.decode(errors='replace')}")
         path = made.text.strip()

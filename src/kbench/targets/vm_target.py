@@ -40,6 +40,7 @@ from kbench.targets.vm import (
     default_cache_dir,
     resolve_kernel,
 )
+from kbench.targets.vm.qemu import SCRATCH_SERIAL
 
 GUEST_OUTPUT = "/tmp/kbench-run.bin"
 GUEST_MODULE = "/lib/kbench/kbench.ko"
@@ -51,6 +52,28 @@ GUEST_ESTIMATE = "/tmp/kbench-estimate.bin"
 ESTIMATE_SAMPLES = 200
 """A count-mode run in the guest is preceded by this many samples, timed for its bound."""
 TIMED_OUT = -1000
+SCRATCH_MOUNT = "/mnt/scratch"
+FIO_SCRATCH_DISK_MB = 2048
+"""The scratch disk a guest gets when fio runs in it (a sparse host file: only what fio writes takes space)."""
+SCRATCH_MODULES = ("virtio_blk", "ext4", "crc32c_generic")  # ext4 asks the crypto API for crc32c
+SCRATCH_SCRIPT = f"""set -e
+for m in virtio_blk ext4 crc32c_generic; do modprobe $m 2>/dev/null || true; done  # built in, or missing
+dev=
+for i in $(seq 100); do
+    for b in /sys/block/vd*; do
+        [ "$(cat $b/serial 2>/dev/null)" = {SCRATCH_SERIAL} ] && dev=/dev/${{b##*/}}
+    done
+    [ -n "$dev" ] && [ -b "$dev" ] && break
+    sleep 0.1
+done
+[ -n "$dev" ] || {{ echo "no virtio-blk disk with serial {SCRATCH_SERIAL}" >&2; exit 1; }}
+mke2fs -q "$dev" >/dev/null
+mkdir -p {SCRATCH_MOUNT}
+mount -t ext4 "$dev" {SCRATCH_MOUNT}
+chmod 1777 {SCRATCH_MOUNT}
+echo "$dev"
+"""
+"""Guest set-up of the scratch disk; prints the device."""
 """ProbeInvocation.exit_code of a guest probe stopped at its bound."""
 
 
@@ -59,7 +82,10 @@ class VmTarget:
 
     ``suite_tools``: host executables (hackbench, fio, …) to carry into the guest, with
     their libraries, as an extra initramfs archive; a suite run asking for a tool the
-    guest lacks boots it again with that tool.
+    guest lacks boots it again with that tool. ``scratch_disk_mb``: a virtio-blk disk
+    on a sparse host file, formatted and mounted at SCRATCH_MOUNT, where suite tools
+    get their scratch directories; by default one of FIO_SCRATCH_DISK_MB when fio is
+    among the tools, else none (scratch directories then live in the guest's tmpfs /tmp).
     """
 
     def __init__(
@@ -77,6 +103,7 @@ class VmTarget:
         boot_timeout: float = 60.0,
         modules_dir: Path | None = None,
         suite_tools: Sequence[str] = (),
+        scratch_disk_mb: int | None = None,
     ):
         self.spec = spec
         self.cache_dir = cache_dir or default_cache_dir()
@@ -91,6 +118,9 @@ class VmTarget:
         self.modules_dir = modules_dir  # for a path spec: the kernel's modules (see resolve_kernel)
         self.suite_tools = tuple(suite_tools)  # host executables put into the guest (extra cpio)
         self.booted_tools: tuple[str, ...] = ()
+        self.requested_scratch_mb = scratch_disk_mb  # None: a disk when fio is among the suite tools
+        self.scratch_disk_mb = 0  # of the running guest: a virtio-blk disk, ext2, mounted at SCRATCH_MOUNT
+        self.scratch_root = "/tmp"  # where suite tools get their scratch directories
         self._guest_tools: GuestTools | None = None
         self.extra_loaded: list[str] = []
         self.kernel: KernelImage | None = None
@@ -125,6 +155,10 @@ class VmTarget:
             for path in extra:
                 files[f"{GUEST_EXTRA_DIR}/{path.name}"] = path
             appended = self._tools_archive()
+            self.scratch_disk_mb = self._scratch_mb()
+            if self.kernel.modules_dir is None and self.requested_scratch_mb is None:
+                self.scratch_disk_mb = 0  # no virtio_blk/ext4 modules to load: fio uses tmpfs
+            self.scratch_root = "/tmp"
             self.session = VmSession(
                 self.kernel,
                 initramfs_files=files,
@@ -136,7 +170,11 @@ class VmTarget:
                 cmdline_extra=self.cmdline_extra,
                 boot_timeout=self.boot_timeout,
                 initramfs_extra=appended,
+                scratch_disk_mb=self.scratch_disk_mb,
+                extra_modules=SCRATCH_MODULES if self.scratch_disk_mb else (),
             )
+            if self.scratch_disk_mb:
+                self._mount_scratch(self.session)
             self.booted_tools = self.suite_tools
             if ko is not None:
                 self._load_module(self.session)
@@ -151,6 +189,23 @@ class VmTarget:
         if self.session is not None:
             self.session.close()
             self.session = None
+
+    def _scratch_mb(self) -> int:
+        if self.requested_scratch_mb is not None:
+            return self.requested_scratch_mb
+        return FIO_SCRATCH_DISK_MB if "fio" in self.suite_tools else 0
+
+    def _mount_scratch(self, session: VmSession) -> None:
+        """Format the scratch disk (busybox mke2fs: ext2, mounted by the ext4 driver) and mount it."""
+        started = time.monotonic()
+        done = session.exec(["sh", "-c", SCRATCH_SCRIPT], timeout=300)
+        if not done.ok:
+            raise TargetError(f"the guest could not set up its scratch disk: {done.stderr.decode(errors='replace')}")
+        self.scratch_root = SCRATCH_MOUNT
+        self._details["scratch_disk"] = {
+            "mb": self.scratch_disk_mb, "device": done.text.strip(), "fs": "ext2 (ext4 driver)",
+            "mount": SCRATCH_MOUNT, "setup_seconds": round(time.monotonic() - started, 3),
+        }
 
     def _tools_archive(self) -> list[Path]:
         """The extra cpio with the suite tools and their libraries (none without suites)."""
@@ -291,7 +346,7 @@ class VmTarget:
             self.module, self.extra_loaded = None, []  # loaded again by the new boot
         session = self.start()
         if self._guest_tools is None or self._guest_tools.session is not session:
-            self._guest_tools = GuestTools(session)
+            self._guest_tools = GuestTools(session, scratch_root=self.scratch_root)
             self._guest_tools.set_up()
         return run_suite_benchmark(benchmark, request, host=self._guest_tools)
 

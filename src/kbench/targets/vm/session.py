@@ -68,6 +68,9 @@ class VmSession:
     TCG), "kvm" or "tcg"; the accelerator used is in ``self.accel`` and why in
     ``self.accel_reason``. ``initramfs_extra``: cpio archives appended to the initramfs
     (the kernel unpacks them after it, e.g. the suite tools of ``build_tools_cpio``).
+    ``scratch_disk_mb``: a sparse raw file of that size in the session's temporary
+    directory becomes a virtio-blk disk of the guest (serial ``kbench-scratch``; the
+    guest needs the virtio_blk module, see ``VmTarget``), removed with the session.
     """
 
     def __init__(
@@ -87,6 +90,7 @@ class VmSession:
         kvm_probe_timeout: float = KVM_PROBE_TIMEOUT_S,
         cpu: str | None = None,
         initramfs_extra: Sequence[Path] = (),
+        scratch_disk_mb: int = 0,
     ) -> None:
         self.kernel = kernel
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
@@ -111,6 +115,11 @@ class VmSession:
         self.console_log.parent.mkdir(parents=True, exist_ok=True)
         self.console = ConsoleLog(self.console_log)
         self._qemu_log = self._tmp / "qemu.log"
+        self.scratch_disk: Path | None = None
+        if scratch_disk_mb > 0:  # sparse: host space is taken only as the guest writes
+            self.scratch_disk = self._tmp / "scratch.img"
+            with open(self.scratch_disk, "wb") as disk:
+                disk.truncate(scratch_disk_mb << 20)
         self._finalizer = weakref.finalize(self, VmSession._cleanup, None, self._tmp)
         try:
             self.qemu = find_qemu()
@@ -161,6 +170,7 @@ class VmSession:
             cpus=self.cpus,
             cmdline_extra=self.cmdline_extra,
             cpu=self.cpu,
+            scratch_disk=self.scratch_disk,
         )
         self.accel = accel
         self.qemu_argv = cfg.argv()
