@@ -106,3 +106,15 @@ def test_combined_initramfs_is_the_parts_in_order(tmp_path: Path) -> None:
     assert combine_initramfs([a, b], tmp_path / "cache") == joined
     assert combine_initramfs([b, a], tmp_path / "cache") != joined
     assert combine_initramfs([a], tmp_path / "cache") == a
+
+
+def test_qemu_gets_the_scratch_disk_only_when_asked(tmp_path: Path) -> None:
+    from kbench.targets.vm.qemu import SCRATCH_SERIAL, QemuConfig
+
+    base = dict(qemu="qemu-system-x86_64", kernel=tmp_path / "vmlinux", initrd=tmp_path / "initrd",
+                console_log=tmp_path / "console", agent_socket=tmp_path / "sock")
+    assert "-drive" not in QemuConfig(**base).argv()  # type: ignore[arg-type]
+    argv = QemuConfig(**base, scratch_disk=tmp_path / "a,b.img").argv()  # type: ignore[arg-type]
+    drive = argv[argv.index("-drive") + 1]
+    assert drive == f"file={tmp_path}/a,,b.img,if=none,id=scratch0,format=raw"  # qemu's comma escaping
+    assert argv[argv.index("-drive") + 3] == f"virtio-blk-pci,drive=scratch0,serial={SCRATCH_SERIAL}"
