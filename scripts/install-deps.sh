@@ -10,6 +10,8 @@ packages=(
   zstd dwarves                                   # Debian 6.12 kernels: zstd images, BTF for modules
   linux-source-6.1                               # scripts/checkpatch.pl judges kbench.ko's style
   stress-ng rt-tests fio sysbench                # standard suites (kbench.suites); rt-tests has hackbench
+  netperf                                        # the netperf suite (netperf + netserver; Debian's non-free component)
+  linux-perf                                     # the perf-bench suite (perf bench sched pipe, futex hash)
   hyperfine                                      # tests: kbench import/export of its JSON; benchmarks/sensitivity.py
   chromium fonts-dejavu-core                     # headless screenshots of the HTML reports; the dashboard tests (Playwright)
   postgresql redis-server                        # tests: a shared store and the fleet's broker, started by the tests
@@ -34,6 +36,23 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# netperf is in Debian's non-free component (its licence), which a default Debian image
+# does not list: add that component for this release, from the mirror it already uses.
+enable_non_free() {
+  local list=/etc/apt/sources.list.d/kbench-non-free.sources codename mirror
+  [ -e "$list" ] && return 0
+  grep -rqsE '^(Components:|deb ).*non-free( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ && return 0
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  [ -n "$codename" ] || return 0
+  mirror=$(grep -hsoE '^URIs: *http[^ ]*/debian/?$' /etc/apt/sources.list.d/*.sources | head -1 | sed 's/^URIs: *//')
+  mirror=${mirror:-http://deb.debian.org/debian}
+  printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: non-free\nSigned-By: %s\n' \
+    "$mirror" "$codename" /usr/share/keyrings/debian-archive-keyring.gpg | $SUDO tee "$list" >/dev/null
+  echo "install-deps: enabled Debian's non-free component for netperf ($list)"
+}
+if [[ " ${missing[*]} " == *" netperf "* ]]; then
+  enable_non_free
+fi
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 install_benchstat

@@ -48,7 +48,6 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
         ("kbench.targets.scale_args", "kbench.catalog.scale"),
         ("kbench.targets.scale_args", "kbench.kinds.scale.result"),
         ("kbench.targets.suite_runner", "kbench.suites"),
-        ("kbench.targets.suite_runner", "kbench.suites.errors"),
         ("kbench.targets.vm_target", "kbench.kmodtools.build"),
         ("kbench.targets.local_kmod", "kbench.kinds.trace.session"),
         ("kbench.targets.vm_target", "kbench.kinds.trace.session"),

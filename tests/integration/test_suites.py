@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from kbench.suites import SUITES, Suite, SuiteResult, ToolFailed, ToolMissing, get_suite, run_suite
+from kbench.suites import SUITES, Suite, SuiteError, SuiteResult, ToolFailed, ToolMissing, get_suite, run_suite
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -155,3 +155,70 @@ def test_missing_tool_names_its_debian_package(suite: Suite, tmp_path: Path, mon
     assert f"install the Debian package {suite.package} (`apt-get install {suite.package}`)" in str(raised.value)
     if suite.name == "hackbench":
         assert str(raised.value).startswith("hackbench not found: install the Debian package rt-tests")
+
+
+def _netservers() -> set[str]:
+    return {p.name for p in Path("/proc").iterdir() if p.name.isdigit() and _comm(p) == "netserver"}
+
+
+def _comm(proc: Path) -> str:
+    try:
+        return (proc / "comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+@pytest.mark.parametrize(("test", "port"), [("TCP_RR", 12871), ("UDP_RR", 12872), ("TCP_STREAM", 12873)])
+def test_netperf_over_loopback(test: str, port: int) -> None:
+    need("netperf")
+    need("netserver")
+    before = _netservers()
+    result = run_suite(f"netperf.{test}", {"runtime": 1, "port": port}, iterations=2, timeout=60)
+    check_result(result, 2)
+    assert result.tool_version == "2.7.0" or result.tool_version[0].isdigit()
+    for it in result.iterations:
+        assert it.stdout.splitlines()[1].startswith("Throughput,")
+    if test.endswith("_RR"):
+        for it in result.iterations:
+            rate, mean = it.values[f"netperf.{test}.transactions_per_s"], it.values[f"netperf.{test}.latency_mean"]
+            # one transaction in flight at a time: rate × mean round trip ≈ 1 s (netperf rounds both)
+            assert rate * mean * 1e-6 == pytest.approx(1.0, rel=0.05)
+            assert it.values[f"netperf.{test}.latency_p50"] <= it.values[f"netperf.{test}.latency_p99"]
+    assert _netservers() == before  # kbench's netserver is gone
+
+
+def test_netperf_server_that_cannot_listen_is_reported(tmp_path: Path) -> None:
+    need("netperf")
+    need("netserver")
+    import socket
+
+    with socket.socket() as taken:  # the port is held by someone else: netserver cannot bind it
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+        if port < 1024:
+            pytest.skip("ephemeral port below 1024")
+        with pytest.raises(SuiteError, match=f"netserver did not start listening on port {port}"):
+            run_suite("netperf.TCP_RR", {"runtime": 1, "port": port}, iterations=1, timeout=60)
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_perf_bench_sched_pipe(threads: bool) -> None:
+    need("perf")
+    from kbench.suites.perf_bench import executed
+
+    result = run_suite("perf-bench.sched-pipe", {"loops": 5000, "threads": threads}, iterations=2, timeout=60)
+    check_result(result, 2)
+    for it in result.iterations:
+        assert executed(it.stdout) == (5000, "threads" if threads else "processes")
+        usecs, total = it.values["perf-bench.sched-pipe.usecs_per_op"], it.values["perf-bench.sched-pipe.total_time"]
+        assert usecs * 5000 * 1e-6 == pytest.approx(total, abs=0.0015)  # perf prints the total in ms
+        assert total < it.wall_seconds
+
+
+def test_perf_bench_futex_hash() -> None:
+    need("perf")
+    result = run_suite("perf-bench.futex-hash", {"runtime": 1, "threads": 2, "futexes": 64}, iterations=1, timeout=60)
+    check_result(result, 1)
+    (it,) = result.iterations
+    assert "2 threads, each operating on 64 [private] futexes for 1 secs" in it.stdout
+    assert it.wall_seconds >= 1.0

@@ -27,9 +27,11 @@ from kbench.suites import (
     build_command,
     get_suite,
     parse,
+    port_listening,
     run_suite,
     suite_benchmarks,
 )
+from kbench.suites import perf_bench as perf_bench_suite
 from kbench.suites import stress_ng as stress_ng_suite
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "suites"
@@ -265,13 +267,135 @@ def test_sysbench_command() -> None:
     ]  # fmt: skip
 
 
+# --- netperf (record-netperf.sh) ------------------------------------------------------
+
+
+def test_netperf_tcp_rr() -> None:
+    values = parse("netperf.TCP_RR", stdout("netperf-TCP_RR"))
+    assert values == {
+        "netperf.TCP_RR.transactions_per_s": 104053.49,
+        "netperf.TCP_RR.latency_mean": 9.54,
+        "netperf.TCP_RR.latency_p50": 10.0,
+        "netperf.TCP_RR.latency_p90": 11.0,
+        "netperf.TCP_RR.latency_p99": 21.0,
+    }
+    # one transaction in flight: the mean round trip is the inverse of the rate (within 1%)
+    assert values["netperf.TCP_RR.latency_mean"] == pytest.approx(1e6 / values["netperf.TCP_RR.transactions_per_s"],
+                                                                  rel=0.01)
+
+
+def test_netperf_udp_rr() -> None:
+    values = parse("netperf.UDP_RR", stdout("netperf-UDP_RR"))
+    assert values["netperf.UDP_RR.transactions_per_s"] == 111570.72
+    assert values["netperf.UDP_RR.latency_p99"] == 19.0
+    assert values["netperf.UDP_RR.latency_mean"] == pytest.approx(1e6 / 111570.72, rel=0.01)
+
+
+def test_netperf_tcp_stream_reports_throughput_only() -> None:
+    assert parse("netperf.TCP_STREAM", stdout("netperf-TCP_STREAM")) == {"netperf.TCP_STREAM.throughput": 34564.85}
+
+
+def test_netperf_report_of_another_test_is_refused() -> None:
+    with pytest.raises(SuiteParseError, match=r"a UDP test, not of netperf.TCP_RR"):
+        parse("netperf.TCP_RR", stdout("netperf-UDP_RR"))
+    with pytest.raises(SuiteParseError, match=r"throughput in '10\^6bits/s', netperf.TCP_RR expects Trans/s"):
+        parse("netperf.TCP_RR", stdout("netperf-TCP_STREAM"))
+
+
+def test_netperf_without_a_server() -> None:
+    assert exit_code("netperf-no-server") != 0
+    assert "are you sure there is a netserver listening" in stdout("netperf-no-server")
+    with pytest.raises(SuiteParseError, match="no CSV report"):
+        parse("netperf.TCP_RR", stdout("netperf-no-server"))
+
+
+def test_netperf_uncollected_statistic_is_refused() -> None:
+    text = stdout("netperf-TCP_RR").replace(",9.54,", ",-1.00,")
+    with pytest.raises(SuiteParseError, match=r"did not measure 'Mean Latency Microseconds'"):
+        parse("netperf.TCP_RR", text)
+
+
+def test_netperf_command_and_server() -> None:
+    fields = "THROUGHPUT,THROUGHPUT_UNITS,MEAN_LATENCY,P50_LATENCY,P90_LATENCY,P99_LATENCY,ELAPSED_TIME,PROTOCOL"
+    assert build_command("netperf.TCP_RR", {"runtime": 1}) == [
+        "netperf", "-4", "-H", "127.0.0.1", "-p", "12867", "-t", "TCP_RR", "-l", "1", "--", "-r", "1,1", "-o", fields,
+    ]
+    assert build_command("netperf.TCP_STREAM", {"size": 4096})[-4:] == ["-m", "4096", "-o", fields]
+    suite = get_suite("netperf")
+    assert suite.tools == ("netperf", "netserver")
+    assert suite.server is not None
+    test = suite.test("UDP_RR")
+    server = suite.server(test, test.resolve({"port": 20000}))
+    assert (server.argv, server.port) == (["netserver", "-D", "-4", "-L", "127.0.0.1", "-p", "20000"], 20000)
+    with pytest.raises(BadSuiteParameter, match="port must be ≥ 1024"):
+        build_command("netperf.UDP_RR", {"port": 80})
+
+
+def test_port_listening_reads_proc_net_tcp() -> None:
+    header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+    listen = "   2: 0100007F:3243 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 29986 1\n"
+    established = "   3: 0100007F:3243 0100007F:9C40 01 00000000:00000000 00:00000000 00000000     0        0 29987 1\n"
+    assert port_listening(header + listen, "", 12867)
+    assert not port_listening(header + established, "", 12867)
+    assert not port_listening(header + listen, "", 12868)
+    assert port_listening("", header + listen.replace("0100007F:3243", "00000000000000000000000000000000:3243"), 12867)
+
+
+# --- perf bench (record-perf-bench.sh) -----------------------------------------------
+
+
+def test_perf_bench_sched_pipe_processes() -> None:
+    values = parse("perf-bench.sched-pipe", stdout("perf-bench-sched-pipe"))
+    assert values == {
+        "perf-bench.sched-pipe.usecs_per_op": 7.40285,
+        "perf-bench.sched-pipe.ops_per_s": 135083.0,
+        "perf-bench.sched-pipe.total_time": 0.148,
+    }
+    # the three figures are one measurement: 20000 round trips in the total time
+    assert values["perf-bench.sched-pipe.usecs_per_op"] == pytest.approx(0.148e6 / 20000, rel=0.01)
+    assert values["perf-bench.sched-pipe.ops_per_s"] == pytest.approx(1e6 / 7.40285, abs=1)
+    assert perf_bench_suite.executed(stdout("perf-bench-sched-pipe")) == (20000, "processes")
+
+
+def test_perf_bench_sched_pipe_threads() -> None:
+    values = parse("perf-bench.sched-pipe", stdout("perf-bench-sched-pipe-threads"))
+    assert values["perf-bench.sched-pipe.usecs_per_op"] == 2.7145
+    assert perf_bench_suite.executed(stdout("perf-bench-sched-pipe-threads")) == (20000, "threads")
+
+
+def test_perf_bench_futex_hash() -> None:
+    assert parse("perf-bench.futex-hash", stdout("perf-bench-futex-hash")) == {
+        "perf-bench.futex-hash.ops_per_s": 1766912.0
+    }
+    with pytest.raises(SuiteParseError, match=r"of sched pipe, not of perf-bench\.futex-hash"):
+        parse("perf-bench.futex-hash", stdout("perf-bench-sched-pipe"))
+
+
+def test_perf_bench_failure_output() -> None:
+    assert exit_code("perf-bench-bad-option") == 129
+    assert "unknown option `no-such-option'" in stderr("perf-bench-bad-option")
+    with pytest.raises(SuiteParseError, match="no usecs/op"):
+        parse("perf-bench.sched-pipe", stdout("perf-bench-bad-option"))
+
+
+def test_perf_bench_commands() -> None:
+    assert build_command("perf-bench.sched-pipe", {"loops": 500}) == ["perf", "bench", "sched", "pipe", "-l", "500"]
+    assert build_command("perf-bench.sched-pipe", {"threads": "1"})[-1] == "-T"
+    assert build_command("perf-bench.futex-hash", {"runtime": 1, "shared": "yes"}) == [
+        "perf", "bench", "futex", "hash", "-r", "1", "-t", "2", "-f", "1024", "-s", "-S",
+    ]
+
+
 # --- versions -----------------------------------------------------------------------
 
 
 def test_version_readers_on_the_recorded_version_lines() -> None:
     lines = (DATA / "versions.txt").read_text().splitlines()
     versions = {suite.name: suite.version("\n".join(lines)) for suite in SUITES}
-    assert versions == {"hackbench": "2.40", "stress-ng": "0.15.06", "fio": "3.33", "sysbench": "1.0.20"}
+    assert versions == {
+        "hackbench": "2.40", "stress-ng": "0.15.06", "fio": "3.33", "sysbench": "1.0.20", "netperf": "2.7.0",
+        "perf-bench": "6.1.192",
+    }
     assert get_suite("hackbench").version("something else\n") == "something else"
 
 
@@ -328,7 +452,7 @@ def test_every_default_is_valid_and_builds_a_command() -> None:
 def test_suite_benchmarks_follow_the_naming_contract() -> None:
     benches = suite_benchmarks()
     names = [b.name for b in benches]
-    assert len(names) == len(set(names)) == 22
+    assert len(names) == len(set(names)) == 27
     assert {"hackbench.pipe-process", "stress-ng.cpu", "fio.randread", "sysbench.cpu", "sysbench.memory"} <= set(names)
     for bench in benches:
         assert bench.name == f"{bench.suite}.{bench.test}"

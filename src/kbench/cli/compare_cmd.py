@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from kbench.report.comparison.build import build_interleaved_report, build_repor
 from kbench.store.db import Store
 from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.factory import make_target
+from kbench.targets.suite_runner import suite_tools
 
 
 def parse_margin(text: str | None) -> float | None:
@@ -229,8 +231,12 @@ def _measure(
             bar.update(task, description=f"{label} trial {index + 1}")
             bar.advance(task)
 
+        factory = functools.partial(
+            make_target, suite_tools=suite_tools(side.benchmark for side in sides),
+            with_module=any(side.benchmark.kind != "suite" for side in sides),
+        )
         return run_comparison(
-            store, sides, make_target, max_trials=trials, min_trials=min(min_trials, trials), adaptive=adaptive,
+            store, sides, factory, max_trials=trials, min_trials=min(min_trials, trials), adaptive=adaptive,
             alpha=alpha, margin=margin, seed=seed, trials_per_boot=trials_per_boot, on_trial=on_trial,
         )
 

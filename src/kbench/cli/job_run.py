@@ -21,6 +21,7 @@ from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
 from kbench.report.job_summary import instance_rows, job_json, scaling_curves, scaling_lines
 from kbench.targets.factory import make_target, target_cpus
 from kbench.targets.local_kmod import LOCAL_KERNEL_HINT
+from kbench.targets.suite_runner import suite_tools
 
 
 def run_job_file(
@@ -51,8 +52,10 @@ def run_job_file(
                     bar.advance(task)
                 bar.update(task, description=f"{instance.id} {instance.benchmark}")
 
-            entries = run_job(store, instances, functools.partial(make_target, local_kernel=local_kernel), on_trial,
-                              commit=commit, label=label)
+            tools = suite_tools(lookup(i.benchmark) for i in instances if _is_suite(i))
+            factory = functools.partial(make_target, local_kernel=local_kernel, suite_tools=tools,
+                                        with_module=not all(_is_suite(i) for i in instances))
+            entries = run_job(store, instances, factory, on_trial, commit=commit, label=label)
     interrupted = any(run.status == "interrupted" for entry in entries for run in entry.runs)
     if as_json:
         emit_json(job_json(entries))

@@ -27,6 +27,7 @@ from kbench.report.run_view import RunReport, run_json
 from kbench.store.db import Store
 from kbench.targets.factory import make_target, target_cpus
 from kbench.targets.local_kmod import LOCAL_KERNEL_HINT, what_loads_locally
+from kbench.targets.suite_runner import suite_tools
 from kbench.targets.vm_target import VmTarget
 from kbench.trace.tracking import parse_track, tracked
 
@@ -154,7 +155,10 @@ def run_cmd(
         _agree_to_local_kernel(benchmark)
         local_kernel = True
     store = _writable_store(ctx)
-    with user_errors(), make_target(kernel, modules, local_kernel=local_kernel) as target:
+    tools = suite_tools([known]) if known is not None else ()
+    suite_only = known is not None and known.kind == "suite"
+    with user_errors(), make_target(kernel, modules, local_kernel=local_kernel, suite_tools=tools,
+                                    with_module=not suite_only) as target:
         bench = known or _lookup(benchmark, target)
         request = replace(request, benchmark=bench.name)
         bench.validate_params(request.params)

@@ -14,6 +14,7 @@ Exactly once per stored run, on top of Celery's at-least-once delivery:
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -231,6 +232,7 @@ def _run_instance(
     """The instance's trials not stored yet, through ``run_job`` exactly as ``kbench run``."""
     from kbench.engine.job_runner import run_job
     from kbench.targets.factory import make_target
+    from kbench.targets.suite_runner import suite_tools
 
     task_id = claim.task["id"]
     suite = lookup(instance.benchmark).kind == "suite"
@@ -253,7 +255,9 @@ def _run_instance(
         if cancel.requested:
             raise TaskCancelled
 
-    run_job(run_store, [to_run], make_target, before_trial)
+    factory = functools.partial(make_target, suite_tools=suite_tools([lookup(instance.benchmark)]),
+                                with_module=not suite)
+    run_job(run_store, [to_run], factory, before_trial)
     if cancel.requested:  # the last trial was the one stopped
         raise TaskCancelled
     return run_store
@@ -269,6 +273,7 @@ def _run_comparison(
     from kbench.report.comparison import render
     from kbench.report.comparison.build import build_report
     from kbench.targets.factory import make_target
+    from kbench.targets.suite_runner import suite_tools
 
     task_id, spec = claim.task["id"], claim.job["compare"]
     axis = spec["axis"]
@@ -290,8 +295,10 @@ def _run_comparison(
         if cancel.requested:
             raise TaskCancelled
 
+    factory = functools.partial(make_target, suite_tools=suite_tools(side.benchmark for side in sides),
+                                with_module=any(side.benchmark.kind != "suite" for side in sides))
     outcome = run_comparison(
-        run_store, sides, make_target, max_trials=spec["trials"], min_trials=min(spec["min_trials"], spec["trials"]),
+        run_store, sides, factory, max_trials=spec["trials"], min_trials=min(spec["min_trials"], spec["trials"]),
         adaptive=spec["adaptive"], alpha=spec["alpha"], seed=spec["seed"], on_trial=before_trial, tags=tags,
     )
     if cancel.requested:

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kbench.suites import fio, hackbench, stress_ng, sysbench
+from kbench.suites import fio, hackbench, netperf, perf_bench, stress_ng, sysbench
 from kbench.suites.model import ParamValue, SuiteTest, UnknownSuiteTest, did_you_mean
 from kbench.suites.suite import Suite
 
 # Add a suite here (one module per tool).
-SUITES: tuple[Suite, ...] = (hackbench.SUITE, stress_ng.SUITE, fio.SUITE, sysbench.SUITE)
+SUITES: tuple[Suite, ...] = (hackbench.SUITE, stress_ng.SUITE, fio.SUITE, sysbench.SUITE, netperf.SUITE,
+                            perf_bench.SUITE)
 
 
 def get_suite(name: str) -> Suite:
-    """The suite called ``name`` (``hackbench``, ``stress-ng``, ``fio``, ``sysbench``)."""
+    """The suite called ``name`` (``hackbench``, ``stress-ng``, ``fio``, ``sysbench``, ``netperf``, ``perf-bench``)."""
     for suite in SUITES:
         if suite.name == name:
             return suite

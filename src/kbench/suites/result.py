@@ -39,6 +39,7 @@ class SuiteResult:
     started_at: str  # ISO 8601, UTC
     iterations: tuple[Iteration, ...]
     interrupted: bool = False
+    where: str = "local"  # "local" or "guest": where the tool ran
 
     @property
     def name(self) -> str:
@@ -74,6 +75,7 @@ class SuiteResult:
             "package": self.package,
             "started_at": self.started_at,
             "interrupted": self.interrupted,
+            "where": self.where,
             "primary_metric": self.primary_metric,
             "metrics": [
                 {"name": self.test.metric_name(m.stat), "unit": m.unit, "direction": m.direction}

@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import shlex
-import shutil
-import subprocess
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from pathlib import Path
 
-from kbench import children
 from kbench.suites.errors import SuiteError, SuiteParseError, ToolFailed, ToolMissing
+from kbench.suites.hosts import LocalTools, ToolHost
 from kbench.suites.model import ParamValue
-from kbench.suites.process import Finished, run_process
+from kbench.suites.process import Finished
 from kbench.suites.registry import lookup_test
 from kbench.suites.result import Iteration, SuiteResult
 from kbench.suites.suite import Suite
 
 STDERR_TAIL_LINES = 15
-VERSION_TIMEOUT_SECONDS = 10.0
 
 IterationCallback = Callable[[Iteration], None]
 
@@ -30,6 +26,7 @@ def run_suite(
     timeout: float = 600.0,
     *,
     on_iteration: IterationCallback | None = None,
+    host: ToolHost | None = None,
 ) -> SuiteResult:
     """Run ``<suite>.<test>`` ``iterations`` times and return every iteration's values.
 
@@ -41,39 +38,54 @@ def run_suite(
     the test's metrics raises ToolFailed with the exit code, the tail of stderr and
     the iterations already finished. Ctrl-C stops the run and returns what finished,
     marked ``interrupted``. ``on_iteration`` is called after each finished iteration.
+    ``host`` says where the tool runs: this machine by default, or a guest kernel (the
+    VM target's ``GuestTools``). A suite with a ``server`` (netperf's netserver) has it
+    started before the first iteration and stopped after the last.
     """
+    host = host if host is not None else LocalTools()
     if iterations < 1:
         raise ValueError(f"iterations must be ≥ 1, got {iterations}")
     if timeout <= 0:
         raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
     suite, spec = lookup_test(test)
     resolved = spec.resolve(dict(params or {}))
-    if suite.duration_param is not None and timeout <= float(resolved[suite.duration_param]):
+    if suite.duration_param in resolved and timeout <= float(resolved[str(suite.duration_param)]):
         raise ValueError(
             f"{spec.full_name}: timeout {timeout:g} s leaves no time for {suite.duration_param}="
             f"{resolved[suite.duration_param]} s; allow more than the run lasts"
         )
     argv = suite.command(spec, resolved)
-    tool_path = shutil.which(suite.tool)
+    tool_path = host.which(suite.tool)
     if tool_path is None:
         raise ToolMissing(suite.tool, suite.package)
+    server = suite.server(spec, resolved) if suite.server is not None else None
+    server_path = None
+    if server is not None:
+        server_path = host.which(server.argv[0])
+        if server_path is None:
+            raise ToolMissing(server.argv[0], suite.package)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
-    tool_version = _tool_version(suite, tool_path)
+    tool_version = suite.version(host.version_output(tool_path, suite.version_args)) or "unknown"
     done: list[Iteration] = []
     interrupted = False
-    with children.scratch_dir(f"kbench-{suite.name}-") as scratch:
+    with host.scratch_dir(f"kbench-{suite.name}-") as scratch:
         try:
+            if server is not None and server_path is not None:
+                host.start_server(server.argv, executable=server_path, port=server.port)
             for index in range(iterations):
                 try:
-                    finished = run_process(argv, executable=tool_path, cwd=Path(scratch), timeout=timeout)
+                    finished = host.run(argv, executable=tool_path, cwd=scratch, timeout=timeout)
                 except OSError as exc:
                     raise SuiteError(f"{spec.full_name}: cannot start {tool_path}: {exc}") from exc
                 iteration = _iteration(suite, spec.name, argv, index, finished, tuple(done), timeout)
                 done.append(iteration)
                 if on_iteration is not None:
                     on_iteration(iteration)
-        except KeyboardInterrupt:  # run_process has already stopped the tool
+        except KeyboardInterrupt:  # the host has already stopped the tool
             interrupted = True
+        finally:
+            if server_path is not None:
+                host.stop_server(server_path)
     return SuiteResult(
         test=spec,
         params=resolved,
@@ -84,6 +96,7 @@ def run_suite(
         started_at=started_at,
         iterations=tuple(done),
         interrupted=interrupted,
+        where=host.where,
     )
 
 
@@ -135,18 +148,3 @@ def _iteration(
 
 def _tail(text: str) -> str:
     return "\n".join(text.rstrip().splitlines()[-STDERR_TAIL_LINES:])
-
-
-def _tool_version(suite: Suite, tool_path: str) -> str:
-    """The version the tool reports for ``version_args``; ``unknown`` if it says none."""
-    try:
-        done = children.run(
-            [tool_path, *suite.version_args],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=VERSION_TIMEOUT_SECONDS,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-    return suite.version(done.stdout + done.stderr) or "unknown"

@@ -22,14 +22,26 @@ VersionParser = Callable[[str], str]
 
 
 @dataclass(frozen=True)
+class Server:
+    """A daemon the tool talks to (netperf's netserver): its foreground argv and its TCP port."""
+
+    argv: list[str]
+    port: int
+
+
+ServerBuilder = Callable[[SuiteTest, dict[str, ParamValue]], Server]
+
+
+@dataclass(frozen=True)
 class Suite:
     """One external tool and the tests kbench runs with it.
 
     ``parse_stream`` names the stream (``"stdout"`` or ``"stderr"``) whose text
     ``parse`` reads; ``duration_param`` names the parameter holding the seconds one run
     lasts, if the tool has one; ``task_count`` says which parameter sets the number of tasks
-    (LKP's ``nr_threads``), if the tool runs several. The tool runs in a fresh scratch directory (its working directory)
-    that kbench removes afterwards.
+    (LKP's ``nr_threads``), if the tool runs several. ``server`` builds the daemon the tool
+    needs, if any (started before the first iteration, stopped after the last). The tool
+    runs in a fresh scratch directory (its working directory) that kbench removes afterwards.
     """
 
     name: str
@@ -44,6 +56,14 @@ class Suite:
     version: VersionParser
     duration_param: str | None = None
     task_count: TaskCount | None = None
+    server: ServerBuilder | None = None
+    extra_tools: tuple[str, ...] = ()
+    """Other executables of the package the tests run (netserver beside netperf)."""
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """Every executable a run needs: the tool first (a guest must carry them all)."""
+        return (self.tool, *self.extra_tools)
 
     def test(self, name: str) -> SuiteTest:
         """The test called ``name`` (without the suite prefix)."""

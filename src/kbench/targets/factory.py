@@ -15,19 +15,26 @@ VM_CPUS = 2
 
 
 @contextmanager
-def make_target(kernel: str | None, modules: Sequence[Path] = (), *, local_kernel: bool = False) -> Iterator[Target]:
+def make_target(
+    kernel: str | None, modules: Sequence[Path] = (), *, local_kernel: bool = False, suite_tools: Sequence[str] = (),
+    with_module: bool = True,
+) -> Iterator[Target]:
     """``None`` or ``local``: this kernel. Anything else: a VmTarget, powered off on exit.
 
     ``modules``: user benchmark modules (sources or .ko) to load next to kbench.ko.
     ``local_kernel``: the user agreed that kfunc benchmarks load kbench.ko into the
     running kernel; without it they are refused there.
+    ``suite_tools``: the executables of the suites that will run (``suite_tools()`` of
+    ``kbench.targets.suite_runner``), put into a guest's initramfs from its first boot.
+    ``with_module``: build and load kbench.ko in a guest (not needed when only suites run).
     """
     if kernel is None or kernel == "local":
         yield LocalTarget(load_modules=local_kernel)
         return
     from kbench.targets.vm_target import VmTarget
 
-    with VmTarget(kernel, extra_modules=modules, cpus=VM_CPUS) as target:
+    with VmTarget(kernel, extra_modules=modules, cpus=VM_CPUS, suite_tools=suite_tools,
+                  with_module=with_module or bool(modules)) as target:
         yield target
 
 

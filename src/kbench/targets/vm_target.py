@@ -30,15 +30,18 @@ from kbench.targets.probe_measurement import EXIT_INTERRUPTED, measurement_from_
 from kbench.targets.probe_output import ProbeOutputError, parse_probe_output
 from kbench.targets.run_bound import MIN_BOUND_S, bound_for, timed_bound
 from kbench.targets.scale_args import scale_args
+from kbench.targets.suite_runner import GuestTools, check_host_tools, run_suite_benchmark
 from kbench.targets.vm import (
     GuestRequestError,
     KernelImage,
     VmSession,
     VmTargetError,
     build_module,
+    build_tools_cpio,
     default_cache_dir,
     resolve_kernel,
 )
+from kbench.targets.vm.qemu import SCRATCH_SERIAL
 
 GUEST_OUTPUT = "/tmp/kbench-run.bin"
 GUEST_MODULE = "/lib/kbench/kbench.ko"
@@ -50,11 +53,41 @@ GUEST_ESTIMATE = "/tmp/kbench-estimate.bin"
 ESTIMATE_SAMPLES = 200
 """A count-mode run in the guest is preceded by this many samples, timed for its bound."""
 TIMED_OUT = -1000
+SCRATCH_MOUNT = "/mnt/scratch"
+FIO_SCRATCH_DISK_MB = 2048
+"""The scratch disk a guest gets when fio runs in it (a sparse host file: only what fio writes takes space)."""
+SCRATCH_MODULES = ("virtio_blk", "ext4", "crc32c_generic")  # ext4 asks the crypto API for crc32c
+SCRATCH_SCRIPT = f"""set -e
+for m in virtio_blk ext4 crc32c_generic; do modprobe $m 2>/dev/null || true; done  # built in, or missing
+dev=
+for i in $(seq 100); do
+    for b in /sys/block/vd*; do
+        [ "$(cat $b/serial 2>/dev/null)" = {SCRATCH_SERIAL} ] && dev=/dev/${{b##*/}}
+    done
+    [ -n "$dev" ] && [ -b "$dev" ] && break
+    sleep 0.1
+done
+[ -n "$dev" ] || {{ echo "no virtio-blk disk with serial {SCRATCH_SERIAL}" >&2; exit 1; }}
+mke2fs -q "$dev" >/dev/null
+mkdir -p {SCRATCH_MOUNT}
+mount -t ext4 "$dev" {SCRATCH_MOUNT}
+chmod 1777 {SCRATCH_MOUNT}
+echo "$dev"
+"""
+"""Guest set-up of the scratch disk; prints the device."""
 """ProbeInvocation.exit_code of a guest probe stopped at its bound."""
 
 
 class VmTarget:
-    """Runs probe and kbench.ko benchmarks in a kernel booted with qemu."""
+    """Runs probe, kbench.ko and suite benchmarks in a kernel booted with qemu.
+
+    ``suite_tools``: host executables (hackbench, fio, …) to carry into the guest, with
+    their libraries, as an extra initramfs archive; a suite run asking for a tool the
+    guest lacks boots it again with that tool. ``scratch_disk_mb``: a virtio-blk disk
+    on a sparse host file, formatted and mounted at SCRATCH_MOUNT, where suite tools
+    get their scratch directories; by default one of FIO_SCRATCH_DISK_MB when fio is
+    among the tools, else none (scratch directories then live in the guest's tmpfs /tmp).
+    """
 
     def __init__(
         self,
@@ -70,6 +103,8 @@ class VmTarget:
         extra_modules: Sequence[Path] = (),
         boot_timeout: float = 60.0,
         modules_dir: Path | None = None,
+        suite_tools: Sequence[str] = (),
+        scratch_disk_mb: int | None = None,
     ):
         self.spec = spec
         self.cache_dir = cache_dir or default_cache_dir()
@@ -82,6 +117,12 @@ class VmTarget:
         self.extra_modules = [Path(path) for path in extra_modules]
         self.boot_timeout = boot_timeout  # seconds until a guest that has not booted counts as hung
         self.modules_dir = modules_dir  # for a path spec: the kernel's modules (see resolve_kernel)
+        self.suite_tools = tuple(suite_tools)  # host executables put into the guest (extra cpio)
+        self.booted_tools: tuple[str, ...] = ()
+        self.requested_scratch_mb = scratch_disk_mb  # None: a disk when fio is among the suite tools
+        self.scratch_disk_mb = 0  # of the running guest: a virtio-blk disk, ext2, mounted at SCRATCH_MOUNT
+        self.scratch_root = "/tmp"  # where suite tools get their scratch directories
+        self._guest_tools: GuestTools | None = None
         self.extra_loaded: list[str] = []
         self.kernel: KernelImage | None = None
         self.session: VmSession | None = None
@@ -114,6 +155,11 @@ class VmTarget:
                 raise TargetError(f"user benchmark modules need kbench.ko, which did not build: {self.module_error}")
             for path in extra:
                 files[f"{GUEST_EXTRA_DIR}/{path.name}"] = path
+            appended = self._tools_archive()
+            self.scratch_disk_mb = self._scratch_mb()
+            if self.kernel.modules_dir is None and self.requested_scratch_mb is None:
+                self.scratch_disk_mb = 0  # no virtio_blk/ext4 modules to load: fio uses tmpfs
+            self.scratch_root = "/tmp"
             self.session = VmSession(
                 self.kernel,
                 initramfs_files=files,
@@ -124,7 +170,13 @@ class VmTarget:
                 console_log=self.console_log,
                 cmdline_extra=self.cmdline_extra,
                 boot_timeout=self.boot_timeout,
+                initramfs_extra=appended,
+                scratch_disk_mb=self.scratch_disk_mb,
+                extra_modules=SCRATCH_MODULES if self.scratch_disk_mb else (),
             )
+            if self.scratch_disk_mb:
+                self._mount_scratch(self.session)
+            self.booted_tools = self.suite_tools
             if ko is not None:
                 self._load_module(self.session)
             for path in extra:
@@ -138,6 +190,37 @@ class VmTarget:
         if self.session is not None:
             self.session.close()
             self.session = None
+
+    def _scratch_mb(self) -> int:
+        if self.requested_scratch_mb is not None:
+            return self.requested_scratch_mb
+        return FIO_SCRATCH_DISK_MB if "fio" in self.suite_tools else 0
+
+    def _mount_scratch(self, session: VmSession) -> None:
+        """Format the scratch disk (busybox mke2fs: ext2, mounted by the ext4 driver) and mount it."""
+        started = time.monotonic()
+        done = session.exec(["sh", "-c", SCRATCH_SCRIPT], timeout=300)
+        if not done.ok:
+            raise TargetError(f"the guest could not set up its scratch disk: {done.stderr.decode(errors='replace')}")
+        self.scratch_root = SCRATCH_MOUNT
+        self._details["scratch_disk"] = {
+            "mb": self.scratch_disk_mb, "device": done.text.strip(), "fs": "ext2 (ext4 driver)",
+            "mount": SCRATCH_MOUNT, "setup_seconds": round(time.monotonic() - started, 3),
+        }
+
+    def _tools_archive(self) -> list[Path]:
+        """The extra cpio with the suite tools and their libraries (none without suites)."""
+        if not self.suite_tools:
+            return []
+        started = time.monotonic()
+        archive = build_tools_cpio(self.suite_tools, self.cache_dir)
+        self._details["suite_tools"] = {
+            "tools": list(self.suite_tools),
+            "archive": archive.name,
+            "bytes": archive.stat().st_size,
+            "build_seconds": round(time.monotonic() - started, 3),
+        }
+        return [archive]
 
     def _build_kbench_ko(self, kernel: KernelImage) -> Path | None:
         try:
@@ -205,7 +288,7 @@ class VmTarget:
                 "cpus": self.cpus,
                 "memory_mb": self.memory_mb,
                 "console_log": str(session.console_log),
-                "kbench_ko": "loaded" if self.module else self.module_error,
+                "kbench_ko": "loaded" if self.module else (self.module_error or "not loaded (not needed by this run)"),
                 **self._details,
             },
         )
@@ -243,15 +326,30 @@ class VmTarget:
             bound = timed_bound(request.duration_s or DEFAULT_DURATION_S,
                                 request.warmup_duration_s if request.warmup_duration_s is not None
                                 else DEFAULT_WARMUP_S)
+        elif benchmark.kind == "suite":
+            return self._measure_suite(benchmark, request)
         else:
-            raise TargetError(
-                f"{benchmark.name} runs a whole tool that the VM's initramfs does not carry; run it on the local kernel"
-            )
+            raise TargetError(f"{benchmark.name}: the VM target does not run {benchmark.kind} benchmarks")
         invocation = self._run_probe(session, probe_args, bound)
         if invocation.exit_code == TIMED_OUT:
             raise TargetError(f"{benchmark.name} did not finish within its bound of {bound:.0f} s in the guest; "
                               "it was stopped")
         return measurement_from_invocation(invocation)
+
+    def _measure_suite(self, benchmark: Benchmark, request: RunRequest) -> Measurement:
+        """Run a suite's tool in the guest. A guest booted without that tool (the target was
+        not told of the suite in advance) is booted again with it."""
+        needed = check_host_tools(benchmark)
+        missing = [tool for tool in needed if tool not in self.booted_tools]
+        if missing:
+            self.suite_tools = (*self.suite_tools, *(t for t in needed if t not in self.suite_tools))
+            self.close()
+            self.module, self.extra_loaded = None, []  # loaded again by the new boot
+        session = self.start()
+        if self._guest_tools is None or self._guest_tools.session is not session:
+            self._guest_tools = GuestTools(session, scratch_root=self.scratch_root)
+            self._guest_tools.set_up()
+        return run_suite_benchmark(benchmark, request, host=self._guest_tools)
 
     def _run_probe(self, session: VmSession, probe_args: list[str], bound: float,
                    output: str = GUEST_OUTPUT) -> ProbeInvocation:

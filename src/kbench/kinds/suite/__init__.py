@@ -1,4 +1,4 @@
-"""The suite kind: whole tools run N times (hackbench, stress-ng, fio, sysbench; ``kbench.suites``).
+"""The suite kind: whole tools run N times (hackbench, stress-ng, fio, sysbench, netperf; ``kbench.suites``).
 
 A run keeps one value per iteration of every metric the tool reports; the primary
 metric comes first.

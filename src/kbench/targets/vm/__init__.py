@@ -3,6 +3,7 @@
 - ``resolve_kernel(spec, cache_dir)``: ``deb:<release>``, a bzImage or a build tree
 - ``build_module(src_dir, kernel, cache_dir)``: out-of-tree modules, cached by content
 - ``build_initramfs(kernel, files, cache_dir)``: busybox + kbench-agent + kbench-probe
+- ``build_tools_cpio(tools, cache_dir)``: host tools + their libraries, an extra cpio
 - ``VmSession(kernel, ...)``: boots qemu (KVM when it works, else TCG) and runs
   commands through the guest agent over virtio-serial
 
@@ -23,6 +24,7 @@ from .kernel import KernelImage
 from .modbuild import build_module
 from .resolve import resolve_kernel
 from .session import ExecResult, VmSession
+from .tools import ToolNotOnHost, build_tools_cpio, combine_initramfs
 
 __all__ = [
     "ExecResult",
@@ -31,11 +33,14 @@ __all__ = [
     "KernelImage",
     "KernelResolveError",
     "ModuleBuildError",
+    "ToolNotOnHost",
     "VmError",
     "VmSession",
     "VmTargetError",
     "build_initramfs",
     "build_module",
+    "build_tools_cpio",
+    "combine_initramfs",
     "default_cache_dir",
     "resolve_kernel",
 ]

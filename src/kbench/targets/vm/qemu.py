@@ -9,6 +9,7 @@ from pathlib import Path
 from .errors import VmTargetError
 
 AGENT_PORT = "kbench.0"
+SCRATCH_SERIAL = "kbench-scratch"
 BASE_CMDLINE = "console=ttyS0 panic=-1"
 
 
@@ -36,12 +37,17 @@ class QemuConfig:
     cpus: int = 2
     cmdline_extra: str = ""
     cpu: str | None = None  # default: "host" under KVM, "max" under TCG
+    scratch_disk: Path | None = None  # a raw host file, the guest's virtio-blk disk (serial SCRATCH_SERIAL)
 
     @property
     def cmdline(self) -> str:
         return f"{BASE_CMDLINE} {self.cmdline_extra}".strip()
 
     def argv(self) -> list[str]:
+        disk = [] if self.scratch_disk is None else [
+            "-drive", f"file={_opt(self.scratch_disk)},if=none,id=scratch0,format=raw",
+            "-device", f"virtio-blk-pci,drive=scratch0,serial={SCRATCH_SERIAL}",
+        ]
         return [
             self.qemu,
             "-accel",
@@ -73,4 +79,5 @@ class QemuConfig:
             f"socket,id=agent0,path={_opt(self.agent_socket)},server=on,wait=off",
             "-device",
             f"virtserialport,bus=vser0.0,chardev=agent0,name={AGENT_PORT}",
+            *disk,
         ]

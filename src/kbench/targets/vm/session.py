@@ -23,6 +23,7 @@ from .initramfs import build_initramfs
 from .kernel import KernelImage
 from .protocol import Kind, Message, Tag
 from .qemu import QemuConfig, find_qemu
+from .tools import combine_initramfs
 
 #: extra seconds the host waits for a reply beyond the command's own timeout
 REPLY_GRACE_S = 30.0
@@ -65,7 +66,11 @@ class VmSession:
     ``kbench.children``), even when kbench is killed.
     ``accel`` is "auto" (KVM if it works on this host, remembered in cache_dir; else
     TCG), "kvm" or "tcg"; the accelerator used is in ``self.accel`` and why in
-    ``self.accel_reason``.
+    ``self.accel_reason``. ``initramfs_extra``: cpio archives appended to the initramfs
+    (the kernel unpacks them after it, e.g. the suite tools of ``build_tools_cpio``).
+    ``scratch_disk_mb``: a sparse raw file of that size in the session's temporary
+    directory becomes a virtio-blk disk of the guest (serial ``kbench-scratch``; the
+    guest needs the virtio_blk module, see ``VmTarget``), removed with the session.
     """
 
     def __init__(
@@ -84,6 +89,8 @@ class VmSession:
         extra_modules: Sequence[str] = (),
         kvm_probe_timeout: float = KVM_PROBE_TIMEOUT_S,
         cpu: str | None = None,
+        initramfs_extra: Sequence[Path] = (),
+        scratch_disk_mb: int = 0,
     ) -> None:
         self.kernel = kernel
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
@@ -108,12 +115,18 @@ class VmSession:
         self.console_log.parent.mkdir(parents=True, exist_ok=True)
         self.console = ConsoleLog(self.console_log)
         self._qemu_log = self._tmp / "qemu.log"
+        self.scratch_disk: Path | None = None
+        if scratch_disk_mb > 0:  # sparse: host space is taken only as the guest writes
+            self.scratch_disk = self._tmp / "scratch.img"
+            with open(self.scratch_disk, "wb") as disk:
+                disk.truncate(scratch_disk_mb << 20)
         self._finalizer = weakref.finalize(self, VmSession._cleanup, None, self._tmp)
         try:
             self.qemu = find_qemu()
-            self.initramfs = initramfs or build_initramfs(
+            base = initramfs or build_initramfs(
                 kernel, initramfs_files or {}, self.cache_dir, extra_modules=extra_modules
             )
+            self.initramfs = combine_initramfs([base, *initramfs_extra], self.cache_dir)
             self.boot_image = boot_image(kernel.vmlinuz, self.cache_dir)
             self._start(accel, kvm_probe_timeout)
         except BaseException:
@@ -157,6 +170,7 @@ class VmSession:
             cpus=self.cpus,
             cmdline_extra=self.cmdline_extra,
             cpu=self.cpu,
+            scratch_disk=self.scratch_disk,
         )
         self.accel = accel
         self.qemu_argv = cfg.argv()
