@@ -4,19 +4,23 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: setup deps install demo test test-all bench native clean
+.PHONY: setup deps deps-run install demo test test-all bench native clean
 
 ## setup: install what a fresh Debian machine lacks, build kbench, take a first measurement
 setup: deps install demo
 
 deps:
+	scripts/install-deps.sh --test
+
+## deps-run: only what running kbench needs (no test or benchmark tools)
+deps-run:
 	scripts/install-deps.sh
 
 install:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
-	# kbench[history] without apache-otava's numpy==2.2.0 pin (pyproject.toml says why)
+	# kbench-lab[history] without apache-otava's numpy==2.2.0 pin (pyproject.toml says why)
 	$(BIN)/pip install --quiet --no-deps 'apache-otava>=0.8'
 
 demo:

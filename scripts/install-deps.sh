@@ -1,6 +1,15 @@
 #!/usr/bin/env bash
 # Install the Debian packages kbench needs (idempotent; apt-get update only when needed).
+#   scripts/install-deps.sh          what running kbench needs
+#   scripts/install-deps.sh --test   that, plus what its tests and benchmarks need (make deps, CI)
 set -euo pipefail
+
+with_tests=0
+case "${1:-}" in
+  --test) with_tests=1 ;;
+  "") ;;
+  *) echo "usage: $0 [--test]" >&2; exit 2 ;;
+esac
 
 packages=(
   build-essential cmake ninja-build pkg-config   # native probe and guest agent
@@ -8,21 +17,28 @@ packages=(
   qemu-system-x86 busybox-static cpio            # VM target: boot Debian kernels in qemu
   kmod bc flex bison libelf-dev libssl-dev       # building kbench.ko against kernel headers
   zstd dwarves                                   # Debian 6.12 kernels: zstd images, BTF for modules
-  linux-source-6.1                               # scripts/checkpatch.pl judges kbench.ko's style
   stress-ng rt-tests fio sysbench                # standard suites (kbench.suites); rt-tests has hackbench
   netperf                                        # the netperf suite (netperf + netserver; Debian's non-free component)
   linux-perf                                     # the perf-bench suite (perf bench sched pipe, futex hash)
-  hyperfine                                      # tests: kbench import/export of its JSON; benchmarks/sensitivity.py
-  chromium fonts-dejavu-core                     # headless screenshots of the HTML reports; the dashboard tests (Playwright)
-  postgresql redis-server                        # tests: a shared store and the fleet's broker, started by the tests
 )
+test_packages=(
+  linux-source-6.1                               # scripts/checkpatch.pl judges kbench.ko's style
+  hyperfine                                      # kbench import/export of its JSON; benchmarks/sensitivity.py
+  chromium fonts-dejavu-core                     # headless screenshots of the HTML reports; the dashboard tests (Playwright)
+  postgresql redis-server                        # a shared store and the fleet's broker, started by the tests
+)
+if [ "$with_tests" -eq 1 ]; then
+  packages+=("${test_packages[@]}")
+fi
 
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
-install_benchstat() {
-  "$(dirname "$0")/install-benchstat.sh"
+install_benchstat() {  # the Go benchmark format's tests compare with the real benchstat
+  if [ "$with_tests" -eq 1 ]; then
+    "$(dirname "$0")/install-benchstat.sh"
+  fi
 }
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} Debian packages present"

@@ -151,7 +151,8 @@ def test_parquet_without_pyarrow_says_what_to_install(monkeypatch: pytest.Monkey
     from kbench.report.interop import ExportProblem, tidy
 
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow now raises ImportError
-    with pytest.raises(ExportProblem, match="Parquet needs pyarrow, which is not installed: pip install pyarrow"):
+    with pytest.raises(ExportProblem,
+                       match=r"Parquet needs pyarrow, which is not installed: pip install 'kbench-lab\[parquet\]'"):
         tidy.write("parquet", [])
 
 
@@ -165,6 +166,6 @@ def test_one_run_as_parquet_without_pyarrow_fails_clearly(kbench: KbenchRunner, 
         proc = subprocess.run([sys.executable, "-m", "kbench.cli", "export", *args, "--format", "parquet", "-o",
                                str(tmp_path / "x.parquet")], capture_output=True, text=True, env=env, timeout=60)
         assert proc.returncode == 2, proc.stderr
-        assert proc.stderr == ("kbench: error: Parquet needs pyarrow, which is not installed: pip install pyarrow "
-                               "(or export --format csv)\n")
+        assert proc.stderr == ("kbench: error: Parquet needs pyarrow, which is not installed: "
+                               "pip install 'kbench-lab[parquet]' (or export --format csv)\n")
         assert not (tmp_path / "x.parquet").exists()

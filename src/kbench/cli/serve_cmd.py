@@ -22,7 +22,7 @@ def serve_cmd(ctx: Context, host: str, port: int, window: int, max_pvalue: float
         from kbench.web.server import serve
     except ImportError as exc:
         raise click.ClickException(
-            f"the dashboard needs its extra: pip install 'kbench[web]' ({exc.name} missing)"
+            f"the dashboard needs its extra: pip install 'kbench-lab[web]' ({exc.name} missing)"
         ) from None
     settings = settings_from(window, max_pvalue, raw_values)
     if host not in ("127.0.0.1", "localhost", "::1"):

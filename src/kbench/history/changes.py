@@ -11,7 +11,7 @@ Measured on simulated series (benchmarks/history_detection.py, docs/history.md).
 
 The original values then describe each change: the segments between neighbouring change
 points give the median, mean and standard deviation before and after. Otava and scipy
-are imported on first use (``pip install 'kbench[history]'``).
+are imported on first use (``pip install 'kbench-lab[history]'``).
 """
 
 from __future__ import annotations
@@ -172,6 +172,6 @@ def _library() -> Any:
     except ImportError as exc:
         raise HistoryUnavailable(
             "change-point detection needs Apache Otava: pip install --no-deps 'apache-otava>=0.8' "
-            "(or pip install 'kbench[history]', which also pins numpy 2.2)"
+            "(or pip install 'kbench-lab[history]', which also pins numpy 2.2)"
         ) from exc
     return compute_change_points

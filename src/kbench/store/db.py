@@ -147,6 +147,10 @@ class Store:
                 engine = create_engine(url)
         except StoreError:
             raise
+        except ModuleNotFoundError as exc:  # the URL's driver is an optional extra
+            extra = " (pip install 'kbench-lab[postgres]')" if str(url).startswith("postgresql") else ""
+            raise StoreError(f"cannot open results database {url!r}: its driver {exc.name!r} is not "
+                             f"installed{extra}") from exc
         except Exception as exc:  # SQLAlchemy raises several types for bad URLs
             raise StoreError(f"cannot open results database {url!r}: {exc}") from exc
         if engine.dialect.name == "sqlite":

@@ -3,5 +3,5 @@
 FastAPI serves HTML pages (Jinja2 templates) and, behind every page, a JSON endpoint
 under ``/api``; the pages draw their plots with Plotly, whose plotly.js is served from
 the installed ``plotly`` package (nothing is fetched from the network). Install with
-``pip install 'kbench[web]'``.
+``pip install 'kbench-lab[web]'``.
 """

@@ -24,7 +24,7 @@ from kbench.report.interop.common import ExportProblem
 from kbench.store.db import RunRecord
 
 SUMMARY = ("n", "min", "median", "mean", "stdev", "mad", "p90", "p95", "p99", "max")
-PARQUET_MISSING = ("Parquet needs pyarrow, which is not installed: pip install pyarrow "
+PARQUET_MISSING = ("Parquet needs pyarrow, which is not installed: pip install 'kbench-lab[parquet]' "
                    "(or export --format csv)")
 
 

@@ -1,0 +1,71 @@
+"""The distribution declares what kbench imports, and nothing it does not."""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+IMPORT_NAMES = {"pyyaml": "yaml", "sqlalchemy": "sqlalchemy", "psycopg": "psycopg", "celery": "celery",
+                "apache-otava": "otava"}
+"""Distribution name -> the module it installs, where they differ (lower-case)."""
+
+
+def _distribution(requirement: str) -> str:
+    match = re.match(r"[A-Za-z0-9_.-]+", requirement)
+    assert match, requirement
+    return match.group(0).lower()
+
+
+def _imported_top_level_modules() -> set[str]:
+    found: set[str] = set()
+    for path in (ROOT / "src" / "kbench").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                found.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    return found
+
+
+def test_every_required_dependency_is_imported_by_kbench() -> None:
+    imported = _imported_top_level_modules()
+    unused = [req for req in PYPROJECT["project"]["dependencies"]
+              if IMPORT_NAMES.get(_distribution(req), _distribution(req)) not in imported]
+    assert unused == []
+
+
+@pytest.mark.parametrize("extra", ["postgres", "parquet", "fleet", "history", "web"])
+def test_every_runtime_extra_is_imported_by_kbench(extra: str) -> None:
+    imported = _imported_top_level_modules()
+    for requirement in PYPROJECT["project"]["optional-dependencies"][extra]:
+        name = _distribution(requirement)
+        if name.startswith("kbench-lab"):
+            continue
+        module = IMPORT_NAMES.get(name, name)
+        if module == "psycopg":  # SQLAlchemy loads it for postgresql+psycopg:// URLs
+            assert any("postgresql+psycopg" in p.read_text() for p in (ROOT / "src/kbench").rglob("*.py"))
+            continue
+        if module == "jinja2":  # loaded by fastapi.templating.Jinja2Templates
+            assert "Jinja2Templates" in (ROOT / "src/kbench/web/app.py").read_text()
+            continue
+        assert module in imported, f"kbench[{extra}] declares {requirement} but nothing imports {module}"
+
+
+def test_heavy_optional_parts_are_not_required() -> None:
+    required = {_distribution(req) for req in PYPROJECT["project"]["dependencies"]}
+    assert not required & {"pyarrow", "psycopg", "pydantic", "celery", "fastapi", "plotly", "apache-otava"}
+    assert PYPROJECT["project"]["optional-dependencies"]["parquet"] == ["pyarrow>=14"]
+
+
+def test_the_distribution_name_is_not_pypis_other_kbench_and_the_command_stays() -> None:
+    assert PYPROJECT["project"]["name"] == "kbench-lab"
+    assert PYPROJECT["project"]["scripts"] == {"kbench": "kbench.cli.main:main"}
+    licence = (ROOT / "LICENSE").read_text()
+    assert "GNU GENERAL PUBLIC LICENSE" in licence and "Version 2, June 1991" in licence
+    assert PYPROJECT["project"]["license"] == "GPL-2.0-only" and PYPROJECT["project"]["license-files"] == ["LICENSE"]
