@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import tomllib
 from pathlib import Path
 
@@ -69,3 +70,18 @@ def test_the_distribution_name_is_not_pypis_other_kbench_and_the_command_stays()
     licence = (ROOT / "LICENSE").read_text()
     assert "GNU GENERAL PUBLIC LICENSE" in licence and "Version 2, June 1991" in licence
     assert PYPROJECT["project"]["license"] == "GPL-2.0-only" and PYPROJECT["project"]["license-files"] == ["LICENSE"]
+
+
+def test_a_postgresql_url_without_its_driver_is_a_one_line_error_naming_the_extra() -> None:
+    import subprocess
+
+    code = ("import sys; sys.modules['psycopg'] = None\n"
+            "sys.argv = ['kbench', '--db', 'postgresql+psycopg://kbench@127.0.0.1:1/x', 'results']\n"
+            "from kbench.cli.main import main\n"
+            "main()\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 5, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "kbench: error: cannot open results database 'postgresql+psycopg://kbench@127.0.0.1:1/x': its driver "
+        "'psycopg' is not installed (pip install 'kbench-lab[postgres]')"
+    ]
