@@ -6,7 +6,6 @@ module is imported only when that command runs (``kbench --help`` imports none).
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +19,7 @@ from rich.text import Text
 from kbench import __version__, interrupts
 from kbench.cli import exit_codes
 from kbench.cli.lazy import LazyCommand, LazyGroup
+from kbench.contract import json_document
 from kbench.contract.benchmark import BadParameter, UnknownBenchmark
 from kbench.contract.request import BadRequest
 from kbench.native import NativeToolMissing
@@ -247,7 +247,8 @@ def cli(ctx: click.Context, db: str | None) -> None:
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str))
+    """Print a ``--json`` document: with ``schema_version`` and UTC ISO-8601 times (see json_document)."""
+    click.echo(json_document.dumps(data))
 
 
 def main() -> None:
