@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 import click
 from rich.console import Console
@@ -40,7 +40,7 @@ def out_console() -> Console:
     without the spaces rich pads table cells with at the end of a line)."""
     console = Console(soft_wrap=True)
     if not console.is_terminal:
-        console = Console(soft_wrap=True, width=PIPE_WIDTH, file=TrimmedLines(sys.stdout))
+        console = Console(soft_wrap=True, width=PIPE_WIDTH, file=cast(TextIO, TrimmedLines(sys.stdout)))
     return console
 
 
