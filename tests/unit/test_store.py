@@ -147,6 +147,20 @@ def test_list_runs_filters_and_orders_newest_first(url: str) -> None:
         assert conn.execute(schema.targets.select()).fetchall().__len__() == 2
 
 
+def test_the_tag_filter_is_applied_before_the_limit(url: str) -> None:
+    """Three tagged runs behind newer untagged ones: --tag T --limit 2 finds the two newest tagged."""
+    store = Store.open(url)
+    tagged = [_begin(store, tags=["before"]) for _ in range(3)]
+    for _ in range(5):
+        _begin(store, tags=["after"])
+    _begin(store, tags=['x","before'])  # holds the text "before" in quotes, not the tag
+    _begin(store, tags=["before-2", "%", "befor_"])
+    assert [r["id"] for r in store.list_runs(tag="before", limit=2)] == tagged[:0:-1]
+    assert [r["id"] for r in store.list_runs(tag="before", limit=50)] == tagged[::-1]
+    assert store.list_runs(tag="befor%") == [] and store.list_runs(tag="nothing") == []
+    assert len(store.list_runs(tag="%")) == 1
+
+
 def test_a_machine_with_more_than_2_gib_of_memory_is_recorded(url: str) -> None:
     store = Store.open(url)
     big = {**SYSINFO, "hostname": "lkp-hsx-ex", "memory_bytes": 512 << 30}  # the seed's HSX EX: 512G

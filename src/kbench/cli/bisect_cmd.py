@@ -238,7 +238,7 @@ def resume_cmd(ctx: Context, bisection_id: int | None, as_json: bool, html_path:
 def status_cmd(ctx: Context, bisection_id: int | None, as_json: bool, html_path: Path | None) -> None:
     """Show a bisection (default: the latest): its steps so far and, when done, the culprit."""
     with user_errors():
-        _render(ctx.store.get_bisection(bisection_id), as_json, html_path)
+        _render(ctx.reader.get_bisection(bisection_id), as_json, html_path)
 
 
 @bisect_group.command("demo")

@@ -2,20 +2,43 @@
 
 from __future__ import annotations
 
+import fnmatch
+
 import click
 from rich.table import Table
 
 from kbench.catalog.benchmarks import all_benchmarks
-from kbench.cli.main import emit_json, out_console, user_errors
+from kbench.cli import exit_codes
+from kbench.cli.main import emit_json, fail, literal, out_console, user_errors
 from kbench.kinds.kfunc.catalog import COMMON_PARAMS
+
+GLOB_CHARACTERS = frozenset("*?[")
+
+
+def matches(pattern: str | None, name: str) -> bool:
+    """``pattern`` is a glob when it has one of ``*?[`` (``syscall.*``), else a piece of the name
+    (``pipe``); case is ignored."""
+    if pattern is None:
+        return True
+    pattern, name = pattern.lower(), name.lower()
+    if GLOB_CHARACTERS & set(pattern):
+        return fnmatch.fnmatchcase(name, pattern)
+    return pattern in name
 
 
 @click.command("list")
+@click.argument("pattern", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the catalog as JSON.")
-def list_cmd(as_json: bool) -> None:
-    """List the benchmarks, their parameters, units and directions."""
+def list_cmd(pattern: str | None, as_json: bool) -> None:
+    """List the benchmarks, their parameters, units and directions.
+
+    PATTERN keeps the benchmarks whose name matches it: a glob (syscall.*, *pipe*) or, without
+    * ? or [, a piece of the name (hackbench).
+    """
     with user_errors():
-        benches = all_benchmarks()
+        benches = {name: b for name, b in all_benchmarks().items() if matches(pattern, name)}
+    if not benches and pattern is not None:
+        fail(f"no benchmark matches {pattern!r} (`kbench list` shows them all)", exit_codes.USAGE)
     if as_json:
         emit_json(
             [
@@ -34,17 +57,20 @@ def list_cmd(as_json: bool) -> None:
         return
     table = Table(show_lines=False, box=None, pad_edge=False)
     table.add_column("benchmark", style="bold")
+    table.add_column("unit")
+    table.add_column("direction")
     table.add_column("what it times")
     table.add_column("parameters (default)")
     common = {p.name for p in COMMON_PARAMS}
     for bench in benches.values():
         own = [p for p in bench.params if not (bench.kind == "kfunc" and p.name in common)]
         params = ", ".join(f"{p.name}={p.default}" for p in own) or "-"
-        table.add_row(bench.name, bench.description, params)
+        table.add_row(literal(bench.name), bench.unit, bench.direction, literal(bench.description), literal(params))
     console = out_console()
     console.print(table)
-    console.print(
-        "\nkfunc.* benchmarks also take: " + ", ".join(f"{p.name}={p.default}" for p in COMMON_PARAMS)
-        + "\n(they run inside a kernel: add --kernel deb:<release> to boot one in qemu)",
-        highlight=False,
-    )
+    if any(bench.kind == "kfunc" for bench in benches.values()):
+        console.print(
+            "\nkfunc.* benchmarks also take: " + ", ".join(f"{p.name}={p.default}" for p in COMMON_PARAMS)
+            + "\n(they run inside a kernel: add --kernel deb:<release> to boot one in qemu)",
+            highlight=False,
+        )

@@ -113,7 +113,7 @@ def compare_cmd(
     fmt = "json" if as_json else fmt
     trial_options = trials is not None or min_trials is not None
     with user_errors():
-        store = ctx.store
+        store = ctx.reader if run_sets else ctx.store  # stored runs are only read
         correction_method: Method = "bh" if correction == "bh" else "holm"
         selected = [select_runs(store, text, benchmark) for text in run_sets]
         replayed = stored_interleaved(store, selected, alpha=alpha, margin=margin_value) if run_sets else None
@@ -200,7 +200,7 @@ def select_runs(store: Store, selector: str, benchmark: str | None) -> list[int]
     if kind in ("tag", "kernel") and value:
         bench = lookup(benchmark).name if benchmark else None
         rows = store.list_runs(
-            benchmark=bench, status="complete", limit=10_000,
+            benchmark=bench, status="complete", limit=None,
             tag=value if kind == "tag" else None, kernel_release=value if kind == "kernel" else None,
         )
         if not rows:

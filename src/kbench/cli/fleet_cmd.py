@@ -5,14 +5,13 @@ Celery, Redis and PostgreSQL are imported by the commands themselves, never at s
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -24,6 +23,7 @@ from rich.table import Table
 from kbench.cli import exit_codes
 from kbench.cli.job_cmds import default_cpu_count, job_errors
 from kbench.cli.main import emit_json, err_console, fail, out_console
+from kbench.contract.json_document import utc_timestamp
 
 if TYPE_CHECKING:
     from kbench.fleet.settings import FleetSettings
@@ -281,8 +281,7 @@ def _demo_session(fleet: Any, job_file: Path | None) -> None:
         if job["state"] in ("done", "failed", "cancelled"):
             break
         time.sleep(0.5)
-    click.echo(json.dumps({"job": job["id"], "state": job["state"], "counts": job["counts"],
-                           "machines": job["machines"]}, indent=2))
+    emit_json({"job": job["id"], "state": job["state"], "counts": job["counts"], "machines": job["machines"]})
 
 
 def _fleet_store(settings: FleetSettings) -> Any:
@@ -309,6 +308,8 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
     for key, value in row.items():
         if isinstance(value, timedelta):
             out[key] = value.total_seconds()
+        elif isinstance(value, datetime):
+            out[key] = utc_timestamp(value)
         elif hasattr(value, "isoformat"):
             out[key] = value.isoformat()
         else:

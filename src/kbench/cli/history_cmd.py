@@ -39,7 +39,7 @@ def history_cmd(
 
     settings = settings_from(window, max_pvalue, raw_values)
     with user_errors(), history_errors():
-        histories = analyse(load_series(ctx.store.engine, selector, since=since), settings, repo=repo)
+        histories = analyse(load_series(ctx.reader.engine, selector, since=since), settings, repo=repo)
     if as_json:
         emit_json({"settings": settings.to_json(), "series": [h.to_json() for h in histories]})
         return

@@ -6,6 +6,7 @@ import functools
 import sys
 from pathlib import Path
 
+import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
@@ -18,7 +19,7 @@ from kbench.cli.main import Context, emit_json, err_console, fail, out_console
 from kbench.engine.job_runner import InstanceRuns, run_job
 from kbench.jobs import JobInstance, expand_job
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
-from kbench.report.job_summary import instance_rows, job_json, scaling_curves, scaling_lines
+from kbench.report.job_summary import instance_rows, job_json, quiet_lines, scaling_curves, scaling_lines
 from kbench.targets.factory import make_target, target_cpus
 from kbench.targets.local_kmod import LOCAL_KERNEL_HINT
 from kbench.targets.suite_runner import suite_tools
@@ -26,7 +27,7 @@ from kbench.targets.suite_runner import suite_tools
 
 def run_job_file(
     ctx: Context, path: Path, as_json: bool, *, commit: str | None = None, label: str | None = None,
-    local_kernel: bool = False, max_instances: int = DEFAULT_MAX_INSTANCES,
+    local_kernel: bool = False, max_instances: int = DEFAULT_MAX_INSTANCES, quiet: bool = False,
 ) -> None:
     with job_errors():
         instances = expand_job(path, cpu_count=default_cpu_count(), max_instances=max_instances,
@@ -59,6 +60,9 @@ def run_job_file(
     interrupted = any(run.status == "interrupted" for entry in entries for run in entry.runs)
     if as_json:
         emit_json(job_json(entries))
+    elif quiet:
+        for line in quiet_lines(entries):
+            click.echo(line)
     else:
         _print_summary(path, entries)
     if interrupted:

@@ -6,12 +6,12 @@ module is imported only when that command runs (``kbench --help`` imports none).
 
 from __future__ import annotations
 
-import json
+import io
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 import click
 from rich.console import Console
@@ -20,6 +20,7 @@ from rich.text import Text
 from kbench import __version__, interrupts
 from kbench.cli import exit_codes
 from kbench.cli.lazy import LazyCommand, LazyGroup
+from kbench.contract import json_document
 from kbench.contract.benchmark import BadParameter, UnknownBenchmark
 from kbench.contract.request import BadRequest
 from kbench.native import NativeToolMissing
@@ -35,11 +36,40 @@ PIPE_WIDTH = 200
 
 
 def out_console() -> Console:
-    """A console for stdout: the terminal's width, or PIPE_WIDTH when redirected."""
+    """A console for stdout: the terminal's width, or PIPE_WIDTH when redirected (then
+    without the spaces rich pads table cells with at the end of a line)."""
     console = Console(soft_wrap=True)
     if not console.is_terminal:
-        console = Console(soft_wrap=True, width=PIPE_WIDTH)
+        console = Console(soft_wrap=True, width=PIPE_WIDTH, file=cast(TextIO, TrimmedLines(sys.stdout)))
     return console
+
+
+class TrimmedLines(io.TextIOBase):
+    """A text stream writing each complete line to ``out`` without its trailing spaces."""
+
+    def __init__(self, out: TextIO):
+        self._out = out
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        *lines, self._pending = (self._pending + text).split("\n")
+        for line in lines:
+            self._out.write(line.rstrip(" ") + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        """Write a line not yet ended as it is (more of it may follow)."""
+        if self._pending:
+            self._out.write(self._pending)
+            self._pending = ""
+        self._out.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._out, "encoding", None) or "utf-8"
 
 
 def fail(message: str, code: int) -> NoReturn:
@@ -248,7 +278,8 @@ def cli(ctx: click.Context, db: str | None) -> None:
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str))
+    """Print a ``--json`` document: with ``schema_version`` and UTC ISO-8601 times (see json_document)."""
+    click.echo(json_document.dumps(data))
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from kbench.report.run_view import summary_line
 from kbench.report.terminal import body_histogram_lines, cdf_lines, log2_histogram_lines, seed_line
 from kbench.report.units import format_value
 from kbench.sysinfo.usage import parse_usage, usage_lines
@@ -20,8 +21,17 @@ MIN_SAMPLES_FOR_DISTRIBUTION = 20
 """Below this many values a histogram says nothing: the values are listed instead."""
 
 
-def render_run(console: Console, report: RunReport, hist: str = "linear") -> None:
-    """Headline, seed-style line, histogram and CDF, metrics, run context, warnings."""
+def render_quiet(console: Console, report: RunReport, benchmark: str) -> None:
+    """One line: benchmark, median, unit, n, the run's id, and its status unless complete."""
+    summary = report.summary
+    line = summary_line(benchmark, summary.p50 if summary else None, report.unit, summary.n if summary else 0)
+    line += f" run {report.run_id}" + ("" if report.status == "complete" else f" {report.status}")
+    console.print(Text(line), highlight=False)
+
+
+def render_run(console: Console, report: RunReport, hist: str = "linear", *, histogram: bool = True) -> None:
+    """Headline, seed-style line, histogram and CDF (left out when not ``histogram``), metrics,
+    run context, warnings."""
     metric, unit, summary, measurement = report.metric, report.unit, report.summary, report.measurement
     values, series, warnings = report.values, report.series, report.warnings
     header = measurement.header
@@ -66,7 +76,7 @@ def render_run(console: Console, report: RunReport, hist: str = "linear") -> Non
         if values.size < MIN_SAMPLES_FOR_DISTRIBUTION:
             listed = ", ".join(format_value(float(v), unit) for v in values)
             console.print(f"values in order: {listed}", highlight=False)
-        else:
+        elif histogram:
             lines = log2_histogram_lines(values, unit) if hist == "log2" else body_histogram_lines(values, unit)
             console.print(f"\nhistogram ({hist} bins)")
             for line in lines:

@@ -48,7 +48,7 @@ def regressions_cmd(
 
     settings = settings_from(window, max_pvalue, raw_values)
     with user_errors(), history_errors():
-        engine = ctx.store.engine
+        engine = ctx.reader.engine
         histories = analyse(load_series(engine, selector), settings, repo=repo)
         entries = regression_entries(
             histories, run_requests(engine, wanted_runs(histories, since)), since=since, improvements=improvements
@@ -107,7 +107,7 @@ def releases_cmd(
         raise click.BadParameter(f"{plot}: the plot is written as .png, .svg or .pdf", param_hint="--plot")
     names = [normalise_kernel(k) for k in kernels]
     with user_errors(), history_errors():
-        engine = ctx.store.engine
+        engine = ctx.reader.engine
         series = load_series(engine, selector)
         ids = [p.run_id for s in series for p in s.points if p.kernel in names]
         rows = release_rows(series, names, median_intervals(engine, ids))
@@ -125,9 +125,9 @@ def releases_cmd(
 
 
 def _json(data: object) -> str:
-    import json
+    from kbench.contract.json_document import dumps
 
-    return json.dumps(data, indent=2, default=str) + "\n"
+    return dumps(data) + "\n"
 
 
 def _write(text: str, output: Path | None) -> None:

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from kbench.cli.main import Context, emit_json, literal, out_console, pass_context, user_errors
 from kbench.cli.render import render_run
-from kbench.report.run_view import RunReport, load_run_view, run_json
+from kbench.report.run_view import RunReport, load_run_view, run_context_json, run_json
 from kbench.report.units import format_value
 from kbench.store.db import RUN_STATUSES
 
@@ -18,11 +18,12 @@ from kbench.store.db import RUN_STATUSES
 @click.command("show")
 @click.argument("run_id", type=int)
 @click.option("--hist", type=click.Choice(["linear", "log2"]), default="linear", show_default=True)
+@click.option("--no-hist", "no_hist", is_flag=True, help="Leave the histogram and the CDF out.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--sum-keys", "sums", multiple=True, metavar="K1+K2",
               help="Also report tracepoint keys logged one after another along one path, summed (e.g. 2+3).")
 @pass_context
-def show_cmd(ctx: Context, run_id: int, hist: str, as_json: bool, sums: tuple[str, ...]) -> None:
+def show_cmd(ctx: Context, run_id: int, hist: str, no_hist: bool, as_json: bool, sums: tuple[str, ...]) -> None:
     """Show a stored run: summary, histogram, CDF, context and warnings."""
     with user_errors():
         view = load_run_view(ctx.reader, run_id)
@@ -40,15 +41,7 @@ def show_cmd(ctx: Context, run_id: int, hist: str, as_json: bool, sums: tuple[st
         emit_json(
             run_json(
                 RunReport.from_view(view),
-                extra={
-                    "benchmark": record.benchmark,
-                    "params": record.params,
-                    "target": record.target,
-                    "started_at": record.started_at,
-                    "finished_at": record.finished_at,
-                    "sysinfo": record.sysinfo,
-                    "error": record.error,
-                },
+                extra={**run_context_json(record), "sysinfo": record.sysinfo, "error": record.error},
             )
         )
         return
@@ -63,7 +56,7 @@ def show_cmd(ctx: Context, run_id: int, hist: str, as_json: bool, sums: tuple[st
     )
     if record.error:
         console.print(Text.assemble(("error:", "red"), " ", record.error), highlight=False)
-    render_run(console, RunReport.from_view(view), hist)
+    render_run(console, RunReport.from_view(view), hist, histogram=not no_hist)
 
 
 @click.command("results")

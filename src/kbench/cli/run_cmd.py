@@ -16,14 +16,14 @@ from kbench.cli import exit_codes
 from kbench.cli.job_run import run_job_file
 from kbench.cli.main import Context, emit_json, err_console, fail, literal, out_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue, Warmup
-from kbench.cli.render import render_run
+from kbench.cli.render import render_quiet, render_run
 from kbench.contract.benchmark import Benchmark, UnknownBenchmark
 from kbench.contract.limits import request_problems
 from kbench.contract.request import LABEL_MAX, BadRequest, RunRequest
 from kbench.engine.runner import execute_run
 from kbench.jobs import is_job_file
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
-from kbench.report.run_view import RunReport, run_json
+from kbench.report.run_view import RunReport, run_context_json, run_json
 from kbench.store.db import Store
 from kbench.targets.factory import make_target, target_cpus
 from kbench.targets.local_kmod import LOCAL_KERNEL_HINT, what_loads_locally
@@ -87,6 +87,9 @@ from kbench.trace.tracking import parse_track, tracked
     "--max-instances", type=click.IntRange(min=1), default=DEFAULT_MAX_INSTANCES, show_default=True,
     help="Job files: refuse a matrix of more instances than this.",
 )
+@click.option("--no-hist", "no_hist", is_flag=True, help="Leave the histogram and the CDF out of the text report.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Print one line: benchmark, median, unit, n and the run id (per instance for a job file).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the text report.")
 @pass_context
 def run_cmd(
@@ -109,6 +112,8 @@ def run_cmd(
     label: str | None,
     local_kernel: bool,
     max_instances: int,
+    no_hist: bool,
+    quiet: bool,
     as_json: bool,
 ) -> None:
     """Run BENCHMARK (see `kbench list`) or every instance of a job FILE.yaml; store every sample.
@@ -116,12 +121,14 @@ def run_cmd(
     A job file (docs/jobs.md) carries its own settings: options other than --commit,
     --label and --json are not used with it.
     """
+    if quiet and as_json:
+        raise click.UsageError("give --quiet or --json, not both")
     commit = _measured_commit(commit, kernel)
     if label is not None and not 0 < len(label) <= LABEL_MAX:
         raise click.BadParameter(f"must be 1 to {LABEL_MAX} characters, got {len(label)}", param_hint="--label")
     if is_job_file(benchmark):
         run_job_file(ctx, Path(benchmark), as_json, commit=commit, label=label, local_kernel=local_kernel,
-                     max_instances=max_instances)
+                     max_instances=max_instances, quiet=quiet)
         return
     if modules and not kernel:
         raise click.UsageError("--module loads a module into a kernel booted in qemu: give --kernel too")
@@ -179,12 +186,15 @@ def run_cmd(
                 tracked(target, tracking),
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
+    report = RunReport.from_result(result)
     if as_json:
-        emit_json(
-            run_json(RunReport.from_result(result))
-        )
+        with user_errors():
+            record = store.get_run(result.run_id)
+        emit_json(run_json(report, extra=run_context_json(record)))
+    elif quiet:
+        render_quiet(out_console(), report, bench.name)
     else:
-        render_run(out_console(), RunReport.from_result(result), hist)
+        render_run(out_console(), report, hist, histogram=not no_hist)
     if result.status == "interrupted":
         sys.exit(interrupts.exit_status())
 

@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kbench.contract.json_document import utc_timestamp
 from kbench.history.changes import Change, DetectionSettings, detect_many
 from kbench.history.series import Series
 from kbench.history.versions import Correlated, correlate
@@ -40,7 +41,7 @@ class ChangePoint:
     def to_json(self) -> dict[str, Any]:
         c = self.change
         return {
-            "run_id": self.run_id, "index": self.index, "started_at": self.started_at.isoformat(),
+            "run_id": self.run_id, "index": self.index, "started_at": utc_timestamp(self.started_at),
             "before": c.before.median, "after": c.after.median, "change_pct": c.change_pct,
             "verdict": self.verdict, "p_value": c.p_value, "confidence": 1.0 - c.p_value,
             "before_mean": c.before.mean, "after_mean": c.after.mean,

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from kbench.contract.json_document import utc_timestamp
 from kbench.history.since import as_utc
 
 SERIES_ID_LENGTH = 12
@@ -37,7 +38,7 @@ class Point:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "run_id": self.run_id, "started_at": self.started_at.isoformat(), "value": self.value,
+            "run_id": self.run_id, "started_at": utc_timestamp(self.started_at), "value": self.value,
             "mean": self.mean, "stdev": self.stdev, "n": self.n, "kernel": self.kernel,
             "commit": self.commit, "label": self.label, "tags": list(self.tags),
         }

@@ -9,6 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from kbench.contract.json_document import utc_timestamp
 from kbench.history.series import Point
 
 GIT_LOG_LIMIT = 200
@@ -31,7 +32,7 @@ class Version:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "run_id": self.run_id, "started_at": self.started_at.isoformat(), "kernel": self.kernel,
+            "run_id": self.run_id, "started_at": utc_timestamp(self.started_at), "kernel": self.kernel,
             "commit": self.commit, "label": self.label,
         }
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from kbench.contract.formats import SUITE_FORMAT
+from kbench.contract.json_document import document, utc_timestamp
 from kbench.report.run_view import RunView
 
 FORMATS = ("json", "csv", "parquet")
@@ -33,8 +34,8 @@ def _metadata(view: RunView) -> dict[str, Any]:
         "target": record.target,
         "sysinfo": record.sysinfo,
         "warnings": record.warnings,
-        "started_at": record.started_at.isoformat() if record.started_at else None,
-        "finished_at": record.finished_at.isoformat() if record.finished_at else None,
+        "started_at": utc_timestamp(record.started_at) if record.started_at else None,
+        "finished_at": utc_timestamp(record.finished_at) if record.finished_at else None,
         "summaries": [
             {k: v for k, v in s.items() if k != "run_id"} for s in record.summaries
         ],
@@ -51,7 +52,7 @@ def _sample_columns(view: RunView) -> dict[str, np.ndarray]:
 def export_json(view: RunView) -> bytes:
     data = _metadata(view)
     data["samples"] = {name: values.tolist() for name, values in _sample_columns(view).items()}
-    return json.dumps(data, indent=1, default=str).encode()
+    return json.dumps(document(data), indent=1, default=str).encode()
 
 
 def export_csv(view: RunView) -> bytes:
@@ -82,7 +83,7 @@ def export_parquet(view: RunView) -> bytes:
 
     table = pa.table({name: values for name, values in _sample_columns(view).items()})
     table = table.replace_schema_metadata(
-        {"kbench": json.dumps(_metadata(view), default=str)}
+        {"kbench": json.dumps(document(_metadata(view)), default=str)}
     )
     sink = io.BytesIO()
     pq.write_table(table, sink)

@@ -9,6 +9,7 @@ import numpy as np
 
 from kbench.engine.job_runner import InstanceRuns
 from kbench.jobs import varying_keys
+from kbench.report.run_view import summary_line
 from kbench.report.units import format_value
 
 CURVE_WIDTH = 40
@@ -40,6 +41,20 @@ def instance_rows(entries: list[InstanceRuns]) -> tuple[list[str], list[list[str
             ",".join(str(run.run_id) for run in entry.runs),
         ])
     return columns, rows
+
+
+def quiet_lines(entries: list[InstanceRuns]) -> list[str]:
+    """One line per instance (``kbench run -q JOB.yaml``): id, benchmark, median over its runs,
+    unit, the primary metric's values pooled over the runs, and the run ids."""
+    lines = []
+    for entry in entries:
+        primary = entry.runs[0].metric if entry.runs else ""
+        unit = entry.runs[0].benchmark.unit if entry.runs else "-"
+        n = sum(series.values.size for run in entry.runs for series in run.series if series.name == primary)
+        runs = ",".join(str(run.run_id) for run in entry.runs) or "-"
+        lines.append(f"{entry.instance.id} "
+                     f"{summary_line(entry.instance.benchmark, _median_of_runs(entry, primary), unit, n)} runs {runs}")
+    return lines
 
 
 def scaling_curves(entries: list[InstanceRuns]) -> dict[str, list[tuple[int, float, float]]]:

@@ -150,6 +150,24 @@ def run_json(report: RunReport, extra: dict[str, Any] | None = None) -> dict[str
     return data
 
 
+def run_context_json(record: RunRecord) -> dict[str, Any]:
+    """What was measured, where and when: the keys ``run --json`` and ``show --json`` add to ``run_json``."""
+    return {
+        "benchmark": record.benchmark,
+        "params": record.params,
+        "target": record.target,
+        "tags": record.tags,
+        "started_at": record.started_at,
+        "finished_at": record.finished_at,
+    }
+
+
+def summary_line(name: str, median: float | None, unit: str, n: int) -> str:
+    """``syscall.getppid median 61.2 ns n=10000``: one run (or instance) on one line, for ``-q``."""
+    value = f"{median:.6g}" if median is not None else "-"
+    return f"{name} median {value} {unit} n={n}"
+
+
 def _series_json(series: MetricSeries, stored: Summary | None) -> dict[str, Any]:
     summary = stored or summarize(series.values)
     return {

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import numpy as np
-from sqlalchemy import Engine, create_engine, event, func, insert, select, update
+from sqlalchemy import Engine, cast, create_engine, event, exists, func, insert, literal, select, update
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.sql.elements import ColumnElement
 
 from kbench.store import schema
 from kbench.store.codec import CODEC, decode_array, encode_array
@@ -129,6 +131,7 @@ class Store:
         a read-only file system), and a database that does not exist yet reads as empty.
         An existing file that is not SQLite, or is cut short, is refused and left alone.
         """
+        given = url is not None
         url = url or default_db_url()
         sqlite_path = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
         where = str(sqlite_path) if sqlite_path is not None else ""
@@ -137,6 +140,8 @@ class Store:
             if problem is not None:
                 raise StoreError(f"results database {sqlite_path}: {problem}")
         if read_only and sqlite_path is not None and not sqlite_path.exists():
+            if given and not sqlite_path.parent.is_dir():
+                raise StoreError(_missing_directory(sqlite_path))
             return cls._nothing_stored_yet(where)
         try:
             if read_only and sqlite_path is not None:
@@ -418,9 +423,10 @@ class Store:
         status: str | None = None,
         kernel_release: str | None = None,
         tag: str | None = None,
-        limit: int = 50,
+        limit: int | None = 50,
     ) -> list[dict[str, Any]]:
-        """Newest first: id, benchmark, status, n, started, kernel, median and unit."""
+        """Newest first: id, benchmark, status, n, started, kernel, median and unit. Every
+        filter is part of the query, so ``limit`` (None: no limit) counts matching runs."""
         runs, targets, summaries = schema.runs, schema.targets, schema.summaries
         query = (
             select(
@@ -436,8 +442,9 @@ class Store:
                 )
             )
             .order_by(runs.c.id.desc())
-            .limit(limit)
         )
+        if limit is not None:
+            query = query.limit(limit)
         if benchmark:
             query = query.where(runs.c.benchmark.like(benchmark.replace("*", "%")))
         if status:
@@ -446,6 +453,8 @@ class Store:
             query = query.where(runs.c.status.in_(stored))
         if kernel_release:
             query = query.where(targets.c.kernel_release == kernel_release)
+        if tag:
+            query = query.where(self._has_tag(tag))
         with self.engine.connect() as conn:
             rows = [_as_seen(dict(r)) for r in conn.execute(query).mappings()]
         for row in rows:
@@ -453,9 +462,16 @@ class Store:
                 row.pop(key, None)
         if status:
             rows = [r for r in rows if r["status"] == status]
-        if tag:
-            rows = [r for r in rows if tag in (r.get("tags") or [])]
         return rows
+
+    def _has_tag(self, tag: str) -> ColumnElement[bool]:
+        """A condition on ``runs``: its JSON list of tags holds ``tag`` exactly. In the query,
+        so that ``limit`` counts only the runs that carry the tag."""
+        tags = schema.runs.c.tags
+        if self.engine.dialect.name == "postgresql":
+            return cast(tags, JSONB).contains([tag])
+        element = func.json_each(tags).table_valued("value")
+        return exists(select(literal(1)).select_from(element).where(element.c.value == tag))
 
     def save_calibration(
         self, *, benchmark: str, metric: str, target: str, params: Mapping[str, Any],
@@ -612,6 +628,17 @@ def _make_parent(path: Path) -> None:
             f"results database {path}: cannot create its directory {path.parent}: {exc.strerror or exc} "
             "(give --db with a path you can write, or set KBENCH_DB)"
         ) from exc
+
+
+def _missing_directory(path: Path) -> str:
+    """Reading a database whose directory does not exist (a mistyped --db, most likely)."""
+    parent = path.parent
+    while not parent.exists() and parent.parent != parent:
+        parent = parent.parent
+    missing = path.parent if parent.is_dir() else parent
+    reason = "does not exist" if parent.is_dir() else "is not a directory"
+    return (f"results database {path}: no such database ({missing} {reason}); "
+            "nothing was created (check --db or KBENCH_DB)")
 
 
 def _read_only_sqlite_engine(path: Path) -> Engine:

@@ -13,10 +13,10 @@ included (use the run exports for them). Non-finite numbers become ``null``.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
+from kbench.contract import json_document
 from kbench.report.comparison.common import overall
 from kbench.report.comparison.model import ComparisonReport, MetricComparison
 
@@ -81,4 +81,4 @@ def report_object(report: ComparisonReport) -> dict[str, Any]:
 
 
 def render(report: ComparisonReport) -> str:
-    return json.dumps(report_object(report), indent=2, default=str, allow_nan=False) + "\n"
+    return json_document.dumps(report_object(report), allow_nan=False) + "\n"
