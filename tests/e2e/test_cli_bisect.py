@@ -135,9 +135,13 @@ def test_resume_after_a_kill_finishes_with_the_same_answer(
 
 
 def test_the_oracle_drives_git_bisect_run(db_path: Path, tmp_path: Path) -> None:
-    # 10 commits: the culprit (+5%) at 6, commit 3 does not build (the oracle says skip: 125).
+    # 10 commits: the culprit (+10%) at 6, commit 3 does not build (the oracle says skip: 125).
+    # The oracle judges each commit afresh with no re-check at the boundary (git bisect run
+    # keeps no state for it), so a weak decision at 5% is a skip that can leave git with
+    # only skipped commits on a noisy machine (seen once in CI). This test checks the git
+    # integration and the exit codes; the driver's tests above plant 5%.
     repo = tmp_path / "repo"
-    shas = make_demo_repo(repo, commits=10, culprit=6, broken=3, extra=0.05)
+    shas = make_demo_repo(repo, commits=10, culprit=6, broken=3, extra=0.10)
     runner = tmp_path / "kbench"
     runner.write_text(f"#!/bin/sh\nexec {sys.executable} -m kbench.cli \"$@\"\n")
     runner.chmod(0o755)
