@@ -22,7 +22,7 @@ from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
 from kbench.suites.errors import SuiteParseError
 from kbench.suites.model import ParamValue, SuiteMetric, SuiteParam, SuiteTest
 from kbench.suites.suite import Suite
-from kbench.suites.text import first_line, size_param
+from kbench.suites.text import first_line, size_param, version_in
 
 NAME = "fio"
 
@@ -148,8 +148,7 @@ def _single_job(report: dict[str, Any]) -> dict[str, Any]:
 
 def version(output: str) -> str:
     """``3.33`` from ``fio-3.33``."""
-    match = re.search(r"fio-(\S+)", output)
-    return match.group(1) if match else first_line(output)
+    return version_in(r"fio-(\S+)", output)
 
 
 SUITE = Suite(

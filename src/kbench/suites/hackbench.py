@@ -18,7 +18,7 @@ from kbench.contract.vocabulary import LOWER_IS_BETTER
 from kbench.suites.errors import SuiteParseError
 from kbench.suites.model import ParamValue, SuiteMetric, SuiteParam, SuiteTest
 from kbench.suites.suite import Suite
-from kbench.suites.text import find_number, first_line
+from kbench.suites.text import find_number, version_in
 
 NAME = "hackbench"
 
@@ -82,8 +82,7 @@ def parse(test: SuiteTest, output: str) -> dict[str, float]:
 
 def version(output: str) -> str:
     """``2.40`` from ``hackbench V 2.40`` (the first line of ``hackbench --help``)."""
-    match = re.search(r"hackbench V\s*(\S+)", output)
-    return match.group(1) if match else first_line(output)
+    return version_in(r"hackbench V\s*(\S+)", output)
 
 
 SUITE = Suite(

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 
 from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
 from kbench.suites.errors import SuiteParseError
 from kbench.suites.model import ParamValue, SuiteMetric, SuiteParam, SuiteTest
 from kbench.suites.suite import Server, Suite
-from kbench.suites.text import first_line
+from kbench.suites.text import first_line, version_in
 
 NAME = "netperf"
 HOST = "127.0.0.1"
@@ -140,8 +139,7 @@ def _number(row: dict[str, str], column: str) -> float:
 
 def version(output: str) -> str:
     """``2.7.0`` from ``Netperf version 2.7.0``."""
-    match = re.search(r"Netperf version\s+([0-9]\S*)", output)
-    return match.group(1) if match else first_line(output)
+    return version_in(r"Netperf version\s+([0-9]\S*)", output)
 
 
 SUITE = Suite(

@@ -20,7 +20,7 @@ from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
 from kbench.suites.errors import SuiteParseError
 from kbench.suites.model import ParamValue, SuiteMetric, SuiteParam, SuiteTest
 from kbench.suites.suite import Suite
-from kbench.suites.text import find_number, first_line
+from kbench.suites.text import find_number, first_line, version_in
 
 NAME = "perf-bench"
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
@@ -84,8 +84,7 @@ def _number(pattern: str, output: str, what: str) -> float:
 
 def version(output: str) -> str:
     """``6.1.192`` from ``perf version 6.1.192``."""
-    match = re.search(r"\bperf version\s+([0-9]\S*)", output)
-    return match.group(1) if match else first_line(output)
+    return version_in(r"\bperf version\s+([0-9]\S*)", output)
 
 
 SUITE = Suite(

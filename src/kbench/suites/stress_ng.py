@@ -26,7 +26,7 @@ from kbench.contract.vocabulary import HIGHER_IS_BETTER
 from kbench.suites.errors import SuiteParseError
 from kbench.suites.model import ParamValue, SuiteMetric, SuiteParam, SuiteTest
 from kbench.suites.suite import Suite
-from kbench.suites.text import first_line
+from kbench.suites.text import version_in
 
 NAME = "stress-ng"
 
@@ -129,8 +129,7 @@ def _parse_brief(output: str) -> dict[str, float]:
 
 def version(output: str) -> str:
     """``0.15.06`` from ``stress-ng, version 0.15.06 (gcc …)``."""
-    match = re.search(r"version\s+([0-9][\w.~+-]*)", output)
-    return match.group(1) if match else first_line(output)
+    return version_in(r"version\s+([0-9][\w.~+-]*)", output)
 
 
 SUITE = Suite(

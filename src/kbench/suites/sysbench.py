@@ -14,14 +14,12 @@ The test is checked against the report (cpu prints "Prime numbers limit", memory
 
 from __future__ import annotations
 
-import re
-
 from kbench.contract.benchmark import TaskCount
 from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
 from kbench.suites.errors import SuiteParseError
 from kbench.suites.model import ParamValue, SuiteMetric, SuiteParam, SuiteTest
 from kbench.suites.suite import Suite
-from kbench.suites.text import find_number, first_line, size_param
+from kbench.suites.text import find_number, size_param, version_in
 
 NAME = "sysbench"
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
@@ -135,8 +133,7 @@ def _number(pattern: str, output: str, what: str) -> float:
 
 def version(output: str) -> str:
     """``1.0.20`` from ``sysbench 1.0.20``."""
-    match = re.search(r"sysbench\s+([0-9]\S*)", output)
-    return match.group(1) if match else first_line(output)
+    return version_in(r"sysbench\s+([0-9]\S*)", output)
 
 
 SUITE = Suite(

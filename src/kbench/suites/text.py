@@ -33,3 +33,9 @@ def first_line(text: str) -> str:
         if line.strip():
             return line.strip()
     return ""
+
+
+def version_in(pattern: str, output: str) -> str:
+    """The first group of ``pattern`` in a tool's version output, else its first line."""
+    match = re.search(pattern, output)
+    return match.group(1) if match else first_line(output)
