@@ -68,12 +68,12 @@ def export_cmd(
 
 
 def _export(ctx: Context, run_id: int | None, run_sets: tuple[str, ...], benchmark: str | None, fmt: str) -> bytes:
+    from kbench.engine.stored_run import load_stored_run
     from kbench.report.interop import Group, write
-    from kbench.report.run_view import load_run_view
 
     store = ctx.reader
     if run_id is not None:
-        view = load_run_view(store, run_id)
+        view = load_stored_run(store, run_id)
         if fmt in TOOL_FORMATS:
             return write(fmt, [Group(f"run {run_id}", (view,))])
         from kbench.report.export import export_run
@@ -84,9 +84,9 @@ def _export(ctx: Context, run_id: int | None, run_sets: tuple[str, ...], benchma
     sides = [select_runs(store, text, benchmark) for text in run_sets]
     if fmt in TOOL_FORMATS:
         if len(sides) == 1:
-            groups = [Group(f"run {n}", (load_run_view(store, n),)) for n in sides[0]]
+            groups = [Group(f"run {n}", (load_stored_run(store, n),)) for n in sides[0]]
         else:
-            groups = [Group(f"runs {','.join(map(str, ids))}", tuple(load_run_view(store, n) for n in ids), side=True)
+            groups = [Group(f"runs {','.join(map(str, ids))}", tuple(load_stored_run(store, n) for n in ids), side=True)
                       for ids in sides]
         return write(fmt, groups)
     from kbench.report.interop import tidy

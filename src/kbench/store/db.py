@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from kbench.store.recovery import PendingRun
 
 SQLITE_HEADER = b"SQLite format 3\x00"
-RUN_STATUSES = ("running", "complete", "interrupted", "failed", "abandoned")
 """``abandoned``: the kbench measuring it ended without finishing it (killed, crashed)."""
 
 

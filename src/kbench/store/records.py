@@ -6,6 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+RUN_STATUSES = ("running", "complete", "interrupted", "failed", "abandoned")
+"""Every status a stored run can have."""
+
 
 @dataclass(frozen=True)
 class SummaryRecord:
