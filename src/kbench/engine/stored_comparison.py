@@ -28,8 +28,8 @@ from kbench.engine.stored_run import StoredRun, load_stored_run
 from kbench.store.db import RunRecord, Store
 
 
-def stored_outcome(store: Store, sides: list[list[int]]) -> ComparisonOutcome:
-    """Sides of stored runs; all runs must measure the same metric (checked)."""
+def stored_outcome(store: Store, sides: list[list[int]], *, benchmark: str | None = None) -> ComparisonOutcome:
+    """Sides of stored runs; all runs must measure the same metric, and ``benchmark`` when given (checked)."""
     if len(sides) < 2:
         raise BadRequest("a comparison needs at least two sides: give --runs twice or more")
     results = []
@@ -48,6 +48,9 @@ def stored_outcome(store: Store, sides: list[list[int]]) -> ComparisonOutcome:
         results.append(SideTrials(side, list(trials)))
     if len(metrics) != 1:
         raise BadRequest(f"the runs measure different metrics ({', '.join(sorted(metrics))}): nothing to compare")
+    measured = results[0].side.benchmark.name
+    if benchmark and lookup(benchmark).name != measured:
+        raise BadRequest(f"the runs measure {measured}, not {lookup(benchmark).name}")
     return ComparisonOutcome(results, [], None, 0, "stored runs (no new measurement)")
 
 
