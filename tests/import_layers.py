@@ -52,8 +52,6 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
         ("kbench.targets.local_kmod", "kbench.kinds.trace.session"),
         ("kbench.targets.vm_target", "kbench.kinds.trace.session"),
         ("kbench.targets.vm_target", "kbench.catalog.scale"),
-        # The stored-run model (RunView) lives with its JSON rendering in report/ until they split.
-        ("kbench.engine.stored_comparison", "kbench.report.run_view"),
     }
 )
 """(importer, imported) module pairs still pointing up, each to be removed; a pair that
