@@ -42,16 +42,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
     {
-        # The targets still choose what to run by the benchmark's kind; they become
-        # transports and the kinds move to kbench.kinds.
-        ("kbench.targets.kmod_sysfs", "kbench.catalog.kfunc"),
-        ("kbench.targets.scale_args", "kbench.catalog.scale"),
-        ("kbench.targets.scale_args", "kbench.kinds.scale.result"),
-        ("kbench.targets.suite_runner", "kbench.suites"),
-        ("kbench.targets.vm_target", "kbench.kmodtools.build"),
-        ("kbench.targets.local_kmod", "kbench.kinds.trace.session"),
-        ("kbench.targets.vm_target", "kbench.kinds.trace.session"),
-        ("kbench.targets.vm_target", "kbench.catalog.scale"),
         # The stored-run model (RunView) lives with its JSON rendering in report/ until they split.
         ("kbench.engine.stored_comparison", "kbench.report.run_view"),
     }

@@ -44,6 +44,7 @@ class SuiteBenchmark:
     kind: str = SUITE_KIND
     task_count: TaskCount | None = None
     duration_param: str | None = None
+    tools: tuple[str, ...] = ()
 
     @property
     def workload(self) -> str:
@@ -62,6 +63,7 @@ class SuiteBenchmark:
             params=self.params,
             task_count=self.task_count,
             duration_param=self.duration_param,
+            tools=self.tools,
         )
 
 
@@ -86,4 +88,5 @@ def _benchmark(suite: Suite, test: SuiteTest) -> SuiteBenchmark:
         metrics=tuple(MetricSpec(test.metric_name(m.stat), m.unit, m.direction, m.description) for m in test.metrics),
         task_count=suite.task_count,
         duration_param=suite.duration_param,
+        tools=suite.tools,
     )
