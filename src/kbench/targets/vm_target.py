@@ -77,6 +77,8 @@ class VmTarget:
     among the tools, else none (scratch directories then live in the guest's tmpfs /tmp).
     """
 
+    in_guest = True
+
     def __init__(
         self,
         spec: str,
@@ -116,8 +118,6 @@ class VmTarget:
         self.module: KbenchModule | None = None
         self.module_error: str | None = None
         self._details: dict[str, Any] = {}
-
-    in_guest = True
 
     # -- life cycle -----------------------------------------------------------------
 
