@@ -1,7 +1,7 @@
 """Which measuring method can see 1%? Every method on the same 1% pairs and A/A pairs, side by side.
 
 Usage: python benchmarks/sensitivity.py [--reps R] [--suites loop,syscall,kfunc] [--budget SEC]
-                                        [--target-ms MS] [--kernel SPEC] [--json-out FILE]
+                                        [--target-ms MS] [--kernel SPEC] [--methods NAMES] [--json-out FILE]
 
 Three suites, each a pair exactly 1% apart in work ("A/B") and a pair of identical work
 ("A/A"), every method run on both pairs R times in a shuffled order (so slow drift of the
@@ -322,6 +322,8 @@ def main() -> int:
     ap.add_argument("--kernel", default="deb:6.1.0-56-amd64", help="kernel of the kfunc suite")
     ap.add_argument("--kbench-bin", default=str(DEFAULT_KBENCH))
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--methods", help="comma-separated subset of the methods by name (default: every method), "
+                                      "e.g. 'kbench cpu,kbench probe,kbench in-kernel'")
     ap.add_argument("--json-out", type=Path, help="write every result here as it comes")
     ap.add_argument("--resume", type=Path, help="add to the results in this file (same suites)")
     args = ap.parse_args()
@@ -332,6 +334,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kbench-sens-") as tmp:
         for suite in [s.strip() for s in args.suites.split(",") if s.strip()]:
             info, methods = SUITES[suite](args, Path(tmp))
+            if args.methods:
+                wanted = {m.strip() for m in args.methods.split(",")}
+                methods = [(name, fn) for name, fn in methods if name in wanted]
             record = results["suites"].setdefault(suite, {"info": info, "rows": {}})
             record["info"] = info
             rows: dict[str, list[Result]] = record["rows"]

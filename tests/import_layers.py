@@ -40,12 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 """Rooms from the bottom up. ``kbench`` itself (the version) is below everything."""
 
-KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
-    {
-        # The stored-run model (RunView) lives with its JSON rendering in report/ until they split.
-        ("kbench.engine.stored_comparison", "kbench.report.run_view"),
-    }
-)
+KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset()
 """(importer, imported) module pairs still pointing up, each to be removed; a pair that
 no longer exists must be deleted from here too (the check says so)."""
 

@@ -21,10 +21,12 @@ REPO = Path(__file__).resolve().parents[2]
 JOB = REPO / "examples" / "scaling.yaml"
 
 HEAVY = {"scipy", "matplotlib", "sqlalchemy"}
-NO_DATABASE = HEAVY | {"numpy"}
-"""Commands that do not read the store import none of these (nor numpy: they handle no samples)."""
-READS_STORE = HEAVY - {"sqlalchemy"}
-"""Commands that read the store need SQLAlchemy, but neither scipy nor matplotlib."""
+NO_SAMPLES = HEAVY | {"numpy"}
+"""Commands that handle no samples import none of these: ``--help``, ``list``, ``job``, and
+``results`` (which reads the store through sqlite3: kbench.store.reads)."""
+READS_SAMPLES = HEAVY
+"""``show`` decodes a run's samples into numpy arrays, but needs neither SQLAlchemy (sqlite3
+reads the file), scipy (its summaries are stored) nor matplotlib."""
 SCALE_RUN = ("run", "will-it-scale.getppid1", "--duration", "1s", "--warmup", "0.25s", "-p", "interval=0.25", "--json")
 """A short run with several metrics (per-task rate, total rate, idle)."""
 
@@ -71,10 +73,10 @@ def imported_by(args: list[str], db_path: Path, tmp_path: Path) -> set[str]:
 def test_commands_without_the_store_import_no_heavy_library(
     args: list[str], db_path: Path, tmp_path: Path
 ) -> None:
-    assert imported_by(args, db_path, tmp_path) & NO_DATABASE == set()
+    assert imported_by(args, db_path, tmp_path) & NO_SAMPLES == set()
 
 
-def test_reading_the_store_imports_neither_scipy_nor_matplotlib(
+def test_reading_the_store_imports_neither_sqlalchemy_scipy_nor_matplotlib(
     kbench: KbenchRunner, db_path: Path, tmp_path: Path
 ) -> None:
     probe_run = as_json(kbench("run", "syscall.getppid", "--samples", "500", "--json"))["run_id"]
@@ -85,15 +87,29 @@ def test_reading_the_store_imports_neither_scipy_nor_matplotlib(
     for args in (
         ["results"],
         ["results", "--json"],
+        ["results", "--tag", "nothing", "--status", "complete", "-b", "syscall.*"],
+    ):
+        assert imported_by(args, db_path, tmp_path) & NO_SAMPLES == set(), args
+    for args in (
         ["show", str(probe_run)],
         ["show", str(probe_run), "--json"],
         ["show", str(scale_run), "--json"],
         ["show", str(scale_run), "--hist", "log2"],
     ):
-        assert imported_by(args, db_path, tmp_path) & READS_STORE == set(), args
-    # ... while the store is really used, and a real measurement really needs scipy.
-    assert "sqlalchemy" in imported_by(["results"], db_path, tmp_path)
-    assert "scipy" in imported_by(["run", "syscall.getppid", "--samples", "100"], db_path, tmp_path)
+        assert imported_by(args, db_path, tmp_path) & READS_SAMPLES == set(), args
+    # ... while the store is really read (by sqlite3), and a real measurement, which writes
+    # through SQLAlchemy, really needs scipy.
+    assert {"sqlite3", "numpy"} <= imported_by(["show", str(probe_run)], db_path, tmp_path)
+    assert "sqlite3" in imported_by(["results"], db_path, tmp_path)
+    assert {"sqlalchemy", "scipy"} <= imported_by(["run", "syscall.getppid", "--samples", "100"], db_path, tmp_path)
+
+
+def test_results_of_a_database_not_made_yet_imports_no_heavy_library(tmp_path: Path) -> None:
+    """Read-only commands create nothing; an absent database reads as empty, still without SQLAlchemy."""
+    absent = tmp_path / "absent.db"
+    assert imported_by(["results"], absent, tmp_path) & NO_SAMPLES == set()
+    assert imported_by(["results", "--json"], absent, tmp_path) & NO_SAMPLES == set()
+    assert not absent.exists()
 
 
 def test_show_reports_the_summaries_stored_with_the_run(kbench: KbenchRunner) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from kbench.cli import exit_codes
-from kbench.report.run_view import load_run_view
+from kbench.engine.stored_run import load_stored_run
 from kbench.store.db import Store
 from kbench.sysinfo.usage import parse_usage
 
@@ -51,7 +51,7 @@ def run_json(env: dict[str, str], *args: str) -> dict[str, Any]:
 
 def stored_header(env: dict[str, str], run_id: int) -> dict[str, Any]:
     store = Store.open(f"sqlite:///{env['KBENCH_DB']}")
-    return load_run_view(store, run_id).measurement.header
+    return load_stored_run(store, run_id).measurement.header
 
 
 @pytest.fixture

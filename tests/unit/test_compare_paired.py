@@ -59,9 +59,10 @@ def test_sides_that_switch_speed_are_named_in_a_warning() -> None:
     assert any(w.startswith("modes:") and "2 modes" in w for w in v.warnings)
 
 
-def _sequential(rng: np.random.Generator, blocks: int, margin: float | None, **stream: float) -> str:
+def _sequential(rng: np.random.Generator, blocks: int, margin: float | None, equivalence: str = "obrien-fleming",
+                **stream: float) -> str:
     d, base, new = interleaved_blocks(rng, blocks, **stream)  # type: ignore[arg-type]
-    comparison = PairedSequential(direction="lower", margin=margin)
+    comparison = PairedSequential(direction="lower", margin=margin, equivalence=equivalence)
     for fraction in FRACTIONS:
         k = max(1, round(fraction * blocks))
         step = comparison.look(d[:k], base[: 2 * k], new[: 2 * k], fraction)
@@ -94,6 +95,48 @@ def test_a_change_as_large_as_the_margin_is_rarely_called_no_change() -> None:
     runs = 400
     same = sum(_sequential(rng, 40, 0.005, shift=0.005) == SAME for _ in range(runs))
     assert same / runs <= 0.05
+
+
+@pytest.mark.parametrize(("shift", "stream"), [(0.005, {"tails": 3}), (-0.005, {}), (0.005, {"noise": 0.008})])
+def test_two_one_sided_tests_keep_no_change_at_the_margin_below_alpha(shift: float, stream: dict[str, float]) -> None:
+    rng = np.random.default_rng(11)
+    runs = 400
+    same = sum(_sequential(rng, 60, 0.005, shift=shift, **stream) == SAME for _ in range(runs))
+    # alpha 0.05 plus three binomial standard errors (0.011 at 400 runs)
+    assert same / runs <= 0.05 + 3 * 0.011
+
+
+def test_equivalence_spending_ends_more_identical_pairs_in_no_change_than_the_difference_interval() -> None:
+    # The same 300 simulated A/A comparisons (heavy tails), judged both ways: the one-sided
+    # O'Brien-Fleming boundary keeps alpha for the last look, the old rule used the
+    # two-sided Pocock-level interval of the difference test.
+    outcomes = {}
+    for design in ("obrien-fleming", "interval"):
+        rng = np.random.default_rng(12)
+        outcomes[design] = sum(_sequential(rng, 60, 0.005, design, tails=3, noise=0.008) == SAME
+                               for _ in range(300))
+    assert outcomes["obrien-fleming"] > outcomes["interval"] + 30, outcomes
+
+
+def test_a_no_change_shows_the_interval_that_decided_it_and_its_level() -> None:
+    rng = np.random.default_rng(13)
+    d, base, new = interleaved_blocks(rng, 60, noise=0.004)
+    comparison = PairedSequential(direction="lower", margin=0.005)
+    step = None
+    for fraction in FRACTIONS:
+        k = round(fraction * d.size)
+        step = comparison.look(d[:k], base[: 2 * k], new[: 2 * k], fraction)
+        if step.done:
+            break
+    assert step is not None and step.decision == SAME and step.verdict is not None
+    verdict = step.verdict
+    assert comparison.equivalence is not None
+    level = comparison.equivalence.looks[-1].nominal_alpha
+    assert verdict.confidence == pytest.approx(1 - 2 * level)
+    low, high = verdict.ci_pct
+    assert -0.5 <= low < high <= 0.5
+    assert "two one-sided tests" in verdict.reason and verdict.reason.startswith("within-margin")
+    assert "equivalence: one-sided alpha spending (O'Brien-Fleming-type" in verdict.design
 
 
 def test_a_one_percent_change_in_quiet_cpu_time_is_found_early() -> None:

@@ -11,7 +11,8 @@ from kbench.catalog.benchmarks import lookup
 from kbench.contract.request import RunRequest
 from kbench.engine.crosscheck import Crosscheck, MethodSpec, Round, execution_trees, group_means
 from kbench.engine.crosscheck_store import crosscheck_lines, store_crosscheck
-from kbench.report.run_view import RunReport, load_run_view, run_json
+from kbench.engine.stored_run import load_stored_run
+from kbench.report.run_json import run_json
 from kbench.store.db import Store
 from kbench.targets.local import LocalTarget
 from kbench.trace.utilisation import CpuTime, ThreadTime, Utilisation
@@ -95,12 +96,12 @@ def test_each_method_is_stored_as_a_run_tagged_with_the_crosscheck(tmp_path: Pat
     tagged = store.list_runs(tag=f"crosscheck:{crosscheck_id}")
     assert sorted(row["id"] for row in tagged) == sorted(run_ids)
     for run_id, method in zip(run_ids, result.methods, strict=True):
-        view = load_run_view(store, run_id)
+        view = load_stored_run(store, run_id)
         assert view.record.metric == f"syscall.writev_t1k.crosscheck.{method.role}"
         assert f"method:{method.role}" in view.record.tags
         assert view.values.tolist() == method.values.tolist()
         assert view.summary is not None and view.summary.p50 == pytest.approx(float(np.median(method.values)))
-        shown = run_json(RunReport.from_view(view))
+        shown = run_json(view)
         assert shown["crosscheck"]["id"] == crosscheck_id
         assert shown["crosscheck"]["agreement_pct"] == pytest.approx(result.agreement_pct)
     # a stored crosscheck never joins the benchmark's own series (its primary metric)
@@ -110,7 +111,7 @@ def test_each_method_is_stored_as_a_run_tagged_with_the_crosscheck(tmp_path: Pat
 
 def test_the_stored_crosscheck_prints_as_the_command_did(tmp_path: Path) -> None:
     store, _result, crosscheck_id, run_ids = _stored_crosscheck(tmp_path)
-    header = load_run_view(store, run_ids[0]).measurement.header
+    header = load_stored_run(store, run_ids[0]).measurement.header
     lines = crosscheck_lines(header["crosscheck"])
     assert lines[0].endswith(f"id {crosscheck_id}")
     assert any(line.strip().startswith("verdict: agree") for line in lines)

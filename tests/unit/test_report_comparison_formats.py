@@ -171,11 +171,19 @@ def test_metric_from_dict_accepts_compare_spellings() -> None:
 
 
 def test_goodness_ratio_is_above_one_when_better() -> None:
-    faster = metric_from_dict(_verdict(base=80.0, new=76.0))
-    assert faster.goodness_ratio == pytest.approx(80 / 76)
-    more = metric_from_dict(_verdict(direction="higher", base=100.0, new=110.0))
+    faster = metric_from_dict(_verdict(base=80.0, new=76.0, change_pct=-5.0))
+    assert faster.goodness_ratio == pytest.approx(1 / 0.95)
+    more = metric_from_dict(_verdict(direction="higher", base=100.0, new=110.0, change_pct=10.0))
     assert more.goodness_ratio == pytest.approx(1.1)
     assert metric_from_dict(_verdict(base=0.0)).goodness_ratio is None
+
+
+def test_goodness_ratio_follows_the_verdicts_estimate_not_the_side_medians() -> None:
+    # interleaved blocks: the paired estimate (+1.0 %) is the change; the medians (+0.45 %) carry drift
+    paired = metric_from_dict(_verdict(base=138_733_000.0, new=139_358_000.0, change_pct=1.0))
+    assert paired.goodness_ratio == pytest.approx(1 / 1.01)
+    undefined = metric_from_dict(_verdict(base=80.0, new=76.0, change_pct=float("nan")))
+    assert undefined.goodness_ratio == pytest.approx(80 / 76)
 
 
 def test_side_data_spread_and_warmup() -> None:

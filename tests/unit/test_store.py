@@ -286,3 +286,40 @@ def test_a_version_4_database_gains_the_fleet_tables(url: str) -> None:
             assert kind == ("bigint",)
     big = _begin(upgraded, sysinfo={**SYSINFO, "hostname": "big", "memory_bytes": 384 << 30})
     assert upgraded.get_run(big).sysinfo["memory_bytes"] == 384 << 30
+
+
+def test_a_read_only_sqlite_store_reads_with_sqlite3_what_sqlalchemy_reads(tmp_path: Path) -> None:
+    """``kbench results`` and ``show`` read a SQLite file through the standard library's
+    sqlite3 (kbench.store.reads: the same SQL as through SQLAlchemy). Every reading agrees
+    with the writable store's, and each row with what SQLAlchemy's column types decode."""
+    url = f"sqlite:///{tmp_path / 'k.db'}"
+    store = Store.open(url)
+    first = _begin(store, tags=["nightly", "x"])
+    store.finish_run(first, status="complete", columns={"ticks": np.arange(7, dtype=np.uint64)},
+                     probe_header={"batch": 8, "timer": {"name": "tsc"}}, summaries=[_summary(2.0)],
+                     warnings=["noisy"])
+    running = _begin(store, benchmark="syscall.stat", tags=[], target={**TARGET, "kernel_release": "6.12.0"})
+    reader = Store.open(url, read_only=True)
+
+    assert reader.schema_version == store.schema_version == schema.SCHEMA_VERSION
+    for run_id in (first, running):
+        assert reader.get_run(run_id) == store.get_run(run_id)
+    for filters in ({}, {"tag": "nightly"}, {"tag": "nigh"}, {"benchmark": "syscall.*", "status": "running"},
+                    {"kernel_release": "6.12.0"}, {"limit": 1}, {"limit": None}):
+        assert reader.list_runs(**filters) == store.list_runs(**filters), filters
+    assert [r["id"] for r in reader.list_runs(tag="nightly")] == [first]
+    loaded = reader.load_samples(first)
+    np.testing.assert_array_equal(loaded["ticks"], np.arange(7, dtype=np.uint64))
+    with pytest.raises(RunNotFound):
+        reader.get_run(99)
+    assert reader._engine is None  # ... all of it without SQLAlchemy's engine
+
+    with store.engine.connect() as conn:  # SQLAlchemy Core decodes the row by the column types
+        core = dict(conn.execute(schema.runs.select().where(schema.runs.c.id == first)).mappings().one())
+    record = reader.get_run(first)
+    assert record.started_at == core["started_at"] and isinstance(record.started_at, type(core["started_at"]))
+    assert record.finished_at == core["finished_at"] is not None
+    assert (record.params, record.request, record.tags, record.warnings) == (
+        core["params"], core["request"], core["tags"], core["warnings"])
+    assert record.probe_header == core["probe_header"] == {"batch": 8, "timer": {"name": "tsc"}}
+    assert record.timer == core["timer"] and record.sysinfo == core["sysinfo"]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.stats import trim_mean
 
 from kbench.catalog.benchmarks import lookup
 from kbench.contract.request import RunRequest
@@ -232,9 +233,11 @@ def test_nested_pair_overhead_is_positive_and_stable_across_two_runs(kbench_vm: 
         assert overhead.effective.mean == pytest.approx(float(effective.mean()))
         # One call of the bench runs two whole pairs: more than one pair's total overhead.
         assert float(np.median(measurement.per_op("cycles"))) > overhead.median_total
-        means.append((overhead.total.mean, overhead.effective.mean))
-    # Means, not medians: under TCG the TSC advances in steps of a few tens of cycles,
-    # about the size of the effective overhead, so a median can jump by a whole step.
+        means.append((float(trim_mean(total, 0.2)), float(trim_mean(effective, 0.2))))
+    # Trimmed means, not medians: under TCG the TSC advances in steps of a few tens of
+    # cycles, about the size of the effective overhead, so a median can jump by a whole
+    # step; and not plain means, which a few preempted pairs can double. The guest's two
+    # speed modes (about 1.6x apart) stay inside the bound.
     (total_a, effective_a), (total_b, effective_b) = means
     assert 0.5 < total_a / total_b < 2 and 0.5 < effective_a / effective_b < 2, means
 

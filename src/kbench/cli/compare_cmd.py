@@ -9,9 +9,8 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kbench.catalog.benchmarks import lookup
 from kbench.cli.main import Context, err_console, pass_context, user_errors
-from kbench.cli.parsing import Duration, KeyValue
+from kbench.cli.parsing import Duration, KeyValue, Runs
 from kbench.compare.budget import check_blocks, check_trials
 from kbench.compare.multiple import Method
 from kbench.compare.thresholds import DEFAULT_MARGIN
@@ -27,9 +26,12 @@ from kbench.engine.comparison_sides import (
     default_margin,
 )
 from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome, run_interleaved
+from kbench.engine.noise_floor import comparison_noise_floor
+from kbench.engine.run_selection import RunSelector, select_runs
 from kbench.engine.stored_comparison import stored_interleaved, stored_outcome
 from kbench.report.comparison import EXTENSIONS, FORMATS, gobench, render
 from kbench.report.comparison.build import build_interleaved_report, build_report
+from kbench.report.comparison.noise_floor import noise_floor_text
 from kbench.store.db import Store
 from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.factory import make_target
@@ -56,7 +58,7 @@ def parse_margin(text: str | None) -> float | None:
               "With one --kernel and a parameter varied with '|', the sides run in that kernel.")
 @click.option("--command", "commands", multiple=True, metavar="CMD",
               help="A side per command line (the `command` workload); the first is the base.")
-@click.option("--runs", "run_sets", multiple=True, metavar="SELECTOR",
+@click.option("--runs", "run_sets", multiple=True, type=Runs(),
               help="A side of stored runs (each run is one trial): ids `1,2,3`, `tag:NAME`, or `kernel:RELEASE` "
               "(with BENCHMARK to pick the benchmark).")
 @click.option("-p", "--param", "params", multiple=True, type=KeyValue(),
@@ -96,7 +98,7 @@ def parse_margin(text: str | None) -> float | None:
 @pass_context
 def compare_cmd(
     ctx: Context, benchmark: str | None, kernels: tuple[str, ...], commands: tuple[str, ...],
-    run_sets: tuple[str, ...], params: tuple[tuple[str, str], ...], design: str, metric: str, budget: float,
+    run_sets: tuple[RunSelector, ...], params: tuple[tuple[str, str], ...], design: str, metric: str, budget: float,
     blocks: int | None, samples: int | None, trials: int | None, min_trials: int | None, fixed: bool,
     trials_per_boot: int, margin: str | None, alpha: float, correction: str, seed: int, fmt: str, as_json: bool,
     output: Path | None, report_dir: Path | None,
@@ -115,7 +117,7 @@ def compare_cmd(
     with user_errors():
         store = ctx.reader if run_sets else ctx.store  # stored runs are only read
         correction_method: Method = "bh" if correction == "bh" else "holm"
-        selected = [select_runs(store, text, benchmark) for text in run_sets]
+        selected = [select_runs(store, selector, benchmark) for selector in run_sets]
         replayed = stored_interleaved(store, selected, alpha=alpha, margin=margin_value) if run_sets else None
         if replayed is not None:
             base_side = replayed.sides[0].side
@@ -126,16 +128,14 @@ def compare_cmd(
                 context=_context(), parameters=_parameters(params, samples, seed, alpha, margin_source),
             )
         elif run_sets:
-            outcome = stored_outcome(store, selected)
+            outcome = stored_outcome(store, selected, benchmark=benchmark)
             base = outcome.sides[0].side
-            if benchmark and lookup(benchmark).name != base.benchmark.name:
-                raise BadRequest(f"the runs measure {base.benchmark.name}, not {lookup(benchmark).name}")
             margin_value, margin_source = _margin(store, base, margin_value, margin)
             report = build_report(
                 outcome, title=f"{outcome.sides[0].primary_metric}: {' vs '.join(s.side.label for s in outcome.sides)}",
                 label_kind="stored", alpha=alpha, margin=margin_value, correction=correction_method,
                 context=_context(), parameters=_parameters(params, samples, seed, alpha, margin_source)
-                | {"noise floor": _noise_floor(store, outcome)},
+                | {"noise floor": noise_floor_text(comparison_noise_floor(store, outcome))},
             )
         else:
             found = build_sides(benchmark, kernels, commands, dict(params), samples)
@@ -163,7 +163,7 @@ def compare_cmd(
                 report = build_report(
                     outcome, title=title, label_kind=found.label_kind, alpha=alpha, margin=margin_value,
                     correction=correction_method, context=_context(),
-                    parameters=parameters | {"noise floor": _noise_floor(store, outcome)},
+                    parameters=parameters | {"noise floor": noise_floor_text(comparison_noise_floor(store, outcome))},
                 )
     if report_dir is not None:
         report_dir.mkdir(parents=True, exist_ok=True)
@@ -192,29 +192,6 @@ def _parameters(
 ) -> dict[str, object]:
     return {"params": dict(params), "samples": samples or "default", "seed": seed, "alpha": alpha,
             "margin": margin_source}
-
-
-def select_runs(store: Store, selector: str, benchmark: str | None) -> list[int]:
-    """Run ids for ``1,2,3``, ``tag:NAME`` or ``kernel:RELEASE`` (completed runs, oldest first)."""
-    kind, _, value = selector.partition(":")
-    if kind in ("tag", "kernel") and value:
-        bench = lookup(benchmark).name if benchmark else None
-        rows = store.list_runs(
-            benchmark=bench, status="complete", limit=None,
-            tag=value if kind == "tag" else None, kernel_release=value if kind == "kernel" else None,
-        )
-        if not rows:
-            raise BadRequest(f"no completed runs match {selector!r}" + (f" for {bench}" if bench else ""))
-        return sorted(int(row["id"]) for row in rows)
-    try:
-        ids = [int(part) for part in selector.split(",") if part.strip()]
-    except ValueError:
-        raise click.BadParameter(
-            f"{selector!r} is not a run selector (ids like 1,2,3, tag:NAME or kernel:RELEASE)", param_hint="--runs"
-        ) from None
-    if not ids:
-        raise click.BadParameter("an empty list of runs", param_hint="--runs")
-    return ids
 
 
 def _measure(
@@ -269,18 +246,3 @@ def _context() -> dict[str, object]:
         "host kernel": info["kernel"]["release"],
         "virtualization": info["virtualization"].get("vm"),
     }
-
-
-def _noise_floor(store: Store, outcome: ComparisonOutcome) -> str:
-    """The base side's latest A/A calibration, as the smallest change it can detect."""
-    base = outcome.sides[0].side
-    calibration = store.latest_calibration(base.benchmark.name, base.kernel or "local")
-    if calibration is None:
-        return f"unknown: run `kbench calibrate {base.benchmark.name}` to measure it"
-    trials = max(len(side.runs) for side in outcome.sides)
-    rows = [row for row in calibration["mde"] if row["power"] == 0.8 and "trials" in row]
-    if not rows:
-        return f"calibration {calibration['id']} has no 80% power figure for trials"
-    row = min(rows, key=lambda r: abs(r["trials"] - trials))
-    return (f"{row['effect_pct']:.2f}% at 80% power with {row['trials']} trials per side "
-            f"(A/A calibration {calibration['id']}, sigma {100 * calibration['sigma_log']:.2f}%)")

@@ -5,21 +5,26 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from kbench.cli import exit_codes
 from kbench.cli.main import Context, fail, pass_context, user_errors
 from kbench.cli.outputs import output_problem
+from kbench.cli.parsing import Runs
 from kbench.report.export import FORMATS as SAMPLE_FORMATS
 from kbench.report.interop import TABLE_FORMATS, TOOL_FORMATS
+
+if TYPE_CHECKING:
+    from kbench.engine.run_selection import RunSelector
 
 ALL_FORMATS = tuple(dict.fromkeys([*SAMPLE_FORMATS, *TOOL_FORMATS, *TABLE_FORMATS]))
 
 
 @click.command("export")
 @click.argument("run_id", type=int, required=False)
-@click.option("--runs", "run_sets", multiple=True, metavar="SELECTOR",
+@click.option("--runs", "run_sets", multiple=True, type=Runs(),
               help="Runs instead of RUN_ID: ids `1,2,3`, `tag:NAME` or `kernel:RELEASE`. Once: a row (csv, "
                    "parquet, json) or an entry (hyperfine, pyperf, gobench) per run; twice or more: the sides "
                    "of a comparison, an entry per side.")
@@ -30,7 +35,7 @@ ALL_FORMATS = tuple(dict.fromkeys([*SAMPLE_FORMATS, *TOOL_FORMATS, *TABLE_FORMAT
 )
 @pass_context
 def export_cmd(
-    ctx: Context, run_id: int | None, run_sets: tuple[str, ...], benchmark: str | None, fmt: str,
+    ctx: Context, run_id: int | None, run_sets: tuple[RunSelector, ...], benchmark: str | None, fmt: str,
     output: Path | None,
 ) -> None:
     """Export a run with all its raw samples (JSON, CSV, Parquet), runs as hyperfine JSON,
@@ -67,26 +72,28 @@ def export_cmd(
         fail(f"cannot write {output}: {exc.strerror or exc}", exit_codes.USAGE)
 
 
-def _export(ctx: Context, run_id: int | None, run_sets: tuple[str, ...], benchmark: str | None, fmt: str) -> bytes:
+def _export(
+    ctx: Context, run_id: int | None, run_sets: tuple[RunSelector, ...], benchmark: str | None, fmt: str
+) -> bytes:
+    from kbench.engine.stored_run import load_stored_run
     from kbench.report.interop import Group, write
-    from kbench.report.run_view import load_run_view
 
     store = ctx.reader
     if run_id is not None:
-        view = load_run_view(store, run_id)
+        view = load_stored_run(store, run_id)
         if fmt in TOOL_FORMATS:
             return write(fmt, [Group(f"run {run_id}", (view,))])
         from kbench.report.export import export_run
 
         return export_run(view, fmt, None)
-    from kbench.cli.compare_cmd import select_runs
+    from kbench.engine.run_selection import select_runs
 
-    sides = [select_runs(store, text, benchmark) for text in run_sets]
+    sides = [select_runs(store, selector, benchmark) for selector in run_sets]
     if fmt in TOOL_FORMATS:
         if len(sides) == 1:
-            groups = [Group(f"run {n}", (load_run_view(store, n),)) for n in sides[0]]
+            groups = [Group(f"run {n}", (load_stored_run(store, n),)) for n in sides[0]]
         else:
-            groups = [Group(f"runs {','.join(map(str, ids))}", tuple(load_run_view(store, n) for n in ids), side=True)
+            groups = [Group(f"runs {','.join(map(str, ids))}", tuple(load_stored_run(store, n) for n in ids), side=True)
                       for ids in sides]
         return write(fmt, groups)
     from kbench.report.interop import tidy

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kbench.durations import match_duration, parse_duration
+
+if TYPE_CHECKING:
+    from kbench.engine.run_selection import RunSelector
 
 
 class Duration(click.ParamType):  # type: ignore[type-arg]
@@ -52,3 +55,19 @@ class KeyValue(click.ParamType):  # type: ignore[type-arg]
         if not sep or not key.strip():
             self.fail(f"{value!r} is not KEY=VALUE", param, ctx)
         return key.strip(), val
+
+
+class Runs(click.ParamType):  # type: ignore[type-arg]
+    """Stored runs: ``1,2,3``, ``tag:NAME`` or ``kernel:RELEASE`` (``kbench.engine.run_selection``)."""
+
+    name = "SELECTOR"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> RunSelector:
+        from kbench.engine.run_selection import RunSelector, parse_selector
+
+        if isinstance(value, RunSelector):
+            return value
+        try:
+            return parse_selector(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)

@@ -9,19 +9,19 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from kbench.report.run_view import summary_line
+from kbench.report.run_json import summary_line
 from kbench.report.terminal import body_histogram_lines, cdf_lines, log2_histogram_lines, seed_line
 from kbench.report.units import format_value
 from kbench.sysinfo.usage import parse_usage, usage_lines
 
 if TYPE_CHECKING:
-    from kbench.report.run_view import RunReport
+    from kbench.engine.stored_run import StoredRun
 
 MIN_SAMPLES_FOR_DISTRIBUTION = 20
 """Below this many values a histogram says nothing: the values are listed instead."""
 
 
-def render_quiet(console: Console, report: RunReport, benchmark: str) -> None:
+def render_quiet(console: Console, report: StoredRun, benchmark: str) -> None:
     """One line: benchmark, median, unit, n, the run's id, and its status unless complete."""
     summary = report.summary
     line = summary_line(benchmark, summary.p50 if summary else None, report.unit, summary.n if summary else 0)
@@ -29,7 +29,7 @@ def render_quiet(console: Console, report: RunReport, benchmark: str) -> None:
     console.print(Text(line), highlight=False)
 
 
-def render_run(console: Console, report: RunReport, hist: str = "linear", *, histogram: bool = True) -> None:
+def render_run(console: Console, report: StoredRun, hist: str = "linear", *, histogram: bool = True) -> None:
     """Headline, seed-style line, histogram and CDF (left out when not ``histogram``), metrics,
     run context, warnings."""
     metric, unit, summary, measurement = report.metric, report.unit, report.summary, report.measurement

@@ -1,4 +1,8 @@
-"""``kbench show`` and ``kbench results``: read the store (``kbench export`` is in export_cmd)."""
+"""``kbench show`` and ``kbench results``: read the store (``kbench export`` is in export_cmd).
+
+Both start quickly (docs/PERFORMANCE.md): what only ``show`` needs (numpy, the kinds,
+the renderings) is imported when it runs.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from kbench.cli.main import Context, emit_json, literal, out_console, pass_context, user_errors
-from kbench.cli.render import render_run
-from kbench.report.run_view import RunReport, load_run_view, run_context_json, run_json
 from kbench.report.units import format_value
-from kbench.store.db import RUN_STATUSES
+from kbench.store.records import RUN_STATUSES
 
 
 @click.command("show")
@@ -25,8 +27,12 @@ from kbench.store.db import RUN_STATUSES
 @pass_context
 def show_cmd(ctx: Context, run_id: int, hist: str, no_hist: bool, as_json: bool, sums: tuple[str, ...]) -> None:
     """Show a stored run: summary, histogram, CDF, context and warnings."""
+    from kbench.cli.render import render_run
+    from kbench.engine.stored_run import load_stored_run
+    from kbench.report.run_json import run_context_json, run_json
+
     with user_errors():
-        view = load_run_view(ctx.reader, run_id)
+        view = load_stored_run(ctx.reader, run_id)
     if sums:
         from kbench.kinds.trace.plan import parse_key_sum
         from kbench.report.trace_run import with_key_sums
@@ -40,7 +46,7 @@ def show_cmd(ctx: Context, run_id: int, hist: str, no_hist: bool, as_json: bool,
     if as_json:
         emit_json(
             run_json(
-                RunReport.from_view(view),
+                view,
                 extra={**run_context_json(record), "sysinfo": record.sysinfo, "error": record.error},
             )
         )
@@ -56,7 +62,7 @@ def show_cmd(ctx: Context, run_id: int, hist: str, no_hist: bool, as_json: bool,
     )
     if record.error:
         console.print(Text.assemble(("error:", "red"), " ", record.error), highlight=False)
-    render_run(console, RunReport.from_view(view), hist, histogram=not no_hist)
+    render_run(console, view, hist, histogram=not no_hist)
 
 
 @click.command("results")

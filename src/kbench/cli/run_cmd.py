@@ -21,10 +21,11 @@ from kbench.contract.benchmark import Benchmark, UnknownBenchmark
 from kbench.contract.limits import request_problems
 from kbench.contract.request import LABEL_MAX, BadRequest, RunRequest
 from kbench.engine.runner import execute_run
+from kbench.engine.stored_run import stored_run
 from kbench.jobs import is_job_file
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
 from kbench.kinds.kfunc.loaded import loaded_benchmark
-from kbench.report.run_view import RunReport, run_context_json, run_json
+from kbench.report.run_json import run_context_json, run_json
 from kbench.store.db import Store
 from kbench.targets.factory import make_target, target_cpus
 from kbench.targets.local_kmod import LOCAL_KERNEL_HINT, what_loads_locally
@@ -187,11 +188,10 @@ def run_cmd(
                 tracked(target, tracking),
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
-    report = RunReport.from_result(result)
+    with user_errors():
+        report = stored_run(store, result)
     if as_json:
-        with user_errors():
-            record = store.get_run(result.run_id)
-        emit_json(run_json(report, extra=run_context_json(record)))
+        emit_json(run_json(report, extra=run_context_json(report.record)))
     elif quiet:
         render_quiet(out_console(), report, bench.name)
     else:

@@ -105,9 +105,12 @@ def trace_cmd(
         result = _trace(ctx, host, plan, tags)
         info = host.info()
     if as_json:
-        from kbench.report.run_view import RunReport, run_json
+        from kbench.engine.stored_run import stored_run
+        from kbench.report.run_json import run_json
 
-        emit_json(run_json(RunReport.from_result(result), {"workload": result.measurement.header.get("workload")}))
+        with user_errors():
+            report = stored_run(ctx.store, result)
+        emit_json(run_json(report, {"workload": result.measurement.header.get("workload")}))
         return
     machine = f"{info.kernel_release} ({info.kind}{'-' + info.accel if info.accel else ''})"
     _render(result, hist, machine)

@@ -17,7 +17,8 @@ and the verdict is built from d_1..d_n (``judge_blocks``):
   tails, switching between speeds - identical sides are called different with
   probability <= alpha. Simulations (tests, benchmarks/compare_power.py) agree; the
   same simulations show a t-test on d losing its error rate under spikes and flips.
-- ci_pct: the signed-rank test inverted (Walsh averages) at 1 - alpha, as %;
+- ci_pct: the signed-rank test inverted (Walsh averages) at 1 - alpha, as %; for a
+  "no change" decided by equivalence, the 1 - 2 alpha_eq interval that decided it;
 - change_pct: the paired estimate 100 (exp(median of the Walsh averages) - 1) - the
   centre of that interval, not the ratio of the sides' medians (which carries drift);
 - base_median / new_median: medians of each side's slot statistics (for the table);
@@ -29,7 +30,10 @@ and positive, fewer than ``PAIRED_MIN_BLOCKS`` blocks, or alpha below the smalle
 the test can reach with these blocks.
 
 Sequential use (``PairedSequential``): looks at growing block counts share alpha
-through ``kbench.compare.spending``; each look judges with its nominal level.
+through ``kbench.compare.spending``; each look judges with its nominal level. With a
+margin, "no change" has its own one-sided O'Brien-Fleming-type boundary (two one-sided
+tests, overall P("no change" | |change| >= margin) <= alpha), which keeps most of its
+alpha for the late looks where an interval can first fit the margin.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from numpy.typing import ArrayLike, NDArray
 from kbench.compare.judge import ks_p_value
 from kbench.compare.modes import side_modes
 from kbench.compare.sequential import CONTINUE, DIFFERENT, SAME, SequentialStep
-from kbench.compare.signed_ranks import EXACT, signed_rank_test, walsh_interval
+from kbench.compare.signed_ranks import EXACT, SignedRankTest, signed_rank_test, walsh_interval
 from kbench.compare.spending import SpendingBoundary
 from kbench.compare.thresholds import DEFAULT_ALPHA, PAIRED_LOOK_MIN_BLOCKS, PAIRED_MIN_BLOCKS
 from kbench.compare.verdict import (
@@ -55,6 +59,7 @@ from kbench.compare.verdict import (
     REASON_BUDGET_EXHAUSTED,
     REASON_INVALID,
     REASON_TOO_FEW_TRIALS,
+    REASON_WITHIN_MARGIN,
     REGRESSION,
     WARNING_MODES,
     WARNING_TIES,
@@ -113,10 +118,15 @@ def judge_blocks(
     unit: str = "",
     design: str = SIGNED_RANK,
     with_ks: bool = True,
+    equivalence_alpha: float | None = None,
 ) -> Verdict:
     """The verdict of the module docstring for block log-ratios ``d`` (one per block, in order).
 
     base_values / new_values: every slot statistic of each side (medians, KS, modes).
+    equivalence_alpha: when given with a margin, "no change" is decided first by two
+    one-sided tests at this level each (the two-sided 1 - 2 equivalence_alpha interval
+    within +/-margin); that interval is then the verdict's ci_pct and confidence. 0 means
+    this look cannot decide equivalence. None: the 1 - alpha interval decides (row 1).
     Never raises for bad measured values (they give "inconclusive" with a reason);
     raises ``ValueError`` for bad parameters or input that is not 1-D.
     """
@@ -158,7 +168,12 @@ def judge_blocks(
                   f"test can give is {test.min_attainable_p:.3g} > alpha {alpha:g}; more blocks are needed")
     else:
         verdict, reason = decide(direction=direction, p_value=test.p_value, ci_pct=ci_pct, alpha=alpha,
-                                 margin_pct=margin_pct)
+                                 margin_pct=margin_pct, equivalence_by_ci=equivalence_alpha is None)
+        equivalent = _equivalence(ratios, test, equivalence_alpha, margin_pct)
+        if equivalent is not None:
+            ci_pct, confidence, reason = equivalent
+            verdict = NO_CHANGE
+            common["confidence"] = confidence
     if test.ties and test.method != EXACT:
         notes.append(f"{WARNING_TIES}: equal block log-ratios; the p-value and interval use the tie-corrected "
                      "normal approximation")
@@ -173,6 +188,34 @@ def judge_blocks(
     )
 
 
+def _equivalence(
+    ratios: NDArray[np.float64], test: SignedRankTest, alpha: float | None, margin_pct: float | None,
+) -> tuple[tuple[float, float], float, str] | None:
+    """(interval, its confidence, reason) when two one-sided tests at ``alpha`` put the change within the margin."""
+    if alpha is None or margin_pct is None or not 0.0 < alpha < 0.5:
+        return None
+    whole = test.n_used == ratios.size
+    interval = walsh_interval(ratios, 2.0 * alpha, exact=test.method == EXACT and whole,
+                              sigma=test.sigma if whole else None)
+    if not interval.reached:
+        return None
+    low, high = interval.ratio_pct()
+    if not (-margin_pct <= low and high <= margin_pct):
+        return None
+    confidence = 1.0 - 2.0 * alpha
+    return (low, high), confidence, (
+        f"{REASON_WITHIN_MARGIN}: the {100 * confidence:.1f}% CI [{low:+.2f}%, {high:+.2f}%] lies within "
+        f"±{margin_pct:g}% (two one-sided tests, each at level {alpha:.3g})")
+
+
+EQUIVALENCE_SPENDING = "obrien-fleming"
+EQUIVALENCE_BY_INTERVAL = "interval"
+EQUIVALENCE_DESIGNS = (EQUIVALENCE_SPENDING, "pocock", EQUIVALENCE_BY_INTERVAL)
+"""How a sequential comparison decides "no change": its own one-sided spending (O'Brien-Fleming- or
+Pocock-type), or the two-sided interval of the difference test ("interval", the design before
+issue 10's second pass; kept for benchmarks/equivalence_power.py)."""
+
+
 class PairedSequential:
     """Looks at growing numbers of blocks with alpha spending; stops once the verdict is safe.
 
@@ -184,11 +227,16 @@ class PairedSequential:
 
     def __init__(
         self, *, direction: str, alpha: float = DEFAULT_ALPHA, margin: float | None = None,
-        metric: str = "", unit: str = "",
+        metric: str = "", unit: str = "", equivalence: str = EQUIVALENCE_SPENDING,
     ) -> None:
         check_direction(direction)
         check_margin(margin)
+        if equivalence not in EQUIVALENCE_DESIGNS:
+            raise ValueError(f"equivalence must be one of {', '.join(EQUIVALENCE_DESIGNS)}, got {equivalence!r}")
         self.boundary = SpendingBoundary(alpha, min_blocks=PAIRED_LOOK_MIN_BLOCKS)
+        self.equivalence = (None if margin is None or equivalence == EQUIVALENCE_BY_INTERVAL else
+                            SpendingBoundary(alpha, min_blocks=PAIRED_LOOK_MIN_BLOCKS, sided=1,
+                                             spending=equivalence))
         self.direction = direction
         self.alpha = alpha
         self.margin = margin
@@ -211,9 +259,15 @@ class PairedSequential:
             return self.last or SequentialStep(blocks, CONTINUE, NAN, None)
         nominal = self.boundary.look(blocks, fraction).nominal_alpha if blocks > 0 else 0.0
         look_text = f"{self.boundary.describe()}; look at {blocks} blocks, nominal alpha {nominal:.4g}"
+        equivalence_alpha = None
+        if self.equivalence is not None:
+            equivalence_alpha = self.equivalence.look(blocks, fraction).nominal_alpha if blocks > 0 else 0.0
+            look_text += (f"; equivalence: {self.equivalence.describe()}, one-sided nominal alpha "
+                          f"{equivalence_alpha:.4g}")
         verdict = judge_blocks(ratios, base_values=base_values, new_values=new_values, direction=self.direction,
                                alpha=nominal if nominal > 0 else self.alpha, margin=self.margin,
-                               metric=self.metric, unit=self.unit, design=look_text, with_ks=final)
+                               metric=self.metric, unit=self.unit, design=look_text, with_ks=final,
+                               equivalence_alpha=equivalence_alpha)
         if nominal <= 0.0:
             # this look spends nothing (too few blocks to reach any useful level): it cannot decide
             if not final:

@@ -27,14 +27,27 @@ below ``min_blocks`` (where the exact test cannot reach any useful level) spend 
 
 The same repeated-confidence-interval argument as in ``boundaries`` holds: the interval
 at look k is the test's inversion at the nominal level, so all intervals cover the true
-shift simultaneously with probability >= 1 - alpha, and stopping for "different" or for
-"the same within the margin" keeps its error rate <= alpha whatever the stopping rule
-reads from them. Checked by simulating the real procedure (tests, compare_power.py).
+shift simultaneously with probability >= 1 - alpha, and stopping for "different" keeps
+its error rate <= alpha whatever the stopping rule reads from them.
+
+Equivalence ("the same within +/-M") is a different hypothesis with its own error rate,
+P("no change" | |change| >= M) <= alpha, and gets its own boundary (``sided=1``,
+``obrien_fleming_spending``): two one-sided tests (TOST), each at one-sided level alpha.
+Under |change| = M only the test on that side can pass, and its standardised statistic
+is again a Brownian motion, so look k passes when the one-sided z(n_k) >= c_k with the
+c_k simulated on signed paths. Its nominal one-sided level is 1 - Phi(c_k): the interval
+that decides equivalence at look k is the two-sided 1 - 2 (1 - Phi(c_k)) one. The
+O'Brien-Fleming-type function keeps most of alpha for the late looks, where an interval
+can first fit inside a margin of a fraction of a percent (the early ones are 2-5x wider):
+at the last of five looks c is about 1.74 instead of the 2.41 of the two-sided Pocock
+boundary, an interval 28 % narrower. Checked by simulating the real procedure with a
+true change of exactly M (tests, interleaved_power.py).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,6 +63,17 @@ def pocock_spending(fraction: float, alpha: float) -> float:
     return alpha * math.log1p((math.e - 1.0) * f)
 
 
+def obrien_fleming_spending(fraction: float, alpha: float) -> float:
+    """alpha(f) = 2 - 2 Phi(z_{1 - alpha/2} / sqrt(f)), f clipped to [0, 1] (Lan & DeMets 1983)."""
+    f = min(max(fraction, 0.0), 1.0)
+    if f == 0.0:
+        return 0.0
+    return float(2.0 * special.ndtr(special.ndtri(alpha / 2.0) / math.sqrt(f)))
+
+
+SPENDING_FUNCTIONS = {"pocock": pocock_spending, "obrien-fleming": obrien_fleming_spending}
+
+
 def spendable_alpha(alpha: float, paths: int = SPENDING_PATHS) -> float:
     """alpha less two Monte-Carlo standard errors of a simulation with ``paths`` paths."""
     return alpha - 2.0 * math.sqrt(alpha * (1.0 - alpha) / paths)
@@ -57,7 +81,8 @@ def spendable_alpha(alpha: float, paths: int = SPENDING_PATHS) -> float:
 
 @dataclass(frozen=True)
 class SpentLook:
-    """One look: its block count, information fraction, boundary c and nominal level."""
+    """One look: its block count, information fraction, boundary c and nominal level
+    (two-sided boundaries: 2 (1 - Phi(c)); one-sided: 1 - Phi(c))."""
 
     blocks: int
     fraction: float
@@ -65,8 +90,8 @@ class SpentLook:
     nominal_alpha: float
 
 
-_LOOKS: dict[tuple[float, int, int, tuple[tuple[int, float], ...]], tuple[SpentLook, float]] = {}
-"""Looks already computed, by (alpha, min_blocks, paths, every look so far): the boundaries are a
+_LOOKS: dict[tuple[float, int, int, int, str, tuple[tuple[int, float], ...]], tuple[SpentLook, float]] = {}
+"""Looks already computed, by (alpha, min_blocks, paths, sides, spending, every look so far): the boundaries are a
 deterministic function of these, so comparisons that look at the same counts share the work."""
 _MAX_CACHED_LOOKS = 10_000
 
@@ -74,11 +99,18 @@ _MAX_CACHED_LOOKS = 10_000
 class SpendingBoundary:
     """Boundaries look by look (module docstring); deterministic for a given sequence of looks."""
 
-    def __init__(self, alpha: float, *, min_blocks: int = 1, paths: int = SPENDING_PATHS) -> None:
+    def __init__(self, alpha: float, *, min_blocks: int = 1, paths: int = SPENDING_PATHS, sided: int = 2,
+                 spending: str = "pocock") -> None:
         check_alpha(alpha)
         if paths < 1000:
             raise ValueError(f"paths must be at least 1000, got {paths}")
+        if sided not in (1, 2):
+            raise ValueError(f"sided must be 1 or 2, got {sided!r}")
+        if spending not in SPENDING_FUNCTIONS:
+            raise ValueError(f"spending must be one of {', '.join(SPENDING_FUNCTIONS)}, got {spending!r}")
         self.alpha = alpha
+        self.sided = sided
+        self.spending = spending
         self.min_blocks = min_blocks
         self.total = spendable_alpha(alpha, paths)
         self._paths = paths
@@ -110,7 +142,7 @@ class SpendingBoundary:
             raise ValueError(f"information fractions must not shrink: {fraction} after {self._fraction}")
         self._blocks, self._fraction = blocks, min(fraction, 1.0)
         self._history.append((blocks, fraction))
-        key = (self.alpha, self.min_blocks, self._paths, tuple(self._history))
+        key = (self.alpha, self.min_blocks, self._paths, self.sided, self.spending, tuple(self._history))
         found = _LOOKS.get(key)
         if found is None:
             found = self._simulate()
@@ -124,7 +156,7 @@ class SpendingBoundary:
     def _simulate(self) -> tuple[SpentLook, float]:
         """Bring the simulated paths up to the newest look (replaying looks that came from the cache)."""
         if self._simulation is None:
-            self._simulation = _Simulation(self._paths)
+            self._simulation = _Simulation(self._paths, self.sided, SPENDING_FUNCTIONS[self.spending])
         simulation = self._simulation
         result = None
         while simulation.looks < len(self._history):
@@ -134,15 +166,21 @@ class SpendingBoundary:
         return result, simulation.spent
 
     def describe(self) -> str:
-        return (f"alpha spending (Pocock-type, Lan-DeMets), overall alpha {self.alpha:g}, "
+        kind = "Pocock" if self.spending == "pocock" else "O'Brien-Fleming"
+        sides = "" if self.sided == 2 else "one-sided "
+        return (f"{sides}alpha spending ({kind}-type, Lan-DeMets), overall alpha {self.alpha:g}, "
                 f"{len(self.looks)} look{'s' if len(self.looks) != 1 else ''}")
 
 
 
 class _Simulation:
-    """Seeded Brownian paths (one unit of variance per block) and which of them crossed already."""
+    """Seeded Brownian paths (one unit of variance per block) and which of them crossed already.
 
-    def __init__(self, paths: int) -> None:
+    Two-sided: a path crosses when |B(n)| / sqrt(n) >= c; one-sided: when B(n) / sqrt(n) >= c."""
+
+    def __init__(self, paths: int, sided: int, spending: Callable[[float, float], float]) -> None:
+        self._sided = sided
+        self._spending = spending
         self._rng = np.random.default_rng(SPENDING_SEED)
         self._position = np.zeros(paths)
         self._alive = np.ones(paths, dtype=bool)
@@ -156,8 +194,8 @@ class _Simulation:
         self._blocks = blocks
         self.looks += 1
         clipped = min(fraction, 1.0)
-        z = np.abs(self._position) / math.sqrt(blocks)
-        target = total if fraction >= 1.0 else pocock_spending(fraction, total)
+        z = (np.abs(self._position) if self._sided == 2 else self._position) / math.sqrt(blocks)
+        target = total if fraction >= 1.0 else self._spending(fraction, total)
         crossings = math.floor((target - self.spent) * self._paths + 1e-9)
         if blocks < min_blocks or crossings < 1:
             return SpentLook(blocks, clipped, math.inf, 0.0)
@@ -167,4 +205,4 @@ class _Simulation:
         crossed = self._alive & (z >= boundary)
         self._alive &= ~crossed
         self.spent += float(crossed.sum()) / self._paths
-        return SpentLook(blocks, clipped, boundary, float(2.0 * special.ndtr(-boundary)))
+        return SpentLook(blocks, clipped, boundary, float(self._sided * special.ndtr(-boundary)))

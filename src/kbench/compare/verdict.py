@@ -95,16 +95,19 @@ def decide(
     ci_pct: tuple[float, float],
     alpha: float,
     margin_pct: float | None,
+    equivalence_by_ci: bool = True,
 ) -> tuple[str, str]:
     """(verdict, reason) by the decision table of the module docstring.
 
     ``ci_pct`` may be (NaN, NaN) (no interval at this level): only rows 3/4 apply, and
-    the reason prints the interval as ``n/a``.
+    the reason prints the interval as ``n/a``. ``equivalence_by_ci=False`` skips row 1:
+    the caller decides equivalence with its own test (``kbench.compare.paired``).
     """
     low, high = ci_pct
     have_interval = math.isfinite(low) and math.isfinite(high)
     interval = f"CI [{_pct(low)}, {_pct(high)}]" if have_interval else "CI n/a"
-    if margin_pct is not None and have_interval and -margin_pct <= low and high <= margin_pct:
+    if (equivalence_by_ci and margin_pct is not None and have_interval
+            and -margin_pct <= low and high <= margin_pct):
         return NO_CHANGE, f"{REASON_WITHIN_MARGIN}: {interval} lies within ±{margin_pct:g}%"
     excludes_zero = have_interval and (low > 0 or high < 0)
     if p_value <= alpha and excludes_zero:

@@ -24,12 +24,12 @@ from kbench.contract.measurement import Measurement
 from kbench.contract.request import BadRequest, RunRequest
 from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, SideTrials, StoredTrial
 from kbench.engine.interleaved import InterleavedOutcome, InterleavedSide, Slot, metrics_of, slot_values
-from kbench.report.run_view import RunView, load_run_view
+from kbench.engine.stored_run import StoredRun, load_stored_run
 from kbench.store.db import RunRecord, Store
 
 
-def stored_outcome(store: Store, sides: list[list[int]]) -> ComparisonOutcome:
-    """Sides of stored runs; all runs must measure the same metric (checked)."""
+def stored_outcome(store: Store, sides: list[list[int]], *, benchmark: str | None = None) -> ComparisonOutcome:
+    """Sides of stored runs; all runs must measure the same metric, and ``benchmark`` when given (checked)."""
     if len(sides) < 2:
         raise BadRequest("a comparison needs at least two sides: give --runs twice or more")
     results = []
@@ -37,10 +37,10 @@ def stored_outcome(store: Store, sides: list[list[int]]) -> ComparisonOutcome:
     for run_ids in sides:
         trials = []
         for run_id in run_ids:
-            view = load_run_view(store, run_id)
+            view = load_stored_run(store, run_id)
             metrics.add(view.record.metric)
             trials.extend(_trials(view))
-        first = load_run_view(store, run_ids[0]).record
+        first = load_stored_run(store, run_ids[0]).record
         bench = stored_benchmark(first)
         label = f"runs {','.join(map(str, run_ids))}"
         side = ComparisonSide(label=label, kernel=None, benchmark=bench,
@@ -48,6 +48,9 @@ def stored_outcome(store: Store, sides: list[list[int]]) -> ComparisonOutcome:
         results.append(SideTrials(side, list(trials)))
     if len(metrics) != 1:
         raise BadRequest(f"the runs measure different metrics ({', '.join(sorted(metrics))}): nothing to compare")
+    measured = results[0].side.benchmark.name
+    if benchmark and lookup(benchmark).name != measured:
+        raise BadRequest(f"the runs measure {measured}, not {lookup(benchmark).name}")
     return ComparisonOutcome(results, [], None, 0, "stored runs (no new measurement)")
 
 
@@ -57,7 +60,7 @@ def stored_interleaved(store: Store, sides: list[list[int]], *, alpha: float,
     runs are not exactly one run per side of one interleaved comparison."""
     if len(sides) < 2 or any(len(ids) != 1 for ids in sides):
         return None
-    views = [load_run_view(store, ids[0]) for ids in sides]
+    views = [load_stored_run(store, ids[0]) for ids in sides]
     designs = [view.measurement.header.get("interleaved") or {} for view in views]
     comparisons = {d.get("comparison") for d in designs}
     if len(comparisons) != 1 or None in comparisons:
@@ -90,7 +93,7 @@ def stored_interleaved(store: Store, sides: list[list[int]], *, alpha: float,
     )
 
 
-def _slots(side: int, view: RunView, benchmark: Benchmark) -> list[Slot]:
+def _slots(side: int, view: StoredRun, benchmark: Benchmark) -> list[Slot]:
     columns = view.measurement.columns
     if "slot" not in columns or "block" not in columns:
         return []
@@ -103,7 +106,7 @@ def _slots(side: int, view: RunView, benchmark: Benchmark) -> list[Slot]:
     return found
 
 
-def _trials(view: RunView) -> list[StoredTrial]:
+def _trials(view: StoredRun) -> list[StoredTrial]:
     """The run as one trial, or an imported run as one trial per value of its ``trial`` column."""
     whole = StoredTrial(run_id=view.record.id, metric=view.record.metric, series=view.series)
     trial = view.measurement.columns.get("trial")

@@ -13,12 +13,12 @@ import numpy as np
 
 from kbench.contract.formats import SUITE_FORMAT
 from kbench.contract.json_document import document, utc_timestamp
-from kbench.report.run_view import RunView
+from kbench.engine.stored_run import StoredRun
 
 FORMATS = ("json", "csv", "parquet")
 
 
-def _metadata(view: RunView) -> dict[str, Any]:
+def _metadata(view: StoredRun) -> dict[str, Any]:
     record = view.record
     return {
         "run_id": record.id,
@@ -42,20 +42,20 @@ def _metadata(view: RunView) -> dict[str, Any]:
     }
 
 
-def _sample_columns(view: RunView) -> dict[str, np.ndarray]:
+def _sample_columns(view: StoredRun) -> dict[str, np.ndarray]:
     columns = dict(view.measurement.columns)
     if view.measurement.header.get("format") != SUITE_FORMAT:
         columns[f"value_{view.record.unit}_per_op"] = view.values
     return columns
 
 
-def export_json(view: RunView) -> bytes:
+def export_json(view: StoredRun) -> bytes:
     data = _metadata(view)
     data["samples"] = {name: values.tolist() for name, values in _sample_columns(view).items()}
     return json.dumps(document(data), indent=1, default=str).encode()
 
 
-def export_csv(view: RunView) -> bytes:
+def export_csv(view: StoredRun) -> bytes:
     columns = _sample_columns(view)
     names = list(columns)
     out = io.StringIO()
@@ -71,7 +71,7 @@ def _csv_value(value: Any) -> str:
     return repr(float(value)) if isinstance(value, np.floating) else str(int(value))
 
 
-def export_parquet(view: RunView) -> bytes:
+def export_parquet(view: StoredRun) -> bytes:
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -90,14 +90,14 @@ def export_parquet(view: RunView) -> bytes:
     return sink.getvalue()
 
 
-WRITERS: dict[str, Callable[[RunView], bytes]] = {
+WRITERS: dict[str, Callable[[StoredRun], bytes]] = {
     "json": export_json,
     "csv": export_csv,
     "parquet": export_parquet,
 }
 
 
-def export_run(view: RunView, fmt: str, destination: Path | None) -> bytes:
+def export_run(view: StoredRun, fmt: str, destination: Path | None) -> bytes:
     """Render ``view`` as ``fmt``; write it to ``destination`` if given, and return it."""
     if fmt not in WRITERS:
         raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")

@@ -9,7 +9,7 @@ import numpy as np
 
 from kbench.engine.job_runner import InstanceRuns
 from kbench.jobs import varying_keys
-from kbench.report.run_view import summary_line
+from kbench.report.run_json import summary_line
 from kbench.report.units import format_value
 
 CURVE_WIDTH = 40

@@ -4,36 +4,32 @@ from __future__ import annotations
 
 import os
 import struct
-import zlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import numpy as np
-from sqlalchemy import Engine, cast, create_engine, event, exists, func, insert, literal, select, update
-from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.engine import Connection
-from sqlalchemy.exc import OperationalError
-from sqlalchemy.sql.elements import ColumnElement
-
-from kbench.store import schema
-from kbench.store.codec import CODEC, decode_array, encode_array
+from kbench.store import reads
 from kbench.store.errors import DAMAGED_ADVICE, database_error_message
 from kbench.store.errors import BisectionNotFound as BisectionNotFound  # re-exported: their old home
 from kbench.store.errors import RunNotFound as RunNotFound
 from kbench.store.errors import StoreError as StoreError
-from kbench.store.migrations import MIGRATIONS
 from kbench.store.owners import current_owner, owner_gone
-from kbench.store.records import SummaryRecord as SummaryRecord  # re-exported: its old home
+from kbench.store.records import SCHEMA_VERSION
+from kbench.store.records import RunRecord as RunRecord  # re-exported: its old home
+from kbench.store.records import SummaryRecord as SummaryRecord
 
 if TYPE_CHECKING:
+    import sqlite3
+
+    import numpy as np
+    from sqlalchemy import Engine
+    from sqlalchemy.engine import Connection
+
     from kbench.store.recovery import PendingRun
 
 SQLITE_HEADER = b"SQLite format 3\x00"
-RUN_STATUSES = ("running", "complete", "interrupted", "failed", "abandoned")
 """``abandoned``: the kbench measuring it ended without finishing it (killed, crashed)."""
 
 
@@ -79,35 +75,6 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-@dataclass(frozen=True)
-class RunRecord:
-    """A stored run, without its samples (load those with ``Store.load_samples``)."""
-
-    id: int
-    benchmark: str
-    metric: str
-    unit: str
-    direction: str
-    status: str
-    params: dict[str, Any]
-    request: dict[str, Any]
-    timer: dict[str, Any] | None
-    overhead: dict[str, Any] | None
-    probe_header: dict[str, Any] | None
-    sysinfo: dict[str, Any] | None
-    noise: dict[str, Any] | None
-    warnings: list[str]
-    tags: list[str]
-    error: str | None
-    tool_output: str | None
-    n_samples: int
-    batch: int | None
-    started_at: datetime
-    finished_at: datetime | None
-    target: dict[str, Any] | None
-    summaries: list[dict[str, Any]]
-
-
 class Store:
     """A kbench results database reached through SQLAlchemy Core.
 
@@ -116,10 +83,57 @@ class Store:
     ``database_error_message(exc, store.where)`` gives the one line for the user.
     """
 
-    def __init__(self, engine: Engine, *, read_only: bool = False, where: str = ""):
-        self.engine = engine
+    def __init__(self, engine: Engine | None, *, read_only: bool = False, where: str = "",
+                 sqlite_file: Path | None = None):
+        """``engine``; or None, read-only: an existing SQLite file (``sqlite_file``) read with the
+        standard library's sqlite3, or without one a database that does not exist yet (empty).
+        SQLAlchemy's engine is then made on first use."""
+        if engine is None and not read_only:
+            raise ValueError("a writable Store needs an engine")
+        self._engine = engine
+        self._sqlite_file = sqlite_file
+        self._sqlite: sqlite3.Connection | None = None
         self.read_only = read_only
-        self.where = where or engine.url.render_as_string(hide_password=True)
+        self.where = where or (str(sqlite_file) if engine is None else engine.url.render_as_string(hide_password=True))
+
+    @property
+    def engine(self) -> Engine:
+        """The SQLAlchemy engine (a read-only SQLite store makes it now, on first use)."""
+        if self._engine is None:
+            from sqlalchemy import create_engine, event
+
+            from kbench.store import schema
+
+            if self._sqlite_file is None:  # nothing stored yet: an empty database in memory
+                self._engine = create_engine("sqlite://")
+                schema.metadata.create_all(self._engine)
+            else:
+                self._engine = _read_only_sqlite_engine(self._sqlite_file)
+                event.listen(self._engine, "connect", _sqlite_read_pragmas)
+        return self._engine
+
+    @property
+    def dialect(self) -> str:
+        return "sqlite" if self._engine is None else self._engine.dialect.name
+
+    def _query(self, sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Run one of ``kbench.store.reads``' statements: through sqlite3 on a read-only SQLite
+        file (no SQLAlchemy imported), else through the engine."""
+        if self._engine is None:
+            import sqlite3
+
+            if self._sqlite_file is None:  # nothing stored yet: every reading finds no row
+                return []
+            if self._sqlite is None:
+                self._sqlite = sqlite3.connect(_read_only_sqlite_uri(self._sqlite_file), uri=True,
+                                               check_same_thread=False)
+                self._sqlite.row_factory = sqlite3.Row
+                self._sqlite.execute("PRAGMA query_only=ON")
+            return [dict(row) for row in self._sqlite.execute(sql, dict(params))]
+        from sqlalchemy import text
+
+        with self._engine.connect() as conn:
+            return [dict(row) for row in conn.execute(text(sql), dict(params)).mappings()]
 
     @classmethod
     def open(cls, url: str | None = None, *, read_only: bool = False) -> Store:
@@ -143,13 +157,25 @@ class Store:
             if given and not sqlite_path.parent.is_dir():
                 raise StoreError(_missing_directory(sqlite_path))
             return cls._nothing_stored_yet(where)
+        if read_only and sqlite_path is not None:
+            store = cls(None, read_only=True, where=where, sqlite_file=sqlite_path)
+            try:
+                store._check_schema(url)
+            except StoreError:
+                raise
+            except Exception as exc:
+                message = database_error_message(exc, store.where)
+                if message is None:
+                    raise
+                raise StoreError(message) from exc
+            return store
+        from sqlalchemy import create_engine, event
+        from sqlalchemy.exc import OperationalError
+
         try:
-            if read_only and sqlite_path is not None:
-                engine = _read_only_sqlite_engine(sqlite_path)
-            else:
-                if sqlite_path is not None:
-                    _make_parent(sqlite_path)
-                engine = create_engine(url)
+            if sqlite_path is not None:
+                _make_parent(sqlite_path)
+            engine = create_engine(url)
         except StoreError:
             raise
         except ModuleNotFoundError as exc:  # the URL's driver is an optional extra
@@ -185,28 +211,31 @@ class Store:
     @classmethod
     def _nothing_stored_yet(cls, where: str) -> Store:
         """A read-only view of a database that does not exist yet: empty, and nothing is created."""
-        engine = create_engine("sqlite://")
-        schema.metadata.create_all(engine)
-        return cls(engine, read_only=True, where=where)
+        return cls(None, read_only=True, where=where)
 
     def _check_schema(self, url: str) -> None:
         """Read-only: the schema must be current. An older one is upgraded first when the
         database can be written (an upgrade is not a change of its content)."""
         version = self.schema_version
-        if version > schema.SCHEMA_VERSION:
+        if version > SCHEMA_VERSION:
             raise StoreError(
-                f"database schema version {version} is newer than this kbench ({schema.SCHEMA_VERSION}); upgrade kbench"
+                f"database schema version {version} is newer than this kbench ({SCHEMA_VERSION}); upgrade kbench"
             )
-        if version < schema.SCHEMA_VERSION:
+        if version < SCHEMA_VERSION:
             try:
                 Store.open(url).engine.dispose()
             except StoreError as exc:
                 raise StoreError(
                     f"results database {self.where} has schema version {version}, older than this kbench's "
-                    f"{schema.SCHEMA_VERSION}, and cannot be upgraded: {exc}"
+                    f"{SCHEMA_VERSION}, and cannot be upgraded: {exc}"
                 ) from exc
 
     def _ensure_schema(self) -> None:
+        from sqlalchemy import insert, select, update
+
+        from kbench.store import schema
+        from kbench.store.migrations import MIGRATIONS
+
         with self.engine.begin() as conn:
             schema.metadata.create_all(conn)
             row = conn.execute(
@@ -234,11 +263,7 @@ class Store:
 
     @property
     def schema_version(self) -> int:
-        with self.engine.connect() as conn:
-            value = conn.execute(
-                select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")
-            ).scalar_one()
-        return int(value)
+        return reads.schema_version(self._query)
 
     # -- writing -----------------------------------------------------------------
 
@@ -267,6 +292,10 @@ class Store:
         process's pid, the boot id and the host name) is recorded: a later kbench marks
         the run ``abandoned`` if that process is gone.
         """
+        from sqlalchemy import insert
+
+        from kbench.store import schema
+
         owner = current_owner()
         with self.engine.begin() as conn:
             machine_id = _machine_id(conn, sysinfo) if sysinfo else None
@@ -301,6 +330,10 @@ class Store:
     def mark_abandoned_runs(self) -> list[int]:
         """Mark ``abandoned`` every run this host left ``running`` whose kbench is gone
         (killed, crashed, or the machine rebooted); returns their ids."""
+        from sqlalchemy import select, update
+
+        from kbench.store import schema
+
         r = schema.runs.c
         with self.engine.begin() as conn:
             rows = conn.execute(
@@ -336,6 +369,12 @@ class Store:
         tool_output: str | None = None,
     ) -> None:
         """Store samples, summaries and final status of a run in one transaction."""
+        import numpy as np
+        from sqlalchemy import insert, update
+
+        from kbench.store import schema
+        from kbench.store.codec import CODEC, encode_array
+
         if status not in ("complete", "interrupted", "failed", "abandoned"):
             raise ValueError(f"invalid final run status {status!r}")
         columns = dict(columns or {})
@@ -383,38 +422,11 @@ class Store:
     # -- reading -----------------------------------------------------------------
 
     def get_run(self, run_id: int) -> RunRecord:
-        with self.engine.connect() as conn:
-            row = conn.execute(select(schema.runs).where(schema.runs.c.id == run_id)).mappings().first()
-            if row is None:
-                raise RunNotFound(f"no run with id {run_id}")
-            target = None
-            if row["target_id"] is not None:
-                target = dict(
-                    conn.execute(select(schema.targets).where(schema.targets.c.id == row["target_id"]))
-                    .mappings()
-                    .one()
-                )
-            summaries = [
-                dict(s)
-                for s in conn.execute(
-                    select(schema.summaries).where(schema.summaries.c.run_id == run_id)
-                ).mappings()
-            ]
-        return _run_record(_as_seen(dict(row)), target, summaries)
+        return reads.get_run(self._query, run_id)
 
     def load_samples(self, run_id: int) -> dict[str, np.ndarray]:
         """Every stored column of a run, in the order the samples were taken."""
-        with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(schema.samples).where(schema.samples.c.run_id == run_id)
-            ).mappings().all()
-        try:
-            return {
-                row["column"]: decode_array(row["dtype"], row["codec"], row["data"], row["count"])
-                for row in rows
-            }
-        except (ValueError, zlib.error) as exc:
-            raise StoreError(f"results database {self.where}: the samples of run {run_id} are damaged ({exc})") from exc
+        return reads.load_samples(self._query, run_id, self.where)
 
     def list_runs(
         self,
@@ -427,56 +439,17 @@ class Store:
     ) -> list[dict[str, Any]]:
         """Newest first: id, benchmark, status, n, started, kernel, median and unit. Every
         filter is part of the query, so ``limit`` (None: no limit) counts matching runs."""
-        runs, targets, summaries = schema.runs, schema.targets, schema.summaries
-        query = (
-            select(
-                runs.c.id, runs.c.benchmark, runs.c.metric, runs.c.status, runs.c.n_samples,
-                runs.c.started_at, runs.c.tags, targets.c.kind, targets.c.kernel_release,
-                targets.c.accel, summaries.c.median, summaries.c.unit,
-                runs.c.owner_pid, runs.c.owner_boot_id, runs.c.owner_host,
-            )
-            .select_from(
-                runs.outerjoin(targets, runs.c.target_id == targets.c.id).outerjoin(
-                    summaries,
-                    (summaries.c.run_id == runs.c.id) & (summaries.c.metric == runs.c.metric),
-                )
-            )
-            .order_by(runs.c.id.desc())
-        )
-        if limit is not None:
-            query = query.limit(limit)
-        if benchmark:
-            query = query.where(runs.c.benchmark.like(benchmark.replace("*", "%")))
-        if status:
-            # A read-only view shows runs whose kbench is gone as abandoned without storing it.
-            stored = ("running", "abandoned") if status in ("running", "abandoned") else (status,)
-            query = query.where(runs.c.status.in_(stored))
-        if kernel_release:
-            query = query.where(targets.c.kernel_release == kernel_release)
-        if tag:
-            query = query.where(self._has_tag(tag))
-        with self.engine.connect() as conn:
-            rows = [_as_seen(dict(r)) for r in conn.execute(query).mappings()]
-        for row in rows:
-            for key in ("owner_pid", "owner_boot_id", "owner_host"):
-                row.pop(key, None)
-        if status:
-            rows = [r for r in rows if r["status"] == status]
-        return rows
-
-    def _has_tag(self, tag: str) -> ColumnElement[bool]:
-        """A condition on ``runs``: its JSON list of tags holds ``tag`` exactly. In the query,
-        so that ``limit`` counts only the runs that carry the tag."""
-        tags = schema.runs.c.tags
-        if self.engine.dialect.name == "postgresql":
-            return cast(tags, JSONB).contains([tag])
-        element = func.json_each(tags).table_valued("value")
-        return exists(select(literal(1)).select_from(element).where(element.c.value == tag))
+        return reads.list_runs(self._query, self.dialect, benchmark=benchmark, status=status,
+                               kernel_release=kernel_release, tag=tag, limit=limit)
 
     def save_calibration(
         self, *, benchmark: str, metric: str, target: str, params: Mapping[str, Any],
         trials: Mapping[str, list[float]], run_ids: list[int], sigma_log: float, mde: list[dict[str, Any]],
     ) -> int:
+        from sqlalchemy import insert
+
+        from kbench.store import schema
+
         with self.engine.begin() as conn:
             result = conn.execute(
                 insert(schema.calibrations).values(
@@ -488,6 +461,10 @@ class Store:
 
     def latest_calibration(self, benchmark: str, target: str) -> dict[str, Any] | None:
         """The newest A/A calibration of ``benchmark`` on ``target``, or None."""
+        from sqlalchemy import select
+
+        from kbench.store import schema
+
         c = schema.calibrations.c
         with self.engine.connect() as conn:
             row = conn.execute(
@@ -501,6 +478,10 @@ class Store:
     def create_bisection(
         self, *, repo: str, good: str, bad: str, command: str, build: str, params: Mapping[str, Any],
     ) -> int:
+        from sqlalchemy import insert
+
+        from kbench.store import schema
+
         now = _utcnow()
         with self.engine.begin() as conn:
             result = conn.execute(
@@ -513,6 +494,10 @@ class Store:
 
     def update_bisection(self, bisection_id: int, **values: Any) -> None:
         """Set columns (status, refs, steps, result, params) of a bisection; stamps updated_at."""
+        from sqlalchemy import update
+
+        from kbench.store import schema
+
         allowed = {"status", "refs", "steps", "result", "params"}
         if not values.keys() <= allowed:
             raise ValueError(f"cannot update {sorted(values.keys() - allowed)} of a bisection")
@@ -527,6 +512,10 @@ class Store:
 
     def get_bisection(self, bisection_id: int | None = None) -> dict[str, Any]:
         """Bisection ``bisection_id``, or the newest one when None."""
+        from sqlalchemy import select
+
+        from kbench.store import schema
+
         query = select(schema.bisections)
         if bisection_id is None:
             query = query.order_by(schema.bisections.c.id.desc()).limit(1)
@@ -548,6 +537,10 @@ class Store:
         ``exists`` when the same run is already stored (nothing written); ``added`` for a
         new run.
         """
+        from sqlalchemy import select
+
+        from kbench.store import schema
+
         r = schema.runs.c
         fields = {key: pending.run.get(key) for key in _BEGIN_FIELDS}
         started_at = pending.started_at
@@ -577,6 +570,10 @@ class Store:
         )
 
     def count_runs(self) -> int:
+        from sqlalchemy import func, select
+
+        from kbench.store import schema
+
         with self.engine.connect() as conn:
             return int(conn.execute(select(func.count()).select_from(schema.runs)).scalar_one())
 
@@ -641,12 +638,18 @@ def _missing_directory(path: Path) -> str:
             "nothing was created (check --db or KBENCH_DB)")
 
 
-def _read_only_sqlite_engine(path: Path) -> Engine:
-    """A read-only engine on an existing file. On a read-only file system the file is
-    opened as immutable: SQLite cannot make the lock files a WAL database needs there,
+def _read_only_sqlite_uri(path: Path) -> str:
+    """The URI that opens an existing file read-only. On a read-only file system the file
+    is opened as immutable: SQLite cannot make the lock files a WAL database needs there,
     and nothing can change it."""
     immutable = "&immutable=1" if _on_read_only_file_system(path) else ""
-    return create_engine(f"sqlite:///file:{quote(str(path.resolve()))}?mode=ro{immutable}&uri=true")
+    return f"file:{quote(str(path.resolve()))}?mode=ro{immutable}"
+
+
+def _read_only_sqlite_engine(path: Path) -> Engine:
+    from sqlalchemy import create_engine
+
+    return create_engine(f"sqlite:///{_read_only_sqlite_uri(path)}&uri=true")
 
 
 def _on_read_only_file_system(path: Path) -> bool:
@@ -656,17 +659,10 @@ def _on_read_only_file_system(path: Path) -> bool:
         return False
 
 
-def _as_seen(row: dict[str, Any]) -> dict[str, Any]:
-    """A run row with ``running`` shown as ``abandoned`` when its kbench is gone (for
-    read-only views; a writing open stores the change)."""
-    if row.get("status") == "running" and owner_gone(
-        row.get("owner_pid"), row.get("owner_boot_id"), row.get("owner_host"), row["started_at"]
-    ):
-        row["status"] = "abandoned"
-    return row
-
-
 def _machine_id(conn: Connection, sysinfo: Mapping[str, Any]) -> int:
+    from sqlalchemy import insert, select
+
+    from kbench.store import schema
     from kbench.sysinfo.collect import machine_fingerprint
 
     fingerprint = machine_fingerprint(dict(sysinfo))
@@ -690,6 +686,10 @@ def _machine_id(conn: Connection, sysinfo: Mapping[str, Any]) -> int:
 
 
 def _target_id(conn: Connection, target: Mapping[str, Any]) -> int:
+    from sqlalchemy import insert, select
+
+    from kbench.store import schema
+
     t = schema.targets.c
     key = {
         "kind": target["kind"],
@@ -709,18 +709,3 @@ def _target_id(conn: Connection, target: Mapping[str, Any]) -> int:
         insert(schema.targets).values(**key, details=dict(target.get("details") or {}))
     )
     return _inserted_id(result)
-
-
-def _run_record(
-    row: Mapping[str, Any], target: dict[str, Any] | None, summaries: list[dict[str, Any]]
-) -> RunRecord:
-    return RunRecord(
-        id=row["id"], benchmark=row["benchmark"], metric=row["metric"], unit=row["unit"],
-        direction=row["direction"], status=row["status"], params=row["params"] or {},
-        request=row["request"] or {}, timer=row["timer"], overhead=row["overhead"],
-        probe_header=row["probe_header"], sysinfo=row["sysinfo"], noise=row["noise"],
-        warnings=list(row["warnings"] or []), tags=list(row["tags"] or []), error=row["error"],
-        tool_output=row["tool_output"], n_samples=row["n_samples"], batch=row["batch"],
-        started_at=row["started_at"], finished_at=row["finished_at"], target=target,
-        summaries=summaries,
-    )

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
+
+SCHEMA_VERSION = 5
+"""The results database's schema (``schema.py``): bump it and add a step to
+``migrations.MIGRATIONS`` for every change."""
+
+RUN_STATUSES = ("running", "complete", "interrupted", "failed", "abandoned")
+"""Every status a stored run can have."""
 
 
 @dataclass(frozen=True)
@@ -16,3 +24,32 @@ class SummaryRecord:
     basis: str
     values: Mapping[str, Any]
     details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A stored run, without its samples (load those with ``Store.load_samples``)."""
+
+    id: int
+    benchmark: str
+    metric: str
+    unit: str
+    direction: str
+    status: str
+    params: dict[str, Any]
+    request: dict[str, Any]
+    timer: dict[str, Any] | None
+    overhead: dict[str, Any] | None
+    probe_header: dict[str, Any] | None
+    sysinfo: dict[str, Any] | None
+    noise: dict[str, Any] | None
+    warnings: list[str]
+    tags: list[str]
+    error: str | None
+    tool_output: str | None
+    n_samples: int
+    batch: int | None
+    started_at: datetime
+    finished_at: datetime | None
+    target: dict[str, Any] | None
+    summaries: list[dict[str, Any]]

@@ -2,7 +2,8 @@
 
 Raw samples are stored in order as zlib-compressed little-endian arrays, one row per
 column of the probe's output (``ticks`` and, for ``command``, CPU times).
-Bump SCHEMA_VERSION and add a step to ``migrations.MIGRATIONS`` for every change.
+Bump SCHEMA_VERSION (in ``records.py``, readable without SQLAlchemy) and add a step to
+``migrations.MIGRATIONS`` for every change.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 5
+from kbench.store.records import SCHEMA_VERSION as SCHEMA_VERSION
 
 metadata = MetaData()
 

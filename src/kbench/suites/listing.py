@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from kbench.contract.benchmark import Benchmark, ParamSpec, TaskCount
 from kbench.suites.model import SuiteTest
-from kbench.suites.registry import SUITES
 from kbench.suites.suite import Suite
 
 SUITE_KIND = "suite"
@@ -69,6 +68,8 @@ class SuiteBenchmark:
 
 def suite_benchmarks() -> list[SuiteBenchmark]:
     """Every test of every suite, in table order (suites, then their tests)."""
+    from kbench.suites.registry import SUITES  # every tool's module: only when listing
+
     return [_benchmark(suite, test) for suite in SUITES for test in suite.tests]
 
 

@@ -19,7 +19,7 @@ from kbench.web.cache import ChangeCache, SeriesSnapshot
 from kbench.web.svg import downsample
 
 if TYPE_CHECKING:
-    from kbench.report.run_view import RunView
+    from kbench.engine.stored_run import StoredRun
 
 HISTOGRAM_BINS = 60
 CDF_POINTS = 101
@@ -81,12 +81,12 @@ def _segments(history: SeriesHistory) -> list[dict[str, Any]]:
 
 def run_data(engine: Engine, run_id: int) -> dict[str, Any]:
     """A stored run: facts, version, summary, histogram and CDF of its per-operation values, its series."""
-    from kbench.report.run_view import load_run_view
+    from kbench.engine.stored_run import load_stored_run
 
-    return _run_data(engine, load_run_view(Store(engine), run_id))
+    return _run_data(engine, load_stored_run(Store(engine), run_id))
 
 
-def _run_data(engine: Engine, view: RunView) -> dict[str, Any]:
+def _run_data(engine: Engine, view: StoredRun) -> dict[str, Any]:
     from kbench.stats.histogram import compact_cdf, linear_histogram
     from kbench.sysinfo.collect import machine_fingerprint
 
@@ -141,10 +141,10 @@ def _context(sysinfo: dict[str, Any] | None, header: dict[str, Any] | None) -> d
 
 def compare_data(engine: Engine, first: int, second: int) -> dict[str, Any]:
     """Two runs side by side, with histograms over common bins and the change of the medians."""
-    from kbench.report.run_view import load_run_view
+    from kbench.engine.stored_run import load_stored_run
 
     store = Store(engine)
-    views = [load_run_view(store, run_id) for run_id in (first, second)]
+    views = [load_stored_run(store, run_id) for run_id in (first, second)]
     runs = [_run_data(engine, view) for view in views]
     data: dict[str, Any] = {"runs": runs, "median_change_pct": None, "histograms": None,
                             "same_metric": runs[0]["metric"] == runs[1]["metric"]}

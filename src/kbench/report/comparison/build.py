@@ -14,7 +14,8 @@ sequential comparison's final verdict. Secondary metrics (a command's wall time 
 its CPU time) are judged on the same blocks at the nominal level of the look the
 comparison stopped at: the alpha-spending boundary bounds the chance that *any*
 statistic looked at on those looks crosses it, so a secondary verdict keeps its
-error rate although the stopping time was chosen by the primary.
+error rate although the stopping time was chosen by the primary. Their "no change" uses
+the equivalence boundary's level at that look (two one-sided tests), as the primary's does.
 """
 
 from __future__ import annotations
@@ -159,8 +160,12 @@ def interleaved_verdicts(
         else:
             found.append((new, _judge(outcome, new, primary.name, primary.unit, primary.direction, alpha, margin,
                                       outcome.design)))
+        equivalence = sequential.equivalence
+        equivalence_alpha = (equivalence.looks[-1].nominal_alpha
+                             if equivalence is not None and equivalence.looks else None)
         family = [_judge(outcome, new, m.name, m.unit, m.direction, nominal, margin,
-                         f"judged on the same blocks at the stopping look's level {nominal:.4g}")
+                         f"judged on the same blocks at the stopping look's level {nominal:.4g}",
+                         equivalence_alpha)
                   for m in secondary]
         if len(family) > 1:
             family = list(adjust(family, correction))
@@ -169,10 +174,11 @@ def interleaved_verdicts(
 
 
 def _judge(outcome: InterleavedOutcome, new: int, metric: str, unit: str, direction: str, alpha: float,
-           margin: float | None, design: str) -> Verdict:
+           margin: float | None, design: str, equivalence_alpha: float | None = None) -> Verdict:
     return judge_blocks(outcome.log_ratios(new, metric), base_values=outcome.side_values(0, metric),
                         new_values=outcome.side_values(new, metric), direction=direction, alpha=alpha,
-                        margin=margin, metric=metric, unit=unit, design=design)
+                        margin=margin, metric=metric, unit=unit, design=design,
+                        equivalence_alpha=equivalence_alpha)
 
 
 def _slot_side(values: list[float]) -> SideData:

@@ -187,12 +187,14 @@ def overall_sentence(report: ComparisonReport, summary: Overall) -> str:
     if summary.skipped:
         basis += f", {summary.skipped} without a ratio skipped"
     subject = f"{report.label_kind} {summary.label}".strip()
-    return f"{subject} is {summary.wording} vs {report.base_label} ({basis}; {', '.join(counts)})"
+    verb = "is" if summary.wording.endswith("overall") else "has"
+    return f"{subject} {verb} {summary.wording} vs {report.base_label} ({basis}; {', '.join(counts)})"
 
 
 def method_note(report: ComparisonReport) -> str:
     """How to read the numbers: confidence level and p-value correction."""
-    note = f"CI: {report.confidence:.0%} confidence interval of the change"
+    note = (f"CI: confidence interval of the change, at 1 - the alpha in its verdict's reason ({report.confidence:.0%} "
+            "for a fixed design; a sequential look's level is higher; a 'no change' states its own)")
     if report.correction:
         note += f"; p-values corrected for {len(report.metrics)} comparisons ({report.correction})"
     return note

@@ -135,11 +135,16 @@ class MetricComparison:
     def goodness_ratio(self) -> float | None:
         """new/base for higher-is-better metrics, base/new for lower-is-better: > 1 means better.
 
-        None when either value is not a positive finite number (no ratio is defined).
+        new/base is 1 + change_pct / 100, the verdict's own estimate (for interleaved blocks the
+        paired estimate, which the headline shows; the sides' medians carry the machine's drift),
+        or the ratio of the medians when change_pct is not finite. None when either value is not
+        a positive finite number (no ratio is defined).
         """
         if not (self.base > 0 and self.new > 0 and math.isfinite(self.base) and math.isfinite(self.new)):
             return None
-        ratio = self.new / self.base
+        ratio = 1.0 + self.change_pct / 100.0 if math.isfinite(self.change_pct) else self.new / self.base
+        if ratio <= 0:
+            return None
         return ratio if self.direction == HIGHER_IS_BETTER else 1.0 / ratio
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kbench.report.run_view import RunView
+from kbench.engine.stored_run import StoredRun
 
 TOOL_FORMATS = ("hyperfine", "pyperf", "gobench")
 """Formats of other tools, for one run or for groups of runs."""
@@ -25,21 +25,21 @@ class Group:
     """Runs exported as one entry: one run, or the runs of one side of a comparison (``side``)."""
 
     label: str
-    views: tuple[RunView, ...]
+    views: tuple[StoredRun, ...]
     side: bool = False
 
     @property
-    def first(self) -> RunView:
+    def first(self) -> StoredRun:
         return self.views[0]
 
 
-def imported(view: RunView, tool: str) -> dict[str, object] | None:
+def imported(view: StoredRun, tool: str) -> dict[str, object] | None:
     """The header's record of the tool's file the run came from, when it came from ``tool``."""
     found = view.measurement.header.get("imported")
     return found if isinstance(found, dict) and found.get("format") == tool else None
 
 
-def trials(view: RunView) -> list[np.ndarray]:
+def trials(view: StoredRun) -> list[np.ndarray]:
     """The run's primary values split into its trials: one trial per run, or for an imported
     run one per value of its ``trial`` column (executions, processes), in order."""
     values = view.values
@@ -49,7 +49,7 @@ def trials(view: RunView) -> list[np.ndarray]:
     return [values[column == number] for number in np.unique(column)]
 
 
-def seconds(view: RunView, tool: str) -> float:
+def seconds(view: StoredRun, tool: str) -> float:
     """Seconds per unit of the run's metric; ExportProblem when it is not a time."""
     unit = view.record.unit
     if unit not in SECONDS_PER_UNIT:
@@ -58,7 +58,7 @@ def seconds(view: RunView, tool: str) -> float:
     return SECONDS_PER_UNIT[unit]
 
 
-def describe(view: RunView) -> str:
+def describe(view: StoredRun) -> str:
     """``benchmark k=v ...``: what a run measured, in one line."""
     params = " ".join(f"{key}={value}" for key, value in (view.record.params or {}).items())
     return f"{view.record.benchmark} {params}".strip()

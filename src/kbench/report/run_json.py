@@ -1,0 +1,96 @@
+"""One run as JSON (``kbench run --json``, ``kbench show --json``) and as one line (``-q``).
+
+The run is the engine's stored-run model (``kbench.engine.stored_run``), from a fresh run
+or from the store alike.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kbench.contract.series import MetricSeries
+    from kbench.engine.stored_run import StoredRun
+    from kbench.stats.summary import Summary
+    from kbench.store.db import RunRecord
+
+
+def run_json(run: StoredRun, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The one JSON object ``kbench run --json`` and ``kbench show --json`` print."""
+    summary, measurement, series = run.summary, run.measurement, run.series
+    header = measurement.header
+    data: dict[str, Any] = {
+        "run_id": run.run_id,
+        "metric": run.metric,
+        "unit": run.unit,
+        "status": run.status,
+        "basis": run.basis,
+        "batch": header.get("batch"),
+        "timer": header.get("timer"),
+        "overhead": measurement.overhead_ns() if header.get("overhead") else None,
+        "usage": header.get("usage"),
+        "warnings": run.warnings,
+    }
+    if summary is not None:
+        data.update(
+            n=summary.n,
+            min=summary.min,
+            median=summary.p50,
+            p90=summary.p90,
+            p95=summary.p95,
+            p99=summary.p99,
+            p999=summary.p999,
+            max=summary.max,
+            mad=summary.mad,
+            mean=summary.mean,
+            stdev=summary.stdev,
+            median_ci=list(summary.median_ci),
+            median_ci_level=summary.median_ci_level,
+            outliers=summary.outliers,
+            steady_state_index=summary.steady_state_index,
+        )
+    else:
+        data.update(n=0)
+    if series and len(series) > 1:
+        data["metrics"] = [_series_json(s, run.summaries.get(s.name)) for s in series]
+    if header.get("trace"):
+        from kbench.report.trace_run import run_trace_json
+
+        data.update(run_trace_json(measurement))
+    if header.get("crosscheck"):
+        data["crosscheck"] = header["crosscheck"]
+    if header.get("tracking"):
+        from kbench.trace.tracking_report import tracking_json
+
+        data.update(tracking_json(header))
+    data.update(extra or {})
+    return data
+
+
+def run_context_json(record: RunRecord) -> dict[str, Any]:
+    """What was measured, where and when: the keys ``run --json`` and ``show --json`` add to ``run_json``."""
+    return {
+        "benchmark": record.benchmark,
+        "params": record.params,
+        "target": record.target,
+        "tags": record.tags,
+        "started_at": record.started_at,
+        "finished_at": record.finished_at,
+    }
+
+
+def summary_line(name: str, median: float | None, unit: str, n: int) -> str:
+    """``syscall.getppid median 61.2 ns n=10000``: one run (or instance) on one line, for ``-q``."""
+    value = f"{median:.6g}" if median is not None else "-"
+    return f"{name} median {value} {unit} n={n}"
+
+
+def _series_json(series: MetricSeries, stored: Summary | None) -> dict[str, Any]:
+    from kbench.stats.summary import summarize
+
+    summary = stored or summarize(series.values)
+    return {
+        "metric": series.name, "unit": series.unit, "direction": series.direction, "n": summary.n,
+        "values": series.values.tolist(), "min": summary.min, "median": summary.p50, "max": summary.max,
+        "mean": summary.mean, "stdev": summary.stdev,
+    }

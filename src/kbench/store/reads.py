@@ -1,0 +1,153 @@
+"""The store's run readings as SQL text: one code path for every database and connection.
+
+``Store.get_run``, ``Store.load_samples``, ``Store.list_runs`` and ``Store.schema_version``
+run these queries. The SQL is plain (named ``:parameters``, one dialect-specific condition
+for tags) so that the same text runs through SQLAlchemy (``text()``, any database) and
+through the standard library's ``sqlite3`` (a read-only SQLite file: ``kbench results``
+and ``kbench show`` then start without importing SQLAlchemy). The rows are decoded here
+the way SQLAlchemy's column types decode them (JSON, times), whichever driver gave them.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from kbench.store.errors import RunNotFound, StoreError
+from kbench.store.owners import owner_gone
+from kbench.store.records import RunRecord
+
+if TYPE_CHECKING:
+    import numpy as np
+
+Query = Callable[[str, Mapping[str, Any]], list[dict[str, Any]]]
+"""Runs one statement with named parameters and returns its rows as dicts."""
+
+_RUN_JSON = ("params", "request", "timer", "overhead", "probe_header", "sysinfo", "noise", "warnings", "tags")
+_RUN_TIMES = ("started_at", "finished_at")
+
+
+def schema_version(query: Query) -> int:
+    rows = query("SELECT value FROM kbench_meta WHERE key = 'schema_version'", {})
+    if len(rows) != 1:
+        raise StoreError("the database has no schema version: it is not a kbench database")
+    return int(rows[0]["value"])
+
+
+def get_run(query: Query, run_id: int) -> RunRecord:
+    found = query("SELECT * FROM runs WHERE id = :id", {"id": run_id})
+    if not found:
+        raise RunNotFound(f"no run with id {run_id}")
+    row = _decoded(found[0], _RUN_JSON, _RUN_TIMES)
+    target = None
+    if row["target_id"] is not None:
+        target = _decoded(query("SELECT * FROM targets WHERE id = :id", {"id": row["target_id"]})[0], ("details",))
+    summaries = [_decoded(s, ("details",)) for s in query("SELECT * FROM summaries WHERE run_id = :id", {"id": run_id})]
+    return _run_record(as_seen(row), target, summaries)
+
+
+def load_samples(query: Query, run_id: int, where: str) -> dict[str, np.ndarray]:
+    """Every stored column of a run, in the order the samples were taken."""
+    from kbench.store.codec import decode_array
+
+    rows = query('SELECT "column", dtype, codec, count, data FROM samples WHERE run_id = :id', {"id": run_id})
+    try:
+        return {row["column"]: decode_array(row["dtype"], row["codec"], bytes(row["data"]), row["count"])
+                for row in rows}
+    except (ValueError, zlib.error) as exc:
+        raise StoreError(f"results database {where}: the samples of run {run_id} are damaged ({exc})") from exc
+
+
+def list_runs(
+    query: Query,
+    dialect: str,
+    *,
+    benchmark: str | None = None,
+    status: str | None = None,
+    kernel_release: str | None = None,
+    tag: str | None = None,
+    limit: int | None = 50,
+) -> list[dict[str, Any]]:
+    """Newest first: id, benchmark, status, n, started, kernel, median and unit. Every
+    filter is part of the query, so ``limit`` (None: no limit) counts matching runs."""
+    conditions = []
+    params: dict[str, Any] = {}
+    if benchmark:
+        conditions.append("runs.benchmark LIKE :benchmark")
+        params["benchmark"] = benchmark.replace("*", "%")
+    if status:
+        # A read-only view shows runs whose kbench is gone as abandoned without storing it.
+        stored = ("running", "abandoned") if status in ("running", "abandoned") else (status,)
+        conditions.append(f"runs.status IN ({', '.join(f':status{i}' for i in range(len(stored)))})")
+        params.update({f"status{i}": value for i, value in enumerate(stored)})
+    if kernel_release:
+        conditions.append("targets.kernel_release = :kernel_release")
+        params["kernel_release"] = kernel_release
+    if tag:
+        # The JSON list of tags holds ``tag`` exactly; in the query, so that ``limit`` counts only those runs.
+        if dialect == "postgresql":
+            conditions.append("CAST(runs.tags AS JSONB) @> CAST(:tags AS JSONB)")
+            params["tags"] = json.dumps([tag])
+        else:
+            conditions.append("EXISTS (SELECT 1 FROM json_each(runs.tags) AS tag WHERE tag.value = :tag)")
+            params["tag"] = tag
+    sql = (
+        "SELECT runs.id, runs.benchmark, runs.metric, runs.status, runs.n_samples, runs.started_at, runs.tags, "
+        "targets.kind, targets.kernel_release, targets.accel, summaries.median, summaries.unit, "
+        "runs.owner_pid, runs.owner_boot_id, runs.owner_host "
+        "FROM runs LEFT OUTER JOIN targets ON runs.target_id = targets.id "
+        "LEFT OUTER JOIN summaries ON summaries.run_id = runs.id AND summaries.metric = runs.metric"
+        + (" WHERE " + " AND ".join(conditions) if conditions else "")
+        + " ORDER BY runs.id DESC"
+        + (" LIMIT :limit" if limit is not None else "")
+    )
+    if limit is not None:
+        params["limit"] = limit
+    rows = [as_seen(_decoded(row, ("tags",), ("started_at",))) for row in query(sql, params)]
+    for row in rows:
+        for key in ("owner_pid", "owner_boot_id", "owner_host"):
+            row.pop(key, None)
+    if status:
+        rows = [r for r in rows if r["status"] == status]
+    return rows
+
+
+def as_seen(row: dict[str, Any]) -> dict[str, Any]:
+    """A run row with ``running`` shown as ``abandoned`` when its kbench is gone (for
+    read-only views; a writing open stores the change)."""
+    if row.get("status") == "running" and owner_gone(
+        row.get("owner_pid"), row.get("owner_boot_id"), row.get("owner_host"), row["started_at"]
+    ):
+        row["status"] = "abandoned"
+    return row
+
+
+def _decoded(row: Mapping[str, Any], json_columns: tuple[str, ...], times: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The row as SQLAlchemy's JSON and DateTime types give it: SQLite hands JSON over as
+    text and times as ISO text (naive, in UTC); PostgreSQL's driver decodes both itself."""
+    found = dict(row)
+    for name in json_columns:
+        if isinstance(found.get(name), str):
+            found[name] = json.loads(found[name])
+    for name in times:
+        if isinstance(found.get(name), str):
+            found[name] = datetime.fromisoformat(found[name])
+    return found
+
+
+def _run_record(
+    row: Mapping[str, Any], target: dict[str, Any] | None, summaries: list[dict[str, Any]]
+) -> RunRecord:
+    return RunRecord(
+        id=row["id"], benchmark=row["benchmark"], metric=row["metric"], unit=row["unit"],
+        direction=row["direction"], status=row["status"], params=row["params"] or {},
+        request=row["request"] or {}, timer=row["timer"], overhead=row["overhead"],
+        probe_header=row["probe_header"], sysinfo=row["sysinfo"], noise=row["noise"],
+        warnings=list(row["warnings"] or []), tags=list(row["tags"] or []), error=row["error"],
+        tool_output=row["tool_output"], n_samples=row["n_samples"], batch=row["batch"],
+        started_at=row["started_at"], finished_at=row["finished_at"], target=target,
+        summaries=summaries,
+    )
