@@ -43,6 +43,7 @@ from kbench.catalog.benchmarks import lookup
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.request import RunRequest
 from kbench.engine.series import metric_series
+from kbench.kinds.registry import measure
 from kbench.targets.local import LocalTarget
 from kbench.trace.tracking import TrackedTarget
 
@@ -119,12 +120,12 @@ def local_configs(benchmark: Benchmark, request: RunRequest, perf_cpus: str | No
 
     def tracked(what: tuple[str, ...]) -> Callable[[], float]:
         target = TrackedTarget(local, what) if what else local
-        return lambda: figure(benchmark, target.measure(benchmark, request))
+        return lambda: figure(benchmark, measure(target, benchmark, request))
 
     def under(make: Callable[[], PerfTrace]) -> Callable[[], float]:
         def run() -> float:
             with make() as perf:
-                value = figure(benchmark, local.measure(benchmark, request))
+                value = figure(benchmark, measure(local, benchmark, request))
             seen = perf.calls(perf_syscall)
             if seen < perf_min_calls:
                 raise RuntimeError(f"{perf.args[:2]} saw {seen} {perf_syscall} calls, expected {perf_min_calls}\n"
@@ -148,7 +149,7 @@ def guest_configs(kernel: str, request: RunRequest) -> tuple[Any, dict[str, Call
 
     def tracked(what: tuple[str, ...]) -> Callable[[], float]:
         wrapped = TrackedTarget(target, what) if what else target
-        return lambda: figure(benchmark, wrapped.measure(benchmark, request))
+        return lambda: figure(benchmark, measure(wrapped, benchmark, request))
 
     return target, {name: tracked(what) for name, what in TRACKED.items()}
 

@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from kbench.kinds.suite.run import GuestTools
 from kbench.suites import run_suite
-from kbench.targets.suite_runner import GuestTools
 from kbench.targets.vm import VmSession, build_initramfs, build_tools_cpio, default_cache_dir, resolve_kernel
 
 TOOL_SETS: dict[str, tuple[str, ...]] = {

@@ -40,20 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 """Rooms from the bottom up. ``kbench`` itself (the version) is below everything."""
 
-KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
-    {
-        # The targets still choose what to run by the benchmark's kind; they become
-        # transports and the kinds move to kbench.kinds.
-        ("kbench.targets.kmod_sysfs", "kbench.catalog.kfunc"),
-        ("kbench.targets.scale_args", "kbench.catalog.scale"),
-        ("kbench.targets.scale_args", "kbench.kinds.scale.result"),
-        ("kbench.targets.suite_runner", "kbench.suites"),
-        ("kbench.targets.vm_target", "kbench.kmodtools.build"),
-        ("kbench.targets.local_kmod", "kbench.kinds.trace.session"),
-        ("kbench.targets.vm_target", "kbench.kinds.trace.session"),
-        ("kbench.targets.vm_target", "kbench.catalog.scale"),
-    }
-)
+KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset()
 """(importer, imported) module pairs still pointing up, each to be removed; a pair that
 no longer exists must be deleted from here too (the check says so)."""
 

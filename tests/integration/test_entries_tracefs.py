@@ -14,6 +14,7 @@ import pytest
 from kbench.catalog.benchmarks import lookup
 from kbench.contract.request import RunRequest
 from kbench.engine.crosscheck import crosscheck
+from kbench.kinds.registry import measure
 from kbench.native import find_native
 from kbench.targets.local import LocalTarget
 from kbench.trace.entries import EntryContext, summarize_entries, syscall_number
@@ -37,7 +38,8 @@ def test_cpumask_text() -> None:
 
 def test_getppid_calls_are_logged_once_per_operation() -> None:
     """N getppid calls log >= N getppid entries on the probe's CPU; one entry per call plus background."""
-    measurement = TrackedTarget(LocalTarget(), ("entries",)).measure(
+    measurement = measure(
+        TrackedTarget(LocalTarget(), ("entries",)),
         lookup("syscall.getppid"), RunRequest("syscall.getppid", samples=CALLS, batch=1, warmup_samples=0, cpu=CPU))
     log = tracked_log(measurement.header, measurement.columns)
     assert log is not None
@@ -86,7 +88,8 @@ def test_a_cpu_hog_shows_up_as_another_threads_cycles() -> None:
     """A busy loop pinned beside the probe takes cycles of its CPU; thread + others + idle = total within 1%."""
     hog = subprocess.Popen(["taskset", "-c", str(CPU), "sh", "-c", "while :; do :; done"])
     try:
-        measurement = TrackedTarget(LocalTarget(), ("utilisation",)).measure(
+        measurement = measure(
+            TrackedTarget(LocalTarget(), ("utilisation",)),
             lookup("syscall.getppid"), RunRequest("syscall.getppid", samples=3000, cpu=CPU))
     finally:
         hog.kill()

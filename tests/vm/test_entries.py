@@ -8,6 +8,7 @@ import pytest
 from kbench.catalog.benchmarks import lookup
 from kbench.contract.request import RunRequest
 from kbench.engine.crosscheck import crosscheck
+from kbench.kinds.registry import measure
 from kbench.targets.vm_target import VmTarget
 from kbench.trace.entries import syscall_number
 from kbench.trace.log import KIND_SYSCALL
@@ -20,7 +21,8 @@ ENTRIES = "/sys/kernel/kbench/trace/entries"
 
 
 def test_getppid_calls_are_logged_once_per_operation(kbench_vm: VmTarget) -> None:
-    measurement = TrackedTarget(kbench_vm, ("entries", "utilisation")).measure(
+    measurement = measure(
+        TrackedTarget(kbench_vm, ("entries", "utilisation")),
         lookup("syscall.getppid"), RunRequest("syscall.getppid", samples=CALLS, batch=1, warmup_samples=0, cpu=CPU))
     log = tracked_log(measurement.header, measurement.columns)
     assert log is not None
@@ -43,7 +45,8 @@ def test_a_cpu_hog_shows_up_as_another_threads_cycles(kbench_vm: VmTarget) -> No
     session = kbench_vm.start()
     session.exec(["sh", "-c", f"taskset -c {CPU} sh -c 'while :; do :; done' & echo $! > /tmp/hog"], timeout=30)
     try:
-        measurement = TrackedTarget(kbench_vm, ("utilisation",)).measure(
+        measurement = measure(
+            TrackedTarget(kbench_vm, ("utilisation",)),
             lookup("syscall.getppid"), RunRequest("syscall.getppid", samples=2000, cpu=CPU))
     finally:
         session.exec(["sh", "-c", "kill $(cat /tmp/hog)"], timeout=30)
@@ -58,7 +61,8 @@ def test_a_cpu_hog_shows_up_as_another_threads_cycles(kbench_vm: VmTarget) -> No
 
 
 def test_kfunc_run_utilisation_counts_the_kthread(kbench_vm: VmTarget) -> None:
-    measurement = TrackedTarget(kbench_vm, ("entries", "utilisation")).measure(
+    measurement = measure(
+        TrackedTarget(kbench_vm, ("entries", "utilisation")),
         lookup("kfunc.fib4_lookup"), RunRequest("kfunc.fib4_lookup", samples=2000, cpu=CPU))
     entries, util = tracking_of(measurement.header)
     assert util is not None and util.measured

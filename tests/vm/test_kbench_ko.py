@@ -17,6 +17,7 @@ import pytest
 from kbench.catalog.benchmarks import lookup
 from kbench.contract.request import RunRequest
 from kbench.kinds.kfunc.catalog import COMMON_PARAMS, KBENCH_ONLY_PARAMS, kfunc_benchmarks
+from kbench.kinds.kfunc.loaded import describe
 from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, parse_key_values
 from kbench.targets.vm_target import VmTarget
 from tests.vm.guest_log import kernel_log_problems
@@ -43,7 +44,7 @@ def test_catalog_matches_the_loaded_module(kbench_vm: VmTarget) -> None:
     names = session.exec(["cat", f"{SYSFS_ROOT}/benchmarks"]).text.split()
     assert names == BENCHES  # registered in the order of benches/list.h
     for bench in kfunc_benchmarks():
-        assert _module(kbench_vm).describe(bench.workload) == bench
+        assert describe(_module(kbench_vm), bench.workload) == bench
     common = {p.name for p in COMMON_PARAMS}
     for bench in kfunc_benchmarks():
         directory = f"{SYSFS_ROOT}/{bench.workload}"

@@ -10,6 +10,7 @@ import pytest
 
 from kbench.contract.request import RunRequest
 from kbench.kinds.kfunc.catalog import benchmarks_in
+from kbench.kinds.kfunc.loaded import describe
 from kbench.resources import find_resource
 from kbench.targets.vm_target import VmTarget
 from tests.vm.guest_log import TEST_KERNEL, kernel_log_problems
@@ -34,7 +35,7 @@ def test_a_benchmark_added_as_one_file_and_one_line_runs_in_the_kernel(
     with VmTarget(TEST_KERNEL, console_log=tmp_path / "console.log") as target:
         assert target.module is not None, target.module_error
         assert target.module.benchmarks() == list(catalog)
-        described = target.module.describe("xor_sum")
+        described = describe(target.module, "xor_sum")
         assert described == catalog["xor_sum"]
         medians = {}
         for words in ("1", "256"):

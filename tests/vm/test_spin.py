@@ -13,6 +13,7 @@ from kbench.contract.request import RunRequest
 from kbench.engine.compare_protocol import ComparisonSide
 from kbench.engine.interleave import interleaved_rounds
 from kbench.engine.interleaved import run_interleaved
+from kbench.kinds.registry import measure
 from kbench.store.db import Store
 from kbench.targets.vm_target import VmTarget
 
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.vm
 def _cycles_per_call(target: VmTarget, loops: int) -> float:
     bench = lookup("kfunc.spin")
     # one batch for every loop count: the harness cost per call must not change with it
-    measurement = target.measure(bench, RunRequest(bench.name, {"loops": str(loops)}, samples=2000, batch=16))
+    measurement = measure(target, bench, RunRequest(bench.name, {"loops": str(loops)}, samples=2000, batch=16))
     return float(np.percentile(measurement.per_op("cycles"), 10))
 
 

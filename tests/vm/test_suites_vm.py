@@ -20,9 +20,10 @@ import pytest
 
 from kbench.catalog.benchmarks import lookup
 from kbench.contract.request import RunRequest
+from kbench.kinds import registry
+from kbench.kinds.suite.run import GuestTools
 from kbench.suites import ToolFailed, run_suite
 from kbench.targets.base import TargetError
-from kbench.targets.suite_runner import GuestTools
 from kbench.targets.vm_target import VmTarget
 from tests.vm.guest_log import TEST_KERNEL, kernel_log_problems
 
@@ -49,7 +50,8 @@ def suite_vm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VmTarget]:
 
 def measure(target: VmTarget, name: str, params: dict[str, str], iterations: int) -> tuple[dict, list[dict]]:
     bench = lookup(name)
-    measurement = target.measure(bench, RunRequest(benchmark=bench.name, params=params, iterations=iterations))
+    request = RunRequest(benchmark=bench.name, params=params, iterations=iterations)
+    measurement = registry.measure(target, bench, request)
     return measurement.header, json.loads(measurement.stderr)
 
 

@@ -21,12 +21,12 @@ from scipy.stats import trim_mean
 
 from kbench.catalog.benchmarks import lookup
 from kbench.contract.request import RunRequest
+from kbench.kinds.kfunc.loaded import describe
 from kbench.kinds.trace.hosts import VmTraceHost
 from kbench.kinds.trace.plan import TracePlan
 from kbench.kinds.trace.session import check_functions, run_with_log, trace_measurement, traced_kfunc_run
-from kbench.kmodtools.build import build_user_module
 from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, parse_key_values
-from kbench.targets.vm import KernelImage, VmSession
+from kbench.targets.vm import KernelImage, VmSession, build_user_module
 from kbench.targets.vm_target import GUEST_MODULE, VmTarget
 from kbench.trace.analysis import combine_keys, trace_json
 from kbench.trace.kernel import KernelTraceLog, ProbeRefused, TraceError
@@ -97,7 +97,7 @@ def paths_module(kbench_vm: VmTarget, vm_kernel: KernelImage, vm_cache_dir: Path
 
 def _paths_run(target: VmTarget, warmup: int, samples: int, **params: str) -> tuple[TraceLog, str]:
     module = _module(target)
-    bench = module.describe("trace_paths")
+    bench = describe(module, "trace_paths")
     request = RunRequest(benchmark="kfunc.trace_paths", params={"bad_key": "0", "work": "20", **params},
                          samples=samples, warmup_samples=warmup, batch=1)
     measurement = traced_kfunc_run(module, bench, request)

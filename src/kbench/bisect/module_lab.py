@@ -26,6 +26,7 @@ keeps them in ``problems`` before powering the guest off.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +37,19 @@ from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
 from kbench.engine.runner import RunResult, execute_run
-from kbench.kmodtools.build import build_user_module
+from kbench.kinds.kfunc.loaded import describe
 from kbench.store.db import Store
 from kbench.sysinfo.collect import collect_sysinfo
-from kbench.targets.base import ProgressCallback, TargetError, TargetInfo
-from kbench.targets.vm import KernelImage, ModuleBuildError, VmSession, VmTargetError, default_cache_dir, resolve_kernel
+from kbench.targets.base import Target, TargetError, TargetInfo
+from kbench.targets.vm import (
+    KernelImage,
+    ModuleBuildError,
+    VmSession,
+    VmTargetError,
+    build_user_module,
+    default_cache_dir,
+    resolve_kernel,
+)
 from kbench.targets.vm.console import PROBLEM_RE
 from kbench.targets.vm_target import VmTarget
 
@@ -67,10 +76,10 @@ class _Guest:
             self._sysinfo = self.target.sysinfo()
         return {**self._sysinfo, "host": collect_sysinfo()}
 
-    def measure(
-        self, benchmark: Benchmark, request: RunRequest, progress: ProgressCallback | None = None
+    def wrap_run(
+        self, benchmark: Benchmark, request: RunRequest, run: Callable[[Target], Measurement]
     ) -> Measurement:
-        return self.target.measure(benchmark, request, progress)
+        return run(self.target)
 
 
 class ModuleLab(LabBase[str]):
@@ -217,7 +226,7 @@ class ModuleLab(LabBase[str]):
             found = ", ".join(f"kfunc.{name}" for name in added) or "no benchmark"
             raise BisectError(f"commit {commit[:12]}: its module does not register kfunc.{self.benchmark} "
                               f"(it registered {found})")
-        bench = self.target.module.describe(self.benchmark)
+        bench = describe(self.target.module, self.benchmark)
         try:
             bench.validate_params(self.params)
         except ValueError as exc:

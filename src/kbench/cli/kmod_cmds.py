@@ -35,9 +35,8 @@ def new_cmd(name: str, directory: Path) -> None:
 @click.option("--kernel", required=True, metavar="SPEC", help="deb:<release>, a bzImage or a kernel build tree.")
 def build_cmd(source: Path, kernel: str) -> None:
     """Build SOURCE (NAME.c or a module directory) for a kernel; prints the .ko path."""
-    from kbench.kmodtools.build import build_user_module
     from kbench.targets.base import TargetError
-    from kbench.targets.vm import VmTargetError, default_cache_dir, resolve_kernel
+    from kbench.targets.vm import VmTargetError, build_user_module, default_cache_dir, resolve_kernel
 
     with user_errors():
         cache = default_cache_dir()

@@ -24,6 +24,7 @@ from kbench.engine.runner import execute_run
 from kbench.engine.stored_run import stored_run
 from kbench.jobs import is_job_file
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
+from kbench.kinds.kfunc.loaded import loaded_benchmark
 from kbench.report.run_json import run_context_json, run_json
 from kbench.store.db import Store
 from kbench.targets.factory import make_target, target_cpus
@@ -240,5 +241,5 @@ def _lookup(name: str, target: object | None) -> Benchmark:
         return lookup(name)
     except UnknownBenchmark:
         if isinstance(target, VmTarget):
-            return target.guest_benchmark(name)
+            return loaded_benchmark(target, name)
         raise

@@ -141,7 +141,9 @@ def _guest_benchmark(host: TraceHost, name: str) -> Benchmark:
     try:
         return lookup(name)
     except UnknownBenchmark:
-        return host.kbench_module().describe(name.removeprefix("kfunc."))
+        from kbench.kinds.kfunc.loaded import describe
+
+        return describe(host.kbench_module(), name.removeprefix("kfunc."))
 
 
 def _trace(ctx: Context, host: TraceHost, plan: TracePlan, tags: tuple[str, ...]) -> RunResult:

@@ -62,6 +62,8 @@ class Benchmark:
     """The parameter a task count sets (None: ``nr_task`` if the benchmark takes one)."""
     duration_param: str | None = None
     """The parameter holding the seconds one run of a whole tool lasts, if it has one."""
+    tools: tuple[str, ...] = ()
+    """The host executables a whole tool's run needs (a guest target carries them in)."""
 
     def tasks(self) -> TaskCount | None:
         """How this benchmark takes a number of tasks, or None if it runs no group of tasks."""

@@ -53,6 +53,7 @@ from kbench.catalog.benchmarks import lookup
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
+from kbench.kinds.registry import measure
 from kbench.trace.entries import syscall_names
 from kbench.trace.log import FLAG_SWITCHED, KIND_SYSCALL, TraceLog
 from kbench.trace.tracking import GUEST_LOG_ENTRIES, TrackedTarget, op_syscall, tracked_log, tracking_of
@@ -278,7 +279,7 @@ def _sample_calls(log: TraceLog, nr: int | None) -> np.ndarray:
 
 
 def _syscall_run(target: Any, benchmark: Benchmark, request: RunRequest) -> SyscallRun:
-    measurement = TrackedTarget(target, ("entries",), ("syscalls",)).measure(benchmark, request)
+    measurement = measure(TrackedTarget(target, ("entries",), ("syscalls",)), benchmark, request)
     log = tracked_log(measurement.header, measurement.columns)
     if log is None:
         raise CrosscheckError(f"{benchmark.name}: the tracked run left no entries")
@@ -343,7 +344,7 @@ def syscall_crosscheck(target: Any, benchmark: Benchmark, request: RunRequest, t
         # empty region, completes their view of the call's latency.
         done.append(Round(run.probe, run.traced, 0.0, -reference.outside))
     say(f"{benchmark.name} untraced (the tracing's own cost)")
-    untraced = target.measure(benchmark, request)
+    untraced = measure(target, benchmark, request)
     probe = np.concatenate([run.probe for run in runs])
     traced_median, untraced_median = float(np.median(probe)), float(np.median(_per_call_ns(untraced)))
     overhead = traced_median - untraced_median
@@ -414,10 +415,10 @@ def kfunc_crosscheck(target: Any, benchmark: Benchmark, request: RunRequest, tol
     for number in range(rounds):
         say(f"round {number + 1} of {rounds}: {benchmark.name} unprobed, with a kretprobe on {name}, unprobed "
             "again")
-        harness = float(np.median(target.measure(empty, empty_request).per_op("cycles")))
-        before = target.measure(benchmark, request)
+        harness = float(np.median(measure(target, empty, empty_request).per_op("cycles")))
+        before = measure(target, benchmark, request)
         round_, probed_loop = _kfunc_round(host, benchmark, request, name)
-        after = target.measure(benchmark, request)
+        after = measure(target, benchmark, request)
         # A guest under TCG changes speed from one phase to the next: the loop is timed
         # on both sides of the probed run, each method's values within one round.
         loop = np.concatenate([before.per_op("cycles"), after.per_op("cycles")])
@@ -512,8 +513,8 @@ def command_crosscheck(target: Any, benchmark: Benchmark, request: RunRequest, t
     source = ""
     for number in range(rounds):
         say(f"round {number + 1} of {rounds}: {benchmark.name}, tracked")
-        measurement = TrackedTarget(target, ("entries", "utilisation"), ("syscalls", "irqs", "softirqs",
-                                                                        "vectors")).measure(benchmark, request)
+        measurement = measure(TrackedTarget(target, ("entries", "utilisation"), ("syscalls", "irqs", "softirqs",
+                                                                                 "vectors")), benchmark, request)
         columns = measurement.columns
         if "utime_ns" not in columns:
             raise CrosscheckError("the command run has no rusage columns")

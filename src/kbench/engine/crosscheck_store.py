@@ -14,6 +14,7 @@ import dataclasses
 import math
 import secrets
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from kbench.contract.request import RunRequest
     from kbench.engine.crosscheck import Crosscheck
     from kbench.store.db import Store
-    from kbench.targets.base import ProgressCallback, TargetInfo
+    from kbench.targets.base import Target, TargetInfo
 
 
 
@@ -50,8 +51,9 @@ class _MethodValues:
         found: dict[str, Any] = self.target.sysinfo()
         return found
 
-    def measure(self, benchmark: Benchmark, request: RunRequest,
-                progress: ProgressCallback | None = None) -> Measurement:
+    def wrap_run(self, benchmark: Benchmark, request: RunRequest,
+                 run: Callable[[Target], Measurement]) -> Measurement:
+        """The method's values, nothing run."""
         from kbench.contract.measurement import Measurement
 
         return Measurement(header=self.header, columns={"value": self.values}, interrupted=False,

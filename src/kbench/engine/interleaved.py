@@ -44,6 +44,7 @@ from kbench.contract.request import BadRequest
 from kbench.engine.compare_protocol import ComparisonSide
 from kbench.engine.interleave import mirrored_order
 from kbench.engine.runner import StartedRun, begin_stored_run, finish_stored_run
+from kbench.kinds.registry import measure as measure_on
 from kbench.store.db import Store
 from kbench.targets.base import Target
 
@@ -201,7 +202,7 @@ class _Runner:
 
     def measure(self, index: int) -> tuple[Measurement, float]:
         started = time.monotonic()
-        measurement = self.target.measure(self.sides[index].side.benchmark, self.requests[index])
+        measurement = measure_on(self.target, self.sides[index].side.benchmark, self.requests[index])
         if measurement.interrupted:
             self.sides[index].interrupted = True
             raise KeyboardInterrupt

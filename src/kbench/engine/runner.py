@@ -17,6 +17,7 @@ from kbench.contract.measurement import Measurement
 from kbench.contract.request import BadRequest, RunRequest
 from kbench.engine.series import MetricSeries, metric_series
 from kbench.engine.warnings import run_warnings
+from kbench.kinds.registry import measure
 from kbench.stats.summary import Summary, summarize
 from kbench.store.db import Store, SummaryRecord
 from kbench.store.errors import StoreError, database_error_message
@@ -66,7 +67,7 @@ def execute_run(
     started = begin_stored_run(store, benchmark, request, target_info, sysinfo)
     run_id = started.run_id
     try:
-        measurement = target.measure(benchmark, request, progress)
+        measurement = measure(target, benchmark, request, progress)
     except TargetError as exc:
         _mark_unfinished(store, run_id, "failed", str(exc))
         raise

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
+from kbench.contract.request import RunRequest
 from kbench.contract.series import MetricSeries
+from kbench.targets.base import TIMED_OUT, ProgressCallback, Target, TargetError
+from kbench.targets.transport import Transport
 
 
 @dataclass(frozen=True)
@@ -21,7 +24,7 @@ class PrimaryMetric:
 
 
 class Kind(Protocol):
-    """One kind of benchmark (probe, kfunc, scale, suite)."""
+    """One kind of benchmark (probe, kfunc, scale, suite, trace)."""
 
     @property
     def name(self) -> str: ...
@@ -43,6 +46,33 @@ class Kind(Protocol):
     ) -> list[MetricSeries]:
         """Every metric of ``measurement``, the primary one first (none without samples)."""
         ...
+
+    def run(
+        self, target: Target, benchmark: Benchmark, request: RunRequest, progress: ProgressCallback | None = None
+    ) -> Measurement:
+        """Run ``benchmark`` once on ``target`` with its transport operations (TargetError on failure)."""
+        ...
+
+
+def transport_of(target: Target, benchmark: Benchmark) -> Transport:
+    """``target`` as a transport (TargetError for a target that runs no benchmarks of that kind)."""
+    if not isinstance(target, Transport):
+        raise TargetError(f"{benchmark.name}: this target does not run {benchmark.kind} benchmarks")
+    return target
+
+
+def run_probe_measurement(
+    target: Transport, benchmark: Benchmark, args: Sequence[str], bound: float | None,
+    progress: ProgressCallback | None = None,
+) -> Measurement:
+    """``kbench-probe ARGS`` on the target, its output as a measurement."""
+    from kbench.targets.probe_measurement import measurement_from_invocation
+
+    invocation = target.run_probe(args, progress, bound)
+    if invocation.exit_code == TIMED_OUT:
+        raise TargetError(f"{benchmark.name} did not finish within its bound of {bound or 0:.0f} s in the guest; "
+                          "it was stopped")
+    return measurement_from_invocation(invocation)
 
 
 def per_operation_series(

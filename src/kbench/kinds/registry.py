@@ -1,12 +1,17 @@
-"""Every kind of benchmark, found by its name or by the output it wrote."""
+"""Every kind of benchmark, found by its name or by the output it wrote; a run of one on a target."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from kbench.contract.benchmark import Benchmark
+from kbench.contract.measurement import Measurement
+from kbench.contract.request import RunRequest
 from kbench.kinds import kfunc, probe, scale, suite, trace
 from kbench.kinds.base import Kind
+from kbench.targets.base import ProgressCallback, Target, TargetError
+from kbench.targets.transport import RunWrapper
 
 KINDS: tuple[Kind, ...] = (probe.KIND, kfunc.KIND, scale.KIND, suite.KIND, trace.KIND)
 """In catalog order."""
@@ -29,3 +34,20 @@ def kind_that_wrote(header: Mapping[str, Any]) -> Kind | None:
         if kind.wrote(header):
             return kind
     return None
+
+
+def measure(
+    target: Target, benchmark: Benchmark, request: RunRequest, progress: ProgressCallback | None = None
+) -> Measurement:
+    """Run ``benchmark`` once on ``target``: its kind's runner over the target's transport.
+
+    A target that wraps another (``RunWrapper``: tracking, a stored method's values) decides
+    how: it is handed the run on the target it wraps. TargetError when the run fails.
+    """
+    if isinstance(target, RunWrapper):
+        return target.wrap_run(benchmark, request, lambda inner: measure(inner, benchmark, request, progress))
+    try:
+        kind = kind_named(benchmark.kind)
+    except UnknownKind as exc:
+        raise TargetError(f"{benchmark.name}: {exc}") from exc
+    return kind.run(target, benchmark, request, progress)

@@ -1,1 +1,4 @@
-"""Benchmarks of your own in kernel context: scaffold and build modules using kbench.h."""
+"""Benchmarks of your own in kernel context: scaffold modules using kbench.h (``scaffold``).
+
+Building one for a kernel is the VM target's (``kbench.targets.vm.usermod``).
+"""

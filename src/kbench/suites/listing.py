@@ -43,6 +43,7 @@ class SuiteBenchmark:
     kind: str = SUITE_KIND
     task_count: TaskCount | None = None
     duration_param: str | None = None
+    tools: tuple[str, ...] = ()
 
     @property
     def workload(self) -> str:
@@ -61,6 +62,7 @@ class SuiteBenchmark:
             params=self.params,
             task_count=self.task_count,
             duration_param=self.duration_param,
+            tools=self.tools,
         )
 
 
@@ -87,4 +89,5 @@ def _benchmark(suite: Suite, test: SuiteTest) -> SuiteBenchmark:
         metrics=tuple(MetricSpec(test.metric_name(m.stat), m.unit, m.direction, m.description) for m in test.metrics),
         task_count=suite.task_count,
         duration_param=suite.duration_param,
+        tools=suite.tools,
     )

@@ -1,4 +1,4 @@
-"""What every target (where code runs) offers the engine."""
+"""What every target (where code runs) is: its description; its transports are in ``transport``."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from kbench.contract.benchmark import Benchmark
-    from kbench.contract.measurement import Measurement
-    from kbench.contract.request import RunRequest
+    pass
 
 ProgressCallback = Callable[[float, float], None]
 """Called with (done, total) as a run advances; units are the probe's."""
@@ -41,15 +39,13 @@ class ProbeInvocation:
     interrupted: bool
 
 
+TIMED_OUT = -1000
+"""ProbeInvocation.exit_code of a probe stopped at its bound."""
+
+
 class Target(Protocol):
-    """A place that runs benchmarks: this kernel, or a kernel booted in qemu."""
+    """A place that runs benchmarks: this kernel, or a kernel booted in qemu (or a wrapper of one)."""
 
     def info(self) -> TargetInfo: ...
 
     def sysinfo(self) -> dict[str, Any]: ...
-
-    def measure(
-        self, benchmark: Benchmark, request: RunRequest, progress: ProgressCallback | None = None
-    ) -> Measurement:
-        """Run the benchmark once and return its raw samples (TargetError on failure)."""
-        ...

@@ -25,7 +25,8 @@ def make_target(
     ``local_kernel``: the user agreed that kfunc benchmarks load kbench.ko into the
     running kernel; without it they are refused there.
     ``suite_tools``: the executables of the suites that will run (``suite_tools()`` of
-    ``kbench.targets.suite_runner``), put into a guest's initramfs from its first boot.
+    ``kbench.targets.suite_runner``: their ``Benchmark.tools``), put into a guest's
+    initramfs from its first boot.
     ``with_module``: build and load kbench.ko in a guest (not needed when only suites run).
     """
     if kernel is None or kernel == "local":

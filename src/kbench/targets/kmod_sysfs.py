@@ -10,18 +10,17 @@ import errno
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-
-from kbench.catalog.kfunc import COMMON_PARAMS, KBENCH_ONLY_PARAMS
-from kbench.contract.benchmark import Benchmark, ParamSpec, UnknownBenchmark
+from kbench.contract.benchmark import Benchmark
 from kbench.contract.limits import KFUNC
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import BadRequest, RunRequest
-from kbench.contract.vocabulary import LOWER_IS_BETTER
 from kbench.targets.base import TargetError
 from kbench.targets.run_bound import UNMEASURED_CALL_S, kfunc_bound
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SYSFS_ROOT = "/sys/kernel/kbench"
 KMOD_FORMAT = "kbench-kmod/1"
@@ -33,6 +32,9 @@ CALIBRATION_BOUND_S = 300.0
 SAMPLE_TO_OVERHEAD_TARGET = 100
 """Auto batch: the smallest power of two making a sample >= 100x the empty region."""
 MAX_AUTO_BATCH = 4096
+KBENCH_ONLY_PARAMS = frozenset({"parallel"})
+"""Parameters this driver handles itself (``parallel``: read ``run_parallel``, not ``run``),
+never written to the benchmark's sysfs directory."""
 
 
 TimingKey = tuple[str, tuple[tuple[str, str], ...], int | None]
@@ -93,7 +95,9 @@ class KernelRunStatus:
 
 
 class KbenchModule:
-    """The loaded kbench.ko: run a benchmark and collect its raw samples."""
+    """The loaded kbench.ko: run a benchmark and collect its raw samples.
+
+    A benchmark registered at run time is described by ``kbench.kinds.kfunc.loaded``."""
 
     def __init__(self, io: SysfsIO):
         self.io = io
@@ -104,31 +108,6 @@ class KbenchModule:
 
     def benchmarks(self) -> list[str]:
         return self.io.read_text(f"{SYSFS_ROOT}/benchmarks").split()
-
-    def describe(self, bench: str) -> Benchmark:
-        """A catalog entry for a bench registered at run time (e.g. by a user module)."""
-        if bench not in self.benchmarks():
-            raise UnknownBenchmark(
-                f"no benchmark kfunc.{bench} in this kernel; loaded: "
-                + ", ".join(f"kfunc.{name}" for name in self.benchmarks())
-            )
-        directory = f"{SYSFS_ROOT}/{bench}"
-        params = []
-        for line in self.io.read_text(f"{directory}/params").splitlines():
-            head, _, description = line.partition(" description=")
-            fields = parse_key_values(head)
-            kind = "int" if fields.get("type") == "u64" else "str"
-            params.append(ParamSpec(fields["name"], kind, fields.get("value", ""), description.strip()))
-        return Benchmark(
-            name=f"kfunc.{bench}",
-            kind="kfunc",
-            workload=bench,
-            description=self.io.read_text(f"{directory}/description").strip(),
-            unit="cycles",
-            metric=f"kfunc.{bench}.cycles",
-            direction=LOWER_IS_BETTER,
-            params=(*params, *COMMON_PARAMS),
-        )
 
     def _settings(self, benchmark: Benchmark, request: RunRequest, batch: int, loop_count: int) -> dict[str, str]:
         if request.duration_s is not None or request.warmup_duration_s is not None:
@@ -227,6 +206,8 @@ class KbenchModule:
             # The read was interrupted in the kernel (the guest's agent passed the signal
             # on, or the local read got EINTR): fetch what was measured.
             interrupted, run_text = True, ""
+        import numpy as np
+
         lines = run_text.splitlines()
         if parallel:
             lines = [line for line in lines if line.startswith("all ")]
@@ -283,6 +264,8 @@ def _module_bool(value: str) -> str:
 
 
 def _cpu_column(status: KernelRunStatus, total: int) -> np.ndarray:
+    import numpy as np
+
     cpu = np.full(total, -1, dtype=np.int64)
     for entry in status.cpus:
         offset, count = int(entry.get("offset", 0)), int(entry.get("count", 0))

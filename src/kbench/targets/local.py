@@ -7,27 +7,26 @@ import platform
 import signal
 import subprocess
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from kbench import children
-from kbench.contract.benchmark import Benchmark
-from kbench.contract.measurement import Measurement
-from kbench.contract.request import RunRequest
 from kbench.native import find_native
 from kbench.sysinfo.collect import collect_sysinfo
-from kbench.targets.base import ProbeInvocation, ProgressCallback, TargetError, TargetInfo
-from kbench.targets.local_kmod import run_kfunc_locally
-from kbench.targets.probe_measurement import measurement_from_invocation
-from kbench.targets.scale_args import scale_args
-from kbench.targets.suite_runner import run_suite_benchmark
+from kbench.targets.base import ProbeInvocation, ProgressCallback, TargetInfo
+from kbench.targets.kmod_sysfs import KbenchModule
+from kbench.targets.local_kmod import kbench_ko_loaded
+from kbench.targets.transport import GuestShell
 
 
 class LocalTarget:
-    """Runs ``kbench-probe`` as a child process of this one.
+    """Runs ``kbench-probe`` and tools as child processes of this one, kbench.ko in this kernel.
 
     kfunc benchmarks load kbench.ko into the running kernel only when ``load_modules``
     says the user agreed to it (``kbench run --local-kernel``).
     """
+
+    in_guest = False
 
     def __init__(self, *, load_modules: bool = False) -> None:
         self.load_modules = load_modules
@@ -39,22 +38,16 @@ class LocalTarget:
     def sysinfo(self) -> dict[str, Any]:
         return collect_sysinfo()
 
-    def measure(
-        self, benchmark: Benchmark, request: RunRequest, progress: ProgressCallback | None = None
-    ) -> Measurement:
-        if benchmark.kind == "kfunc":
-            return run_kfunc_locally(benchmark, request, allowed=self.load_modules)
-        if benchmark.kind == "suite":
-            return run_suite_benchmark(benchmark, request)
-        if benchmark.kind == "scale":
-            return measurement_from_invocation(self.run_probe(scale_args(benchmark, request)))
-        if benchmark.kind != "probe":
-            raise TargetError(f"{benchmark.name} is not a probe benchmark")
-        return measurement_from_invocation(self.run_probe(request.probe_args(benchmark.workload), progress))
+    def kbench_module(self, benchmark: str) -> AbstractContextManager[KbenchModule]:
+        return kbench_ko_loaded(benchmark, allowed=self.load_modules)
+
+    def guest_shell(self, tools: Sequence[str]) -> GuestShell | None:
+        return None  # tools run on this machine
 
     def run_probe(
-        self, args: Sequence[str], progress: ProgressCallback | None = None
+        self, args: Sequence[str], progress: ProgressCallback | None = None, bound: float | None = None
     ) -> ProbeInvocation:
+        """No bound here: Ctrl-C stops a run on this machine."""
         probe = find_native("kbench-probe")
         with children.scratch_dir("kbench-") as tmp:
             output = tmp / "samples.bin"

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import os
 import platform
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from kbench import children
-from kbench.contract.benchmark import Benchmark
-from kbench.contract.measurement import Measurement
-from kbench.contract.request import RunRequest
 from kbench.resources import find_resource
 from kbench.targets.base import TargetError
 from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, SysfsError
@@ -78,13 +76,16 @@ def what_loads_locally(benchmark: str) -> str:
             f"kernel {release} (insmod) and unloads it afterwards")
 
 
-def run_kfunc_locally(benchmark: Benchmark, request: RunRequest, *, allowed: bool = False) -> Measurement:
+@contextmanager
+def kbench_ko_loaded(benchmark: str, *, allowed: bool = False) -> Iterator[KbenchModule]:
+    """kbench.ko in the running kernel for a run of ``benchmark``: the loaded one, or built,
+    loaded (``allowed``: the user agreed) and unloaded afterwards."""
     release = platform.release()
     if not allowed and not Path(SYSFS_ROOT).is_dir():
-        raise TargetError(f"{what_loads_locally(benchmark.name)}; {LOCAL_KERNEL_HINT}")
+        raise TargetError(f"{what_loads_locally(benchmark)}; {LOCAL_KERNEL_HINT}")
     reason = why_modules_cannot_load(release)
     if reason is not None:
-        raise TargetError(f"{benchmark.name} cannot run on the local kernel {release}: {reason}; {VM_HINT}")
+        raise TargetError(f"{benchmark} cannot run on the local kernel {release}: {reason}; {VM_HINT}")
     loaded_here = False
     if not Path(SYSFS_ROOT).is_dir():
         ko = _build_for_running_kernel(release)
@@ -93,9 +94,7 @@ def run_kfunc_locally(benchmark: Benchmark, request: RunRequest, *, allowed: boo
             raise TargetError(f"insmod {ko} failed: {result.stderr.strip()}; {VM_HINT}")
         loaded_here = True
     try:
-        from kbench.kinds.trace.session import traced_kfunc_run
-
-        return traced_kfunc_run(KbenchModule(LocalSysfs()), benchmark, request)
+        yield KbenchModule(LocalSysfs())
     finally:
         if loaded_here:
             children.run(["rmmod", "kbench"], capture_output=True)

@@ -1,183 +1,19 @@
-"""Run a standard suite (hackbench, stress-ng, fio, sysbench, netperf) and return its metrics.
+"""The host executables whole-tool benchmarks need in a guest (``Benchmark.tools``).
 
-On the local kernel the tool runs as a child of kbench; in a VM target's guest it runs
-through the guest agent (``GuestTools``), from the extra initramfs archive that carries
-the host's binaries and their libraries (``kbench.targets.vm.tools``).
+Running a suite is its kind's job (``kbench.kinds.suite.run``); a VM target only carries
+the executables and their libraries into the guest's initramfs (``kbench.targets.vm.tools``).
 """
 
 from __future__ import annotations
 
-import json
-import shlex
-import shutil
-import time
-from collections.abc import Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
-from typing import TYPE_CHECKING
-
-import numpy as np
+from collections.abc import Iterable
 
 from kbench.contract.benchmark import Benchmark
-from kbench.contract.formats import SUITE_FORMAT
-from kbench.contract.measurement import Measurement
-from kbench.contract.request import BadRequest, RunRequest
-from kbench.suites import (
-    TCP_TABLES,
-    Finished,
-    SuiteError,
-    ToolHost,
-    ToolMissing,
-    get_suite,
-    port_listening,
-    run_suite,
-)
-from kbench.targets.base import TargetError
-
-if TYPE_CHECKING:
-    from kbench.targets.vm.session import VmSession
-
-SUITE_TIMEOUT_FLOOR_S = 600.0
-
-
-GUEST_SERVER_START_TIMEOUT_S = 60.0
-GUEST_VERSION_TIMEOUT_S = 30.0
-LOOPBACK_EXTRA = "127.0.0.2/8"
-DEV_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
-             ("stderr", "/proc/self/fd/2"))
 
 
 def suite_tools(benchmarks: Iterable[Benchmark]) -> tuple[str, ...]:
     """The executables the suite benchmarks among ``benchmarks`` run (for a guest's initramfs)."""
     tools: list[str] = []
     for benchmark in benchmarks:
-        if benchmark.kind == "suite":
-            tools.extend(t for t in get_suite(benchmark.workload.split(".", 1)[0]).tools if t not in tools)
+        tools.extend(tool for tool in benchmark.tools if tool not in tools)
     return tuple(tools)
-
-
-def check_host_tools(benchmark: Benchmark) -> tuple[str, ...]:
-    """``suite_tools([benchmark])``, each checked to be on this host (TargetError naming its package)."""
-    suite = get_suite(benchmark.workload.split(".", 1)[0])
-    for tool in suite.tools:
-        if shutil.which(tool) is None:
-            raise TargetError(f"{ToolMissing(tool, suite.package)}; kbench copies it from this host into the guest")
-    return suite.tools
-
-
-def run_suite_benchmark(benchmark: Benchmark, request: RunRequest, host: ToolHost | None = None) -> Measurement:
-    """Run the suite test ``request.iterations`` times; one value per iteration and metric.
-
-    ``host``: where the tool runs (default: this machine)."""
-    if request.samples is not None or request.duration_s is not None or request.batch is not None:
-        raise BadRequest(
-            f"{benchmark.name} is a whole-tool benchmark: use --iterations and its own parameters "
-            "(not --samples, --duration or --batch)"
-        )
-    suite = get_suite(benchmark.workload.split(".", 1)[0])
-    timeout = SUITE_TIMEOUT_FLOOR_S
-    if suite.duration_param and suite.duration_param in request.params:
-        timeout = max(timeout, 2 * float(request.params[suite.duration_param]) + 120)
-    try:
-        result = run_suite(benchmark.workload, request.params, iterations=request.iterations, timeout=timeout,
-                           host=host)
-    except SuiteError as exc:
-        raise TargetError(str(exc)) from exc
-    record = result.to_dict()
-    columns = {name: np.asarray(values, dtype=np.float64) for name, values in result.raw().items()}
-    header = {
-        "format": SUITE_FORMAT,
-        "workload": benchmark.workload,
-        "params": {key: str(value) for key, value in result.params.items()},
-        "command": record["command"],
-        "tool_path": record["tool_path"],
-        "tool_version": record["tool_version"],
-        "package": record["package"],
-        "where": record["where"],
-        "metrics": record["metrics"],
-        "iterations": len(result.iterations),
-        "columns": list(columns),
-        "n": len(result.iterations),
-        "interrupted": result.interrupted,
-        "warnings": [],
-    }
-    return Measurement(
-        header=header, columns=columns, interrupted=result.interrupted, stderr=json.dumps(record["iterations"])
-    )
-
-
-class GuestTools:
-    """Runs a suite's tool in a VM target's guest through the guest agent."""
-
-    where = "guest"
-
-    def __init__(self, session: VmSession, scratch_root: str = "/tmp") -> None:
-        self.session = session
-        self.scratch_root = scratch_root  # /tmp (tmpfs) or the mounted scratch disk
-        self._servers: dict[str, str] = {}  # executable -> pid in the guest
-
-    def set_up(self) -> None:
-        """Once per guest, before the first suite run: a second IPv4 address on ``lo``.
-
-        The guest has no network but loopback, and glibc's getaddrinfo with AI_ADDRCONFIG
-        (netperf uses it) counts IPv4 as configured only for an address other than
-        127.0.0.1: without one, netperf cannot even resolve "127.0.0.1". And the /dev links
-        to /proc/self/fd that udev makes on a full system.
-        """
-        self.session.exec(["ip", "addr", "add", LOOPBACK_EXTRA, "dev", "lo"], timeout=30)
-        # devtmpfs has no /dev/fd, /dev/stdout…: udev makes them on a full system, and
-        # stress-ng writes its YAML report to /dev/stdout
-        links = " ".join(f"[ -e /dev/{name} ] || ln -s {target} /dev/{name};" for name, target in DEV_LINKS)
-        self.session.exec(["sh", "-c", links], timeout=30)
-
-    def which(self, tool: str) -> str | None:
-        found = self.session.exec(["sh", "-c", f"command -v {shlex.quote(tool)}"], timeout=30)
-        path = found.text.strip()
-        return path if found.ok and path.startswith("/") else None
-
-    def version_output(self, tool_path: str, args: tuple[str, ...]) -> str:
-        done = self.session.exec([tool_path, *args], timeout=GUEST_VERSION_TIMEOUT_S, env={"LC_ALL": "C"})
-        return done.text + done.stderr.decode(errors="replace")
-
-    @contextmanager
-    def _scratch(self, prefix: str) -> Iterator[str]:
-        made = self.session.exec(["mktemp", "-d", f"{self.scratch_root}/{prefix}XXXXXX"], timeout=30)
-        if not made.ok:
-            raise SuiteError(f"cannot make a scratch directory in the guest: {made.stderr.decode(errors='replace')}")
-        path = made.text.strip()
-        try:
-            yield path
-        finally:
-            self.session.exec(["rm", "-rf", path], timeout=120)
-
-    def scratch_dir(self, prefix: str) -> AbstractContextManager[str]:
-        return self._scratch(prefix)
-
-    def run(self, argv: list[str], *, executable: str, cwd: str, timeout: float) -> Finished:
-        done = self.session.exec([executable, *argv[1:]], timeout=timeout, cwd=cwd, env={"LC_ALL": "C"})
-        return Finished(
-            stdout=done.text,
-            stderr=done.stderr.decode(errors="replace"),
-            exit_code=None if done.timed_out else done.rc,
-            wall_seconds=done.duration_s,
-            timed_out=done.timed_out,
-        )
-
-    def start_server(self, argv: list[str], *, executable: str, port: int) -> None:
-        command = shlex.join([executable, *argv[1:]])
-        started = self.session.exec(["sh", "-c", f"{command} </dev/null >/dev/null 2>&1 & echo $!"], timeout=30)
-        self._servers[executable] = started.text.strip()
-        deadline = time.monotonic() + GUEST_SERVER_START_TIMEOUT_S
-        while True:
-            tables = self.session.exec(["cat", *TCP_TABLES], timeout=30).text
-            if port_listening(tables, "", port):
-                return
-            alive = self.session.exec(["kill", "-0", self._servers[executable]], timeout=30).ok
-            if not alive or time.monotonic() > deadline:
-                self.stop_server(executable)
-                raise SuiteError(f"{argv[0]} did not start listening on port {port} in the guest")
-            time.sleep(0.1)
-
-    def stop_server(self, executable: str) -> None:
-        pid = self._servers.pop(executable, None)
-        if pid:
-            self.session.exec(["kill", pid], timeout=30)

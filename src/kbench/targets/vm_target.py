@@ -9,28 +9,20 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from kbench.catalog.scale import DEFAULT_DURATION_S, DEFAULT_WARMUP_S
-from kbench.contract.benchmark import Benchmark
-from kbench.contract.measurement import Measurement
-from kbench.contract.request import DEFAULT_SAMPLES, RunRequest
 from kbench.native import find_native
 from kbench.resources import find_resource
 from kbench.sysinfo.collect import collect_sysinfo
-from kbench.targets.base import ProbeInvocation, ProgressCallback, TargetError, TargetInfo
+from kbench.targets.base import TIMED_OUT, ProbeInvocation, ProgressCallback, TargetError, TargetInfo
 from kbench.targets.guest_sysfs import GuestSysfs
 from kbench.targets.kmod_sysfs import KbenchModule
-from kbench.targets.probe_measurement import EXIT_INTERRUPTED, measurement_from_invocation
-from kbench.targets.probe_output import ProbeOutputError, parse_probe_output
-from kbench.targets.run_bound import MIN_BOUND_S, bound_for, timed_bound
-from kbench.targets.scale_args import scale_args
-from kbench.targets.suite_runner import GuestTools, check_host_tools, run_suite_benchmark
+from kbench.targets.probe_measurement import EXIT_INTERRUPTED
+from kbench.targets.run_bound import MIN_BOUND_S
+from kbench.targets.transport import GuestShell
 from kbench.targets.vm import (
     GuestRequestError,
     KernelImage,
@@ -38,6 +30,7 @@ from kbench.targets.vm import (
     VmTargetError,
     build_module,
     build_tools_cpio,
+    build_user_module,
     default_cache_dir,
     resolve_kernel,
 )
@@ -49,10 +42,6 @@ GUEST_EXTRA_DIR = "/lib/kbench/extra"
 ROUTES = {"ipv4": ("10.0.0.0/8", 4096, 20), "ipv6": ("2001:db8::/32", 1024, 42)}
 """Route table installed in every guest: 4096 /20s cover 10.0.0.0/8 and 1024 /42s cover
 2001:db8::/32, so every random destination of the default prefixes finds a route."""
-GUEST_ESTIMATE = "/tmp/kbench-estimate.bin"
-ESTIMATE_SAMPLES = 200
-"""A count-mode run in the guest is preceded by this many samples, timed for its bound."""
-TIMED_OUT = -1000
 SCRATCH_MOUNT = "/mnt/scratch"
 FIO_SCRATCH_DISK_MB = 2048
 """The scratch disk a guest gets when fio runs in it (a sparse host file: only what fio writes takes space)."""
@@ -75,11 +64,10 @@ chmod 1777 {SCRATCH_MOUNT}
 echo "$dev"
 """
 """Guest set-up of the scratch disk; prints the device."""
-"""ProbeInvocation.exit_code of a guest probe stopped at its bound."""
 
 
 class VmTarget:
-    """Runs probe, kbench.ko and suite benchmarks in a kernel booted with qemu.
+    """A kernel booted with qemu: runs the probe, kbench.ko and tools in it (``Transport``).
 
     ``suite_tools``: host executables (hackbench, fio, …) to carry into the guest, with
     their libraries, as an extra initramfs archive; a suite run asking for a tool the
@@ -88,6 +76,8 @@ class VmTarget:
     get their scratch directories; by default one of FIO_SCRATCH_DISK_MB when fio is
     among the tools, else none (scratch directories then live in the guest's tmpfs /tmp).
     """
+
+    in_guest = True
 
     def __init__(
         self,
@@ -122,7 +112,6 @@ class VmTarget:
         self.requested_scratch_mb = scratch_disk_mb  # None: a disk when fio is among the suite tools
         self.scratch_disk_mb = 0  # of the running guest: a virtio-blk disk, ext2, mounted at SCRATCH_MOUNT
         self.scratch_root = "/tmp"  # where suite tools get their scratch directories
-        self._guest_tools: GuestTools | None = None
         self.extra_loaded: list[str] = []
         self.kernel: KernelImage | None = None
         self.session: VmSession | None = None
@@ -236,8 +225,6 @@ class VmTarget:
     def _user_module(self, path: Path, kernel: KernelImage) -> Path:
         if path.suffix == ".ko":
             return path
-        from kbench.kmodtools.build import build_user_module
-
         return build_user_module(path, kernel, self.cache_dir)
 
     def _load_extra(self, session: VmSession, path: Path) -> None:
@@ -245,13 +232,6 @@ class VmTarget:
         if loaded.rc != 0:
             raise TargetError(f"insmod {path.name} failed: {loaded.stderr.decode(errors='replace').strip()}")
         self.extra_loaded.append(path.name)
-
-    def guest_benchmark(self, name: str) -> Benchmark:
-        """A benchmark registered in the guest by a user module, described by its sysfs files."""
-        self.start()
-        if self.module is None:
-            raise TargetError(f"kbench.ko is not loaded in the guest: {self.module_error}")
-        return self.module.describe(name.removeprefix("kfunc."))
 
     def _load_module(self, session: VmSession) -> None:
         loaded = session.exec(["insmod", GUEST_MODULE], timeout=60)
@@ -305,59 +285,37 @@ class VmTarget:
         info["host"] = collect_sysinfo()
         return info
 
-    def measure(
-        self, benchmark: Benchmark, request: RunRequest, progress: ProgressCallback | None = None
-    ) -> Measurement:
-        session = self.start()
-        if benchmark.kind == "kfunc":
-            if self.module is None:
-                raise TargetError(f"{benchmark.name} needs kbench.ko in the guest: {self.module_error}")
-            from kbench.kinds.trace.session import traced_kfunc_run
+    # -- transport ---------------------------------------------------------------------
 
-            return traced_kfunc_run(self.module, benchmark, request)
-        if benchmark.kind == "probe":
-            probe_args = request.probe_args(benchmark.workload)
-            if request.duration_s is None:
-                bound = self._count_mode_bound(session, benchmark, request)
-            else:
-                bound = timed_bound(request.duration_s, request.warmup_duration_s or 0.0)
-        elif benchmark.kind == "scale":
-            probe_args = scale_args(benchmark, request)
-            bound = timed_bound(request.duration_s or DEFAULT_DURATION_S,
-                                request.warmup_duration_s if request.warmup_duration_s is not None
-                                else DEFAULT_WARMUP_S)
-        elif benchmark.kind == "suite":
-            return self._measure_suite(benchmark, request)
-        else:
-            raise TargetError(f"{benchmark.name}: the VM target does not run {benchmark.kind} benchmarks")
-        invocation = self._run_probe(session, probe_args, bound)
-        if invocation.exit_code == TIMED_OUT:
-            raise TargetError(f"{benchmark.name} did not finish within its bound of {bound:.0f} s in the guest; "
-                              "it was stopped")
-        return measurement_from_invocation(invocation)
+    @contextmanager
+    def kbench_module(self, benchmark: str) -> Iterator[KbenchModule]:
+        """The kbench.ko loaded at boot (TargetError saying why there is none)."""
+        self.start()
+        if self.module is None:
+            raise TargetError(f"{benchmark} needs kbench.ko in the guest: {self.module_error}")
+        yield self.module
 
-    def _measure_suite(self, benchmark: Benchmark, request: RunRequest) -> Measurement:
-        """Run a suite's tool in the guest. A guest booted without that tool (the target was
-        not told of the suite in advance) is booted again with it."""
-        needed = check_host_tools(benchmark)
-        missing = [tool for tool in needed if tool not in self.booted_tools]
+    def guest_shell(self, tools: Sequence[str]) -> GuestShell:
+        """The guest, booted again with ``tools`` if it was booted without one of them."""
+        missing = [tool for tool in tools if tool not in self.booted_tools]
         if missing:
-            self.suite_tools = (*self.suite_tools, *(t for t in needed if t not in self.suite_tools))
+            self.suite_tools = (*self.suite_tools, *(t for t in tools if t not in self.suite_tools))
             self.close()
             self.module, self.extra_loaded = None, []  # loaded again by the new boot
         session = self.start()
-        if self._guest_tools is None or self._guest_tools.session is not session:
-            self._guest_tools = GuestTools(session, scratch_root=self.scratch_root)
-            self._guest_tools.set_up()
-        return run_suite_benchmark(benchmark, request, host=self._guest_tools)
+        return GuestShell(session, self.scratch_root)
 
-    def _run_probe(self, session: VmSession, probe_args: list[str], bound: float,
-                   output: str = GUEST_OUTPUT) -> ProbeInvocation:
-        """Run the probe in the guest; Ctrl-C or SIGTERM stops it there, keeping its samples."""
-        args = ["kbench-probe", *probe_args, "--output", output]
+    def run_probe(
+        self, args: Sequence[str], progress: ProgressCallback | None = None, bound: float | None = None
+    ) -> ProbeInvocation:
+        """Run the probe in the guest, stopped at ``bound`` seconds (default ``MIN_BOUND_S``);
+        Ctrl-C or SIGTERM stops it there, keeping its samples. No progress from the guest."""
+        session = self.start()
+        output = GUEST_OUTPUT
+        probe_args = ["kbench-probe", *args, "--output", output]
         interrupted = False
         try:
-            result = session.exec(args, timeout=bound)
+            result = session.exec(probe_args, timeout=bound if bound is not None else MIN_BOUND_S)
             rc, stderr = (TIMED_OUT if result.timed_out else result.rc), result.stderr.decode(errors="replace")
         except KeyboardInterrupt:
             interrupted, rc, stderr = True, EXIT_INTERRUPTED, ""
@@ -368,23 +326,6 @@ class VmTarget:
         session.exec(["rm", "-f", output], timeout=30)
         return ProbeInvocation(stdout=data, stderr=stderr, exit_code=rc,
                                interrupted=interrupted or rc == EXIT_INTERRUPTED)
-
-    def _count_mode_bound(self, session: VmSession, benchmark: Benchmark, request: RunRequest) -> float:
-        """The bound of a count-mode probe run, from a short run of the same workload."""
-        sample = replace(request, samples=ESTIMATE_SAMPLES, warmup_samples=0, warmup_duration_s=None)
-        started = time.monotonic()
-        invocation = self._run_probe(session, sample.probe_args(benchmark.workload), MIN_BOUND_S, GUEST_ESTIMATE)
-        spent = time.monotonic() - started
-        if invocation.interrupted:
-            raise KeyboardInterrupt
-        try:
-            per_op_s = float(np.percentile(measurement_from_invocation(invocation).per_op("ns"), 95)) * 1e-9
-            batch = int(parse_probe_output(invocation.stdout).header.get("batch") or 1)
-        except (TargetError, ProbeOutputError, KeyError, ValueError, IndexError):
-            return bound_for(spent)  # the real run will say what is wrong
-        samples = request.samples or DEFAULT_SAMPLES
-        warmup = request.warmup_samples if request.warmup_samples is not None else samples
-        return bound_for(spent + (samples + warmup) * per_op_s * batch + (request.warmup_duration_s or 0.0))
 
     def console_tail(self, lines: int = 40) -> str:
         if self.session is None:

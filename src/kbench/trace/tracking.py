@@ -1,9 +1,9 @@
 """``kbench run --track entries,utilisation``: kernel entries and CPU utilisation of a run.
 
-``tracked(target, tracking)`` wraps any target: its ``measure`` turns tracking on, runs
-the benchmark, turns it off and stores what it saw in the measurement's header
-(``tracking``: the source, the entry summary, the utilisation and, for probe runs, the
-entries themselves). The source is picked per target and recorded: kbench.ko's
+``tracked(target, tracking)`` wraps any target: a run on it (``RunWrapper.wrap_run``)
+turns tracking on, runs the benchmark on the wrapped target, turns it off and stores
+what it saw in the measurement's header (``tracking``: the source, the entry summary,
+the utilisation and, for probe runs, the entries themselves). The source is picked per target and recorded: kbench.ko's
 tracepoint probes in a guest (``kbench.ko``), a tracefs instance on the running kernel
 (``tracefs``).
 """
@@ -11,7 +11,7 @@ tracepoint probes in a guest (``kbench.ko``), a tracefs instance on the running 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from kbench.contract.benchmark import Benchmark
     from kbench.contract.measurement import Measurement
     from kbench.contract.request import RunRequest
-    from kbench.targets.base import ProgressCallback, Target, TargetInfo
+    from kbench.targets.base import Target, TargetInfo
 
 TRACKABLE = ("entries", "utilisation")
 ENTRY_GROUPS = ("syscalls", "irqs", "softirqs", "vectors", "faults")
@@ -161,9 +161,10 @@ class TrackedTarget:
     def sysinfo(self) -> dict[str, Any]:
         return self.target.sysinfo()
 
-    def measure(
-        self, benchmark: Benchmark, request: RunRequest, progress: ProgressCallback | None = None
+    def wrap_run(
+        self, benchmark: Benchmark, request: RunRequest, run: Callable[[Target], Measurement]
     ) -> Measurement:
+        """``run`` on the wrapped target, tracked."""
         cpus = (request.cpu,) if request.cpu is not None else ()
         tracker, irq_text = self._tracker(cpus)
         tracker.prepare()
@@ -171,13 +172,13 @@ class TrackedTarget:
         try:
             if own_log:
                 # kbench.ko's kfunc runs reset and finalize the log themselves (trace.session).
-                measurement = self.target.measure(benchmark, request, progress)
+                measurement = run(self.target)
                 log = trace_log_of(measurement.header, measurement.columns) if "entries" in self.what else None
                 util, lost = tracker.read_utilisation(), tracker.lost()
             else:
                 tracker.start()
                 try:
-                    measurement = self.target.measure(benchmark, request, progress)
+                    measurement = run(self.target)
                 finally:
                     log, util, lost = tracker.stop()
         finally:

@@ -12,9 +12,11 @@ from typing import Any
 
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
+from kbench.contract.request import RunRequest
 from kbench.contract.series import MetricSeries
-from kbench.kinds.base import PrimaryMetric, per_operation_series
+from kbench.kinds.base import PrimaryMetric, per_operation_series, transport_of
 from kbench.kinds.kfunc.catalog import NAME, kfunc_benchmarks
+from kbench.targets.base import ProgressCallback, Target
 
 KMOD_FORMAT = "kbench-kmod/1"
 """The ``format`` of a kbench.ko run's header (docs/sysfs-ABI.md)."""
@@ -36,6 +38,14 @@ class KfuncKind:
         self, measurement: Measurement, primary: PrimaryMetric, *, subtract_overhead: bool = False
     ) -> list[MetricSeries]:
         return per_operation_series(measurement, primary, subtract_overhead=subtract_overhead)
+
+
+    def run(
+        self, target: Target, benchmark: Benchmark, request: RunRequest, progress: ProgressCallback | None = None
+    ) -> Measurement:
+        from kbench.kinds.kfunc.run import run_kfunc
+
+        return run_kfunc(transport_of(target, benchmark), benchmark, request)
 
 
 KIND = KfuncKind()

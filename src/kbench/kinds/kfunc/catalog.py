@@ -14,6 +14,7 @@ from kbench.contract.benchmark import Benchmark, ParamSpec, UnknownBenchmark
 from kbench.contract.vocabulary import LOWER_IS_BETTER
 from kbench.kinds.kfunc.source import KmodParam, builtin_benches
 from kbench.resources import find_resource
+from kbench.targets.kmod_sysfs import KBENCH_ONLY_PARAMS as DRIVER_PARAMS
 
 NAME = "kfunc"
 
@@ -27,7 +28,7 @@ COMMON_PARAMS: tuple[ParamSpec, ...] = (
 )
 """Parameters every in-kernel benchmark accepts (module attributes, plus `parallel`)."""
 
-KBENCH_ONLY_PARAMS = frozenset({"parallel"})
+KBENCH_ONLY_PARAMS = DRIVER_PARAMS
 """Parameters kbench interprets itself; they are not module attributes."""
 
 PARAM_TYPES = {"u64": "int", "ipv4": "str", "ipv6": "str"}

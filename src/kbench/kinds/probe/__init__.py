@@ -14,10 +14,12 @@ from typing import Any
 from kbench import children
 from kbench.contract.benchmark import Benchmark, ParamSpec
 from kbench.contract.measurement import Measurement
+from kbench.contract.request import RunRequest
 from kbench.contract.series import MetricSeries
 from kbench.contract.vocabulary import LOWER_IS_BETTER
-from kbench.kinds.base import PrimaryMetric, per_operation_series
+from kbench.kinds.base import PrimaryMetric, per_operation_series, transport_of
 from kbench.native import find_native
+from kbench.targets.base import ProgressCallback, Target
 
 NAME = "probe"
 
@@ -73,6 +75,14 @@ class ProbeKind:
         self, measurement: Measurement, primary: PrimaryMetric, *, subtract_overhead: bool = False
     ) -> list[MetricSeries]:
         return per_operation_series(measurement, primary, subtract_overhead=subtract_overhead)
+
+
+    def run(
+        self, target: Target, benchmark: Benchmark, request: RunRequest, progress: ProgressCallback | None = None
+    ) -> Measurement:
+        from kbench.kinds.probe.run import run_probe_benchmark
+
+        return run_probe_benchmark(transport_of(target, benchmark), benchmark, request, progress)
 
 
 KIND = ProbeKind()

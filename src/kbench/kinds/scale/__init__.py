@@ -14,10 +14,12 @@ from typing import Any
 
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
+from kbench.contract.request import RunRequest
 from kbench.contract.series import MetricSeries
 from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
-from kbench.kinds.base import PrimaryMetric
+from kbench.kinds.base import PrimaryMetric, transport_of
 from kbench.kinds.scale.catalog import NAME, scale_benchmarks
+from kbench.targets.base import ProgressCallback, Target
 
 
 class ScaleKind:
@@ -59,6 +61,14 @@ class ScaleKind:
             MetricSeries(f"{prefix}.ops", "ops/s", HIGHER_IS_BETTER, steady.total_ops_per_s),
             MetricSeries(f"{prefix}.idle", "fraction", LOWER_IS_BETTER, idle),
         ]
+
+
+    def run(
+        self, target: Target, benchmark: Benchmark, request: RunRequest, progress: ProgressCallback | None = None
+    ) -> Measurement:
+        from kbench.kinds.scale.run import run_scale
+
+        return run_scale(transport_of(target, benchmark), benchmark, request)
 
 
 KIND = ScaleKind()

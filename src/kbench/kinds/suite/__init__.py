@@ -12,9 +12,11 @@ from typing import Any
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.formats import SUITE_FORMAT
 from kbench.contract.measurement import Measurement
+from kbench.contract.request import RunRequest
 from kbench.contract.series import MetricSeries
-from kbench.kinds.base import PrimaryMetric
+from kbench.kinds.base import PrimaryMetric, transport_of
 from kbench.suites.listing import SUITE_KIND, suite_benchmarks
+from kbench.targets.base import ProgressCallback, Target
 
 
 class SuiteKind:
@@ -41,6 +43,14 @@ class SuiteKind:
         ]
         found.sort(key=lambda series: series.name != primary.name)
         return found
+
+
+    def run(
+        self, target: Target, benchmark: Benchmark, request: RunRequest, progress: ProgressCallback | None = None
+    ) -> Measurement:
+        from kbench.kinds.suite.run import run_suite_on
+
+        return run_suite_on(transport_of(target, benchmark), benchmark, request)
 
 
 KIND = SuiteKind()

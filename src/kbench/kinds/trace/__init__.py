@@ -12,8 +12,10 @@ from typing import Any
 
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
+from kbench.contract.request import RunRequest
 from kbench.contract.series import MetricSeries
 from kbench.kinds.base import PrimaryMetric
+from kbench.targets.base import ProgressCallback, Target, TargetError
 
 
 class TraceKind:
@@ -36,6 +38,16 @@ class TraceKind:
         from kbench.kinds.trace.series import trace_series
 
         return trace_series(measurement, primary.name)
+
+
+    def run(
+        self, target: Target, benchmark: Benchmark, request: RunRequest, progress: ProgressCallback | None = None
+    ) -> Measurement:
+        from kbench.kinds.trace.session import TraceTarget, trace_measurement
+
+        if not isinstance(target, TraceTarget):
+            raise TargetError(f"{benchmark.name}: a trace runs as a whole `kbench trace` session (TraceTarget)")
+        return trace_measurement(target.host, target.plan)
 
 
 KIND = TraceKind()

@@ -12,6 +12,7 @@ from kbench import children
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
+from kbench.kinds.registry import measure
 from kbench.kinds.trace.session import CommandResult
 from kbench.targets.base import TargetError, TargetInfo
 from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule
@@ -42,7 +43,7 @@ class VmTraceHost:
         return self.target.start().read_file(KALLSYMS).decode(errors="replace")
 
     def run_workload(self, benchmark: Benchmark, request: RunRequest) -> Measurement:
-        return self.target.measure(benchmark, request)
+        return measure(self.target, benchmark, request)
 
     def run_command(self, command: str, timeout: float) -> CommandResult:
         result = self.target.start().exec(command, timeout=timeout)
@@ -76,7 +77,7 @@ class LocalTraceHost:
         return Path(KALLSYMS).read_text()
 
     def run_workload(self, benchmark: Benchmark, request: RunRequest) -> Measurement:
-        return self.local.measure(benchmark, request)
+        return measure(self.local, benchmark, request)
 
     def run_command(self, command: str, timeout: float) -> CommandResult:
         # Its own process group, killed whole at the timeout, and gone with kbench (kbench.children).

@@ -27,7 +27,7 @@ from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
 from kbench.kinds.kfunc.catalog import builtin_benchmark
 from kbench.kinds.trace.plan import TracePlan
-from kbench.targets.base import ProgressCallback, TargetError, TargetInfo
+from kbench.targets.base import TargetInfo
 from kbench.targets.kmod_sysfs import KbenchModule
 from kbench.trace.analysis import log_facts
 from kbench.trace.kernel import KernelTraceLog, TraceError
@@ -298,7 +298,7 @@ def _trace_warnings(trace: TraceLog, plan: TracePlan, missed: dict[str, int], wo
 
 
 class TraceTarget:
-    """``kbench trace`` as a Target for ``execute_run``: the measurement is the whole session."""
+    """``kbench trace`` as a Target for ``execute_run``: the trace kind's run is the whole session."""
 
     def __init__(self, host: TraceHost, plan: TracePlan):
         self.host = host
@@ -309,10 +309,3 @@ class TraceTarget:
 
     def sysinfo(self) -> dict[str, Any]:
         return self.host.sysinfo()
-
-    def measure(
-        self, benchmark: Benchmark, request: RunRequest, progress: ProgressCallback | None = None
-    ) -> Measurement:
-        if benchmark.kind != "trace":
-            raise TargetError(f"{benchmark.name} is not a trace")
-        return trace_measurement(self.host, self.plan)

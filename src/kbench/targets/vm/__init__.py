@@ -25,6 +25,7 @@ from .modbuild import build_module
 from .resolve import resolve_kernel
 from .session import ExecResult, VmSession
 from .tools import ToolNotOnHost, build_tools_cpio, combine_initramfs
+from .usermod import build_user_module, kbench_ko_for
 
 __all__ = [
     "ExecResult",
@@ -40,7 +41,9 @@ __all__ = [
     "build_initramfs",
     "build_module",
     "build_tools_cpio",
+    "build_user_module",
     "combine_initramfs",
     "default_cache_dir",
+    "kbench_ko_for",
     "resolve_kernel",
 ]

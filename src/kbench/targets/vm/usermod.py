@@ -1,7 +1,8 @@
 """Build a user's benchmark module (one .c file or a Kbuild directory) for a kernel.
 
 The module includes kbench.h and calls kbench_register(), so it is built against the
-kbench.ko built for the same kernel (its Module.symvers resolves the symbols).
+kbench.ko built for the same kernel (its Module.symvers resolves the symbols). A VM
+target builds the modules it is given as sources before it boots (``kbench run --module``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ from pathlib import Path
 
 from kbench import children
 from kbench.resources import find_resource
-from kbench.targets.vm import KernelImage, ModuleBuildError, build_module
+
+from .errors import ModuleBuildError
+from .kernel import KernelImage
+from .modbuild import build_module
 
 
 def kbench_ko_for(kernel: KernelImage, cache_dir: Path) -> Path:
