@@ -29,11 +29,10 @@ import numpy as np
 
 from kbench.compare.paired import EQUIVALENCE_DESIGNS, PairedSequential
 from kbench.compare.sequential import DIFFERENT, SAME
-from kbench.compare.simulate import interleaved_blocks
+from kbench.compare.simulate import interleaved_blocks, look_until_done
 
 ALPHA = 0.05
 MARGIN = 0.005
-FRACTIONS = (0.2, 0.4, 0.6, 0.8, 1.0)
 
 SCENARIOS: list[tuple[str, dict[str, object]]] = [
     ("A/A", {}),
@@ -50,13 +49,7 @@ SCENARIOS: list[tuple[str, dict[str, object]]] = [
 
 def run(design: str, d: np.ndarray, base: np.ndarray, new: np.ndarray) -> tuple[str, int]:
     comparison = PairedSequential(direction="lower", alpha=ALPHA, margin=MARGIN, equivalence=design)
-    step = None
-    for fraction in FRACTIONS:
-        k = max(1, round(fraction * d.size))
-        step = comparison.look(d[:k], base[: 2 * k], new[: 2 * k], fraction)
-        if step.done:
-            break
-    assert step is not None
+    step = look_until_done(comparison, d, base, new)
     return step.decision, step.trials
 
 

@@ -31,11 +31,10 @@ from scipy import stats
 from kbench.compare.paired import PairedSequential
 from kbench.compare.sequential import DIFFERENT, SAME
 from kbench.compare.signed_ranks import signed_rank_test
-from kbench.compare.simulate import interleaved_blocks
+from kbench.compare.simulate import interleaved_blocks, look_until_done
 
 ALPHA = 0.05
 MARGIN = 0.005
-FRACTIONS = (0.2, 0.4, 0.6, 0.8, 1.0)
 
 SCENARIOS: list[tuple[str, dict[str, object]]] = [
     ("A/A", {}),
@@ -77,14 +76,7 @@ def fixed_tests(d: np.ndarray) -> dict[str, float]:
 
 
 def sequential(d: np.ndarray, base: np.ndarray, new: np.ndarray) -> tuple[str, int]:
-    comparison = PairedSequential(direction="lower", alpha=ALPHA, margin=MARGIN)
-    step = None
-    for fraction in FRACTIONS:
-        k = max(1, round(fraction * d.size))
-        step = comparison.look(d[:k], base[: 2 * k], new[: 2 * k], fraction)
-        if step.done:
-            break
-    assert step is not None
+    step = look_until_done(PairedSequential(direction="lower", alpha=ALPHA, margin=MARGIN), d, base, new)
     return step.decision, step.trials
 
 

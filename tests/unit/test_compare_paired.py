@@ -8,10 +8,8 @@ import pytest
 from kbench.compare.paired import PairedSequential, block_log_ratios, judge_blocks
 from kbench.compare.sequential import CONTINUE, DIFFERENT, SAME
 from kbench.compare.signed_ranks import signed_rank_test
-from kbench.compare.simulate import interleaved_blocks
+from kbench.compare.simulate import interleaved_blocks, look_until_done
 from kbench.compare.verdict import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, REGRESSION
-
-FRACTIONS = (0.2, 0.4, 0.6, 0.8, 1.0)
 
 
 def _judge(d: np.ndarray, **kwargs: object) -> object:
@@ -62,13 +60,9 @@ def test_sides_that_switch_speed_are_named_in_a_warning() -> None:
 def _sequential(rng: np.random.Generator, blocks: int, margin: float | None, equivalence: str = "obrien-fleming",
                 **stream: float) -> str:
     d, base, new = interleaved_blocks(rng, blocks, **stream)  # type: ignore[arg-type]
-    comparison = PairedSequential(direction="lower", margin=margin, equivalence=equivalence)
-    for fraction in FRACTIONS:
-        k = max(1, round(fraction * blocks))
-        step = comparison.look(d[:k], base[: 2 * k], new[: 2 * k], fraction)
-        if step.done:
-            return step.decision
-    raise AssertionError("the last look must decide")
+    step = look_until_done(PairedSequential(direction="lower", margin=margin, equivalence=equivalence), d, base, new)
+    assert step.done, "the last look must decide"
+    return step.decision
 
 
 SCENARIOS = {
@@ -122,13 +116,8 @@ def test_a_no_change_shows_the_interval_that_decided_it_and_its_level() -> None:
     rng = np.random.default_rng(13)
     d, base, new = interleaved_blocks(rng, 60, noise=0.004)
     comparison = PairedSequential(direction="lower", margin=0.005)
-    step = None
-    for fraction in FRACTIONS:
-        k = round(fraction * d.size)
-        step = comparison.look(d[:k], base[: 2 * k], new[: 2 * k], fraction)
-        if step.done:
-            break
-    assert step is not None and step.decision == SAME and step.verdict is not None
+    step = look_until_done(comparison, d, base, new)
+    assert step.decision == SAME and step.verdict is not None
     verdict = step.verdict
     assert comparison.equivalence is not None
     level = comparison.equivalence.looks[-1].nominal_alpha

@@ -12,13 +12,22 @@ log) and S = 1 + spike_size with probability spike_probability, else 1 (rare
 slow trials: an interrupt storm, a migration). Pure given the generator.
 
 ``interleaved_blocks`` simulates the interleaved design instead: mirrored blocks of
-slots, with drift, heavy tails, spikes and a machine that switches speed.
+slots, with drift, heavy tails, spikes and a machine that switches speed;
+``look_until_done`` feeds such blocks to a ``PairedSequential`` look by look.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numpy.typing import NDArray
+
+from kbench.compare.paired import PairedSequential
+from kbench.compare.sequential import SequentialStep
+
+LOOK_FRACTIONS = (0.2, 0.4, 0.6, 0.8, 1.0)
+"""The engine's looks (``kbench.engine.interleaved.LOOK_FRACTIONS``) as shares of the simulated blocks."""
 
 
 def interleaved_pairs(
@@ -89,3 +98,23 @@ def interleaved_blocks(
     new = np.where(abba[:, None], values[:, [1, 2]], values[:, [0, 3]]) * (1.0 + shift)
     d: NDArray[np.float64] = np.log(new.mean(axis=1)) - np.log(base.mean(axis=1))
     return d, base.ravel(), new.ravel()
+
+
+def look_until_done(
+    comparison: PairedSequential,
+    d: NDArray[np.float64],
+    base: NDArray[np.float64],
+    new: NDArray[np.float64],
+    fractions: Sequence[float] = LOOK_FRACTIONS,
+) -> SequentialStep:
+    """Look at the first share of the blocks (and their two slots per side) at each fraction
+    until ``comparison`` stops; the step of the look that stopped it, or of the last look."""
+    step = None
+    for fraction in fractions:
+        k = max(1, round(fraction * d.size))
+        step = comparison.look(d[:k], base[: 2 * k], new[: 2 * k], fraction)
+        if step.done:
+            break
+    if step is None:
+        raise ValueError("no look: fractions is empty")
+    return step
