@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,6 +70,21 @@ def default_db_url() -> str:
         return env if "://" in env else f"sqlite:///{Path(env).expanduser().resolve()}"
     data_home = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return f"sqlite:///{data_home / 'kbench' / 'kbench.db'}"
+
+
+@contextmanager
+def _database_errors(where: str) -> Iterator[None]:
+    """A database error inside the block becomes a StoreError with its one line for the user;
+    a StoreError and anything not from the database go on unchanged."""
+    try:
+        yield
+    except StoreError:
+        raise
+    except Exception as exc:
+        message = database_error_message(exc, where)
+        if message is None:
+            raise
+        raise StoreError(message) from exc
 
 
 def _utcnow() -> datetime:
@@ -159,15 +175,8 @@ class Store:
             return cls._nothing_stored_yet(where)
         if read_only and sqlite_path is not None:
             store = cls(None, read_only=True, where=where, sqlite_file=sqlite_path)
-            try:
+            with _database_errors(store.where):
                 store._check_schema(url)
-            except StoreError:
-                raise
-            except Exception as exc:
-                message = database_error_message(exc, store.where)
-                if message is None:
-                    raise
-                raise StoreError(message) from exc
             return store
         from sqlalchemy import create_engine, event
         from sqlalchemy.exc import OperationalError
@@ -187,7 +196,7 @@ class Store:
         if engine.dialect.name == "sqlite":
             event.listen(engine, "connect", _sqlite_read_pragmas if read_only else _sqlite_pragmas)
         store = cls(engine, read_only=read_only, where=where)
-        try:
+        with _database_errors(store.where):
             if read_only:
                 store._check_schema(url)
             else:
@@ -199,13 +208,6 @@ class Store:
                         raise
                     store._ensure_schema()
                 store.mark_abandoned_runs()
-        except StoreError:
-            raise
-        except Exception as exc:
-            message = database_error_message(exc, store.where)
-            if message is None:
-                raise
-            raise StoreError(message) from exc
         return store
 
     @classmethod
