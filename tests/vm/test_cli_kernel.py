@@ -67,8 +67,10 @@ def test_own_benchmark_module_scaffold_build_and_run(tmp_path: Path) -> None:
     large = _kbench(tmp_path / "k.db", "run", "kfunc.mysum", "--kernel", TEST_KERNEL, "--module", str(source),
                     "-p", "len=4096", "--samples", "2000", "--batch", "4", "--json")
     assert small["metric"] == "kfunc.mysum.cycles" and small["n"] == 2000
-    # Summing 256x more bytes must cost clearly more per call.
-    assert large["median"] > 20 * small["median"]
+    # Summing 256x more bytes must cost clearly more per call. The two runs boot two guests and a
+    # TCG guest runs in one of two speed modes 1.6x apart (docs/PERFORMANCE.md), so the bound
+    # leaves room for the boots landing in different modes (one CI run measured 18.5x).
+    assert large["median"] > 8 * small["median"], (large["median"], small["median"])
 
 
 def test_job_matrix_runs_in_a_debian_kernel_with_one_boot(tmp_path: Path) -> None:
