@@ -61,6 +61,9 @@ from kbench.trace.tracking import GUEST_LOG_ENTRIES, TrackedTarget, op_syscall, 
 DEFAULT_TOLERANCE_PCT = 15.0
 DEFAULT_ROUNDS = 5
 REFERENCE = "syscall.getppid"
+OUTSIDE_SPREAD = 1.5
+"""A spread of the empty region's outside time over the rounds (max / min) from which the
+report says that the processes ran in different speed modes."""
 EMPTY_KFUNC = "kfunc.empty"
 KFUNC_WARMUP = 50_000
 # Calls a syscall crosscheck run makes at most (warm-up aside), and the batch it caps at.
@@ -352,6 +355,11 @@ def syscall_crosscheck(target: Any, benchmark: Benchmark, request: RunRequest, t
     outside = [reference.outside for reference in references]
     traced = float(np.median([float(np.median(run.traced)) for run in runs]))
     inside = float(np.median([float(np.median(run.probe)) for run in runs])) - float(np.median(outside))
+    spread = [] if min(outside) <= 0 or max(outside) < OUTSIDE_SPREAD * min(outside) else [
+        f"the empty region's outside time varied {max(outside) / min(outside):.1f}x between rounds: processes "
+        f"landed in different speed modes of this machine (under TCG they are about 2x apart), and a round "
+        f"whose two processes differ in mode disagrees by about as much as that outside time is of the call; "
+        f"read the rounds' own agreements before the verdict"]
     return Crosscheck(
         benchmark=benchmark.name, quantity=f"latency of one {name}() call", source=runs[0].source,
         specs=(
@@ -373,7 +381,7 @@ def syscall_crosscheck(target: Any, benchmark: Benchmark, request: RunRequest, t
                f"{traced:.0f} ns ({_agreement(inside, traced):+.1f}%); the verdict judges the whole call, because "
                "the outside time differs from process to process by more than the kernel's part of a getppid",
                f"tracing overhead: {overhead:+.0f} ns per call (the probe's median {traced_median:.0f} ns traced, "
-               f"{untraced_median:.0f} ns in one more run untraced)"],
+               f"{untraced_median:.0f} ns in one more run untraced)", *spread],
     )
 
 
