@@ -130,6 +130,9 @@ def test_parameter_values_are_sides_of_one_interleaved_comparison(kbench: Kbench
     assert metric["change_pct"] > 50 and metric["ci_pct"][0] > 0
     # the four slots of a block ran in one probe process: their stored slots interleave
     assert ", each block in one probe process," in report["parameters"]["design"]
+    # one batch for both sides (spin=0's auto batch is 8x spin=400's): per-call values hold
+    # the sample's fixed costs divided by the batch, which must not differ between the sides
+    assert report["parameters"]["slot"].count("of batch") == 1, report["parameters"]["slot"]
     blocks = report["parameters"]["blocks"]
     run_ids = dict(item.rsplit("=", 1) for item in report["parameters"]["runs"].split())
     slots = {}

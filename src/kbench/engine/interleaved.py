@@ -180,7 +180,15 @@ class _Runner:
         self.one_process = runs_in_one_process(target, [side.benchmark for side in sides])
 
     def fix_slot_requests(self, pilot: list[tuple[Measurement, float]]) -> str:
-        """After the pilot: the same batch / executions in every slot; returns the slot's description."""
+        """After the pilot: the same batch / executions in every slot; returns the slot's description.
+
+        Sides that batch operations get one batch, the largest the pilot chose for any of them:
+        a per-operation value holds the sample's fixed costs (timer, loop) divided by the
+        batch, so sides with different batches would differ by that alone. The largest keeps
+        every side's sample above the size its auto batch aimed at."""
+        batches = [int(m.header.get("batch") or 1) for (m, _), s in zip(pilot, self.sides, strict=True)
+                   if s.side.benchmark.name != "command"]
+        common_batch = max(batches, default=1)
         texts = []
         for index, (measurement, seconds) in enumerate(pilot):
             side = self.sides[index].side
@@ -192,7 +200,7 @@ class _Runner:
                     request = replace(request, samples=executions)
                 texts.append(f"{request.samples} execution{'s' if request.samples != 1 else ''}")
             else:
-                request = replace(request, batch=int(measurement.header.get("batch") or 1))
+                request = replace(request, batch=request.batch or common_batch)
                 size = (f"{request.samples} samples" if request.duration_s is None
                         else f"{request.duration_s:g} s of samples")
                 texts.append(f"{size} of batch {request.batch}")
