@@ -163,6 +163,8 @@ static void params_defaults(struct kb_ctx *c)
 void kb_usage(FILE *f)
 {
 	fputs("usage: kbench-probe --list | --list-scale | --version | run WORKLOAD [options]\n"
+	      "       kbench-probe sequence [--output FILE] -- WORKLOAD [options] -- ...\n"
+	      "                 (the runs one after another in one process, outputs concatenated)\n"
 	      "       kbench-probe scale TESTCASE [options] (kbench-probe scale --help)\n"
 	      "  -p, --param KEY=VALUE   workload parameter (repeatable)\n"
 	      "  --samples N             count mode (default 10000)\n"

@@ -53,6 +53,12 @@ const char *kb_warnings_json(void)
 	return warnings.s ? warnings.s : "";
 }
 
+void kb_warnings_reset(void)
+{
+	jb_free(&warnings);
+	jb_init(&warnings);
+}
+
 void kb_warn(const char *fmt, ...)
 {
 	char msg[1024];
@@ -133,7 +139,9 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "run"))
 		return kb_run(argc, argv);
+	if (!strcmp(cmd, "sequence"))
+		return kb_sequence(argc, argv);
 	if (!strcmp(cmd, "scale"))
 		return kb_scale_main(argc, argv);
-	kb_die(KB_EXIT_USAGE, "unknown command '%s' (expected run, scale, --list, --list-scale or --version)", cmd);
+	kb_die(KB_EXIT_USAGE, "unknown command '%s' (expected run, sequence, scale, --list, --list-scale or --version)", cmd);
 }

@@ -72,6 +72,8 @@ void kb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The warnings so far: JSON strings separated by commas ("" if none). */
 const char *kb_warnings_json(void);
+/* Forget the warnings so far (the next run of a sequence starts with none). */
+void kb_warnings_reset(void);
 
 /* Set by the SIGINT/SIGTERM handler; checked between samples. */
 extern volatile sig_atomic_t kb_stop;
@@ -267,6 +269,10 @@ struct kb_run {
 
 /* `kbench-probe run ...`: measure, write the output; the exit code. */
 int kb_run(int argc, char **argv);
+/* `kbench-probe sequence -- RUN -- RUN ...`: the runs one after another in this
+ * process, their outputs concatenated; the exit code. */
+#define KB_MAX_SEQUENCE 64
+int kb_sequence(int argc, char **argv);
 
 /* ---- output (output.c) ---- */
 int kb_write_all(int fd, const void *buf, size_t len);

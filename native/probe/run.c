@@ -242,28 +242,14 @@ static void judge_samples(const struct kb_run *r)
 		kb_warn("stopped early: could not grow the sample buffer beyond %lld samples", L->cap);
 }
 
-int kb_run(int argc, char **argv)
+/* Measure the run `o` describes (its workload's parameters in `c`) and write it to `outfd`. */
+static int measure_and_write(struct kb_run *r, int outfd)
 {
-	static struct kb_ctx ctx;
-	static struct kb_run run; /* large (usage snapshots): not on the stack */
-	struct kb_run *r = &run;
 	struct kb_run_opts *o = &r->opts;
 	struct kb_loop *L = &r->loop;
-	struct kb_ctx *c = &ctx;
-	char err[512];
+	struct kb_ctx *c = r->c;
 
-	r->c = c;
-	c->fd = c->fd2 = c->fd3 = c->fd4 = -1;
-	c->pinned_cpu = -1;
-	jb_init(&c->setup);
-	kb_parse_run(argc, argv, o, c);
 	kb_iso_now(r->start_time, sizeof r->start_time);
-
-	int outfd = kb_open_output(o->output, kb_output_path, sizeof kb_output_path, &kb_output_made);
-	kb_install_signals(kb_on_signal, 1);
-	if (kb_timer_init(o->timer, err, sizeof err) < 0)
-		kb_die(KB_EXIT_USAGE, "%s", err);
-
 	pin(r);
 	measure_overhead(r);
 	set_up_workload(r);
@@ -289,12 +275,130 @@ int kb_run(int argc, char **argv)
 	judge_samples(r);
 
 	int bad = kb_write_run(outfd, r) < 0;
+	free(L->rows);
+	L->rows = NULL;
+	return bad ? -1 : 0;
+}
+
+static int finish_output(int outfd, int bad)
+{
 	if (outfd != 1 && close(outfd) < 0)
 		bad = 1;
 	if (bad) {
 		fprintf(stderr, "kbench-probe: error: writing the output: %s\n", strerror(errno));
 		return KB_EXIT_SETUP;
 	}
-	free(L->rows);
+	return KB_EXIT_OK;
+}
+
+int kb_run(int argc, char **argv)
+{
+	static struct kb_ctx ctx;
+	static struct kb_run run; /* large (usage snapshots): not on the stack */
+	struct kb_run *r = &run;
+	struct kb_ctx *c = &ctx;
+	char err[512];
+
+	r->c = c;
+	c->fd = c->fd2 = c->fd3 = c->fd4 = -1;
+	c->pinned_cpu = -1;
+	jb_init(&c->setup);
+	kb_parse_run(argc, argv, &r->opts, c);
+
+	int outfd = kb_open_output(r->opts.output, kb_output_path, sizeof kb_output_path, &kb_output_made);
+	kb_install_signals(kb_on_signal, 1);
+	if (kb_timer_init(r->opts.timer, err, sizeof err) < 0)
+		kb_die(KB_EXIT_USAGE, "%s", err);
+	int code = finish_output(outfd, measure_and_write(r, outfd) < 0);
+	if (code != KB_EXIT_OK)
+		return code;
 	return r->interrupted ? KB_EXIT_INTERRUPTED : KB_EXIT_OK;
+}
+
+/* The segments of `sequence [--output FILE] -- RUN... -- RUN...`: argv indexes
+ * of each segment's first argument and their count. */
+static int split_segments(int argc, char **argv, int *first, int *count, const char **output)
+{
+	int n = 0, i = 2;
+
+	*output = NULL;
+	while (i < argc && strcmp(argv[i], "--") != 0) {
+		if (strcmp(argv[i], "--output") == 0 && i + 1 < argc && argv[i + 1][0]) {
+			*output = argv[i + 1];
+			i += 2;
+		} else {
+			kb_die(KB_EXIT_USAGE, "sequence: unexpected '%s' before the first '--' "
+			       "(only --output FILE)", argv[i]);
+		}
+	}
+	while (i < argc) {
+		i++; /* the "--" */
+		if (n == KB_MAX_SEQUENCE)
+			kb_die(KB_EXIT_USAGE, "sequence: more than %d runs", KB_MAX_SEQUENCE);
+		first[n] = i;
+		while (i < argc && strcmp(argv[i], "--") != 0)
+			i++;
+		count[n] = i - first[n];
+		if (count[n] == 0)
+			kb_die(KB_EXIT_USAGE, "sequence: run %d is empty", n + 1);
+		n++;
+	}
+	if (n == 0)
+		kb_die(KB_EXIT_USAGE, "sequence needs at least one run: sequence -- WORKLOAD [options] -- ...");
+	return n;
+}
+
+/* Parse every run of the sequence before measuring anything: a bad one costs nothing. */
+static void parse_sequence(char **argv, struct kb_run *runs, struct kb_ctx *ctxs,
+			   const int *first, const int *count, int n)
+{
+	for (int k = 0; k < n; k++) {
+		char **args = calloc((size_t)count[k] + 3, sizeof *args);
+		if (!args)
+			kb_die(KB_EXIT_SETUP, "out of memory");
+		args[0] = argv[0];
+		args[1] = "run";
+		memcpy(args + 2, argv + first[k], (size_t)count[k] * sizeof *args);
+		runs[k].c = &ctxs[k];
+		ctxs[k].fd = ctxs[k].fd2 = ctxs[k].fd3 = ctxs[k].fd4 = -1;
+		ctxs[k].pinned_cpu = -1;
+		jb_init(&ctxs[k].setup);
+		kb_parse_run(count[k] + 2, args, &runs[k].opts, &ctxs[k]);
+		free(args); /* the options point into argv, not into args */
+		if (runs[k].opts.output)
+			kb_die(KB_EXIT_USAGE, "sequence: run %d has --output; give it once, before the first '--'",
+			       k + 1);
+		if (runs[k].opts.progress)
+			kb_die(KB_EXIT_USAGE, "sequence: --progress applies to run only");
+		if (strcmp(runs[k].opts.timer, runs[0].opts.timer) != 0)
+			kb_die(KB_EXIT_USAGE, "sequence: every run must use the same --timer (%s, then %s)",
+			       runs[0].opts.timer, runs[k].opts.timer);
+	}
+}
+
+int kb_sequence(int argc, char **argv)
+{
+	static struct kb_ctx ctxs[KB_MAX_SEQUENCE];
+	static struct kb_run runs[KB_MAX_SEQUENCE];
+	int first[KB_MAX_SEQUENCE], count[KB_MAX_SEQUENCE];
+	const char *output;
+	char err[512];
+
+	int n = split_segments(argc, argv, first, count, &output);
+	parse_sequence(argv, runs, ctxs, first, count, n);
+	int outfd = kb_open_output(output, kb_output_path, sizeof kb_output_path, &kb_output_made);
+	kb_install_signals(kb_on_signal, 1);
+	if (kb_timer_init(runs[0].opts.timer, err, sizeof err) < 0)
+		kb_die(KB_EXIT_USAGE, "%s", err);
+	int bad = 0, done = 0;
+	for (int k = 0; k < n && !bad && !kb_stop; k++) {
+		kb_warnings_reset();
+		bad = measure_and_write(&runs[k], outfd) < 0;
+		jb_free(&ctxs[k].setup);
+		done++;
+	}
+	int code = finish_output(outfd, bad);
+	if (code != KB_EXIT_OK)
+		return code;
+	return kb_stop || done < n ? KB_EXIT_INTERRUPTED : KB_EXIT_OK;
 }

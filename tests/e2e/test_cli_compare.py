@@ -128,6 +128,21 @@ def test_parameter_values_are_sides_of_one_interleaved_comparison(kbench: Kbench
     assert report["base_label"] == "spin=0" and report["new_labels"] == ["spin=400"]
     assert metric["metric"] == "syscall.getppid.latency" and metric["verdict"] == "regression"
     assert metric["change_pct"] > 50 and metric["ci_pct"][0] > 0
+    # the four slots of a block ran in one probe process: their stored slots interleave
+    assert ", each block in one probe process," in report["parameters"]["design"]
+    # one batch for both sides (spin=0's auto batch is 8x spin=400's): per-call values hold
+    # the sample's fixed costs divided by the batch, which must not differ between the sides
+    assert report["parameters"]["slot"].count("of batch") == 1, report["parameters"]["slot"]
+    blocks = report["parameters"]["blocks"]
+    run_ids = dict(item.rsplit("=", 1) for item in report["parameters"]["runs"].split())
+    slots = {}
+    for label, run_id in run_ids.items():
+        samples = json.loads(kbench("export", run_id).stdout)["samples"]
+        slots[label] = set(samples["slot"])
+        assert set(samples["block"]) == set(range(blocks))
+    assert len(slots["spin=0"]) == len(slots["spin=400"]) == 2 * blocks
+    assert slots["spin=0"].isdisjoint(slots["spin=400"])
+    assert slots["spin=0"] | slots["spin=400"] == set(range(4 * blocks))
     bad = kbench("compare", "syscall.getppid", "-p", "spin=0|0", check=False)
     assert bad.returncode == 2 and "listed twice" in bad.stderr
 

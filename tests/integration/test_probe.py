@@ -325,6 +325,76 @@ def test_signal_stops_at_a_sample_boundary(probe, tmp_path, sig):
     assert list(tmp_path.iterdir()) == []  # file removed on interrupt too
 
 
+def records(data: bytes) -> list[tuple[dict, np.ndarray]]:
+    """Every record of a `sequence` output, each read as `parse` reads one."""
+    found = []
+    while data:
+        nl = data.index(b"\n")
+        header = json.loads(data[:nl])
+        end = nl + 1 + 8 * header["n"] * len(header["columns"])
+        found.append(parse(data[:end]))
+        data = data[end:]
+    return found
+
+
+def test_sequence_writes_each_run_in_order_from_one_process(probe, tmp_path):
+    p, _ = run(probe, "sequence", "--output", str(tmp_path / "out"),
+               "--", "getppid", "--samples", "300", "--batch", "4",
+               "--", "getppid", "-p", "spin=50", "--samples", "200", "--batch", "4",
+               "--", "pread", "-p", f"dir={tmp_path}", "--samples", "100",
+               "--", "getppid", "--samples", "300", "--batch", "4")
+    assert p.returncode == 0, p.stderr
+    found = records((tmp_path / "out").read_bytes())
+    assert [(h["workload"], h["params"].get("spin"), h["n"]) for h, _ in found] == [
+        ("getppid", "0", 300), ("getppid", "50", 200), ("pread", None, 100), ("getppid", "0", 300)]
+    assert all(h["interrupted"] is False and len(rows) == h["n"] for h, rows in found)
+    # one process: one TSC calibration, the runs one after another in time
+    assert len({h["timer"]["hz"] for h, _ in found}) == 1
+    starts = [h["start_time"] for h, _ in found]
+    assert starts == sorted(starts)
+    # 50 steps of dependent arithmetic per call cost more than none, in the same process
+    per_call = [np.median(rows[:, 0]) / h["batch"] for h, rows in found]
+    assert per_call[1] > per_call[0] and per_call[1] > per_call[3]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out"]  # pread's file is gone
+
+
+def test_sequence_interrupted_keeps_the_finished_runs(probe, tmp_path):
+    proc = subprocess.Popen(
+        [str(probe), "sequence", "--", "getppid", "--samples", "1000", "--",
+         "pread", "-p", f"dir={tmp_path}", "--duration", "60", "--", "getppid", "--samples", "1000"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while not list(tmp_path.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert list(tmp_path.iterdir()), "the second run never started"
+    time.sleep(1.5)  # past the warm-up (1% of 60 s): measuring
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    (first, _), (second, rows) = records(out)
+    assert first["workload"] == "getppid" and first["interrupted"] is False and first["n"] == 1000
+    assert second["workload"] == "pread" and second["interrupted"] is True and 0 < second["n"] == len(rows)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["sequence"], "needs at least one run"),
+    (["sequence", "getppid"], "unexpected 'getppid' before the first '--'"),
+    (["sequence", "--", "getppid", "--", "--", "getppid"], "run 2 is empty"),
+    (["sequence", "--", "getppid", "--output", "x"], "run 1 has --output"),
+    (["sequence", "--", "getppid", "--progress"], "--progress applies to run only"),
+    (["sequence", "--", "getppid", "--", "getppid", "--timer", "clock"], "the same --timer"),
+    (["sequence", "--", "getppid", "--", "nope"], "unknown workload 'nope'"),
+])
+def test_bad_sequence_exits_2_before_measuring(probe, tmp_path, args, needle):
+    p, _ = run(probe, *args, cwd=tmp_path)
+    assert p.returncode == 2 and p.stdout == b"", p.stderr
+    err = p.stderr.decode().strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("kbench-probe: error: ") and needle in err[0], err
+    assert list(tmp_path.iterdir()) == []
+
+
 # --------------------------------------------------------------------------
 # bad input
 

@@ -98,6 +98,16 @@ def test_job_matrix_runs_in_a_debian_kernel_with_one_boot(tmp_path: Path) -> Non
     assert len(consoles) == 1 and shown["sysinfo"]["virtualization"]["vm"].startswith("qemu-")
 
 
+def test_syscall_configurations_interleave_in_one_guest_probe_per_block(tmp_path: Path) -> None:
+    # 400 steps of dependent arithmetic per call more than double getppid's cost in the guest too
+    report = _kbench(tmp_path / "k.db", "compare", "syscall.getppid", "-p", "spin=0|400", "--kernel", TEST_KERNEL,
+                     "--budget", "8s", "--json")
+    (metric,) = report["metrics"]
+    assert metric["verdict"] == "regression" and metric["ci_pct"][0] > 20, metric
+    assert ", each block in one probe process," in report["parameters"]["design"]
+    assert report["parameters"]["blocks"] >= 6
+
+
 SECOND_KERNEL = os.environ.get("KBENCH_TEST_KERNEL_B", "deb:6.1.0-55-amd64")
 
 

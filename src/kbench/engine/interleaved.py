@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -45,6 +45,7 @@ from kbench.engine.compare_protocol import ComparisonSide
 from kbench.engine.interleave import mirrored_order
 from kbench.engine.runner import StartedRun, begin_stored_run, finish_stored_run
 from kbench.kinds.registry import measure as measure_on
+from kbench.kinds.registry import measure_sequence, runs_in_one_process
 from kbench.store.db import Store
 from kbench.targets.base import Target
 
@@ -176,9 +177,18 @@ class _Runner:
         self.tags = tuple(tags)
         self.sides = [InterleavedSide(side) for side in sides]
         self.requests = [side.request for side in sides]
+        self.one_process = runs_in_one_process(target, [side.benchmark for side in sides])
 
     def fix_slot_requests(self, pilot: list[tuple[Measurement, float]]) -> str:
-        """After the pilot: the same batch / executions in every slot; returns the slot's description."""
+        """After the pilot: the same batch / executions in every slot; returns the slot's description.
+
+        Sides that batch operations get one batch, the largest the pilot chose for any of them:
+        a per-operation value holds the sample's fixed costs (timer, loop) divided by the
+        batch, so sides with different batches would differ by that alone. The largest keeps
+        every side's sample above the size its auto batch aimed at."""
+        batches = [int(m.header.get("batch") or 1) for (m, _), s in zip(pilot, self.sides, strict=True)
+                   if s.side.benchmark.name != "command"]
+        common_batch = max(batches, default=1)
         texts = []
         for index, (measurement, seconds) in enumerate(pilot):
             side = self.sides[index].side
@@ -190,7 +200,7 @@ class _Runner:
                     request = replace(request, samples=executions)
                 texts.append(f"{request.samples} execution{'s' if request.samples != 1 else ''}")
             else:
-                request = replace(request, batch=int(measurement.header.get("batch") or 1))
+                request = replace(request, batch=request.batch or common_batch)
                 size = (f"{request.samples} samples" if request.duration_s is None
                         else f"{request.duration_s:g} s of samples")
                 texts.append(f"{size} of batch {request.batch}")
@@ -207,6 +217,27 @@ class _Runner:
             self.sides[index].interrupted = True
             raise KeyboardInterrupt
         return measurement, time.monotonic() - started
+
+    def measure_block(self, order: Sequence[int]) -> Iterator[tuple[int, Measurement, float]]:
+        """(side, measurement, seconds) of each slot of ``order``: in one process when the sides
+        allow it (then each slot's seconds are the block's share), else one process per slot.
+        KeyboardInterrupt after the slots finished before an interruption."""
+        if not self.one_process:
+            for index in order:
+                measurement, seconds = self.measure(index)
+                yield index, measurement, seconds
+            return
+        started = time.monotonic()
+        runs = [(self.sides[index].side.benchmark, self.requests[index]) for index in order]
+        measurements = measure_sequence(self.target, runs)
+        seconds = (time.monotonic() - started) / len(order)
+        for index, measurement in zip(order, measurements, strict=False):
+            if measurement.interrupted:
+                self.sides[index].interrupted = True
+                raise KeyboardInterrupt
+            yield index, measurement, seconds
+        if len(measurements) < len(order):
+            raise KeyboardInterrupt
 
     def keep(self, index: int, measurement: Measurement, slot: int, block: int) -> None:
         side = self.sides[index]
@@ -305,8 +336,8 @@ def run_interleaved(
     started = clock()
     try:
         pilot: list[tuple[Measurement, float]] = [(Measurement({}, {}, False, ""), 0.0)] * k
-        for index in mirrored_order(rng, k):
-            pilot[index] = runner.measure(index)
+        for index, measurement, seconds in runner.measure_block(mirrored_order(rng, k)):
+            pilot[index] = (measurement, seconds)
         slot_text = runner.fix_slot_requests(pilot)
         design["slot"] = slot_text
         measuring_started = clock()
@@ -314,8 +345,7 @@ def run_interleaved(
         blocks, slot_index = 0, 0
         next_look = 0
         while True:
-            for index in mirrored_order(rng, k):
-                measurement, seconds = runner.measure(index)
+            for index, measurement, seconds in runner.measure_block(mirrored_order(rng, k)):
                 runner.keep(index, measurement, slot_index, blocks)
                 slots.append(Slot(index, blocks, slot_index, slot_values(runner.sides[index].side.benchmark,
                                                                           measurement), seconds))
@@ -357,10 +387,11 @@ def run_interleaved(
     looks = max(len(c.boundary.looks) for c in sequential.values())
     stopping = (f"alpha spending over looks at {', '.join(f'{f:.0%}' for f in LOOK_FRACTIONS)} of the budget "
                 f"({looks} taken)" if adaptive else "one look at the end of the budget")
-    design_text = (f"interleaved: randomized mirrored blocks (ABBA/BAAB), {blocks} blocks of {2 * k} slots, "
+    process = ", each block in one probe process" if runner.one_process else ""
+    design_text = (f"interleaved: randomized mirrored blocks (ABBA/BAAB), {blocks} blocks of {2 * k} slots{process}, "
                    f"a slot = {slot_text}; {primary.name} per block as log(new/base), Wilcoxon signed-rank "
                    f"test and interval; {stopping}")
-    design.update(blocks=blocks, description=design_text)
+    design.update(blocks=blocks, description=design_text, one_process_per_block=runner.one_process)
     runner.finish(sysinfo, design)
     reason = METRIC_REASONS.get(metric, "") if benchmark.name == "command" else ""
     return InterleavedOutcome(runner.sides, metrics, slots, blocks, sequential, design_text, elapsed, budget_s,

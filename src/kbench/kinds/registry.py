@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
 from kbench.kinds import kfunc, probe, scale, suite, trace
-from kbench.kinds.base import Kind
+from kbench.kinds.base import Kind, transport_of
 from kbench.targets.base import ProgressCallback, Target, TargetError
 from kbench.targets.transport import RunWrapper
 
@@ -51,3 +51,22 @@ def measure(
     except UnknownKind as exc:
         raise TargetError(f"{benchmark.name}: {exc}") from exc
     return kind.run(target, benchmark, request, progress)
+
+
+def runs_in_one_process(target: Target, benchmarks: Sequence[Benchmark]) -> bool:
+    """True when runs of ``benchmarks`` on ``target`` can share one process (``measure_sequence``):
+    the probe's workloads other than ``command``, on a target that wraps no runs."""
+    return not isinstance(target, RunWrapper) and all(
+        benchmark.kind == probe.NAME and benchmark.name != "command" for benchmark in benchmarks
+    )
+
+
+def measure_sequence(target: Target, runs: Sequence[tuple[Benchmark, RunRequest]]) -> list[Measurement]:
+    """The runs one after another in one process (``runs_in_one_process`` must hold), a measurement
+    each; interrupted: the ones finished and the one stopped (marked interrupted). TargetError
+    when the runs fail."""
+    from kbench.kinds.probe.run import run_probe_sequence
+
+    if not runs_in_one_process(target, [benchmark for benchmark, _ in runs]):
+        raise TargetError("these runs cannot share one process: only the probe's workloads (not command) can")
+    return run_probe_sequence(transport_of(target, runs[0][0]), runs)

@@ -51,7 +51,7 @@ class LocalTarget:
         probe = find_native("kbench-probe")
         with children.scratch_dir("kbench-") as tmp:
             output = tmp / "samples.bin"
-            argv = [str(probe), *args, "--output", str(output)]
+            argv = [str(probe), *args[:1], "--output", str(output), *args[1:]]
             if progress is not None:
                 argv.append("--progress")
             interrupted = False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kbench.contract.measurement import Measurement
 from kbench.targets.base import ProbeInvocation, TargetError
 from kbench.targets.probe_output import ProbeOutput, ProbeOutputError, parse_probe_output
@@ -21,8 +23,14 @@ def measurement_from_invocation(invocation: ProbeInvocation) -> Measurement:
         if invocation.interrupted:
             return Measurement(header={}, columns={}, interrupted=True, stderr=invocation.stderr)
         raise TargetError(f"{exc}; probe stderr: {invocation.stderr.strip()}") from exc
+    measurement = measurement_from_output(output, invocation.stderr)
+    if invocation.interrupted and not measurement.interrupted:
+        return replace(measurement, interrupted=True)
+    return measurement
+
+
+def measurement_from_output(output: ProbeOutput, stderr: str) -> Measurement:
+    """One record of the probe's output as a measurement."""
     columns = {name: output.rows[:, i].copy() for i, name in enumerate(output.columns)}
-    interrupted = invocation.interrupted or bool(output.header.get("interrupted"))
-    return Measurement(
-        header=output.header, columns=columns, interrupted=interrupted, stderr=invocation.stderr
-    )
+    interrupted = bool(output.header.get("interrupted"))
+    return Measurement(header=output.header, columns=columns, interrupted=interrupted, stderr=stderr)

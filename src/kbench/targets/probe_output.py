@@ -36,23 +36,45 @@ def parse_probe_output(data: bytes) -> ProbeOutput:
     Raises ProbeOutputError when the header is missing or not JSON, the format tag is
     unknown, or the byte count does not match ``n * len(columns) * 8``.
     """
-    newline = data.find(b"\n")
+    output, end = _record_at(data, 0)
+    if end != len(data):
+        written = len(data) - data.index(b"\n") - 1
+        raise ProbeOutputError(
+            f"probe wrote {written} sample bytes, header promises {end - len(data) + written} "
+            f"({output.rows.shape[0]} rows × {len(output.columns)} columns × 8)"
+        )
+    return output
+
+
+def parse_probe_outputs(data: bytes) -> list[ProbeOutput]:
+    """The runs of ``kbench-probe sequence``: records one after another, each as ``run`` writes it."""
+    outputs, offset = [], 0
+    while offset < len(data):
+        output, offset = _record_at(data, offset)
+        outputs.append(output)
+    if not outputs:
+        raise ProbeOutputError("probe output has no header line")
+    return outputs
+
+
+def _record_at(data: bytes, start: int) -> tuple[ProbeOutput, int]:
+    newline = data.find(b"\n", start)
     if newline < 0:
         raise ProbeOutputError("probe output has no header line")
     try:
-        header = json.loads(data[:newline])
+        header = json.loads(data[start:newline])
     except json.JSONDecodeError as exc:
         raise ProbeOutputError(f"probe header is not JSON: {exc}") from exc
     if not isinstance(header, dict) or header.get("format") != PROBE_FORMAT:
         raise ProbeOutputError(f"unknown probe output format: {header.get('format')!r}")
     columns = header.get("columns") or ["ticks"]
     n = int(header.get("n", 0))
-    payload = memoryview(data)[newline + 1 :]
     expected = n * len(columns) * 8
-    if len(payload) != expected:
+    end = newline + 1 + expected
+    if end > len(data):
         raise ProbeOutputError(
-            f"probe wrote {len(payload)} sample bytes, header promises {expected} "
+            f"probe wrote {len(data) - newline - 1} sample bytes, header promises {expected} "
             f"({n} rows × {len(columns)} columns × 8)"
         )
-    rows = np.frombuffer(payload, dtype="<u8").reshape(n, len(columns)).copy()
-    return ProbeOutput(header=header, rows=rows)
+    rows = np.frombuffer(memoryview(data)[newline + 1 : end], dtype="<u8").reshape(n, len(columns)).copy()
+    return ProbeOutput(header=header, rows=rows), end

@@ -41,7 +41,8 @@ class Transport(Target, Protocol):
     def run_probe(
         self, args: Sequence[str], progress: ProgressCallback | None = None, bound: float | None = None
     ) -> ProbeInvocation:
-        """Run ``kbench-probe ARGS --output FILE``; exit code TIMED_OUT if stopped at ``bound`` seconds."""
+        """Run ``kbench-probe COMMAND --output FILE REST`` (``args`` = COMMAND, REST...); exit code
+        TIMED_OUT if stopped at ``bound`` seconds."""
         ...
 
     def kbench_module(self, benchmark: str) -> AbstractContextManager[KbenchModule]:

@@ -312,7 +312,7 @@ class VmTarget:
         Ctrl-C or SIGTERM stops it there, keeping its samples. No progress from the guest."""
         session = self.start()
         output = GUEST_OUTPUT
-        probe_args = ["kbench-probe", *args, "--output", output]
+        probe_args = ["kbench-probe", *args[:1], "--output", output, *args[1:]]
         interrupted = False
         try:
             result = session.exec(probe_args, timeout=bound if bound is not None else MIN_BOUND_S)

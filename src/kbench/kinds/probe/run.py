@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import DEFAULT_SAMPLES, RunRequest
 from kbench.kinds.base import run_probe_measurement
-from kbench.targets.base import ProgressCallback, TargetError
-from kbench.targets.probe_measurement import measurement_from_invocation
-from kbench.targets.probe_output import ProbeOutputError, parse_probe_output
+from kbench.targets.base import TIMED_OUT, ProgressCallback, TargetError
+from kbench.targets.probe_measurement import EXIT_INTERRUPTED, measurement_from_invocation, measurement_from_output
+from kbench.targets.probe_output import ProbeOutputError, parse_probe_output, parse_probe_outputs
 from kbench.targets.run_bound import MIN_BOUND_S, bound_for, timed_bound
 from kbench.targets.transport import Transport
 
@@ -29,6 +30,45 @@ def run_probe_benchmark(
         else:
             bound = timed_bound(request.duration_s, request.warmup_duration_s or 0.0)
     return run_probe_measurement(target, benchmark, request.probe_args(benchmark.workload), bound, progress)
+
+
+def run_probe_sequence(target: Transport, runs: Sequence[tuple[Benchmark, RunRequest]]) -> list[Measurement]:
+    """The runs one after another in one probe process (``kbench-probe sequence``), a measurement each.
+
+    One process for all: whatever a process brings (its placement in memory, the speed it
+    happens to run at, TSC calibration) is the same for every run of the sequence. Interrupted:
+    the runs finished so far and the one stopped, the last marked interrupted.
+    """
+    args = ["sequence"]
+    bound = 0.0
+    for benchmark, request in runs:
+        args += ["--", *request.probe_args(benchmark.workload)[1:]]
+        if target.in_guest:
+            bound += (count_mode_bound(target, benchmark, request) if request.duration_s is None
+                      else timed_bound(request.duration_s, request.warmup_duration_s or 0.0))
+    names = ", ".join(dict.fromkeys(benchmark.name for benchmark, _ in runs))
+    invocation = target.run_probe(args, None, bound if target.in_guest else None)
+    if invocation.exit_code == TIMED_OUT:
+        raise TargetError(f"a sequence of {len(runs)} runs ({names}) did not finish within its bound of "
+                          f"{bound:.0f} s in the guest; it was stopped")
+    failed = invocation.exit_code not in (0, EXIT_INTERRUPTED)
+    if failed and not invocation.stdout:
+        raise TargetError(invocation.stderr.strip() or f"kbench-probe exited with {invocation.exit_code}")
+    try:
+        outputs = parse_probe_outputs(invocation.stdout) if invocation.stdout else []
+    except ProbeOutputError as exc:
+        raise TargetError(f"{exc}; probe stderr: {invocation.stderr.strip()}") from exc
+    if not invocation.interrupted and len(outputs) != len(runs):
+        raise TargetError(f"a sequence of {len(runs)} runs wrote {len(outputs)}; probe stderr: "
+                          f"{invocation.stderr.strip()}")
+    measurements = [measurement_from_output(output, invocation.stderr) for output in outputs]
+    if invocation.interrupted:
+        if measurements:
+            last = measurements[-1]
+            measurements[-1] = replace(last, interrupted=True)
+        else:
+            measurements = [Measurement(header={}, columns={}, interrupted=True, stderr=invocation.stderr)]
+    return measurements
 
 
 def count_mode_bound(target: Transport, benchmark: Benchmark, request: RunRequest) -> float:
