@@ -271,7 +271,7 @@ struct kb_run {
 int kb_run(int argc, char **argv);
 /* `kbench-probe sequence -- RUN -- RUN ...`: the runs one after another in this
  * process, their outputs concatenated; the exit code. */
-#define KB_MAX_SEQUENCE 64
+#define KB_MAX_SEQUENCE 1024
 int kb_sequence(int argc, char **argv);
 
 /* ---- output (output.c) ---- */

@@ -349,7 +349,7 @@ static int split_segments(int argc, char **argv, int *first, int *count, const c
 }
 
 /* Parse every run of the sequence before measuring anything: a bad one costs nothing. */
-static void parse_sequence(char **argv, struct kb_run *runs, struct kb_ctx *ctxs,
+static void parse_sequence(char **argv, struct kb_run_opts *opts, struct kb_ctx *ctxs,
 			   const int *first, const int *count, int n)
 {
 	for (int k = 0; k < n; k++) {
@@ -359,41 +359,44 @@ static void parse_sequence(char **argv, struct kb_run *runs, struct kb_ctx *ctxs
 		args[0] = argv[0];
 		args[1] = "run";
 		memcpy(args + 2, argv + first[k], (size_t)count[k] * sizeof *args);
-		runs[k].c = &ctxs[k];
 		ctxs[k].fd = ctxs[k].fd2 = ctxs[k].fd3 = ctxs[k].fd4 = -1;
 		ctxs[k].pinned_cpu = -1;
 		jb_init(&ctxs[k].setup);
-		kb_parse_run(count[k] + 2, args, &runs[k].opts, &ctxs[k]);
+		kb_parse_run(count[k] + 2, args, &opts[k], &ctxs[k]);
 		free(args); /* the options point into argv, not into args */
-		if (runs[k].opts.output)
+		if (opts[k].output)
 			kb_die(KB_EXIT_USAGE, "sequence: run %d has --output; give it once, before the first '--'",
 			       k + 1);
-		if (runs[k].opts.progress)
+		if (opts[k].progress)
 			kb_die(KB_EXIT_USAGE, "sequence: --progress applies to run only");
-		if (strcmp(runs[k].opts.timer, runs[0].opts.timer) != 0)
+		if (strcmp(opts[k].timer, opts[0].timer) != 0)
 			kb_die(KB_EXIT_USAGE, "sequence: every run must use the same --timer (%s, then %s)",
-			       runs[0].opts.timer, runs[k].opts.timer);
+			       opts[0].timer, opts[k].timer);
 	}
 }
 
 int kb_sequence(int argc, char **argv)
 {
 	static struct kb_ctx ctxs[KB_MAX_SEQUENCE];
-	static struct kb_run runs[KB_MAX_SEQUENCE];
-	int first[KB_MAX_SEQUENCE], count[KB_MAX_SEQUENCE];
+	static struct kb_run_opts opts[KB_MAX_SEQUENCE];
+	static struct kb_run run; /* one at a time; large (usage snapshots) */
+	static int first[KB_MAX_SEQUENCE], count[KB_MAX_SEQUENCE];
 	const char *output;
 	char err[512];
 
 	int n = split_segments(argc, argv, first, count, &output);
-	parse_sequence(argv, runs, ctxs, first, count, n);
+	parse_sequence(argv, opts, ctxs, first, count, n);
 	int outfd = kb_open_output(output, kb_output_path, sizeof kb_output_path, &kb_output_made);
 	kb_install_signals(kb_on_signal, 1);
-	if (kb_timer_init(runs[0].opts.timer, err, sizeof err) < 0)
+	if (kb_timer_init(opts[0].timer, err, sizeof err) < 0)
 		kb_die(KB_EXIT_USAGE, "%s", err);
 	int bad = 0, done = 0;
 	for (int k = 0; k < n && !bad && !kb_stop; k++) {
+		memset(&run, 0, sizeof run);
+		run.opts = opts[k];
+		run.c = &ctxs[k];
 		kb_warnings_reset();
-		bad = measure_and_write(&runs[k], outfd) < 0;
+		bad = measure_and_write(&run, outfd) < 0;
 		jb_free(&ctxs[k].setup);
 		done++;
 	}

@@ -204,8 +204,16 @@ def _equivalence(
         return None
     confidence = 1.0 - 2.0 * alpha
     return (low, high), confidence, (
-        f"{REASON_WITHIN_MARGIN}: the {100 * confidence:.1f}% CI [{low:+.2f}%, {high:+.2f}%] lies within "
+        f"{REASON_WITHIN_MARGIN}: the {_percent(confidence)}% CI [{low:+.2f}%, {high:+.2f}%] lies within "
         f"±{margin_pct:g}% (two one-sided tests, each at level {alpha:.3g})")
+
+
+def _percent(confidence: float) -> str:
+    """A confidence in % with the digits that tell it from 100 (94.9, 99.99, 99.9989)."""
+    digits = 1
+    while digits < 6 and round(100.0 * confidence, digits) >= 100.0:
+        digits += 1
+    return f"{100.0 * confidence:.{digits}f}"
 
 
 EQUIVALENCE_SPENDING = "obrien-fleming"

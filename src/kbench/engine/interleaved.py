@@ -54,12 +54,23 @@ SLOT_TARGET_S = 0.1
 enough that drift within a block stays small, long enough that starting the probe
 (about 20 ms) is a small part of it."""
 MAX_EXECUTIONS_PER_SLOT = 1000
-PROBE_SLOT_S = 0.05
-"""Measured time of a probe slot (duration mode) unless --samples is given."""
+PROBE_SLOT_S = 0.002
+"""Measured time of a probe slot (duration mode) unless --samples is given. Short: this
+machine's speed switches between modes within tens of milliseconds, and 2 ms slots
+alternating in one process put most switches outside a block (benchmarks/sensitivity.py:
+A/A block log-ratios spread 0.7-1.7 % with 2 ms slots against 3.3-3.6 % with 50 ms)."""
+PROCESS_TARGET_S = 0.5
+"""Blocks of the probe's workloads run this long in one probe process (one start and one
+TSC calibration for all of them), at most ``MAX_RUNS_PER_PROCESS`` slots."""
+MAX_RUNS_PER_PROCESS = 1024
+"""kbench-probe's limit of runs in one ``sequence``."""
 KFUNC_SLOT_SAMPLES = 2000
 """Samples of a kbench.ko slot unless --samples is given."""
 PILOT_SLOWDOWN = 1.5
 """How much slower than a judged slot a pilot slot is taken to be when the pilot judges a budget."""
+SLOT_OVERHEAD_PAIRS = 1000
+"""Empty timed regions a probe slot measures (its header's overhead; the default 100,000
+would take longer than a 2 ms slot)."""
 LOOK_FRACTIONS = (0.2, 0.4, 0.6, 0.8, 1.0)
 """Looks at these fractions of the time budget (the last one spends what is left)."""
 DEFAULT_BUDGET_S = 20.0
@@ -218,26 +229,37 @@ class _Runner:
             raise KeyboardInterrupt
         return measurement, time.monotonic() - started
 
-    def measure_block(self, order: Sequence[int]) -> Iterator[tuple[int, Measurement, float]]:
-        """(side, measurement, seconds) of each slot of ``order``: in one process when the sides
-        allow it (then each slot's seconds are the block's share), else one process per slot.
-        KeyboardInterrupt after the slots finished before an interruption."""
+    def measure_blocks(self, orders: Sequence[Sequence[int]]) -> Iterator[tuple[int, int, Measurement, float]]:
+        """(block of ``orders``, side, measurement, seconds) of each slot, in order: all in one
+        process when the sides allow it (each slot's seconds are then its share), else one
+        process per slot. KeyboardInterrupt after the slots finished before an interruption."""
         if not self.one_process:
-            for index in order:
-                measurement, seconds = self.measure(index)
-                yield index, measurement, seconds
+            for offset, order in enumerate(orders):
+                for index in order:
+                    measurement, seconds = self.measure(index)
+                    yield offset, index, measurement, seconds
             return
+        slots = [(offset, index) for offset, order in enumerate(orders) for index in order]
         started = time.monotonic()
-        runs = [(self.sides[index].side.benchmark, self.requests[index]) for index in order]
-        measurements = measure_sequence(self.target, runs)
-        seconds = (time.monotonic() - started) / len(order)
-        for index, measurement in zip(order, measurements, strict=False):
+        measurements = measure_sequence(
+            self.target, [(self.sides[index].side.benchmark, self.requests[index]) for _, index in slots])
+        seconds = (time.monotonic() - started) / len(slots)
+        for (offset, index), measurement in zip(slots, measurements, strict=False):
             if measurement.interrupted:
                 self.sides[index].interrupted = True
                 raise KeyboardInterrupt
-            yield index, measurement, seconds
-        if len(measurements) < len(order):
+            yield offset, index, measurement, seconds
+        if len(measurements) < len(slots):
             raise KeyboardInterrupt
+
+    def blocks_per_process(self, pilot: list[tuple[Measurement, float]]) -> int:
+        """Blocks measured in one process: about ``PROCESS_TARGET_S`` of slots (1 without sequences)."""
+        if not self.one_process:
+            return 1
+        slot_s = max(max(float(m.header.get("elapsed_s") or 0.0) for m, _ in pilot), 1e-4)
+        slots_per_block = 2 * len(self.sides)
+        fits = round(PROCESS_TARGET_S / (slots_per_block * slot_s))
+        return max(1, min(fits, MAX_RUNS_PER_PROCESS // slots_per_block))
 
     def keep(self, index: int, measurement: Measurement, slot: int, block: int) -> None:
         side = self.sides[index]
@@ -285,9 +307,9 @@ def _slot_request(side: ComparisonSide, samples: int | None) -> ComparisonSide:
     elif side.benchmark.kind == "kfunc":
         request = replace(request, samples=samples or KFUNC_SLOT_SAMPLES, duration_s=None)
     elif samples is not None:
-        request = replace(request, samples=samples, duration_s=None)
+        request = replace(request, samples=samples, duration_s=None, overhead_pairs=SLOT_OVERHEAD_PAIRS)
     else:
-        request = replace(request, samples=None, duration_s=PROBE_SLOT_S)
+        request = replace(request, samples=None, duration_s=PROBE_SLOT_S, overhead_pairs=SLOT_OVERHEAD_PAIRS)
     return replace(side, request=request)
 
 
@@ -336,23 +358,26 @@ def run_interleaved(
     started = clock()
     try:
         pilot: list[tuple[Measurement, float]] = [(Measurement({}, {}, False, ""), 0.0)] * k
-        for index, measurement, seconds in runner.measure_block(mirrored_order(rng, k)):
+        for _, index, measurement, seconds in runner.measure_blocks([mirrored_order(rng, k)]):
             pilot[index] = (measurement, seconds)
         slot_text = runner.fix_slot_requests(pilot)
+        per_process = runner.blocks_per_process(pilot)
         design["slot"] = slot_text
         measuring_started = clock()
         _check_budget(budget_s, max_blocks, measuring_started - started, pilot, runner)
         blocks, slot_index = 0, 0
         next_look = 0
         while True:
-            for index, measurement, seconds in runner.measure_block(mirrored_order(rng, k)):
-                runner.keep(index, measurement, slot_index, blocks)
-                slots.append(Slot(index, blocks, slot_index, slot_values(runner.sides[index].side.benchmark,
-                                                                          measurement), seconds))
+            count = _blocks_next(per_process, blocks, clock() - measuring_started, budget_s, max_blocks)
+            for offset, index, measurement, seconds in runner.measure_blocks(
+                    [mirrored_order(rng, k) for _ in range(count)]):
+                runner.keep(index, measurement, slot_index, blocks + offset)
+                slots.append(Slot(index, blocks + offset, slot_index,
+                                  slot_values(runner.sides[index].side.benchmark, measurement), seconds))
                 slot_index += 1
                 if on_slot is not None:
-                    on_slot(sides[index].label, blocks, min(1.0, (clock() - measuring_started) / budget_s))
-            blocks += 1
+                    on_slot(sides[index].label, blocks + offset, min(1.0, (clock() - measuring_started) / budget_s))
+            blocks += count
             elapsed = clock() - measuring_started
             fraction = elapsed / budget_s
             if elapsed + elapsed / blocks > budget_s:
@@ -387,15 +412,27 @@ def run_interleaved(
     looks = max(len(c.boundary.looks) for c in sequential.values())
     stopping = (f"alpha spending over looks at {', '.join(f'{f:.0%}' for f in LOOK_FRACTIONS)} of the budget "
                 f"({looks} taken)" if adaptive else "one look at the end of the budget")
-    process = ", each block in one probe process" if runner.one_process else ""
+    process = f", up to {per_process} blocks in one probe process" if runner.one_process else ""
     design_text = (f"interleaved: randomized mirrored blocks (ABBA/BAAB), {blocks} blocks of {2 * k} slots{process}, "
                    f"a slot = {slot_text}; {primary.name} per block as log(new/base), Wilcoxon signed-rank "
                    f"test and interval; {stopping}")
-    design.update(blocks=blocks, description=design_text, one_process_per_block=runner.one_process)
+    design.update(blocks=blocks, description=design_text,
+                  blocks_per_process=per_process if runner.one_process else None)
     runner.finish(sysinfo, design)
     reason = METRIC_REASONS.get(metric, "") if benchmark.name == "command" else ""
     return InterleavedOutcome(runner.sides, metrics, slots, blocks, sequential, design_text, elapsed, budget_s,
                               slot_text, reason, comparison_id)
+
+
+def _blocks_next(per_process: int, blocks: int, elapsed: float, budget_s: float, max_blocks: int | None) -> int:
+    """How many blocks the next process measures: ``per_process``, fewer where the budget or
+    ``max_blocks`` ends sooner (at least one)."""
+    count = per_process
+    if blocks > 0 and elapsed > 0:
+        count = min(count, math.ceil((budget_s - elapsed) / (elapsed / blocks)))
+    if max_blocks is not None:
+        count = min(count, max_blocks - blocks)
+    return max(1, count)
 
 
 def _check_budget(budget_s: float, max_blocks: int | None, pilot_s: float,
