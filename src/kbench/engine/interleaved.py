@@ -10,9 +10,13 @@ log-ratio per new side (``kbench.compare.paired``).
 
 Protocol:
 1. A pilot block (not judged): warms caches and the page cache, fixes what must stay
-   the same in every slot (the probe's batch, a command's executions per slot, chosen
+   the same in every slot (the probe's batch, one for every side; a command's executions per slot, chosen
    so that a slot lasts about ``SLOT_TARGET_S``), and times a block.
-2. Blocks until the time budget is spent (or ``max_blocks``). The primary metric of
+2. Blocks until the time budget is spent (or ``max_blocks``). The probe's workloads
+   (not ``command``) run many blocks of 2 ms slots to one probe process
+   (``kbench-probe sequence``): this machine's speed switches within tens of
+   milliseconds, so the finer the slots the fewer blocks straddle a switch, and one
+   process start serves about ``PROCESS_TARGET_S`` of slots. The primary metric of
    each new side is looked at when 20, 40, 60, 80 and 100% of the budget have passed;
    looks share alpha (``kbench.compare.spending``), and the comparison stops once
    every new side is decided.
