@@ -40,12 +40,17 @@ def run_probe_sequence(target: Transport, runs: Sequence[tuple[Benchmark, RunReq
     the runs finished so far and the one stopped, the last marked interrupted.
     """
     args = ["sequence"]
-    bound = 0.0
+    bounds: dict[tuple[str, ...], float] = {}  # one estimate per distinct run, not one per slot
+    bound = MIN_BOUND_S
     for benchmark, request in runs:
-        args += ["--", *request.probe_args(benchmark.workload)[1:]]
+        run_args = request.probe_args(benchmark.workload)
+        args += ["--", *run_args[1:]]
         if target.in_guest:
-            bound += (count_mode_bound(target, benchmark, request) if request.duration_s is None
-                      else timed_bound(request.duration_s, request.warmup_duration_s or 0.0))
+            key = tuple(run_args)
+            if key not in bounds:
+                bounds[key] = (count_mode_bound(target, benchmark, request) if request.duration_s is None
+                               else timed_bound(request.duration_s, request.warmup_duration_s or 0.0))
+            bound += bounds[key] - MIN_BOUND_S  # every run's expected share; the floor once
     names = ", ".join(dict.fromkeys(benchmark.name for benchmark, _ in runs))
     invocation = target.run_probe(args, None, bound if target.in_guest else None)
     if invocation.exit_code == TIMED_OUT:
