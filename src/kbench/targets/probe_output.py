@@ -38,9 +38,9 @@ def parse_probe_output(data: bytes) -> ProbeOutput:
     """
     output, end = _record_at(data, 0)
     if end != len(data):
-        written = len(data) - data.index(b"\n") - 1
+        samples_start = data.index(b"\n") + 1
         raise ProbeOutputError(
-            f"probe wrote {written} sample bytes, header promises {end - len(data) + written} "
+            f"probe wrote {len(data) - samples_start} sample bytes, header promises {end - samples_start} "
             f"({output.rows.shape[0]} rows × {len(output.columns)} columns × 8)"
         )
     return output

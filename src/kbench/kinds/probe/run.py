@@ -11,8 +11,8 @@ from kbench.contract.measurement import Measurement
 from kbench.contract.request import DEFAULT_SAMPLES, RunRequest
 from kbench.kinds.base import run_probe_measurement
 from kbench.targets.base import TIMED_OUT, ProgressCallback, TargetError
-from kbench.targets.probe_measurement import EXIT_INTERRUPTED, measurement_from_invocation, measurement_from_output
-from kbench.targets.probe_output import ProbeOutputError, parse_probe_output, parse_probe_outputs
+from kbench.targets.probe_measurement import measurement_from_invocation, measurements_from_invocation
+from kbench.targets.probe_output import ProbeOutputError, parse_probe_output
 from kbench.targets.run_bound import MIN_BOUND_S, bound_for, timed_bound
 from kbench.targets.transport import Transport
 
@@ -56,23 +56,10 @@ def run_probe_sequence(target: Transport, runs: Sequence[tuple[Benchmark, RunReq
     if invocation.exit_code == TIMED_OUT:
         raise TargetError(f"a sequence of {len(runs)} runs ({names}) did not finish within its bound of "
                           f"{bound:.0f} s in the guest; it was stopped")
-    failed = invocation.exit_code not in (0, EXIT_INTERRUPTED)
-    if failed and not invocation.stdout:
-        raise TargetError(invocation.stderr.strip() or f"kbench-probe exited with {invocation.exit_code}")
-    try:
-        outputs = parse_probe_outputs(invocation.stdout) if invocation.stdout else []
-    except ProbeOutputError as exc:
-        raise TargetError(f"{exc}; probe stderr: {invocation.stderr.strip()}") from exc
-    if not invocation.interrupted and len(outputs) != len(runs):
-        raise TargetError(f"a sequence of {len(runs)} runs wrote {len(outputs)}; probe stderr: "
+    measurements = measurements_from_invocation(invocation)
+    if not invocation.interrupted and len(measurements) != len(runs):
+        raise TargetError(f"a sequence of {len(runs)} runs wrote {len(measurements)}; probe stderr: "
                           f"{invocation.stderr.strip()}")
-    measurements = [measurement_from_output(output, invocation.stderr) for output in outputs]
-    if invocation.interrupted:
-        if measurements:
-            last = measurements[-1]
-            measurements[-1] = replace(last, interrupted=True)
-        else:
-            measurements = [Measurement(header={}, columns={}, interrupted=True, stderr=invocation.stderr)]
     return measurements
 
 
