@@ -118,6 +118,32 @@ def test_identical_copies_end_no_change_within_the_margin(kbench: KbenchRunner, 
     assert "nan" not in text.lower()
 
 
+MEASURED_MARGIN = re.compile(r"±(\d+\.\d)% from this comparison's noise: twice the 95% interval's half-width "
+                             r"expected at (\d+) blocks \(measured on (\d+)\)")
+
+
+def test_a_comparison_given_no_margin_measures_its_own_from_its_blocks(
+    kbench: KbenchRunner, cpu_loops: dict[str, Path]
+) -> None:
+    a, a2 = str(cpu_loops["A"]), str(cpu_loops["A2"])
+    report = as_json(kbench("compare", "--command", a, "--command", a2, "-p", "shell=0", "--budget", "8s", "--json"))
+    found = MEASURED_MARGIN.match(report["parameters"]["margin"])
+    assert found is not None, report["parameters"]["margin"]
+    margin, expected, measured_on = float(found[1]), int(found[2]), int(found[3])
+    assert 0.5 <= margin <= 1.0 and 16 <= measured_on <= expected
+    cpu, wall = report["metrics"]
+    assert cpu["margin_pct"] == pytest.approx(margin) and wall["margin_pct"] == pytest.approx(margin)
+    if cpu["verdict"] == "no change":
+        low, high = cpu["ci_pct"]
+        assert -margin <= low <= high <= margin
+    # judged again from the store, the margin is measured from every stored block
+    runs = dict(item.split("=") for item in report["parameters"]["runs"].split())
+    again = as_json(kbench("compare", "--runs", runs[a], "--runs", runs[a2], "--json"))
+    replayed = MEASURED_MARGIN.match(again["parameters"]["margin"])
+    assert replayed is not None and int(replayed[3]) == report["parameters"]["blocks"]
+    assert again["metrics"][0]["margin_pct"] == pytest.approx(float(replayed[1]))
+
+
 def test_wall_time_can_be_the_judged_metric(kbench: KbenchRunner, cpu_loops: dict[str, Path]) -> None:
     report = as_json(kbench("compare", "--command", str(cpu_loops["A"]), "--command", str(cpu_loops["B"]),
                             "-p", "shell=0", "--budget", "8s", "--metric", "wall", "--fixed", "--json"))

@@ -13,7 +13,7 @@ from kbench.cli.main import Context, err_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue, Runs
 from kbench.compare.budget import check_blocks, check_trials
 from kbench.compare.multiple import Method
-from kbench.compare.thresholds import DEFAULT_MARGIN
+from kbench.compare.thresholds import DEFAULT_MARGIN, MAX_NOISE_MARGIN
 from kbench.contract.request import BadRequest
 from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, run_comparison
 from kbench.engine.comparison_sides import (
@@ -28,7 +28,7 @@ from kbench.engine.comparison_sides import (
 from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome, run_interleaved
 from kbench.engine.noise_floor import comparison_noise_floor
 from kbench.engine.run_selection import RunSelector, select_runs
-from kbench.engine.stored_comparison import stored_interleaved, stored_outcome
+from kbench.engine.stored_comparison import measure_stored_margins, stored_interleaved, stored_outcome
 from kbench.report.comparison import EXTENSIONS, FORMATS, gobench, render
 from kbench.report.comparison.build import build_interleaved_report, build_report
 from kbench.report.comparison.noise_floor import noise_floor_text
@@ -83,7 +83,9 @@ def parse_margin(text: str | None) -> float | None:
 @click.option("--trials-per-boot", type=click.IntRange(min=1), default=3, show_default=True,
               help="Trials design, VM sides: trials in each boot (several boots per side).")
 @click.option("--margin", help="Equivalence margin: 'no change' once the interval lies within ±M (e.g. 0.5%). "
-              f"Default: from `kbench calibrate`, else ±{100 * DEFAULT_MARGIN:g}%.")
+              "Default: from `kbench calibrate`; else the interleaved design measures it from its own noise "
+              f"(±{100 * DEFAULT_MARGIN:g}% to ±{100 * MAX_NOISE_MARGIN:g}%) and the trials design uses "
+              f"±{100 * DEFAULT_MARGIN:g}%.")
 @click.option("--alpha", type=click.FloatRange(min=0.0001, max=0.5), default=0.05, show_default=True)
 @click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
               help="Multiple-comparison control for secondary metrics (family-wise Holm or FDR).")
@@ -120,8 +122,9 @@ def compare_cmd(
         selected = [select_runs(store, selector, benchmark) for selector in run_sets]
         replayed = stored_interleaved(store, selected, alpha=alpha, margin=margin_value) if run_sets else None
         if replayed is not None:
-            base_side = replayed.sides[0].side
-            margin_value, margin_source = _margin(store, base_side, margin_value, margin)
+            margin_value, margin_source = _margin(store, replayed.sides[0].side, margin_value, margin, INTERLEAVED)
+            if margin_value is None:
+                measure_stored_margins(replayed, alpha)
             report = build_interleaved_report(
                 replayed, title=f"{replayed.metrics[0].name}: {' vs '.join(s.label for s in replayed.sides)}",
                 label_kind="stored", alpha=alpha, margin=margin_value, correction=correction_method,
@@ -130,7 +133,7 @@ def compare_cmd(
         elif run_sets:
             outcome = stored_outcome(store, selected, benchmark=benchmark)
             base = outcome.sides[0].side
-            margin_value, margin_source = _margin(store, base, margin_value, margin)
+            margin_value, margin_source = _margin(store, base, margin_value, margin, TRIALS)
             report = build_report(
                 outcome, title=f"{outcome.sides[0].primary_metric}: {' vs '.join(s.side.label for s in outcome.sides)}",
                 label_kind="stored", alpha=alpha, margin=margin_value, correction=correction_method,
@@ -140,7 +143,7 @@ def compare_cmd(
         else:
             found = build_sides(benchmark, kernels, commands, dict(params), samples)
             chosen = choose_design(TRIALS if design == AUTO and trial_options else design, found.sides)
-            margin_value, margin_source = _margin(store, found.sides[0], margin_value, margin)
+            margin_value, margin_source = _margin(store, found.sides[0], margin_value, margin, chosen)
             title = f"{found.title}: {' vs '.join(s.label for s in found.sides)}"
             parameters = _parameters(params, samples, seed, alpha, margin_source)
             if chosen == INTERLEAVED:
@@ -180,11 +183,11 @@ def compare_cmd(
 
 
 def _margin(
-    store: Store, base: ComparisonSide, given: float | None, text: str | None
-) -> tuple[float, str]:
+    store: Store, base: ComparisonSide, given: float | None, text: str | None, design: str
+) -> tuple[float | None, str]:
     if given is not None:
         return given, f"±{100 * given:g}% (--margin {text})"
-    return default_margin(store, base)
+    return default_margin(store, base, design)
 
 
 def _parameters(
@@ -220,7 +223,7 @@ def _measure(
 
 def _measure_interleaved(
     store: Store, sides: list[ComparisonSide], budget: float, blocks: int | None, metric: str, alpha: float,
-    margin: float, seed: int, samples: int | None, adaptive: bool,
+    margin: float | None, seed: int, samples: int | None, adaptive: bool,
 ) -> InterleavedOutcome:
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}% of the budget"),
@@ -233,7 +236,8 @@ def _measure_interleaved(
 
         with make_target(sides[0].kernel) as target:
             return run_interleaved(store, sides, target, budget_s=budget, max_blocks=blocks, metric=metric,
-                                   alpha=alpha, margin=margin, seed=seed, samples=samples, adaptive=adaptive,
+                                   alpha=alpha, margin=margin, margin_from_noise=margin is None, seed=seed,
+                                   samples=samples, adaptive=adaptive,
                                    on_slot=on_slot)
 
 

@@ -47,10 +47,16 @@ from numpy.typing import ArrayLike, NDArray
 
 from kbench.compare.judge import ks_p_value
 from kbench.compare.modes import side_modes
+from kbench.compare.noise_margin import NoiseMargin, noise_margin
 from kbench.compare.sequential import CONTINUE, DIFFERENT, SAME, SequentialStep
 from kbench.compare.signed_ranks import EXACT, SignedRankTest, signed_rank_test, walsh_interval
 from kbench.compare.spending import SpendingBoundary
-from kbench.compare.thresholds import DEFAULT_ALPHA, PAIRED_LOOK_MIN_BLOCKS, PAIRED_MIN_BLOCKS
+from kbench.compare.thresholds import (
+    DEFAULT_ALPHA,
+    NOISE_MARGIN_MIN_BLOCKS,
+    PAIRED_LOOK_MIN_BLOCKS,
+    PAIRED_MIN_BLOCKS,
+)
 from kbench.compare.verdict import (
     IMPROVEMENT,
     INCONCLUSIVE,
@@ -231,26 +237,43 @@ class PairedSequential:
     blocks, ``fraction`` the share of the time budget used (>= 1: the last look).
     Decisions as in ``kbench.compare.sequential``: DIFFERENT, SAME (within the margin),
     CONTINUE, or INCONCLUSIVE ("budget-exhausted") at the last look.
+
+    ``margin_from_noise`` (with no ``margin``): the margin is measured from the blocks
+    (``kbench.compare.noise_margin``) at the first look with enough of them, with the blocks
+    expected at the end of the budget (blocks / fraction), and kept; ``noise`` holds it.
     """
 
     def __init__(
         self, *, direction: str, alpha: float = DEFAULT_ALPHA, margin: float | None = None,
-        metric: str = "", unit: str = "", equivalence: str = EQUIVALENCE_SPENDING,
+        metric: str = "", unit: str = "", equivalence: str = EQUIVALENCE_SPENDING, margin_from_noise: bool = False,
     ) -> None:
         check_direction(direction)
         check_margin(margin)
         if equivalence not in EQUIVALENCE_DESIGNS:
             raise ValueError(f"equivalence must be one of {', '.join(EQUIVALENCE_DESIGNS)}, got {equivalence!r}")
         self.boundary = SpendingBoundary(alpha, min_blocks=PAIRED_LOOK_MIN_BLOCKS)
-        self.equivalence = (None if margin is None or equivalence == EQUIVALENCE_BY_INTERVAL else
+        measured = margin is None and margin_from_noise
+        self.equivalence = (None if (margin is None and not measured) or equivalence == EQUIVALENCE_BY_INTERVAL else
                             SpendingBoundary(alpha, min_blocks=PAIRED_LOOK_MIN_BLOCKS, sided=1,
                                              spending=equivalence))
         self.direction = direction
         self.alpha = alpha
         self.margin = margin
+        self.margin_from_noise = measured
+        self.noise: NoiseMargin | None = None
         self.metric = metric
         self.unit = unit
         self.last: SequentialStep | None = None
+
+    def measure_margin(self, d: ArrayLike, expected_blocks: int, *, final: bool) -> None:
+        """Set ``margin`` from block log-ratios ``d`` (``kbench.compare.noise_margin``) when it is
+        to be measured and is not yet; a last look (``final``) takes whatever blocks there are."""
+        if not self.margin_from_noise or self.noise is not None:
+            return
+        self.noise = noise_margin(d, expected_blocks, alpha=self.alpha,
+                                  min_blocks=1 if final else NOISE_MARGIN_MIN_BLOCKS)
+        if self.noise is not None:
+            self.margin = self.noise.margin
 
     @property
     def done(self) -> bool:
@@ -265,6 +288,9 @@ class PairedSequential:
         before = self.boundary.looks[-1].blocks if self.boundary.looks else 0
         if blocks <= before and not final:
             return self.last or SequentialStep(blocks, CONTINUE, NAN, None)
+        if self.margin_from_noise and self.noise is None:
+            self.measure_margin(ratios, blocks if final or fraction <= 0 else math.ceil(blocks / fraction),
+                                final=final)
         nominal = self.boundary.look(blocks, fraction).nominal_alpha if blocks > 0 else 0.0
         look_text = f"{self.boundary.describe()}; look at {blocks} blocks, nominal alpha {nominal:.4g}"
         equivalence_alpha = None
@@ -294,8 +320,12 @@ class PairedSequential:
         elif final:
             decision = INCONCLUSIVE
             if verdict.tested:
+                needs = ""
+                if self.noise is not None and self.noise.capped:
+                    needs = (f"; this machine's noise wanted a margin of ±{100 * self.noise.wanted:.1f}%: about "
+                             f"{self.noise.budget_factor():.1f}x the budget would let identical sides end 'no change'")
                 verdict = replace(verdict, verdict=INCONCLUSIVE, reason=(
-                    f"{REASON_BUDGET_EXHAUSTED}: no decision after {blocks} blocks ({verdict.reason})"))
+                    f"{REASON_BUDGET_EXHAUSTED}: no decision after {blocks} blocks ({verdict.reason}){needs}"))
         else:
             decision = CONTINUE
         if decision != CONTINUE and not final:

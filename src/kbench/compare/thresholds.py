@@ -20,6 +20,17 @@ DEFAULT_ALPHA: Final[float] = 0.05
 #: that the interleaved design shows two identical programs equal within seconds.
 DEFAULT_MARGIN: Final[float] = 0.005
 
+#: An interleaved comparison given no margin (neither ``--margin`` nor a stored calibration)
+#: measures its own (``kbench.compare.noise_margin``) once this many blocks are in: twice the
+#: interval's half-width expected at the end of the budget, at least ``DEFAULT_MARGIN``. 16
+#: blocks put the interval's width within about +/-25% (one look in; equivalence spends almost
+#: nothing at the first looks, so waiting costs no decision).
+NOISE_MARGIN_MIN_BLOCKS: Final[int] = 16
+
+#: ... and at most this (1%): a wider margin could call a 1% change "no change". A machine
+#: whose noise needs more ends "inconclusive" with the budget that would do.
+MAX_NOISE_MARGIN: Final[float] = 0.01
+
 # --- Trials -------------------------------------------------------------------
 
 #: Fewer trials than this on either side and no verdict is attempted. With 3 per

@@ -12,7 +12,9 @@ and a slot is cheap (commands, syscalls, in-kernel functions); "trials"
 block of trials) or a run is a whole tool. ``auto`` picks the first that applies.
 
 Margin: ``--margin`` if given; else the ``margin_pct`` of the newest ``kbench calibrate``
-of the base side (same benchmark, target and parameters); else ``DEFAULT_MARGIN``.
+of the base side (same benchmark, target and parameters); else, for the interleaved design,
+measured from the comparison's own blocks (``kbench.compare.noise_margin``), and for the
+trials design ``DEFAULT_MARGIN``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kbench.catalog.benchmarks import lookup
-from kbench.compare.thresholds import DEFAULT_MARGIN
+from kbench.compare.noise_margin import MARGIN_FROM_NOISE
+from kbench.compare.thresholds import DEFAULT_MARGIN, MAX_NOISE_MARGIN, NOISE_MARGIN_MIN_BLOCKS
 from kbench.contract.request import BadRequest, RunRequest
 from kbench.engine.compare_protocol import ComparisonSide
 from kbench.engine.interleaved import supports_interleaving
@@ -113,8 +116,10 @@ def choose_design(requested: str, sides: list[ComparisonSide]) -> str:
     return INTERLEAVED if why_not is None else TRIALS
 
 
-def default_margin(store: Store, side: ComparisonSide) -> tuple[float, str]:
-    """(margin as a fraction, where it comes from) for a comparison whose base is ``side``."""
+def default_margin(store: Store, side: ComparisonSide, design: str) -> tuple[float | None, str]:
+    """(margin as a fraction, where it comes from) for a comparison whose base is ``side`` and
+    whose design is ``design`` (INTERLEAVED or TRIALS); None: the interleaved comparison
+    measures it from its blocks."""
     target = side.kernel or "local"
     calibration = store.latest_calibration(side.benchmark.name, target)
     if calibration is not None:
@@ -122,6 +127,9 @@ def default_margin(store: Store, side: ComparisonSide) -> tuple[float, str]:
         margin_pct = stored.get("margin_pct")
         if margin_pct is not None and dict(calibration.get("params") or {}) == dict(side.request.params):
             return float(margin_pct) / 100.0, f"±{float(margin_pct):g}% from A/A calibration {calibration['id']}"
+    if design == INTERLEAVED:
+        return None, (f"{MARGIN_FROM_NOISE}, once {NOISE_MARGIN_MIN_BLOCKS} blocks are in (±{100 * DEFAULT_MARGIN:g}% "
+                      f"to ±{100 * MAX_NOISE_MARGIN:g}%)")
     return DEFAULT_MARGIN, (f"±{100 * DEFAULT_MARGIN:g}% (the default; `kbench calibrate` measures one for "
                             "this benchmark and machine)")
 

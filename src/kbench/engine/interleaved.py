@@ -327,6 +327,7 @@ def run_interleaved(
     metric: str = CPU,
     alpha: float = DEFAULT_ALPHA,
     margin: float | None = None,
+    margin_from_noise: bool = False,
     seed: int = 0,
     samples: int | None = None,
     adaptive: bool = True,
@@ -334,7 +335,10 @@ def run_interleaved(
     tags: Sequence[str] = (),
     clock: Callable[[], float] = time.monotonic,
 ) -> InterleavedOutcome:
-    """Run the interleaved design of the module docstring on ``target`` (all sides run there)."""
+    """Run the interleaved design of the module docstring on ``target`` (all sides run there).
+
+    ``margin``: the equivalence margin; with None and ``margin_from_noise``, each new side's
+    comparison measures its own from its blocks (``kbench.compare.noise_margin``)."""
     if len(sides) < 2:
         raise ValueError("a comparison needs at least two sides")
     why_not = supports_interleaving(sides)
@@ -351,7 +355,7 @@ def run_interleaved(
     comparison_id = uuid.uuid4().hex[:12]
     sequential = {
         side.label: PairedSequential(direction=primary.direction, alpha=alpha, margin=margin, metric=primary.name,
-                                     unit=primary.unit)
+                                     unit=primary.unit, margin_from_noise=margin_from_noise)
         for side in sides[1:]
     }
     k = len(sides)

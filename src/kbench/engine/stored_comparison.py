@@ -136,3 +136,15 @@ def stored_benchmark(record: RunRecord) -> Benchmark:
         unit=record.unit, metric=record.metric, direction=record.direction,
         params=tuple(ParamSpec(name, "str", str(value), "") for name, value in (record.params or {}).items()),
     )
+
+
+def measure_stored_margins(outcome: InterleavedOutcome, alpha: float) -> None:
+    """Give every new side of a re-judged comparison a margin measured from all its stored
+    blocks (``kbench.compare.noise_margin``), for a comparison given none."""
+    primary = outcome.metrics[0].name
+    for new, side in enumerate(outcome.sides[1:], start=1):
+        replaced = PairedSequential(direction=outcome.metrics[0].direction, alpha=alpha, margin=None,
+                                    metric=primary, unit=outcome.metrics[0].unit, margin_from_noise=True)
+        ratios = outcome.log_ratios(new, primary)
+        replaced.measure_margin(ratios, int(ratios.size), final=True)
+        outcome.sequential[side.label] = replaced

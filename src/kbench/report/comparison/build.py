@@ -153,17 +153,18 @@ def interleaved_verdicts(
     primary, secondary = outcome.metrics[0], outcome.metrics[1:]
     for new in range(1, len(outcome.sides)):
         sequential = outcome.sequential[outcome.sides[new].label]
+        side_margin = sequential.margin if sequential.margin is not None else margin
         last = sequential.last
         nominal = last.nominal_alpha if last is not None and last.nominal_alpha > 0 else alpha
         if last is not None and last.verdict is not None:
             found.append((new, last.verdict))
         else:
-            found.append((new, _judge(outcome, new, primary.name, primary.unit, primary.direction, alpha, margin,
-                                      outcome.design)))
+            found.append((new, _judge(outcome, new, primary.name, primary.unit, primary.direction, alpha,
+                                      side_margin, outcome.design)))
         equivalence = sequential.equivalence
         equivalence_alpha = (equivalence.looks[-1].nominal_alpha
                              if equivalence is not None and equivalence.looks else None)
-        family = [_judge(outcome, new, m.name, m.unit, m.direction, nominal, margin,
+        family = [_judge(outcome, new, m.name, m.unit, m.direction, nominal, side_margin,
                          f"judged on the same blocks at the stopping look's level {nominal:.4g}",
                          equivalence_alpha)
                   for m in secondary]
@@ -209,6 +210,11 @@ def build_interleaved_report(
     extra = {"design": outcome.design, "blocks": outcome.blocks, "budget": f"{outcome.budget_s:g} s",
              "measured": f"{outcome.elapsed_s:.1f} s", "slot": outcome.slot_text,
              "runs": " ".join(f"{s.label}={s.run_id}" for s in outcome.sides), "comparison": outcome.comparison_id}
+    measured = {label: c.noise for label, c in outcome.sequential.items() if c.noise is not None}
+    if len(measured) == 1:
+        extra["margin"] = next(iter(measured.values())).describe()
+    elif measured:
+        extra["margin"] = "; ".join(f"{label}: {noise.describe()}" for label, noise in measured.items())
     if outcome.metric_reason:
         extra["metric"] = f"{outcome.metrics[0].name} ({outcome.metric_reason})"
     return ComparisonReport(
