@@ -10,6 +10,7 @@ import errno
 import math
 import random
 import re
+import time
 
 import numpy as np
 import pytest
@@ -336,3 +337,31 @@ def test_bad_parameter_through_the_engine_is_a_clear_error(kbench_vm: VmTarget) 
             lookup("kfunc.kmalloc"),
             RunRequest(benchmark="kfunc.kmalloc", params={"size": "0"}, samples=10, batch=1),
         )
+
+
+def test_guest_attributes_are_read_by_the_agent_and_a_run_by_cat_with_its_bound(kbench_vm: VmTarget) -> None:
+    from kbench.targets.kmod_sysfs import SysfsError
+
+    io = _module(kbench_vm).io
+    # an attribute that answers at once: the agent reads it (no process), errors keep their errno
+    assert parse_key_values(io.read_text(f"{SYSFS_ROOT}/spin/status").splitlines()[0])["state"] == "idle"
+    assert int(io.read_text(f"{SYSFS_ROOT}/tsc_khz")) > 0
+    with pytest.raises(SysfsError) as missing:
+        io.read_text(f"{SYSFS_ROOT}/spin/no_such_attribute")
+    assert missing.value.errno == errno.ENOENT
+    # a read that runs the benchmark goes through cat: its bound stops it and the run is interrupted
+    names = ("loops", "loop_count", "batch", "warmup")
+    before = {name: io.read_text(f"{SYSFS_ROOT}/spin/{name}").strip() for name in names}
+    io.write_values(f"{SYSFS_ROOT}/spin", {"loops": "100000", "loop_count": "10000000", "batch": "1", "warmup": "0"})
+    try:
+        with pytest.raises(SysfsError) as stopped:
+            io.read_text(f"{SYSFS_ROOT}/spin/run", timeout=2.0)
+        assert stopped.value.errno == errno.ETIMEDOUT
+        for _ in range(50):
+            status = parse_key_values(io.read_text(f"{SYSFS_ROOT}/spin/status").splitlines()[0])
+            if status["state"] == "idle":
+                break
+            time.sleep(0.1)
+        assert status["state"] == "idle" and status["result"] == "interrupted", status
+    finally:
+        io.write_values(f"{SYSFS_ROOT}/spin", before)

@@ -54,7 +54,9 @@ class SysfsError(TargetError):
 class SysfsIO(Protocol):
     """Reads and writes sysfs files of the kernel that has kbench.ko loaded."""
 
-    def read_text(self, path: str, timeout: float | None = None) -> str: ...
+    def read_text(self, path: str, timeout: float | None = None) -> str:
+        """The attribute's text; ``timeout``: a read that runs something, stopped after that long."""
+        ...
 
     def read_bytes(self, path: str) -> bytes: ...
 
@@ -102,9 +104,13 @@ class KbenchModule:
     def __init__(self, io: SysfsIO):
         self.io = io
         self._cycles_per_call: dict[TimingKey, float] = {}  # 95th percentile of a call, last measured
+        self._tsc_khz: int | None = None
 
     def tsc_khz(self) -> int:
-        return int(self.io.read_text(f"{SYSFS_ROOT}/tsc_khz"))
+        """The TSC's rate the module measured at load (read once: it does not change)."""
+        if self._tsc_khz is None:
+            self._tsc_khz = int(self.io.read_text(f"{SYSFS_ROOT}/tsc_khz"))
+        return self._tsc_khz
 
     def benchmarks(self) -> list[str]:
         return self.io.read_text(f"{SYSFS_ROOT}/benchmarks").split()
