@@ -14,6 +14,7 @@ from kbench.compare.paired import PairedSequential
 from kbench.compare.sequential import DIFFERENT, SAME
 from kbench.compare.simulate import interleaved_blocks, look_until_done
 from kbench.compare.thresholds import DEFAULT_MARGIN, MAX_NOISE_MARGIN, NOISE_MARGIN_MIN_BLOCKS
+from kbench.compare.verdict import INCONCLUSIVE
 
 
 def _scipy_interval(d: np.ndarray, alpha: float) -> tuple[float, float]:
@@ -128,3 +129,10 @@ def test_a_change_at_the_capped_margin_is_called_no_change_at_most_alpha_of_the_
     # the two one-sided tests bound "no change" for a change at least as large as the margin
     same = sum(decision == SAME for decision, _ in outcomes) / 300
     assert same <= 0.05 + 3 * 0.013
+    # a comparison that ran out of budget with a capped margin says what budget would do
+    stopped = [c for decision, c in outcomes if decision == INCONCLUSIVE and c.noise is not None and c.noise.capped]
+    assert stopped
+    for comparison in stopped:
+        assert comparison.last is not None and comparison.last.verdict is not None
+        assert "capped at ±1%: about" in comparison.last.verdict.reason
+        assert "x the budget would let identical sides end 'no change'" in comparison.last.verdict.reason

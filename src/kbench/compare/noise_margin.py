@@ -61,9 +61,13 @@ class NoiseMargin:
                 f"at {self.expected_blocks} blocks (measured on {self.blocks}), within ±{100 * DEFAULT_MARGIN:g}% to "
                 f"±{100 * MAX_NOISE_MARGIN:g}%")
         if self.capped:
-            text += (f"; the noise wanted ±{100 * self.wanted:.1f}%, capped at ±{100 * MAX_NOISE_MARGIN:g}%: about "
-                     f"{self.budget_factor():.1f}x the budget would let identical sides end 'no change'")
+            text += f"; {self.capped_note()}"
         return text
+
+    def capped_note(self) -> str:
+        """What the cap cost, and the budget that would do."""
+        return (f"the noise wanted ±{100 * self.wanted:.1f}%, capped at ±{100 * MAX_NOISE_MARGIN:g}%: about "
+                f"{self.budget_factor():.1f}x the budget would let identical sides end 'no change'")
 
 
 def noise_margin(

@@ -320,10 +320,7 @@ class PairedSequential:
         elif final:
             decision = INCONCLUSIVE
             if verdict.tested:
-                needs = ""
-                if self.noise is not None and self.noise.capped:
-                    needs = (f"; this machine's noise wanted a margin of ±{100 * self.noise.wanted:.1f}%: about "
-                             f"{self.noise.budget_factor():.1f}x the budget would let identical sides end 'no change'")
+                needs = f"; {self.noise.capped_note()}" if self.noise is not None and self.noise.capped else ""
                 verdict = replace(verdict, verdict=INCONCLUSIVE, reason=(
                     f"{REASON_BUDGET_EXHAUSTED}: no decision after {blocks} blocks ({verdict.reason}){needs}"))
         else:
