@@ -6,7 +6,7 @@ interval's half-width is about z sigma / sqrt(n). A fixed margin is either too w
 quiet machine (changes that matter are called "no change") or too narrow for a noisy one
 (identical programs run out of budget, "inconclusive"). On this kind of VM a 100 ms program
 spreads 1.0-1.4% from one execution to the next: at a 20 s budget the 95% interval is about
-+/-0.3% wide, and the fixed +/-0.5% let only 7 comparisons of two identical programs in 10
++/-0.3-0.4% wide, and the fixed +/-0.5% let only 7 comparisons of two identical programs in 10
 end "no change".
 
 So, when neither ``--margin`` nor a stored ``kbench calibrate`` gives one, the comparison
