@@ -127,7 +127,10 @@ def test_the_change_point_is_at_the_culprit_commit_and_the_a_a_series_has_none(
     if not others:
         assert change["before"] == pytest.approx(np.median(medians[:CULPRIT]))
         assert change["after"] == pytest.approx(np.median(medians[CULPRIT:]))
-    assert 12.0 < change["change_pct"] < 28.0
+    # The planted 20 %, moved by at most the machine shift either series may carry (a CI run
+    # measured +29.8 %: the nights after the culprit ran in a slower mode than those before).
+    shift = 1.0 + MACHINE_SHIFT_PCT / 100.0
+    assert 100.0 * (1.2 / shift - 1.0) < change["change_pct"] < 100.0 * (1.2 * shift - 1.0), change
 
 
 def test_the_regression_report_names_the_commit_and_how_to_reproduce(fortnight: dict[str, object]) -> None:
