@@ -195,7 +195,11 @@ def suggested_margin(sigma_log: float, n: int, *, alpha: float, paired: bool) ->
     """The equivalence margin (a fraction) ``kbench calibrate`` stores: twice the expected half-width
     at the budget, so that identical sides end "no change" in most comparisons, never below
     ``DEFAULT_MARGIN``, rounded up to 0.1%."""
-    width = math.expm1(2.0 * expected_half_width_log(sigma_log, n, alpha=alpha, paired=paired))
+    return floored_margin(math.expm1(2.0 * expected_half_width_log(sigma_log, n, alpha=alpha, paired=paired)))
+
+
+def floored_margin(width: float) -> float:
+    """A margin (a fraction) of ``width`` rounded up to 0.1%, never below ``DEFAULT_MARGIN``."""
     return max(DEFAULT_MARGIN, math.ceil(width * 1000.0 - 1e-9) / 1000.0)
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from kbench.compare.detectable import floored_margin
 from kbench.compare.signed_ranks import EXACT, signed_rank_test, walsh_interval
 from kbench.compare.thresholds import DEFAULT_ALPHA, DEFAULT_MARGIN, MAX_NOISE_MARGIN, NOISE_MARGIN_MIN_BLOCKS
 
@@ -91,5 +92,4 @@ def noise_margin(
     expected = max(int(expected_blocks), ratios.size)
     half_width = (interval.high - interval.low) / 2.0 * math.sqrt(ratios.size / expected)
     wanted = math.expm1(2.0 * half_width)
-    rounded = math.ceil(wanted * 1000.0 - 1e-9) / 1000.0
-    return NoiseMargin(min(MAX_NOISE_MARGIN, max(DEFAULT_MARGIN, rounded)), wanted, int(ratios.size), expected)
+    return NoiseMargin(min(MAX_NOISE_MARGIN, floored_margin(wanted)), wanted, int(ratios.size), expected)

@@ -288,9 +288,7 @@ class PairedSequential:
         before = self.boundary.looks[-1].blocks if self.boundary.looks else 0
         if blocks <= before and not final:
             return self.last or SequentialStep(blocks, CONTINUE, NAN, None)
-        if self.margin_from_noise and self.noise is None:
-            self.measure_margin(ratios, blocks if final or fraction <= 0 else math.ceil(blocks / fraction),
-                                final=final)
+        self.measure_margin(ratios, blocks if final or fraction <= 0 else math.ceil(blocks / fraction), final=final)
         nominal = self.boundary.look(blocks, fraction).nominal_alpha if blocks > 0 else 0.0
         look_text = f"{self.boundary.describe()}; look at {blocks} blocks, nominal alpha {nominal:.4g}"
         equivalence_alpha = None
