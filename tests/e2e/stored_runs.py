@@ -23,16 +23,16 @@ def store_run(
     store: Store, ticks: Sequence[int] | np.ndarray, *, benchmark: str = "syscall.getppid",
     header: Mapping[str, Any] | None = None, params: Mapping[str, str] | None = None,
     commit: str | None = None, label: str | None = None, sysinfo: Mapping[str, Any] | None = None,
-    target: Mapping[str, Any] | None = None, batch: int = 1,
+    target: Mapping[str, Any] | None = None, batch: int = 1, unit: str = "ns",
 ) -> int:
-    """One complete run of per-sample ``ticks`` (per op: ticks / batch / 2.4 ns); its summary is
-    kbench's summary of exactly those values."""
+    """One complete run of per-sample ``ticks`` (per op: ticks / batch / 2.4 ns, or in seconds for
+    ``unit="s"``); its summary is kbench's summary of exactly those values."""
     raw = np.asarray(ticks, dtype=np.uint64)
-    values = raw / batch / (TIMER_HZ / 1e9)
+    values = raw / batch / (TIMER_HZ / 1e9) / (1e9 if unit == "s" else 1.0)
     summary = summarize(values)
     metric = f"{benchmark}.latency"
     run_id = store.begin_run(
-        benchmark=benchmark, metric=metric, unit="ns", direction="lower", params=dict(params or {}),
+        benchmark=benchmark, metric=metric, unit=unit, direction="lower", params=dict(params or {}),
         request={"benchmark": benchmark, "params": dict(params or {}), "samples": int(raw.size)},
         sysinfo=dict(sysinfo or SYSINFO),
         target=dict(target or {"kind": "local", "kernel_release": "6.1.0-56-amd64", "kernel_version": "#1 SMP",
@@ -40,7 +40,7 @@ def store_run(
         commit=commit, label=label,
     )
     record = SummaryRecord(
-        metric=metric, unit="ns", basis="raw", details=summary.to_dict(),
+        metric=metric, unit=unit, basis="raw", details=summary.to_dict(),
         values={"n": summary.n, "min": summary.min, "median": summary.p50, "p90": summary.p90, "p95": summary.p95,
                 "p99": summary.p99, "max": summary.max, "mean": summary.mean, "stdev": summary.stdev,
                 "mad": summary.mad, "steady_state_index": summary.steady_state_index},

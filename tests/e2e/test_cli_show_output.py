@@ -50,3 +50,47 @@ def test_entries_per_call_says_zero_rather_than_nothing() -> None:
     (per_call,) = [line for line in lines if "entries per call:" in line]
     assert re.search(r"entries per call: 0 \(", per_call), per_call
     assert not any("by syscall / irq (top 0 of 0" in line for line in lines)
+
+
+def test_show_and_its_json_carry_the_commit_and_label_stored_with_the_run(db: Path) -> None:
+    import json
+
+    store = Store.open(f"sqlite:///{db}")
+    commit = "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432"
+    run = store_run(store, np.arange(300, 400), commit=commit, label="v6.1-rc3 + fix", params={"spin": "100"})
+    bare = store_run(store, np.arange(300, 400))
+    store.engine.dispose()
+    data = json.loads(kbench_in_process(db, "show", str(run), "--json").stdout)
+    assert (data["commit"], data["label"]) == (commit, "v6.1-rc3 + fix")
+    first = kbench_in_process(db, "show", str(run)).stdout.splitlines()[0]
+    assert f"commit {commit}" in first and "label v6.1-rc3 + fix" in first and "spin=100" in first
+    data = json.loads(kbench_in_process(db, "show", str(bare), "--json").stdout)
+    assert data["commit"] is None and data["label"] is None
+    assert "commit" not in kbench_in_process(db, "show", str(bare)).stdout.splitlines()[0]
+
+
+def test_results_has_a_parameters_column_and_readable_seconds(db: Path) -> None:
+    import json
+
+    store = Store.open(f"sqlite:///{db}")
+    store_run(store, np.arange(300, 400), params={"spin": "100", "mode": "thread"})
+    # an imported pyperf benchmark keeps seconds: 1813.5 ticks of 1/2.4 ns = 755.6 ns
+    store_run(store, np.full(50, 1813) + np.arange(50) % 2, benchmark="pyperf.bench", unit="s")
+    store.engine.dispose()
+    proc = kbench_in_process(db, "results")
+    header, pyperf_row, probe_row = proc.stdout.splitlines()[:3]
+    assert "parameters" in header.split()
+    assert "spin=100 mode=thread" in probe_row
+    assert "755.6ns" in pyperf_row and "0.000000" not in pyperf_row
+    rows = json.loads(kbench_in_process(db, "results", "--json").stdout)
+    assert rows[1]["params"] == {"spin": "100", "mode": "thread"}
+
+
+@pytest.mark.parametrize(("value", "unit", "shown"), [
+    (7.556e-7, "s", "755.6ns"), (0.4521, "s", "452.1ms"), (12.5, "s", "12.50s"), (1500.0, "us", "1.500ms"),
+    (3.0, "ms", "3.000ms"), (812.5, "cycles", "812.5 cycles"), (2.5e6, "ops/s", "2500000 ops/s"),
+])
+def test_times_in_any_unit_are_printed_auto_scaled(value: float, unit: str, shown: str) -> None:
+    from kbench.report.units import format_value
+
+    assert format_value(value, unit) == shown
