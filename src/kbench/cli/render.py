@@ -21,6 +21,17 @@ MIN_SAMPLES_FOR_DISTRIBUTION = 20
 """Below this many values a histogram says nothing: the values are listed instead."""
 
 
+def _section(console: Console, title: str, lines: list[str]) -> None:
+    """A blank line, the title (if any) and the lines; nothing at all when there are no lines."""
+    if not lines:
+        return
+    console.print()
+    if title:
+        console.print(title, highlight=False, markup=False)
+    for line in lines:
+        console.print(Text(line), highlight=False)
+
+
 def render_quiet(console: Console, report: StoredRun, benchmark: str) -> None:
     """One line: benchmark, median, unit, n, the run's id, and its status unless complete."""
     summary = report.summary
@@ -78,46 +89,31 @@ def render_run(console: Console, report: StoredRun, hist: str = "linear", *, his
             console.print(f"values in order: {listed}", highlight=False)
         elif histogram:
             lines = log2_histogram_lines(values, unit) if hist == "log2" else body_histogram_lines(values, unit)
-            console.print(f"\nhistogram ({hist} bins)")
-            for line in lines:
-                console.print(line, highlight=False)
-            console.print("\nCDF")
-            for line in cdf_lines(values, unit):
-                console.print(line, highlight=False)
+            _section(console, f"histogram ({hist} bins)", lines)
+            _section(console, "CDF", cdf_lines(values, unit))
     if series and len(series) > 1:
-        console.print("\nall metrics")
-        for item in series:
-            median = format_value(float(np.median(item.values)), item.unit)
-            lowest = format_value(float(item.values.min()), item.unit)
-            highest = format_value(float(item.values.max()), item.unit)
-            console.print(
-                f"  {item.name:<45} {item.direction:>6} is better  median {median}  min {lowest}  max {highest}"
-                f"  n={item.values.size}",
-                highlight=False,
-            )
+        _section(console, "all metrics", [
+            f"  {item.name:<45} {item.direction:>6} is better"
+            f"  median {format_value(float(np.median(item.values)), item.unit)}"
+            f"  min {format_value(float(item.values.min()), item.unit)}"
+            f"  max {format_value(float(item.values.max()), item.unit)}  n={item.values.size}"
+            for item in series
+        ])
     usage = parse_usage(header)
     if usage is not None:
-        console.print("\nrun context")
-        for line in usage_lines(usage):
-            console.print(Text(f"  {line}"), highlight=False)
+        _section(console, "run context", [f"  {line}" for line in usage_lines(usage)])
     if header.get("crosscheck"):
         from kbench.engine.crosscheck_store import crosscheck_lines
 
-        console.print()
-        for line in crosscheck_lines(header["crosscheck"]):
-            console.print(Text(line), highlight=False)
+        _section(console, "", crosscheck_lines(header["crosscheck"]))
     if header.get("tracking"):
         from kbench.trace.tracking_report import tracking_lines
 
         for title, lines in tracking_lines(header):
-            console.print(f"\n{title}")
-            for line in lines:
-                console.print(Text(line), highlight=False)
+            _section(console, title, lines)
     if header.get("trace"):
         from kbench.report.trace_run import run_trace_lines
 
-        console.print("\ntrace log")
-        for line in run_trace_lines(measurement, "log2" if hist == "log2" else "both"):
-            console.print(Text(line), highlight=False)
+        _section(console, "trace log", run_trace_lines(measurement, "log2" if hist == "log2" else "both"))
     for warning in warnings:
         console.print(Text.assemble(("warning:", "yellow"), " ", warning), highlight=False)

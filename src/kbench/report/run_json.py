@@ -74,6 +74,8 @@ def run_context_json(record: RunRecord) -> dict[str, Any]:
         "params": record.params,
         "target": record.target,
         "tags": record.tags,
+        "commit": record.commit,
+        "label": record.label,
         "started_at": record.started_at,
         "finished_at": record.finished_at,
     }

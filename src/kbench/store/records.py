@@ -53,3 +53,5 @@ class RunRecord:
     finished_at: datetime | None
     target: dict[str, Any] | None
     summaries: list[dict[str, Any]]
+    commit: str | None = None  # the version measured (``kbench run --commit``), if given
+    label: str | None = None  # and its name (``--label``)

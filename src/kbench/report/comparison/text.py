@@ -22,8 +22,7 @@ from kbench.report.comparison.common import (
     format_number,
     headlines,
     method_note,
-    overall,
-    overall_sentence,
+    overall_sentences,
 )
 from kbench.report.comparison.model import ComparisonReport, MetricComparison, SideData
 
@@ -108,7 +107,7 @@ def render(report: ComparisonReport) -> str:
     found = headlines(report)
     lines.extend(found or ["nothing was compared"])
     lines.append("")
-    lines.extend(overall_sentence(report, overall(report, label)) for label in report.new_labels)
+    lines.extend(overall_sentences(report))
     lines.append(method_note(report))
     reasons = [f"  {m.metric}: {m.verdict}, {m.reason}" for m in report.metrics if m.reason]
     if reasons:
