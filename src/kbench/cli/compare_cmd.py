@@ -165,7 +165,7 @@ def compare_cmd(
                 if refusal is not None:
                     raise BadRequest(refusal)
                 outcome = _measure(store, found.sides, max_trials, first_look, not fixed, alpha, margin_value, seed,
-                                   trials_per_boot)
+                                   trials_per_boot, metric)
                 report = build_report(
                     outcome, title=title, label_kind=found.label_kind, alpha=alpha, margin=margin_value,
                     correction=correction_method, context=_context(),
@@ -211,7 +211,7 @@ def _parameters(
 
 def _measure(
     store: Store, sides: list[ComparisonSide], trials: int, min_trials: int, adaptive: bool, alpha: float,
-    margin: float | None, seed: int, trials_per_boot: int,
+    margin: float | None, seed: int, trials_per_boot: int, metric: str,
 ) -> ComparisonOutcome:
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -230,6 +230,7 @@ def _measure(
         return run_comparison(
             store, sides, factory, max_trials=trials, min_trials=min(min_trials, trials), adaptive=adaptive,
             alpha=alpha, margin=margin, seed=seed, trials_per_boot=trials_per_boot, on_trial=on_trial,
+            metric=metric,
         )
 
 
