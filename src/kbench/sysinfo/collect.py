@@ -143,9 +143,39 @@ def collect_sysinfo(read: FileReader = read_local_file, *, local: bool = True) -
     }
 
 
+GUEST_MARK = "guest"
+"""Separates the host's facts from the VM's configuration in a guest run's fingerprint."""
+
+
 def machine_fingerprint(info: dict[str, Any]) -> str:
-    """A stable identity for the machine: hostname, CPU model and count, memory."""
-    cpu = info.get("cpu", {})
+    """A stable identity for the machine that measured: hostname, CPU model and count, memory.
+
+    A run in a guest (its sysinfo carries the host's as ``host``) was measured by the host
+    and the VM's configuration: the host's four facts, ``guest``, then the guest's CPU model
+    and count and the memory the VM was given (``vm_config.memory_mb``; empty for runs
+    stored before it was kept). The memory the guest kernel reports is left out: two
+    kernels booted in one VM report different amounts, and the kernel is what varies.
+    """
+    host = info.get("host")
+    if isinstance(host, dict) and host:
+        cpu = info.get("cpu") or {}
+        memory_mb = (info.get("vm_config") or {}).get("memory_mb")
+        guest = (GUEST_MARK, cpu.get("model"), cpu.get("count"), "" if memory_mb is None else memory_mb)
+        return "|".join([_facts(host), *(str(part) for part in guest)])
+    return _facts(info)
+
+
+def machine_facts(info: dict[str, Any]) -> dict[str, Any]:
+    """The machine row's hostname, CPU model, CPU count and memory: the host's for a guest run."""
+    host = info.get("host")
+    source = host if isinstance(host, dict) and host else info
+    cpu = source.get("cpu") or {}
+    return {"hostname": source.get("hostname"), "cpu_model": cpu.get("model"), "cpu_count": cpu.get("count"),
+            "memory_bytes": source.get("memory_bytes")}
+
+
+def _facts(info: dict[str, Any]) -> str:
+    cpu = info.get("cpu") or {}
     return "|".join(
         str(part)
         for part in (info.get("hostname"), cpu.get("model"), cpu.get("count"), info.get("memory_bytes"))
