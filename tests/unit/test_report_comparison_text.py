@@ -234,3 +234,17 @@ def test_an_unchanged_label_has_no_overall_change() -> None:
     text = render(_report(metrics=same))
     # the medians differ by 0.4 %, the verdicts' estimates by 0.01 %: the estimates decide
     assert "kernel 6.12.5 has no overall change (within 0.05%) vs 6.1.0-56-amd64" in text
+
+
+def test_long_side_labels_never_run_together_in_the_header() -> None:
+    base = _report()
+    report = _report(base_label="runs 31,32,33,34,35,36,37,38,39", new_labels=("runs 40,41,42,43,44,45,46,47,48",))
+    title, rule = table_lines(report)[:2]
+    # each label sits over its own block of the rule, with a blank between them
+    blocks = [(m.start(), m.end()) for m in re.finditer(r"-+", rule)]
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+(?: \S+)*", title)]
+    assert len(words) == 2, title
+    for (w_start, w_end), (b_start, b_end) in zip(words, blocks, strict=True):
+        assert b_start <= w_start and w_end <= b_end, (title, rule)
+    assert "runs 31" in title and "runs 40" in title and "39runs" not in title
+    assert base.base_label in table_lines(base)[0]

@@ -180,3 +180,20 @@ def _facts(info: dict[str, Any]) -> str:
         str(part)
         for part in (info.get("hostname"), cpu.get("model"), cpu.get("count"), info.get("memory_bytes"))
     )
+
+
+def machine_summary(info: dict[str, Any]) -> str:
+    """``vm: AMD EPYC x 2, 23.5 GiB`` (hostname: CPU model x count, memory); for a guest run the
+    host's, then ``; guest QEMU TCG CPU version 2.5+ x 2, 1024 MiB``."""
+    facts = machine_facts(info)
+    parts = [f"{facts['cpu_model'] or '?'} x {facts['cpu_count'] or '?'}"]
+    if facts["memory_bytes"]:
+        parts.append(f"{facts['memory_bytes'] / 2**30:.1f} GiB")
+    text = f"{facts['hostname'] or '?'}: {', '.join(parts)}"
+    host = info.get("host")
+    if isinstance(host, dict) and host:
+        cpu = info.get("cpu") or {}
+        memory_mb = (info.get("vm_config") or {}).get("memory_mb")
+        text += f"; guest {cpu.get('model') or '?'} x {cpu.get('count') or '?'}"
+        text += f", {memory_mb} MiB" if memory_mb else ""
+    return text
