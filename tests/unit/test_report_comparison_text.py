@@ -248,3 +248,27 @@ def test_long_side_labels_never_run_together_in_the_header() -> None:
         assert b_start <= w_start and w_end <= b_end, (title, rule)
     assert "runs 31" in title and "runs 40" in title and "39runs" not in title
     assert base.base_label in table_lines(base)[0]
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "html", "json"])
+def test_a_real_change_inside_the_margin_is_called_real(fmt: str) -> None:
+    import json
+
+    # spin=100|101: +0.4%, CI +0.3…+0.5%, inside ±0.5%: a "no change" by the margin, but real
+    small = MetricComparison(
+        metric="syscall.getppid.latency", unit="ns", direction="lower", base=250.0, new=251.0, change_pct=0.4,
+        ci_pct=(0.3, 0.5), p_value=0.0001, verdict="no change", trials=(40, 40), margin_pct=0.5,
+    )
+    straddling = MetricComparison(
+        metric="syscall.getpid.latency", unit="ns", direction="lower", base=250.0, new=250.1, change_pct=0.04,
+        ci_pct=(-0.2, 0.3), p_value=0.7, verdict="no change", trials=(40, 40), margin_pct=0.5,
+    )
+    text = FORMATS[fmt](_report(metrics=(small, straddling)))
+    if fmt == "json":
+        real, unclear = json.loads(text)["metrics"]
+        assert real["real_within_margin"] is True and unclear["real_within_margin"] is False
+        return
+    assert "+0.4%, CI +0.3…+0.5%: real but within the ±0.5% margin" in text
+    assert "CI -0.2…+0.3%, within ±0.5%" in text
+    assert "syscall.getpid.latency on kernel 6.12.5: no change compared to 6.1.0-56-amd64 (+0.0%, CI -0.2…+0.3%, "\
+           "within ±0.5%)" in text
