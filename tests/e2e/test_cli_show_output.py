@@ -94,3 +94,51 @@ def test_times_in_any_unit_are_printed_auto_scaled(value: float, unit: str, show
     from kbench.report.units import format_value
 
     assert format_value(value, unit) == shown
+
+
+def test_a_comparison_of_stored_runs_names_the_machines_that_measured_them(db: Path) -> None:
+    import json
+
+    store = Store.open(f"sqlite:///{db}")
+    rng = np.random.default_rng(3)
+    lab = {"hostname": "lab-a", "cpu": {"model": "Xeon 8370C", "count": 8}, "memory_bytes": 64 << 30}
+    other = {"hostname": "lab-b", "cpu": {"model": "EPYC 7763", "count": 16}, "memory_bytes": 128 << 30}
+    base = [store_run(store, rng.integers(700, 760, 400), sysinfo=lab) for _ in range(5)]
+    new = [store_run(store, rng.integers(760, 820, 400), sysinfo=other) for _ in range(5)]
+    store.engine.dispose()
+    ids = [",".join(map(str, base)), ",".join(map(str, new))]
+    proc = kbench_in_process(db, "compare", "--runs", ids[0], "--runs", ids[1], "--json")
+    context = json.loads(proc.stdout)["context"]["measured on"]
+    assert context == {
+        f"runs {base[0]}-{base[-1]}": "lab-a: Xeon 8370C x 8, 64.0 GiB; kernel 6.1.0-56-amd64 (local)",
+        f"runs {new[0]}-{new[-1]}": "lab-b: EPYC 7763 x 16, 128.0 GiB; kernel 6.1.0-56-amd64 (local)",
+    }
+    text = kbench_in_process(db, "compare", "--runs", ids[0], "--runs", ids[1]).stdout
+    assert "host kernel" not in text  # the comparing machine's facts are not printed as the runs'
+    assert "lab-a: Xeon 8370C x 8" in text and "lab-b: EPYC 7763 x 16" in text
+
+
+def test_a_run_of_a_command_prints_its_wall_and_its_cpu_time(db: Path) -> None:
+    import json
+    import os
+    import statistics
+    import subprocess as sp
+
+    loop = "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done"
+    proc = kbench_in_process(db, "run", "command", "-p", f"cmd={loop}", "--samples", "8", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    cpu = data["cpu_time"]
+    assert cpu["unit"] == "ns" and cpu["n"] == 8 and cpu["min"] <= cpu["median"] <= cpu["max"]
+    # The same shell loop run here, its CPU time taken from wait4: the same order of magnitude
+    # (a factor 3 either way leaves room for a loaded machine's cache and frequency effects).
+    own = []
+    for _ in range(5):
+        child = sp.Popen(["sh", "-c", loop])
+        _, _, usage = os.wait4(child.pid, 0)
+        own.append((usage.ru_utime + usage.ru_stime) * 1e9)
+    assert statistics.median(own) / 3 < cpu["median"] < 3 * statistics.median(own)
+    text = kbench_in_process(db, "show", str(data["run_id"])).stdout
+    wall_line = next(line for line in text.splitlines() if line.startswith("median "))
+    cpu_line = next(line for line in text.splitlines() if line.startswith("CPU time (user + system"))
+    assert wall_line and "median" in cpu_line and "CI" in cpu_line

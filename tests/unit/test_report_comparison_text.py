@@ -234,3 +234,41 @@ def test_an_unchanged_label_has_no_overall_change() -> None:
     text = render(_report(metrics=same))
     # the medians differ by 0.4 %, the verdicts' estimates by 0.01 %: the estimates decide
     assert "kernel 6.12.5 has no overall change (within 0.05%) vs 6.1.0-56-amd64" in text
+
+
+def test_long_side_labels_never_run_together_in_the_header() -> None:
+    base = _report()
+    report = _report(base_label="runs 31,32,33,34,35,36,37,38,39", new_labels=("runs 40,41,42,43,44,45,46,47,48",))
+    title, rule = table_lines(report)[:2]
+    # each label sits over its own block of the rule, with a blank between them
+    blocks = [(m.start(), m.end()) for m in re.finditer(r"-+", rule)]
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+(?: \S+)*", title)]
+    assert len(words) == 2, title
+    for (w_start, w_end), (b_start, b_end) in zip(words, blocks, strict=True):
+        assert b_start <= w_start and w_end <= b_end, (title, rule)
+    assert "runs 31" in title and "runs 40" in title and "39runs" not in title
+    assert base.base_label in table_lines(base)[0]
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "html", "json"])
+def test_a_real_change_inside_the_margin_is_called_real(fmt: str) -> None:
+    import json
+
+    # spin=100|101: +0.4%, CI +0.3…+0.5%, inside ±0.5%: a "no change" by the margin, but real
+    small = MetricComparison(
+        metric="syscall.getppid.latency", unit="ns", direction="lower", base=250.0, new=251.0, change_pct=0.4,
+        ci_pct=(0.3, 0.5), p_value=0.0001, verdict="no change", trials=(40, 40), margin_pct=0.5,
+    )
+    straddling = MetricComparison(
+        metric="syscall.getpid.latency", unit="ns", direction="lower", base=250.0, new=250.1, change_pct=0.04,
+        ci_pct=(-0.2, 0.3), p_value=0.7, verdict="no change", trials=(40, 40), margin_pct=0.5,
+    )
+    text = FORMATS[fmt](_report(metrics=(small, straddling)))
+    if fmt == "json":
+        real, unclear = json.loads(text)["metrics"]
+        assert real["real_within_margin"] is True and unclear["real_within_margin"] is False
+        return
+    assert "+0.4%, CI +0.3…+0.5%: real but within the ±0.5% margin" in text
+    assert "CI -0.2…+0.3%, within ±0.5%" in text
+    assert "syscall.getpid.latency on kernel 6.12.5: no change compared to 6.1.0-56-amd64 (+0.0%, CI -0.2…+0.3%, "\
+           "within ±0.5%)" in text

@@ -40,6 +40,9 @@ def test_the_histogram_lines_count_every_value_once_in_whole_timer_steps() -> No
     lines = body_histogram_lines(values, "ns")
     counted = [int(re.search(r"(\d+) \(\d+\.\d%\)", line).group(1)) for line in lines]
     assert sum(counted) == values.size
+    shares = [float(re.search(r"\((\d+\.\d)%\)", line).group(1)) for line in lines]
+    for count, share in zip(counted, shares, strict=True):  # every share is of all the values
+        assert share == round(100 * count / values.size, 1), (count, share)
     bins = [line for line in lines if line.lstrip().startswith("[")]
     body_counts = [int(re.search(r"(\d+) \(", line).group(1)) for line in bins]
     assert 0 not in body_counts

@@ -29,7 +29,12 @@ from kbench.engine.comparison_sides import (
 from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome, run_interleaved
 from kbench.engine.noise_floor import comparison_noise_floor
 from kbench.engine.run_selection import RunSelector, select_runs
-from kbench.engine.stored_comparison import measure_stored_margins, stored_interleaved, stored_outcome
+from kbench.engine.stored_comparison import (
+    measure_stored_margins,
+    measured_on,
+    stored_interleaved,
+    stored_outcome,
+)
 from kbench.report.comparison import EXTENSIONS, FORMATS, gobench, render
 from kbench.report.comparison.build import build_interleaved_report, build_report
 from kbench.report.comparison.model import ComparisonReport, MetricComparison
@@ -131,7 +136,8 @@ def compare_cmd(
             report = build_interleaved_report(
                 replayed, title=f"{replayed.metrics[0].name}: {' vs '.join(s.label for s in replayed.sides)}",
                 label_kind="stored", alpha=alpha, margin=margin_value, correction=correction_method,
-                context=_context(), parameters=_parameters(params, samples, seed, alpha, margin_source),
+                context=measured_on(store, selected, [s.side.label for s in replayed.sides]),
+                parameters=_parameters(params, samples, seed, alpha, margin_source),
             )
         elif run_sets:
             outcome = stored_outcome(store, selected, benchmark=benchmark)
@@ -140,7 +146,8 @@ def compare_cmd(
             report = build_report(
                 outcome, title=f"{outcome.sides[0].primary_metric}: {' vs '.join(s.side.label for s in outcome.sides)}",
                 label_kind="stored", alpha=alpha, margin=margin_value, correction=correction_method,
-                context=_context(), parameters=_parameters(params, samples, seed, alpha, margin_source)
+                context=measured_on(store, selected, [s.side.label for s in outcome.sides]),
+                parameters=_parameters(params, samples, seed, alpha, margin_source)
                 | {"noise floor": noise_floor_text(comparison_noise_floor(store, outcome))},
             )
         else:

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from kbench.report.run_json import summary_line
+from kbench.report.run_json import child_cpu_summary, summary_line
 from kbench.report.terminal import body_histogram_lines, cdf_lines, log2_histogram_lines, seed_line
 from kbench.report.units import format_value
 from kbench.sysinfo.usage import parse_usage, usage_lines
@@ -82,6 +82,16 @@ def render_run(console: Console, report: StoredRun, hist: str = "linear", *, his
                 f"timer overhead: min {format_value(overhead['min'], 'ns')}, "
                 f"median {format_value(overhead['median'], 'ns')} per sample "
                 f"({format_value(overhead['median'] / max(int(header.get('batch') or 1), 1), 'ns')} per op)",
+                highlight=False,
+            )
+        cpu = child_cpu_summary(report)
+        if cpu is not None:
+            low, high = cpu.median_ci
+            console.print(
+                f"CPU time (user + system of each execution): median {format_value(cpu.p50, 'ns')} "
+                f"[{100 * cpu.median_ci_level:.0f}% CI {format_value(low, 'ns')}…{format_value(high, 'ns')}]  "
+                f"mean {format_value(cpu.mean, 'ns')} ± {format_value(cpu.stdev, 'ns')}  "
+                f"min {format_value(cpu.min, 'ns')}  max {format_value(cpu.max, 'ns')}",
                 highlight=False,
             )
         if values.size < MIN_SAMPLES_FOR_DISTRIBUTION:

@@ -32,14 +32,17 @@ def seed_line(summary: Summary, unit: str) -> str:
     )
 
 
-def histogram_lines(edges: Sequence[float] | np.ndarray, counts: Sequence[int] | np.ndarray, unit: str) -> list[str]:
-    """One line per bin: ``[lo, hi)  ████  count (share)``; empty edge bins trimmed."""
+def histogram_lines(
+    edges: Sequence[float] | np.ndarray, counts: Sequence[int] | np.ndarray, unit: str, total: int | None = None
+) -> list[str]:
+    """One line per bin: ``[lo, hi)  ████  count (share)``; empty edge bins trimmed. Shares are
+    of ``total`` (every value, tails included), by default of the counts' sum."""
     counts_arr = np.asarray(counts)
     nonzero = np.flatnonzero(counts_arr)
     if nonzero.size == 0:
         return []
     first, last = int(nonzero[0]), int(nonzero[-1])
-    total = int(counts_arr.sum())
+    total = int(counts_arr.sum()) if total is None else total
     peak = int(counts_arr.max())
     labels = [
         f"[{format_value(edges[i], unit)}, {format_value(edges[i + 1], unit)})"
@@ -69,7 +72,7 @@ def body_histogram_lines(values: np.ndarray, unit: str) -> list[str]:
     bins = min(freedman_diaconis_bins(inside), MAX_TERMINAL_BINS)
     edges = linear_histogram(inside, bins=bins).edges
     counts, _ = np.histogram(values, bins=edges)
-    lines = histogram_lines(edges, counts, unit)
+    lines = histogram_lines(edges, counts, unit, total=values.size)
     first, last = float(edges[0]), float(edges[-1])
     below, above = int((values < first).sum()), int((values > last).sum())
     total = values.size

@@ -35,6 +35,7 @@ from kbench.report.units import format_value
 from kbench.store.db import RunNotFound
 from kbench.web import data
 from kbench.web.cache import ChangeCache, SeriesSnapshot
+from kbench.web.facts import noise_rows, params_text, request_items, usage_text
 from kbench.web.svg import sparkline_svg
 
 HERE = Path(__file__).resolve().parent
@@ -56,11 +57,16 @@ def plotly_js() -> Path:
     return path
 
 
+page_facts = {"noise_rows": noise_rows, "params_text": params_text, "request_items": request_items,
+              "usage_text": usage_text}
+"""The helpers the run and compare templates format a run's context with (``web/facts.py``)."""
+
+
 def create_app(engine: Engine, settings: DetectionSettings | None = None) -> FastAPI:
     """The dashboard over ``engine`` (which it only reads)."""
     app = FastAPI(title="kbench dashboard", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
     templates = Jinja2Templates(directory=str(HERE / "templates"))
-    templates.env.globals.update(format_value=format_value, sparkline_svg=sparkline_svg)
+    templates.env.globals.update(format_value=format_value, sparkline_svg=sparkline_svg, **page_facts)
     cache = ChangeCache(settings or DetectionSettings())
     snapshot = SeriesSnapshot(engine)
     script = plotly_js()

@@ -93,7 +93,10 @@ def headline(report: ComparisonReport, m: MetricComparison) -> str:
         )
     figures = f"{format_change(m.change_pct)}, CI {format_ci(m.ci_pct)}"
     if m.verdict == NO_CHANGE:
-        within = f", within ±{m.margin_pct:g}%" if m.margin_pct is not None else f", {p_text(m.p_value)}"
+        if m.real_within_margin:
+            within = f": real but within the ±{m.margin_pct:g}% margin"
+        else:
+            within = f", within ±{m.margin_pct:g}%" if m.margin_pct is not None else f", {p_text(m.p_value)}"
         return f"{m.metric} on {subject}: no change compared to {report.base_label} ({figures}{within})"
     why = m.reason.split(";")[0] if m.reason else "no reason given"
     return f"{m.metric} on {subject}: {m.verdict} compared to {report.base_label} ({figures}; {why})"

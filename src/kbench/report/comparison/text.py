@@ -39,6 +39,12 @@ def stddev_field(side: SideData) -> str:
     return f" ±{min(pct, 999):3.0f}%"
 
 
+def fitted(label: str, width: int) -> str:
+    """``label``, cut to ``width`` characters with a final ``…`` when longer: a column's header
+    never runs into the next one (the ``base:``/``new:`` lines above the table name it in full)."""
+    return label if len(label) <= width else label[: max(width - 1, 0)] + "…"
+
+
 def metric_label(m: MetricComparison) -> str:
     return f"{m.metric} ({m.unit})" if m.unit else m.metric
 
@@ -61,8 +67,9 @@ def table_lines(report: ComparisonReport) -> list[str]:
     base_block = value_width + STDDEV_WIDTH
     new_block = change_width + value_width + STDDEV_WIDTH
 
-    title = report.base_label.ljust(base_block) + "".join(
-        label.rjust(change_width + value_width).ljust(new_block) for label in labels
+    title = fitted(report.base_label, base_block - 1).ljust(base_block) + "".join(
+        fitted(label, change_width + value_width - 1).rjust(change_width + value_width).ljust(new_block)
+        for label in labels
     )
     rule = "-" * (base_block - 1) + " " + "".join("-" * (new_block - 1) + " " for _ in labels)
     names = "%stddev".rjust(base_block) + "".join(
