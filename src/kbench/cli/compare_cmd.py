@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.main import Context, err_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue, Runs
 from kbench.compare.budget import check_blocks, check_trials
@@ -31,6 +32,7 @@ from kbench.engine.run_selection import RunSelector, select_runs
 from kbench.engine.stored_comparison import measure_stored_margins, stored_interleaved, stored_outcome
 from kbench.report.comparison import EXTENSIONS, FORMATS, gobench, render
 from kbench.report.comparison.build import build_interleaved_report, build_report
+from kbench.report.comparison.model import ComparisonReport, MetricComparison
 from kbench.report.comparison.noise_floor import noise_floor_text
 from kbench.store.db import Store
 from kbench.sysinfo.collect import collect_sysinfo
@@ -97,13 +99,14 @@ def parse_margin(text: str | None) -> float | None:
     "--report-dir", type=click.Path(file_okay=False, path_type=Path),
     help="Also write every format there: report.txt, report.json, report.md, report.html and benchstat files.",
 )
+@fail_on_option
 @pass_context
 def compare_cmd(
     ctx: Context, benchmark: str | None, kernels: tuple[str, ...], commands: tuple[str, ...],
     run_sets: tuple[RunSelector, ...], params: tuple[tuple[str, str], ...], design: str, metric: str, budget: float,
     blocks: int | None, samples: int | None, trials: int | None, min_trials: int | None, fixed: bool,
     trials_per_boot: int, margin: str | None, alpha: float, correction: str, seed: int, fmt: str, as_json: bool,
-    output: Path | None, report_dir: Path | None,
+    output: Path | None, report_dir: Path | None, fail_on: frozenset[str],
 ) -> None:
     """Compare programs (--command A --command B), configurations (BENCH -p KEY=V1|V2),
     kernels (--kernel A --kernel B BENCH) or stored runs (--runs 1,2,3 --runs 4,5,6): a verdict
@@ -180,6 +183,15 @@ def compare_cmd(
         err_console.print(f"wrote {output}")
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+    exit_if_found(fail_on, ((m.verdict, _named(report, m)) for m in report.metrics))
+
+
+def _named(report: ComparisonReport, metric: MetricComparison) -> str:
+    """A metric's comparison in a few words: ``command.cpu`` or, with several new sides, ``command.cpu on B``."""
+    if len(report.new_labels) == 1:
+        return metric.metric
+    return f"{metric.metric} on {report.new_label_of(metric)}"
 
 
 def _margin(

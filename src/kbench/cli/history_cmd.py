@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.history_options import Since, detection_options, history_errors, settings_from
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
 
@@ -33,15 +34,17 @@ if TYPE_CHECKING:
 )
 @detection_options
 @click.option("--json", "as_json", is_flag=True, help="Print {\"series\": [...]} with every point and change point.")
+@fail_on_option
 @pass_context
 def history_cmd(
     ctx: Context, selector: str | None, since: datetime | None, last: int, repo: Path | None, control: str | None,
-    window: int, max_pvalue: float, raw_values: bool, as_json: bool,
+    window: int, max_pvalue: float, raw_values: bool, as_json: bool, fail_on: frozenset[str],
 ) -> None:
     """List the series of stored runs (benchmark + parameters + metric + machine + target), points
     newest last, with their change points (Apache Otava).
 
     BENCH is a benchmark or metric name or glob (syscall.*); SERIES is a series id from this list.
+    --fail-on looks at every change point listed (narrow it with --since).
     """
     from kbench.history.analysis import analyse
     from kbench.history.load import load_series
@@ -56,13 +59,14 @@ def history_cmd(
     if as_json:
         emit_json({"settings": settings.to_json(), "series": [h.to_json() for h in histories],
                    **({"control": {"selector": control, "notes": notes}} if control is not None else {})})
-        return
-    from kbench.report.history_text import render_history
+    else:
+        from kbench.report.history_text import render_history
 
-    console = out_console()
-    for note in notes:
-        console.print(note, highlight=False, markup=False)
-    render_history(console, histories, last)
+        console = out_console()
+        for note in notes:
+            console.print(note, highlight=False, markup=False)
+        render_history(console, histories, last)
+    exit_if_found(fail_on, ((c.verdict, h.series.metric) for h in histories for c in h.change_points))
 
 
 def _relative_to_control(series: list[Series], controls: list[Series]) -> tuple[list[Series], list[str]]:
