@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench.history.analysis import REGRESSION, ChangePoint, SeriesHistory
+from kbench.history.rules import MIN_SEGMENT_RUNS
 from kbench.report.units import format_value
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -55,6 +56,8 @@ def describe_change(series_unit: str, point: ChangePoint) -> str:
         f"{format_value(c.before.median, series_unit)} → {format_value(c.after.median, series_unit)}, "
         f"p={c.p_value:.2g}"
     )
+    if point.runs_in_range > 1:
+        text += f", could start at any of {point.runs_in_range} runs"
     correlated = point.correlated
     if correlated.commit_range:
         text += f"; commits {short(correlated.before.commit)}..{short(correlated.after.commit)}"
@@ -86,6 +89,10 @@ def _render_series(console: Console, history: SeriesHistory, last: int) -> None:
     console.print(f"  {sparkline(s.values())}", highlight=False)
     for point in history.change_points:
         console.print(f"  [{_STYLE[point.verdict]}]{describe_change(s.unit, point)}[/]", highlight=False)
+    for point in history.pending:
+        c = point.change
+        console.print(f"  [dim]pending: {describe_change(s.unit, point)}; {min(c.before.n, c.after.n)} run(s) on "
+                      f"one side, reported from {MIN_SEGMENT_RUNS}[/]", highlight=False)
     shown = s.points if last == 0 else s.points[-last:]
     first_index = len(s.points) - len(shown)
     marks = {c.index: c for c in history.change_points}
