@@ -774,7 +774,7 @@ def _machine_id(conn: Connection, sysinfo: Mapping[str, Any]) -> int:
     from sqlalchemy import insert, select
 
     from kbench.store import schema
-    from kbench.sysinfo.collect import machine_fingerprint
+    from kbench.sysinfo.collect import machine_facts, machine_fingerprint
 
     fingerprint = machine_fingerprint(dict(sysinfo))
     existing = conn.execute(
@@ -782,16 +782,8 @@ def _machine_id(conn: Connection, sysinfo: Mapping[str, Any]) -> int:
     ).scalar()
     if existing is not None:
         return int(existing)
-    cpu = sysinfo.get("cpu", {})
     result = conn.execute(
-        insert(schema.machines).values(
-            fingerprint=fingerprint,
-            hostname=sysinfo.get("hostname"),
-            cpu_model=cpu.get("model"),
-            cpu_count=cpu.get("count"),
-            memory_bytes=sysinfo.get("memory_bytes"),
-            first_seen=_utcnow(),
-        )
+        insert(schema.machines).values(fingerprint=fingerprint, **machine_facts(dict(sysinfo)), first_seen=_utcnow())
     )
     return _inserted_id(result)
 

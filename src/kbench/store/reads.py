@@ -85,7 +85,7 @@ def list_runs(
     limit: int | None = 50,
     spill_dir: Path | None = None,
 ) -> list[dict[str, Any]]:
-    """Newest first: id, benchmark, status, n, started, kernel, median and unit. Every
+    """Newest first: id, benchmark, params, status, n, started, kernel, median and unit. Every
     filter is part of the query, so ``limit`` (None: no limit) counts matching runs."""
     conditions = []
     params: dict[str, Any] = {}
@@ -109,7 +109,8 @@ def list_runs(
             conditions.append("EXISTS (SELECT 1 FROM json_each(runs.tags) AS tag WHERE tag.value = :tag)")
             params["tag"] = tag
     sql = (
-        "SELECT runs.id, runs.benchmark, runs.metric, runs.status, runs.n_samples, runs.started_at, runs.tags, "
+        "SELECT runs.id, runs.benchmark, runs.params, runs.metric, runs.status, runs.n_samples, runs.started_at, "
+        "runs.tags, "
         "targets.kind, targets.kernel_release, targets.accel, summaries.median, summaries.unit, "
         "runs.owner_pid, runs.owner_boot_id, runs.owner_host "
         "FROM runs LEFT OUTER JOIN targets ON runs.target_id = targets.id "
@@ -120,7 +121,7 @@ def list_runs(
     )
     if limit is not None:
         params["limit"] = limit
-    rows = [as_seen(_decoded(row, ("tags",), ("started_at",)), spill_dir) for row in query(sql, params)]
+    rows = [as_seen(_decoded(row, ("tags", "params"), ("started_at",)), spill_dir) for row in query(sql, params)]
     for row in rows:
         for key in ("owner_pid", "owner_boot_id", "owner_host", "spilled"):
             row.pop(key, None)
@@ -189,5 +190,5 @@ def _run_record(
         warnings=list(row["warnings"] or []), tags=list(row["tags"] or []), error=row["error"],
         tool_output=row["tool_output"], n_samples=row["n_samples"], batch=row["batch"],
         started_at=row["started_at"], finished_at=row["finished_at"], target=target,
-        summaries=summaries,
+        summaries=summaries, commit=row.get("commit"), label=row.get("label"),
     )

@@ -56,6 +56,8 @@ class RunRecord:
     finished_at: datetime | None
     target: dict[str, Any] | None
     summaries: list[dict[str, Any]]
+    commit: str | None = None  # the version measured (``kbench run --commit``), if given
+    label: str | None = None  # and its name (``--label``)
 
 
 def summary_columns(summary: Summary) -> dict[str, Any]:

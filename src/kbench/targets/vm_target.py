@@ -286,6 +286,7 @@ class VmTarget:
 
         info = collect_sysinfo(read, local=False)
         info["virtualization"]["vm"] = f"qemu-{session.accel}"
+        info["vm_config"] = {"cpus": self.cpus, "memory_mb": self.memory_mb}
         info["host"] = collect_sysinfo()
         return info
 
