@@ -167,7 +167,7 @@ def _print_tasks(job: dict[str, Any], tasks: list[dict[str, Any]]) -> None:
         table.add_column(name)
     for task in tasks:
         table.add_row(task["id"][:12], task["queue"], *([str(task["repeat_index"] + 1)] if repeated else []),
-                      task["label"], task["state"], str(task["attempts"]),
+                      task["label"], "running, lost" if task.get("lost") else task["state"], str(task["attempts"]),
                       task["machine"] or "-", ",".join(str(r) for r in task["run_ids"]) or "-",
                       (task["error"] or "")[:120])
     console.print(table)
