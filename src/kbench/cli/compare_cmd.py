@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.main import Context, err_console, pass_context, user_errors
-from kbench.cli.parsing import Duration, KeyValue, Runs
+from kbench.cli.parsing import Duration, KeyValue, Runs, complete_benchmarks
 from kbench.compare.budget import check_blocks, check_trials
 from kbench.compare.multiple import Method
 from kbench.compare.thresholds import DEFAULT_MARGIN, MAX_NOISE_MARGIN
@@ -59,7 +59,7 @@ def parse_margin(text: str | None) -> float | None:
 
 
 @click.command("compare")
-@click.argument("benchmark", required=False)
+@click.argument("benchmark", required=False, shell_complete=complete_benchmarks)
 @click.option("--kernel", "kernels", multiple=True, metavar="SPEC",
               help="A side per kernel (deb:<release>, bzImage, build tree, or local); the first is the base. "
               "With one --kernel and a parameter varied with '|', the sides run in that kernel.")

@@ -41,7 +41,7 @@ def history_cmd(
     window: int, max_pvalue: float, raw_values: bool, as_json: bool, fail_on: frozenset[str],
 ) -> None:
     """List the series of stored runs (benchmark + parameters + metric + machine + target), points
-    newest last, with their change points (Apache Otava).
+    newest last, with their change points (E-divisive means, t-test).
 
     BENCH is a benchmark or metric name or glob (syscall.*); SERIES is a series id from this list.
     --fail-on looks at every change point listed (narrow it with --since).

@@ -189,7 +189,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "history": LazyCommand(
         "kbench.cli.history_cmd:history_cmd",
         "List the series of stored runs (benchmark + parameters + metric + machine + target), points newest "
-        "last, with their change points (Apache Otava).",
+        "last, with their change points (E-divisive means, t-test).",
     ),
     "import": LazyCommand(
         "kbench.cli.import_cmd:import_cmd",

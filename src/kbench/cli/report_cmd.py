@@ -118,6 +118,9 @@ def releases_cmd(
         series = load_series(engine, selector)
         ids = [p.run_id for s in series for p in s.points if p.kernel in names]
         rows = release_rows(series, names, median_intervals(engine, ids))
+    if not rows:
+        fail(f"nothing to compare: no series has runs on {names[0]} and on another of {', '.join(names[1:])} "
+             "(`kbench history --json` lists the kernels of every point)", exit_codes.NOT_FOUND)
     if fmt == "json":
         text = _json({"kernels": names, "base": names[0], "confidence": 0.95, "rows": [r.to_json() for r in rows]})
     elif fmt == "markdown":
@@ -125,8 +128,6 @@ def releases_cmd(
     else:
         text = render_text(rows, names)
     if plot is not None:
-        if not rows:
-            fail(f"nothing to plot: no series has runs on {names[0]} and another kernel", exit_codes.NOT_FOUND)
         render_plot(rows, names, plot)
     _write(text, output)
 

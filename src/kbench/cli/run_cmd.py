@@ -15,7 +15,7 @@ from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
 from kbench.cli.job_run import run_job_file
 from kbench.cli.main import Context, emit_json, err_console, fail, literal, out_console, pass_context, user_errors
-from kbench.cli.parsing import Duration, KeyValue, Warmup
+from kbench.cli.parsing import Duration, KeyValue, Warmup, complete_benchmarks
 from kbench.cli.render import render_quiet, render_run
 from kbench.contract.benchmark import Benchmark, UnknownBenchmark
 from kbench.contract.limits import request_problems
@@ -35,7 +35,7 @@ from kbench.trace.tracking import parse_track, tracked
 
 
 @click.command("run")
-@click.argument("benchmark")
+@click.argument("benchmark", shell_complete=complete_benchmarks)
 @click.option(
     "-p", "--param", "params", multiple=True, type=KeyValue(), help="Benchmark parameter KEY=VALUE (repeatable)."
 )

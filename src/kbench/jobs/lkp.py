@@ -48,8 +48,16 @@ TUNING = {
                              "never turns them on",
     "boot-time": "kbench does not record boot time",
     "perf_event_paranoid": "kbench does not change perf_event_paranoid",
+    "set_nic_irq_affinity": "kbench does not move NIC interrupts: they stay where the system put them",
+    "test_size": "kbench does not size a disk or memory for the run: the benchmark's own parameters do, "
+                 "e.g. fio's size per job",
+    "class": "LKP's class of stress-ng stressors; kbench runs the stressors test: names",
 }
-"""Kernel tuning LKP applies before the run and kbench does not (each with why)."""
+"""Kernel tuning and set-up LKP applies before the run and kbench does not (each with why)."""
+
+SECTION_KEYS = frozenset({"class", "test_size"})
+"""Keys LKP also writes inside a benchmark's section (``stress-ng: {class: os, ...}``,
+``fio-setup-basic: {test_size: 512g, ...}``): there they are LKP's, not the benchmark's parameters."""
 
 
 KNOWN = MONITORS | DISK_SETUP | ENVIRONMENT | frozenset(TUNING)

@@ -177,6 +177,8 @@ class _Reader:
             label = f"{key}.{name}"
             if name in SECTION_SETTINGS:
                 self.setting(name, label, value_node, name_line)
+            elif name in lkp.SECTION_KEYS:
+                self.problems.warn(name_line, label, str(lkp.ignored(name)))
             elif name in self.keys or name in FIXED_KEYS:
                 self.problems.add(
                     name_line, label, f"{name} is a job setting, not a benchmark parameter; write it at top level"

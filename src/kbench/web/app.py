@@ -48,12 +48,10 @@ OptionalRunIdQuery = Annotated[int | None, Query(ge=1, le=MAX_RUN_ID, descriptio
 
 
 def plotly_js() -> Path:
-    """plotly.min.js as shipped inside the installed ``plotly`` Python package."""
-    import plotly
-
-    path = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+    """plotly.min.js, vendored with kbench (``static/vendor``: version, origin and licence)."""
+    path = HERE / "static" / "vendor" / "plotly.min.js"
     if not path.is_file():
-        raise RuntimeError(f"the plotly package has no {path.name} (reinstall plotly)")
+        raise RuntimeError(f"{path} is missing: reinstall kbench-lab")
     return path
 
 
