@@ -175,6 +175,8 @@ def _message(problem: Mapping[str, Any]) -> str:
         message = _EXPECTED[kind]
     elif kind == "too_short" and context.get("min_length") == 1:
         message = "must not be empty"
+    elif kind == "literal_error":
+        message = f"one of {context.get('expected')} expected"
     elif kind == "string_too_long":
         message = f"longer than {context.get('max_length')} characters"
     elif kind == "greater_than_equal":

@@ -18,7 +18,8 @@ class UnreadableFile(ValueError):
 
 
 def mebibytes(size: int) -> str:
-    return f"{size / (1 << 20):,.0f} MiB" if size >= 1 << 20 else f"{size:,} bytes"
+    """``32 MiB`` for a whole number of MiB, else ``33,554,433 bytes``."""
+    return f"{size >> 20:,} MiB" if size and size % (1 << 20) == 0 else f"{size:,} bytes"
 
 
 def read_head(path: Path, size: int) -> bytes:

@@ -73,16 +73,16 @@ def load_pyperf(path: Path, data: bytes) -> list[PendingRun]:
 
 
 def _run(path: Path, document: PyperfFile, index: int, bench: PyperfBenchmark, fallback: datetime) -> PendingRun:
-    where = f"{path}: benchmarks[{index}]"
+    where = f"{path}: damaged pyperf file: benchmarks[{index}]"
     common = document.metadata or {}
     own = bench.metadata or {}
     metadata = {**common, **own}
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
-        raise ValueError(f"{where}: has no name (metadata.name: a non-empty string expected)")
+        raise ValueError(f"{where}.metadata.name: a non-empty string expected (got {_short(name)})")
     unit = metadata.get("unit", "second")
     if not isinstance(unit, str) or unit not in UNITS:
-        field = f"{where}.metadata.unit" if "unit" in own else f"{path}: metadata.unit"
+        field = f"{where}.metadata.unit" if "unit" in own else f"{path}: damaged pyperf file: metadata.unit"
         raise ValueError(f"{field}: unknown pyperf unit {_short(unit)} (second, byte or integer expected)")
     metric, kbench_unit = UNITS[unit]
     values: list[float] = []

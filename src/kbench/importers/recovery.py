@@ -195,7 +195,7 @@ def load_recovery(path: Path, data: bytes) -> list[PendingRun]:
 
 def _decoded(path: Path, name: str, column: RecoveryColumn) -> np.ndarray:
     """A column's values; its data is inflated no further than its count promises."""
-    where = f"{path}: result.columns.{name}"
+    where = f"{path}: damaged recovery file: result.columns.{name}"
     if column.codec != CODEC:
         raise ValueError(f"{where}: unknown sample codec {column.codec!r}")
     try:
