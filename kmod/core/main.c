@@ -100,8 +100,9 @@ int kbench_register(struct kbench *bench)
 	e->cfg.cpus_all = true;
 
 	mutex_lock(&kbench_list_lock);
-	/* "trace" is the directory of the tracepoint log. */
-	if (kbench_find(bench->name) || !strcmp(bench->name, "trace")) {
+	/* "trace" and "ab" are directories of the core. */
+	if (kbench_find(bench->name) || !strcmp(bench->name, "trace") ||
+	    !strcmp(bench->name, "ab")) {
 		mutex_unlock(&kbench_list_lock);
 		kfree(e);
 		return -EEXIST;
@@ -113,6 +114,37 @@ int kbench_register(struct kbench *bench)
 	return ret;
 }
 EXPORT_SYMBOL_GPL(kbench_register);
+
+/**
+ * kbench_entry_get - the registered benchmark called @name, held
+ * @name: its name
+ *
+ * Holds the entry's kobject and the module that registered the benchmark,
+ * so neither the entry nor its struct kbench goes away until
+ * kbench_entry_put(): unloading that module is refused meanwhile.
+ *
+ * Return: the entry, or NULL if there is none (or it is being removed).
+ */
+struct kbench_entry *kbench_entry_get(const char *name)
+{
+	struct kbench_entry *e;
+
+	mutex_lock(&kbench_list_lock);
+	e = kbench_find(name);
+	/* Still listed: its module has not reached kbench_unregister(). */
+	if (e && (READ_ONCE(e->dying) || !try_module_get(e->bench->owner)))
+		e = NULL;
+	if (e)
+		kobject_get(&e->kobj);
+	mutex_unlock(&kbench_list_lock);
+	return e;
+}
+
+void kbench_entry_put(struct kbench_entry *e)
+{
+	module_put(e->bench->owner);
+	kobject_put(&e->kobj);
+}
 
 static void kbench_destroy(struct kbench_entry *e)
 {
@@ -251,6 +283,9 @@ static int __init kbench_init(void)
 	ret = kbench_register_builtins();
 	if (ret)
 		goto err_trace;
+	ret = kbench_ab_init(kbench_root);
+	if (ret)
+		goto err_trace;
 	return 0;
 err_trace:
 	kbench_remove_all();
@@ -262,6 +297,8 @@ err:
 
 static void __exit kbench_exit(void)
 {
+	/* First: an A/B run holds the built-in benchmarks it times. */
+	kbench_ab_exit();
 	/* Modules using kbench_register() are gone: they depend on us. */
 	kbench_remove_all();
 	kbench_trace_exit();
