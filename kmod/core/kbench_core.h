@@ -69,6 +69,9 @@ struct kbench_param_attr {
 struct kbench_entry {
 	struct kobject kobj;		/* /sys/kernel/kbench/<name> */
 	struct kbench *bench;
+	/* kbench_register_suffixed(): the name it gave, and the bench's own. */
+	char *suffixed_name;
+	const char *own_name;
 	struct list_head node;		/* in kbench_list */
 	struct kbench_param_attr *param_attrs;
 	bool dying;			/* being unregistered: abort runs */

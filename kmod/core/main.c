@@ -80,14 +80,49 @@ static struct kbench_entry *kbench_find(const char *name)
  */
 int kbench_register(struct kbench *bench)
 {
+	return kbench_register_suffixed(bench, NULL);
+}
+EXPORT_SYMBOL_GPL(kbench_register);
+
+/**
+ * kbench_register_suffixed - kbench_register() under the name + @suffix
+ * @bench: the benchmark; its name reads name + @suffix until
+ *	kbench_unregister()
+ * @suffix: appended to the name ([a-z0-9_]*), or NULL
+ *
+ * Return: as kbench_register(); -EINVAL also when the name with its suffix
+ * is not a valid name.
+ */
+int kbench_register_suffixed(struct kbench *bench, const char *suffix)
+{
 	struct kbench_entry *e;
+	const char *own_name;
+	char *name = NULL;
 	int ret;
 
-	if (!kbench_valid(bench))
+	if (!bench || !bench->name)
 		return -EINVAL;
+	own_name = bench->name;
+	if (suffix && *suffix) {
+		name = kasprintf(GFP_KERNEL, "%s%s", bench->name, suffix);
+		if (!name)
+			return -ENOMEM;
+	}
 	e = kzalloc(sizeof(*e), GFP_KERNEL);
-	if (!e)
+	if (!e) {
+		kfree(name);
 		return -ENOMEM;
+	}
+	e->own_name = own_name;
+	e->suffixed_name = name;
+	if (name)
+		bench->name = name;
+	if (!kbench_valid(bench)) {
+		bench->name = own_name;
+		kfree(name);
+		kfree(e);
+		return -EINVAL;
+	}
 	e->bench = bench;
 	mutex_init(&e->run_lock);
 	mutex_init(&e->lock);
@@ -104,16 +139,22 @@ int kbench_register(struct kbench *bench)
 	if (kbench_find(bench->name) || !strcmp(bench->name, "trace") ||
 	    !strcmp(bench->name, "ab")) {
 		mutex_unlock(&kbench_list_lock);
+		bench->name = own_name;
+		kfree(name);
 		kfree(e);
 		return -EEXIST;
 	}
 	ret = kbench_sysfs_add(e);	/* frees e on failure */
-	if (!ret)
+	if (ret) {
+		bench->name = own_name;
+		kfree(name);
+	} else {
 		list_add_tail(&e->node, &kbench_list);
+	}
 	mutex_unlock(&kbench_list_lock);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(kbench_register);
+EXPORT_SYMBOL_GPL(kbench_register_suffixed);
 
 /**
  * kbench_entry_get - the registered benchmark called @name, held
@@ -148,9 +189,16 @@ void kbench_entry_put(struct kbench_entry *e)
 
 static void kbench_destroy(struct kbench_entry *e)
 {
+	struct kbench *bench = e->bench;
+	const char *own_name = e->own_name;
+	char *suffixed_name = e->suffixed_name;
+
 	/* Stops a run in progress at its next chunk boundary. */
 	WRITE_ONCE(e->dying, true);
 	kbench_sysfs_del(e);
+	/* Registered again, the benchmark gets its suffix again. */
+	bench->name = own_name;
+	kfree(suffixed_name);
 }
 
 /**

@@ -124,6 +124,18 @@ int kbench_register(struct kbench *bench);
 void kbench_unregister(struct kbench *bench);
 
 /*
+ * kbench_register() under the benchmark's name followed by @suffix.  A module
+ * built with -DKBENCH_NAME_SUFFIX='"_new"' registers every benchmark this
+ * way: kbench builds two versions of one module like that, so that both load
+ * at once and an A/B run can alternate them (`kbench compare --module old.c
+ * --module new.c`).
+ */
+int kbench_register_suffixed(struct kbench *bench, const char *suffix);
+#ifdef KBENCH_NAME_SUFFIX
+#define kbench_register(bench) kbench_register_suffixed(bench, KBENCH_NAME_SUFFIX)
+#endif
+
+/*
  * A memory area cut into blocks, for benchmarks that read or copy memory:
  * the call for dataset index i uses block kbench_area_block(area, i), so
  * consecutive calls touch different, randomly placed cache lines.  The

@@ -98,7 +98,7 @@ def _slots(side: int, view: StoredRun, benchmark: Benchmark) -> list[Slot]:
     if "slot" not in columns or "block" not in columns:
         return []
     found = []
-    for slot in np.unique(columns["slot"]):
+    for slot in np.unique(columns["slot"][columns["block"] >= 0]):  # block -1: measured, not judged
         rows = columns["slot"] == slot
         part = Measurement(header=view.measurement.header, columns={k: v[rows] for k, v in columns.items()},
                            interrupted=False, stderr="")
