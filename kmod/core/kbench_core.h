@@ -110,6 +110,10 @@ struct kbench_stats {
 /* main.c */
 extern struct kobject *kbench_root;
 extern unsigned int kbench_tsc_khz;
+extern unsigned int kbench_tsc_khz_kernel;
+
+/* tsc.c */
+unsigned int kbench_tsc_measure_khz(void);
 struct kbench_entry *kbench_entry_get(const char *name);
 void kbench_entry_put(struct kbench_entry *e);
 

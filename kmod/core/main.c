@@ -11,6 +11,7 @@
 #include <linux/kernel.h>
 #include <linux/kobject.h>
 #include <linux/list.h>
+#include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -29,6 +30,31 @@
 
 struct kobject *kbench_root;
 unsigned int kbench_tsc_khz;
+unsigned int kbench_tsc_khz_kernel;	/* the kernel's own tsc_khz */
+
+#ifdef CONFIG_X86
+/* Allowed gap between the kernel's TSC rate and kbench's measurement (ppm). */
+#define KBENCH_TSC_AGREE_PPM	10000U
+
+/*
+ * The kernel's rate when the measurement agrees with it within
+ * KBENCH_TSC_AGREE_PPM (it is the finer one), else the measurement.
+ */
+static unsigned int __init kbench_tsc_choose(unsigned int kernel,
+					     unsigned int measured)
+{
+	u64 gap;
+
+	if (!measured)
+		return kernel;
+	gap = measured > kernel ? measured - kernel : kernel - measured;
+	if (gap * 1000000ULL <= (u64)kernel * KBENCH_TSC_AGREE_PPM)
+		return kernel;
+	pr_info("the kernel's tsc_khz %u is %llu ppm off the TSC's measured rate %u kHz: using %u\n",
+		kernel, div64_u64(gap * 1000000ULL, kernel), measured, measured);
+	return measured;
+}
+#endif
 
 static LIST_HEAD(kbench_list);
 static DEFINE_MUTEX(kbench_list_lock);	/* protects kbench_list */
@@ -237,6 +263,12 @@ static ssize_t top_tsc_khz_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%u\n", kbench_tsc_khz);
 }
 
+static ssize_t tsc_khz_kernel_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", kbench_tsc_khz_kernel);
+}
+
 static ssize_t benchmarks_show(struct kobject *kobj,
 			       struct kobj_attribute *attr, char *buf)
 {
@@ -256,10 +288,13 @@ static struct kobj_attribute top_tsc_khz_attr =
 	__ATTR(tsc_khz, 0400, top_tsc_khz_show, NULL);
 static struct kobj_attribute benchmarks_attr =
 	__ATTR(benchmarks, 0400, benchmarks_show, NULL);
+static struct kobj_attribute tsc_khz_kernel_attr =
+	__ATTR(tsc_khz_kernel, 0400, tsc_khz_kernel_show, NULL);
 
 static struct attribute *kbench_top_attrs[] = {
 	&version_attr.attr,
 	&top_tsc_khz_attr.attr,
+	&tsc_khz_kernel_attr.attr,
 	&benchmarks_attr.attr,
 	NULL,
 };
@@ -311,13 +346,15 @@ static int __init kbench_init(void)
 	int ret;
 
 #ifdef CONFIG_X86
-	kbench_tsc_khz = tsc_khz;
-	if (!boot_cpu_has(X86_FEATURE_TSC) || !kbench_tsc_khz) {
+	if (!boot_cpu_has(X86_FEATURE_TSC) || !tsc_khz) {
 		pr_err("no usable TSC\n");
 		return -ENODEV;
 	}
+	kbench_tsc_khz_kernel = tsc_khz;
+	kbench_tsc_khz = kbench_tsc_choose(tsc_khz, kbench_tsc_measure_khz());
 #else
 	kbench_tsc_khz = 1000000;	/* kbench_cycles() counts ns */
+	kbench_tsc_khz_kernel = kbench_tsc_khz;
 #endif
 	kbench_root = kobject_create_and_add("kbench", kernel_kobj);
 	if (!kbench_root)
