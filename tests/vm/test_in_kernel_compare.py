@@ -30,6 +30,7 @@ from kbench.engine.compare_protocol import ComparisonSide
 from kbench.engine.comparison_sides import module_sides
 from kbench.engine.in_kernel import interleaved_comparison
 from kbench.engine.interleaved import InterleavedOutcome
+from kbench.engine.stored_comparison import stored_interleaved
 from kbench.store.db import Store
 from kbench.targets.kmod_ab import AbSideError
 from kbench.targets.vm import build_user_module
@@ -74,8 +75,13 @@ def test_short_calls_one_percent_apart_are_a_regression(kbench_vm: VmTarget, sto
     assert {"ticks", "disturbed", "slot", "block"} <= set(columns)
     judged = columns["block"] >= 0
     assert np.unique(columns["block"][judged]).size == outcome.blocks
-    # a judged slot's value leaves out the samples the module flagged
     assert set(np.unique(columns["disturbed"]).tolist()) <= {0, 1, 2, 3}
+    # judged again from the stored samples (slot_values, computed one slot at a time: a second
+    # computation of "the interquartile mean of the samples the module did not flag"), the same
+    again = stored_interleaved(store, [[s.run_id] for s in outcome.sides], alpha=ALPHA, margin=0.005)
+    assert again is not None and again.blocks == outcome.blocks
+    assert again.side_values(1, "kfunc.spin.cycles") == pytest.approx(outcome.side_values(1, "kfunc.spin.cycles"))
+    assert again.ns_per_unit == outcome.ns_per_unit
 
 
 def test_a_parameter_that_changes_nothing_is_no_change(kbench_vm: VmTarget, store: Store) -> None:

@@ -212,7 +212,8 @@ def run_in_kernel(
                 f"{total} blocks or of the budget ({looks} taken)" if adaptive else "one look at the end")
     design_text = (
         f"interleaved inside kbench.ko: randomized mirrored blocks (ABBA/BAAB) in one kernel thread, {blocks} blocks "
-        f"of {2 * k} slots in {tally.runs} runs of the module, a slot = {slot_text}; {primary.name} per slot as the "
+        f"of {2 * k} slots in {tally.runs} run{'s' if tally.runs != 1 else ''} of the module, a slot = {slot_text}; "
+        f"{primary.name} per slot as the "
         f"interquartile mean of its samples that no interrupt or context switch reached "
         f"({tally.disturbed_samples} of {tally.samples} samples left out, {tally.dropped_blocks} blocks dropped), "
         f"per block as log(new/base), Wilcoxon signed-rank test and interval; {stopping}")
