@@ -152,3 +152,18 @@ def test_cycles_read_in_ns_as_well_in_every_format() -> None:
     assert "385.5ns" in render(report, "markdown") and "385.5ns" in render(report, "html")
     plain = _cycles_report(None)
     assert "MHz" not in render(plain, "text") and json.loads(render(plain, "json"))["metrics"][0]["base_ns"] is None
+
+
+def test_a_stored_slot_is_judged_again_without_its_disturbed_samples() -> None:
+    from kbench.contract.measurement import Measurement
+    from kbench.engine.interleaved import slot_values
+
+    bench = lookup("kfunc.spin")
+    ticks = np.array([4000, 4004, 4008, 90000, 4012, 4016, 4020, 4024], dtype=np.uint64)
+    disturbed = np.array([0, 0, 0, 1, 0, 2, 0, 0])
+    header = {"batch": 4, "timer": {"hz": 2e9}}
+    slot = Measurement(header, {"ticks": ticks, "disturbed": disturbed}, False, "")
+    clean = ticks[disturbed == 0].astype(float) / 4
+    assert slot_values(bench, slot)[bench.metric] == pytest.approx(interquartile_mean(clean))
+    everything = Measurement(header, {"ticks": ticks}, False, "")
+    assert slot_values(bench, everything)[bench.metric] == pytest.approx(interquartile_mean(ticks / 4))
