@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -25,8 +26,10 @@ from kbench.engine.comparison_sides import (
     build_sides,
     choose_design,
     default_margin,
+    module_sides,
 )
-from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome, run_interleaved
+from kbench.engine.in_kernel import interleaved_comparison
+from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome
 from kbench.engine.noise_floor import comparison_noise_floor
 from kbench.engine.run_selection import RunSelector, select_runs
 from kbench.engine.stored_comparison import (
@@ -35,14 +38,17 @@ from kbench.engine.stored_comparison import (
     stored_interleaved,
     stored_outcome,
 )
+from kbench.kinds.kfunc.loaded import module_suffixes
 from kbench.report.comparison import EXTENSIONS, FORMATS, gobench, render
 from kbench.report.comparison.build import build_interleaved_report, build_report
 from kbench.report.comparison.model import ComparisonReport, MetricComparison
 from kbench.report.comparison.noise_floor import noise_floor_text
 from kbench.store.db import Store
 from kbench.sysinfo.collect import collect_sysinfo
+from kbench.targets.base import Target
 from kbench.targets.factory import make_target
 from kbench.targets.suite_runner import suite_tools
+from kbench.targets.transport import Transport
 
 
 def parse_margin(text: str | None) -> float | None:
@@ -70,6 +76,17 @@ def parse_margin(text: str | None) -> float | None:
               "(with BENCHMARK to pick the benchmark).")
 @click.option("-p", "--param", "params", multiple=True, type=KeyValue(),
               help="Benchmark parameter KEY=VALUE; KEY=V1|V2 makes one side per value (the first is the base).")
+@click.option("--module", "modules", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="A benchmark module of your own (NAME.c or a module directory), built and loaded next to "
+              "kbench.ko in the --kernel (or, with --local-kernel, this kernel). Once: vary its benchmark's "
+              "parameter with '|'. Twice or more: each module is a side, built under a name of its own so that "
+              "all load at once.")
+@click.option("--local-kernel", is_flag=True,
+              help="In-kernel benchmarks without --kernel: build kbench.ko (and --module's) and load them into "
+              "the running kernel.")
+@click.option("--whole-runs", is_flag=True,
+              help="Interleaved, in-kernel benchmarks: alternate whole kbench.ko runs from outside instead of "
+              "short slots inside one kernel thread (the default).")
 @click.option("--design", type=click.Choice(DESIGNS), default=AUTO, show_default=True,
               help="interleaved: sides alternate slot by slot in random ABBA blocks (commands, syscalls, "
               "in-kernel functions on one target); trials: whole runs, per kernel boot. auto picks interleaved "
@@ -108,7 +125,8 @@ def parse_margin(text: str | None) -> float | None:
 @pass_context
 def compare_cmd(
     ctx: Context, benchmark: str | None, kernels: tuple[str, ...], commands: tuple[str, ...],
-    run_sets: tuple[RunSelector, ...], params: tuple[tuple[str, str], ...], design: str, metric: str, budget: float,
+    run_sets: tuple[RunSelector, ...], params: tuple[tuple[str, str], ...], modules: tuple[Path, ...],
+    local_kernel: bool, whole_runs: bool, design: str, metric: str, budget: float,
     blocks: int | None, samples: int | None, trials: int | None, min_trials: int | None, fixed: bool,
     trials_per_boot: int, margin: str | None, alpha: float, correction: str, seed: int, fmt: str, as_json: bool,
     output: Path | None, report_dir: Path | None, fail_on: frozenset[str],
@@ -118,7 +136,9 @@ def compare_cmd(
     per metric - regression, improvement, no change or inconclusive with its reason - with the
     change, its confidence interval and p-value, and the design that measured it."""
     kinds = [name for name, given in (("--kernel", kernels), ("--command", commands), ("--runs", run_sets)) if given]
-    if len(kinds) > 1 or (not kinds and not any("|" in value for _, value in params)):
+    if modules:
+        _check_modules(kernels, commands, run_sets, local_kernel, design)
+    elif len(kinds) > 1 or (not kinds and not any("|" in value for _, value in params)):
         raise click.UsageError("give the sides with exactly one of --kernel, --command or --runs (twice or more), "
                                "or vary one parameter with -p KEY=V1|V2")
     margin_value = parse_margin(margin)
@@ -150,6 +170,25 @@ def compare_cmd(
                 parameters=_parameters(params, samples, seed, alpha, margin_source)
                 | {"noise floor": noise_floor_text(comparison_noise_floor(store, outcome))},
             )
+        elif modules:
+            kernel = kernels[0] if kernels else None
+            with make_target(kernel, modules, local_kernel=local_kernel,
+                             module_suffixes=module_suffixes(modules)) as target:
+                if not isinstance(target, Transport):
+                    raise BadRequest(f"{kernel or 'this kernel'} cannot load benchmark modules")
+                found = module_sides(target, modules, benchmark, dict(params), samples)
+                sides = [replace(side, kernel=kernel) for side in found.sides]
+                margin_value, margin_source = _margin(store, sides[0], margin_value, margin, INTERLEAVED)
+                if blocks is not None and (refusal := check_blocks(blocks, alpha=alpha)):
+                    raise BadRequest(refusal)
+                interleaved = _measure_interleaved(store, sides, budget, blocks, metric, alpha, margin_value, seed,
+                                                   samples, not fixed, target=target, in_kernel=not whole_runs)
+            report = build_interleaved_report(
+                interleaved, title=f"{found.title}: {' vs '.join(s.label for s in sides)}",
+                label_kind=found.label_kind, alpha=alpha, margin=margin_value, correction=correction_method,
+                context=_context(), parameters=_parameters(params, samples, seed, alpha, margin_source)
+                | {"modules": " ".join(str(m) for m in modules)},
+            )
         else:
             found = build_sides(benchmark, kernels, commands, dict(params), samples)
             chosen = choose_design(TRIALS if design == AUTO and trial_options else design, found.sides)
@@ -160,7 +199,8 @@ def compare_cmd(
                 if blocks is not None and (refusal := check_blocks(blocks, alpha=alpha)):
                     raise BadRequest(refusal)
                 interleaved = _measure_interleaved(store, found.sides, budget, blocks, metric, alpha, margin_value,
-                                                   seed, samples, not fixed)
+                                                   seed, samples, not fixed, local_kernel=local_kernel,
+                                                   in_kernel=not whole_runs)
                 report = build_interleaved_report(
                     interleaved, title=title, label_kind=found.label_kind, alpha=alpha, margin=margin_value,
                     correction=correction_method, context=_context(), parameters=parameters,
@@ -241,9 +281,23 @@ def _measure(
         )
 
 
+def _check_modules(kernels: tuple[str, ...], commands: tuple[str, ...], run_sets: tuple[RunSelector, ...],
+                   local_kernel: bool, design: str) -> None:
+    if commands or run_sets:
+        raise click.UsageError("--module compares in-kernel benchmarks: give no --command or --runs")
+    if len(kernels) > 1:
+        raise click.UsageError("--module loads the modules into one kernel: give --kernel once")
+    if not kernels and not local_kernel:
+        raise click.UsageError("--module loads the modules into a kernel booted in qemu (--kernel SPEC), or with "
+                               "--local-kernel into the running kernel")
+    if design == TRIALS:
+        raise click.UsageError("--module sides run in one kernel: they are compared with the interleaved design")
+
+
 def _measure_interleaved(
     store: Store, sides: list[ComparisonSide], budget: float, blocks: int | None, metric: str, alpha: float,
-    margin: float | None, seed: int, samples: int | None, adaptive: bool,
+    margin: float | None, seed: int, samples: int | None, adaptive: bool, *, target: Target | None = None,
+    local_kernel: bool = False, in_kernel: bool = True,
 ) -> InterleavedOutcome:
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}% of the budget"),
@@ -254,11 +308,15 @@ def _measure_interleaved(
         def on_slot(label: str, block: int, fraction: float) -> None:
             bar.update(task, description=f"block {block + 1}: {label}", completed=fraction)
 
-        with make_target(sides[0].kernel) as target:
-            return run_interleaved(store, sides, target, budget_s=budget, max_blocks=blocks, metric=metric,
-                                   alpha=alpha, margin=margin, margin_from_noise=margin is None, seed=seed,
-                                   samples=samples, adaptive=adaptive,
-                                   on_slot=on_slot)
+        def measure(machine: Target) -> InterleavedOutcome:
+            return interleaved_comparison(store, sides, machine, budget_s=budget, max_blocks=blocks, metric=metric,
+                                          alpha=alpha, margin=margin, margin_from_noise=margin is None, seed=seed,
+                                          samples=samples, adaptive=adaptive, on_slot=on_slot, in_kernel=in_kernel)
+
+        if target is not None:
+            return measure(target)
+        with make_target(sides[0].kernel, local_kernel=local_kernel) as machine:
+            return measure(machine)
 
 
 def _context() -> dict[str, object]:

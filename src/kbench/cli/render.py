@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from kbench.report.run_json import child_cpu_summary, summary_line
+from kbench.report.run_json import child_cpu_summary, cycle_ns, summary_line
 from kbench.report.terminal import body_histogram_lines, cdf_lines, log2_histogram_lines, seed_line
 from kbench.report.units import format_value
 from kbench.sysinfo.usage import parse_usage, usage_lines
@@ -68,6 +68,15 @@ def render_run(console: Console, report: StoredRun, hist: str = "linear", *, his
             f"steady from sample {summary.steady_state_index}",
             highlight=False,
         )
+        ns_per_cycle = cycle_ns(header) if unit == "cycles" else None
+        if ns_per_cycle is not None:
+            console.print(
+                f"in ns (TSC {1e3 / ns_per_cycle:.3f} MHz): min {format_value(summary.min * ns_per_cycle, 'ns')} "
+                f"median {format_value(summary.p50 * ns_per_cycle, 'ns')} "
+                f"p99 {format_value(summary.p99 * ns_per_cycle, 'ns')} "
+                f"mean {format_value(summary.mean * ns_per_cycle, 'ns')}",
+                highlight=False,
+            )
         if header.get("overhead") and unit == "cycles":
             sample = float(header["overhead"]["median_ticks"])
             batch = max(int(header.get("batch") or 1), 1)

@@ -139,6 +139,8 @@ class InterleavedOutcome:
     slot_text: str
     metric_reason: str
     comparison_id: str
+    ns_per_unit: dict[str, float] = field(default_factory=dict)
+    """Nanoseconds per unit of a metric counted in cycles (the TSC rate of the target)."""
 
     def side_values(self, side: int, metric: str) -> list[float]:
         """Every judged slot's value of ``metric`` for one side, in order."""
@@ -177,7 +179,11 @@ def slot_values(benchmark: Benchmark, measurement: Measurement) -> dict[str, flo
         columns = measurement.columns
         return command_slot(measurement.per_op("ns"), columns["utime_ns"], columns["stime_ns"])
     unit = "cycles" if benchmark.kind == "kfunc" else "ns"
-    return {benchmark.metric: interquartile_mean(measurement.per_op(unit))}
+    values = measurement.per_op(unit)
+    disturbed = measurement.columns.get("disturbed")
+    if disturbed is not None:  # samples an interrupt or a context switch reached (kbench.ko's A/B runs)
+        values = values[np.asarray(disturbed) == 0]
+    return {benchmark.metric: interquartile_mean(values) if values.size else float("nan")}
 
 
 class _Runner:
@@ -429,7 +435,13 @@ def run_interleaved(
     runner.finish(sysinfo, design)
     reason = METRIC_REASONS.get(metric, "") if benchmark.name == "command" else ""
     return InterleavedOutcome(runner.sides, metrics, slots, blocks, sequential, design_text, elapsed, budget_s,
-                              slot_text, reason, comparison_id)
+                              slot_text, reason, comparison_id, ns_per_unit=_ns_per_cycle(primary, runner))
+
+
+def _ns_per_cycle(primary: MetricInfo, runner: _Runner) -> dict[str, float]:
+    """{metric: ns per cycle} for a metric counted in cycles (the TSC rate its runs recorded)."""
+    hz = float(((runner.sides[0].header or {}).get("timer") or {}).get("hz") or 0)
+    return {primary.name: 1e9 / hz} if primary.unit == "cycles" and hz > 0 else {}
 
 
 def _blocks_next(per_process: int, blocks: int, elapsed: float, budget_s: float, max_blocks: int | None) -> int:

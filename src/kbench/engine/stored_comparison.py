@@ -25,6 +25,7 @@ from kbench.contract.request import BadRequest, RunRequest
 from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, SideTrials, StoredTrial
 from kbench.engine.interleaved import InterleavedOutcome, InterleavedSide, Slot, metrics_of, slot_values
 from kbench.engine.stored_run import StoredRun, load_stored_run
+from kbench.kinds.kfunc import KMOD_FORMAT
 from kbench.store.db import RunRecord, Store
 
 
@@ -86,10 +87,12 @@ def stored_interleaved(store: Store, sides: list[list[int]], *, alpha: float,
         for label, view in zip(labels, views, strict=True)
     ]
     description = str(designs[0].get("description") or "interleaved")
+    hz = float((views[0].measurement.header.get("timer") or {}).get("hz") or 0)
     return InterleavedOutcome(
         interleaved_sides, metrics, slots, blocks, sequential,
         f"{description} (stored comparison {comparisons.pop()}, judged again with one look)", 0.0, 0.0,
         str(designs[0].get("slot") or ""), "", str(designs[0].get("comparison")),
+        ns_per_unit={metrics[0].name: 1e9 / hz} if metrics[0].unit == "cycles" and hz > 0 else {},
     )
 
 
@@ -98,7 +101,7 @@ def _slots(side: int, view: StoredRun, benchmark: Benchmark) -> list[Slot]:
     if "slot" not in columns or "block" not in columns:
         return []
     found = []
-    for slot in np.unique(columns["slot"]):
+    for slot in np.unique(columns["slot"][columns["block"] >= 0]):  # block -1: measured, not judged
         rows = columns["slot"] == slot
         part = Measurement(header=view.measurement.header, columns={k: v[rows] for k, v in columns.items()},
                            interrupted=False, stderr="")
@@ -127,7 +130,14 @@ def stored_benchmark(record: RunRecord) -> Benchmark:
     try:
         return lookup(record.benchmark)
     except UnknownBenchmark:
-        imported = (record.probe_header or {}).get("imported")
+        header = record.probe_header or {}
+        if header.get("format") == KMOD_FORMAT:  # a benchmark of the user's own module (--module)
+            return Benchmark(
+                name=record.benchmark, kind="kfunc", workload=str(header.get("workload") or record.benchmark),
+                description="a benchmark of a module of one's own", unit=record.unit, metric=record.metric,
+                direction=record.direction,
+                params=tuple(ParamSpec(name, "str", str(value), "") for name, value in (record.params or {}).items()))
+        imported = header.get("imported")
         if not isinstance(imported, dict):
             raise
     tool = str(imported.get("format") or "another tool")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
@@ -12,6 +12,9 @@ from kbench.kinds import kfunc, probe, scale, suite, trace
 from kbench.kinds.base import Kind, transport_of
 from kbench.targets.base import ProgressCallback, Target, TargetError
 from kbench.targets.transport import RunWrapper
+
+if TYPE_CHECKING:
+    from kbench.kinds.kfunc.ab import KernelSlots
 
 KINDS: tuple[Kind, ...] = (probe.KIND, kfunc.KIND, scale.KIND, suite.KIND, trace.KIND)
 """In catalog order."""
@@ -70,3 +73,13 @@ def measure_sequence(target: Target, runs: Sequence[tuple[Benchmark, RunRequest]
     if not runs_in_one_process(target, [benchmark for benchmark, _ in runs]):
         raise TargetError("these runs cannot share one process: only the probe's workloads (not command) can")
     return run_probe_sequence(transport_of(target, runs[0][0]), runs)
+
+
+def kernel_slots(target: Target, sides: Sequence[tuple[Benchmark, RunRequest]]) -> KernelSlots | None:
+    """The sides alternated inside kbench.ko (``kinds.kfunc.ab``) when they all are in-kernel
+    benchmarks that can share one thread on ``target``; None otherwise."""
+    from kbench.kinds.kfunc.ab import KernelSlots, why_not_in_module
+
+    if why_not_in_module(target, sides) is not None:
+        return None
+    return KernelSlots(target, sides)

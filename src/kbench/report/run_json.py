@@ -49,6 +49,11 @@ def run_json(run: StoredRun, extra: dict[str, Any] | None = None) -> dict[str, A
             outliers=summary.outliers,
             steady_state_index=summary.steady_state_index,
         )
+        ns_per_cycle = cycle_ns(header) if run.unit == "cycles" else None
+        if ns_per_cycle is not None:
+            data["ns"] = {"ns_per_cycle": ns_per_cycle, "min": summary.min * ns_per_cycle,
+                          "median": summary.p50 * ns_per_cycle, "p99": summary.p99 * ns_per_cycle,
+                          "max": summary.max * ns_per_cycle, "mean": summary.mean * ns_per_cycle}
     else:
         data.update(n=0)
     if series and len(series) > 1:
@@ -88,6 +93,12 @@ def child_cpu_summary(run: StoredRun) -> Summary | None:
         return None
     cpu = columns["utime_ns"].astype(np.float64) + columns["stime_ns"].astype(np.float64)
     return summarize(cpu, detect_warmup=False)
+
+
+def cycle_ns(header: dict[str, Any]) -> float | None:
+    """Nanoseconds per cycle of an in-kernel run (its TSC rate, ``timer.hz``); None without one."""
+    hz = float((header.get("timer") or {}).get("hz") or 0)
+    return 1e9 / hz if hz > 0 else None
 
 
 def run_context_json(record: RunRecord) -> dict[str, Any]:

@@ -204,9 +204,10 @@ def build_interleaved_report(
         if not verdict.design.startswith(INTERLEAVED_DESIGN):
             verdict = replace(verdict, design=f"{INTERLEAVED_DESIGN}; {verdict.design}" if verdict.design
                               else outcome.design)
-        metrics.append(metric_comparison(verdict, outcome.sides[new].label,
-                                         _slot_side(outcome.side_values(0, verdict.metric)),
-                                         _slot_side(outcome.side_values(new, verdict.metric))))
+        metrics.append(replace(metric_comparison(verdict, outcome.sides[new].label,
+                                                 _slot_side(outcome.side_values(0, verdict.metric)),
+                                                 _slot_side(outcome.side_values(new, verdict.metric))),
+                               ns_per_unit=outcome.ns_per_unit.get(verdict.metric)))
     extra = {"design": outcome.design, "blocks": outcome.blocks, "budget": f"{outcome.budget_s:g} s",
              "measured": f"{outcome.elapsed_s:.1f} s", "slot": outcome.slot_text,
              "runs": " ".join(f"{s.label}={s.run_id}" for s in outcome.sides), "comparison": outcome.comparison_id}

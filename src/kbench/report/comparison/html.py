@@ -33,6 +33,7 @@ from kbench.report.comparison.common import (
     verdict_slug,
 )
 from kbench.report.comparison.model import ComparisonReport, MetricComparison, SideData
+from kbench.report.units import format_ns
 
 
 def page(title: str, css: str, main: str) -> str:
@@ -139,6 +140,12 @@ def _stddev(side: SideData) -> str:
     return "" if pct is None else f"±{pct:.1f}%"
 
 
+def _value(m: MetricComparison, value: float) -> str:
+    """The value, and in ns as well for a metric counted in cycles."""
+    ns = m.in_ns(value)
+    return format_number(value) + ("" if ns is None else f' <span class="unit">({escape(format_ns(ns))})</span>')
+
+
 def _summary_table(report: ComparisonReport) -> str:
     multi = len(report.new_labels) > 1
     head = (
@@ -155,8 +162,8 @@ def _summary_table(report: ComparisonReport) -> str:
             f'<td class="metric"><a href="#{section_id(report, m)}">{escape(m.metric)}</a>'
             f' <span class="unit">({escape(m.unit)})</span></td>'
             + (f'<td class="label">{escape(report.new_label_of(m))}</td>' if multi else "")
-            + f'<td class="num">{format_number(m.base)}</td><td class="num">{_stddev(m.base_data)}</td>'
-            f'<td class="num">{format_number(m.new)}</td><td class="num">{_stddev(m.new_data)}</td>'
+            + f'<td class="num">{_value(m, m.base)}</td><td class="num">{_stddev(m.base_data)}</td>'
+            f'<td class="num">{_value(m, m.new)}</td><td class="num">{_stddev(m.new_data)}</td>'
             f'<td class="num change {slug}">{format_change(m.change_pct)}</td>'
             f'<td class="num">{format_ci(m.ci_pct)}</td><td class="num">{escape(format_p(m.p_value))}</td>'
             f"<td>{_badge(m.verdict)}</td><td class=num>{m.trials[0]}/{m.trials[1]}</td></tr>"

@@ -6,7 +6,8 @@ parameters, overall`` (one entry per new label) and ``metrics``. Each metric obj
 p_value, verdict, real_within_margin`` (a "no change" whose interval excludes 0: a real change
 smaller than the margin), ``reason, trials {base, new}, base_stddev_pct, new_stddev_pct``, the
 per-trial (or per-slot) statistics of both sides (``base_trials``, ``new_trials``),
-``margin_pct`` (null without one), ``design`` (how it was measured and judged),
+``margin_pct`` (null without one), for in-kernel timing in cycles ``ns_per_unit`` (ns per cycle
+at the target's TSC rate) with ``base_ns`` and ``new_ns`` (null otherwise), ``design`` (how it was measured and judged),
 ``warnings``, ``multimodal`` and ``modes`` (per side with two or more clusters:
 ``centres``, ``counts``, ``fractions``, ``text``). Raw samples are not
 included (use the run exports for them). Non-finite numbers become ``null``.
@@ -47,6 +48,9 @@ def metric_object(report: ComparisonReport, m: MetricComparison) -> dict[str, An
         "base_trials": [_number(v) for v in m.base_data.trial_statistics],
         "new_trials": [_number(v) for v in m.new_data.trial_statistics],
         "margin_pct": _number(m.margin_pct),
+        "ns_per_unit": m.ns_per_unit,
+        "base_ns": _number(m.in_ns(m.base)),
+        "new_ns": _number(m.in_ns(m.new)),
         "design": m.design,
         "warnings": list(m.warnings),
         "multimodal": m.multimodal,

@@ -13,6 +13,7 @@ from kbench.report.comparison.common import (
     overall_sentences,
 )
 from kbench.report.comparison.model import ComparisonReport, MetricComparison, SideData
+from kbench.report.units import format_ns
 
 COLUMNS = ("metric", "unit", "base", "±%", "new", "±%", "change", "CI", "p", "verdict", "trials")
 ALIGN = (":--", ":--", "--:", "--:", "--:", "--:", "--:", ":-:", "--:", ":--", "--:")
@@ -34,11 +35,17 @@ def _row(report: ComparisonReport, m: MetricComparison, multi: bool) -> str:
     name = escape(m.metric) + (f" ({escape(report.new_label_of(m))})" if multi else "")
     verdict = f"**{m.verdict}**" if m.significant else m.verdict
     cells = (
-        name, escape(m.unit), format_number(m.base), _stddev(m.base_data), format_number(m.new),
+        name, escape(m.unit), _value(m, m.base), _stddev(m.base_data), _value(m, m.new),
         _stddev(m.new_data), format_change(m.change_pct), format_ci(m.ci_pct), escape(format_p(m.p_value)),
         verdict, f"{m.trials[0]}/{m.trials[1]}",
     )
     return "| " + " | ".join(cells) + " |"
+
+
+def _value(m: MetricComparison, value: float) -> str:
+    """The value, and in ns as well for a metric counted in cycles."""
+    ns = m.in_ns(value)
+    return format_number(value) + ("" if ns is None else f" ({escape(format_ns(ns))})")
 
 
 def _table(title: str, mapping: object) -> list[str]:

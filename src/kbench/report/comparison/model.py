@@ -122,6 +122,17 @@ class MetricComparison:
     warnings: tuple[str, ...] = ()
     modes: Mapping[str, Any] = field(default_factory=dict)
     margin_pct: float | None = None
+    ns_per_unit: float | None = None
+    """For a metric counted in cycles (in-kernel timing): nanoseconds per cycle at the TSC rate the
+    target reported, so that ``base``/``new`` read in ns as well."""
+
+    def in_ns(self, value: float) -> float | None:
+        """``value`` (in ``unit``) in nanoseconds; None without a TSC rate."""
+        return None if self.ns_per_unit is None else value * self.ns_per_unit
+
+    @property
+    def tsc_mhz(self) -> float | None:
+        return None if not self.ns_per_unit else 1e3 / self.ns_per_unit
 
     @property
     def multimodal(self) -> bool:
@@ -230,7 +241,7 @@ def metric_from_dict(data: Mapping[str, Any]) -> MetricComparison:
 
     Required keys: metric, unit, direction, base, new, change_pct, ci_pct, p_value,
     verdict, trials (an int for both sides, a (base, new) pair or {"base", "new"}).
-    Optional: reason, new_label, design, warnings, modes, margin_pct, base_data /
+    Optional: reason, new_label, design, warnings, modes, margin_pct, ns_per_unit, base_data /
     new_data (``SideData`` or dicts with
     trial_statistics, samples, series — each series a list of values or
     {"values", "steady_state_index"}). ``base``/``new`` may be spelled
@@ -256,4 +267,5 @@ def metric_from_dict(data: Mapping[str, Any]) -> MetricComparison:
         warnings=tuple(str(w) for w in data.get("warnings") or ()),
         modes=dict(data.get("modes") or {}),
         margin_pct=None if data.get("margin_pct") is None else float(data["margin_pct"]),
+        ns_per_unit=None if data.get("ns_per_unit") is None else float(data["ns_per_unit"]),
     )

@@ -91,7 +91,20 @@ def table_lines(report: ComparisonReport) -> list[str]:
                 line += format_change(m.change_pct).rjust(change_width)
                 line += format_number(m.new).rjust(value_width) + stddev_field(m.new_data)
         lines.append(f"{line}  {metric_label(first)}")
+        if first.ns_per_unit:
+            lines.append(_ns_row(first, per_label, value_width, change_width, new_block))
     return lines
+
+
+def _ns_row(first: MetricComparison, per_label: list[MetricComparison | None], value_width: int, change_width: int,
+            new_block: int) -> str:
+    """The row of a metric counted in cycles again in nanoseconds (the target's TSC rate)."""
+    line = format_number(first.in_ns(first.base) or 0.0).rjust(value_width) + " " * STDDEV_WIDTH
+    for m in per_label:
+        line += " " * new_block if m is None else (
+            format_change(m.change_pct).rjust(change_width)
+            + format_number(m.in_ns(m.new) or 0.0).rjust(value_width) + " " * STDDEV_WIDTH)
+    return f"{line}  {first.metric} (ns, TSC {first.tsc_mhz:.3f} MHz)"
 
 
 def _section(title: str, mapping: object) -> list[str]:
