@@ -29,6 +29,21 @@ def render_quiet(console: Console, report: StoredRun, benchmark: str) -> None:
     console.print(Text(line), highlight=False)
 
 
+def render_counters(console: Console, header: dict[str, object]) -> None:
+    """The run's perf counters (``kbench.profile.counters``), when it counted."""
+    from kbench.profile.counters import counter_lines, parse_counters
+
+    counters = parse_counters(header)
+    if counters is None:
+        return
+    usage = header.get("usage")
+    wall = usage.get("wall_s") if isinstance(usage, dict) else header.get("elapsed_s")
+    ops = f", {counters.operations:,.0f} operations" if counters.operations else ""
+    console.print(f"\nperf counters ({counters.source}, {counters.scope}{ops})")
+    for line in counter_lines(counters, wall_ns=float(wall) * 1e9 if isinstance(wall, int | float) else None):
+        console.print(Text(f"  {line}"), highlight=False)
+
+
 def render_run(console: Console, report: StoredRun, hist: str = "linear", *, histogram: bool = True) -> None:
     """Headline, seed-style line, histogram and CDF (left out when not ``histogram``), metrics,
     run context, warnings."""
@@ -100,6 +115,8 @@ def render_run(console: Console, report: StoredRun, hist: str = "linear", *, his
         console.print("\nrun context")
         for line in usage_lines(usage):
             console.print(Text(f"  {line}"), highlight=False)
+    if header.get("counters"):
+        render_counters(console, header)
     if header.get("crosscheck"):
         from kbench.engine.crosscheck_store import crosscheck_lines
 

@@ -25,6 +25,7 @@ from kbench.engine.stored_run import stored_run
 from kbench.jobs import is_job_file
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
 from kbench.kinds.kfunc.loaded import loaded_benchmark
+from kbench.profile.defaults import COUNTERS_BY_DEFAULT
 from kbench.report.run_json import run_context_json, run_json
 from kbench.store.db import Store
 from kbench.targets.factory import make_target, target_cpus
@@ -82,6 +83,12 @@ from kbench.trace.tracking import parse_track, tracked
 )
 @click.option("--label", metavar="TEXT", help="A free name for the version measured (shown in history).")
 @click.option(
+    "--counters/--no-counters", default=None,
+    help="perf event counters around the measured region: task-clock, context switches, migrations, page "
+    "faults and, where the machine has a PMU, cycles, instructions, branches and caches "
+    f"(default: {'on' if COUNTERS_BY_DEFAULT else 'off'}; docs/PERFORMANCE.md has their cost).",
+)
+@click.option(
     "--local-kernel", is_flag=True,
     help="kfunc benchmarks without --kernel: allow building kbench.ko and loading it into the running kernel.",
 )
@@ -112,6 +119,7 @@ def run_cmd(
     track: str | None,
     commit: str | None,
     label: str | None,
+    counters: bool | None,
     local_kernel: bool,
     max_instances: int,
     no_hist: bool,
@@ -155,6 +163,7 @@ def run_cmd(
             tags=tags,
             commit=commit,
             label=label,
+            counters=COUNTERS_BY_DEFAULT if counters is None else counters,
         )
         kind = known.kind if known else "kfunc"
         problems = request_problems(request, kind, target_cpus(kernel))

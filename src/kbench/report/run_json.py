@@ -57,6 +57,10 @@ def run_json(run: StoredRun, extra: dict[str, Any] | None = None) -> dict[str, A
         from kbench.report.trace_run import run_trace_json
 
         data.update(run_trace_json(measurement))
+    if header.get("counters"):
+        from kbench.profile.counters import counters_json
+
+        data.update(counters_json(header))
     if header.get("crosscheck"):
         data["crosscheck"] = header["crosscheck"]
     if header.get("tracking"):
