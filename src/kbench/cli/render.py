@@ -38,7 +38,7 @@ def render_counters(console: Console, header: dict[str, object]) -> None:
         return
     usage = header.get("usage")
     wall = usage.get("wall_s") if isinstance(usage, dict) else header.get("elapsed_s")
-    ops = f", {counters.operations:,.0f} operations" if counters.operations else ""
+    ops = f", {counters.operations:,.0f} {counters.operation}s" if counters.operations else ""
     console.print(f"\nperf counters ({counters.source}, {counters.scope}{ops})")
     for line in counter_lines(counters, wall_ns=float(wall) * 1e9 if isinstance(wall, int | float) else None):
         console.print(Text(f"  {line}"), highlight=False)

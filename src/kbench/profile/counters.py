@@ -106,6 +106,7 @@ class Counters:
     scope: str
     events: tuple[EventCount, ...]
     operations: float | None = None
+    operation: str = "op"  # what one operation is: "op", or "iteration" for a whole tool
 
     def event(self, name: str) -> EventCount | None:
         return next((e for e in self.events if e.name == name), None)
@@ -157,6 +158,7 @@ class Counters:
     def context_json(self) -> dict[str, Any]:
         """How the counters were taken (``counters_context`` beside ``counters``)."""
         return {"source": self.source, "scope": self.scope, "operations": self.operations,
+                "operation": self.operation,
                 "multiplexed": [e.name for e in self.events if e.multiplexed],
                 "hardware_events": self.hardware_supported}
 
@@ -234,7 +236,7 @@ def parse_counters(header: Mapping[str, Any]) -> Counters | None:
             reason=None if item.get("value") is not None else str(item.get("error") or "not counted"),
         ))
     return Counters(str(raw.get("source") or "unknown"), str(raw.get("scope") or "unknown"), tuple(events),
-                    operations_of(header))
+                    operations_of(header), str(raw.get("operation") or "op"))
 
 
 def _unit(name: str) -> str:
@@ -296,7 +298,7 @@ def counter_lines(counters: Counters, *, wall_ns: float | None = None) -> list[s
         per_op = counters.per_op(event.name)
         text = f"{event.name:<18} {_format(value, event.unit):>14}"
         if per_op is not None:
-            text += f"  {_format(per_op, event.unit):>12} per op"
+            text += f"  {_format(per_op, event.unit):>12} per {counters.operation}"
         if event.name == "task-clock" and wall_ns:
             text += f"  ({value / wall_ns:.3f} CPUs utilized)"
         if event.multiplexed:

@@ -71,7 +71,13 @@ def run_suite_benchmark(benchmark: Benchmark, request: RunRequest, host: ToolHos
     timeout = SUITE_TIMEOUT_FLOOR_S
     if suite.duration_param and suite.duration_param in request.params:
         timeout = max(timeout, 2 * float(request.params[suite.duration_param]) + 120)
+    counted = None
     try:
+        if request.counters:
+            from kbench.kinds.suite.counting import counting
+            from kbench.suites import LocalTools
+
+            host = counted = counting(host if host is not None else LocalTools())
         result = run_suite(benchmark.workload, request.params, iterations=request.iterations, timeout=timeout,
                            host=host)
     except SuiteError as exc:
@@ -94,6 +100,11 @@ def run_suite_benchmark(benchmark: Benchmark, request: RunRequest, host: ToolHos
         "interrupted": result.interrupted,
         "warnings": [],
     }
+    if counted is not None:
+        header["warnings"] = list(counted.problems)
+        totals = counted.counters()
+        if totals is not None:
+            header["counters"] = totals
     return Measurement(
         header=header, columns=columns, interrupted=result.interrupted, stderr=json.dumps(record["iterations"])
     )
