@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -29,6 +30,7 @@ from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome, run_
 from kbench.engine.noise_floor import comparison_noise_floor
 from kbench.engine.run_selection import RunSelector, select_runs
 from kbench.engine.stored_comparison import measure_stored_margins, stored_interleaved, stored_outcome
+from kbench.profile.defaults import COUNTERS_BY_DEFAULT
 from kbench.report.comparison import EXTENSIONS, FORMATS, gobench, render
 from kbench.report.comparison.build import build_interleaved_report, build_report
 from kbench.report.comparison.noise_floor import noise_floor_text
@@ -90,6 +92,9 @@ def parse_margin(text: str | None) -> float | None:
 @click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
               help="Multiple-comparison control for secondary metrics (family-wise Holm or FDR).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the randomized order.")
+@click.option("--counters/--no-counters", default=None,
+              help="perf event counters in every slot or trial, judged per operation as secondary metrics "
+              f"(default: {'on' if COUNTERS_BY_DEFAULT else 'off'}).")
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here.")
@@ -102,8 +107,8 @@ def compare_cmd(
     ctx: Context, benchmark: str | None, kernels: tuple[str, ...], commands: tuple[str, ...],
     run_sets: tuple[RunSelector, ...], params: tuple[tuple[str, str], ...], design: str, metric: str, budget: float,
     blocks: int | None, samples: int | None, trials: int | None, min_trials: int | None, fixed: bool,
-    trials_per_boot: int, margin: str | None, alpha: float, correction: str, seed: int, fmt: str, as_json: bool,
-    output: Path | None, report_dir: Path | None,
+    trials_per_boot: int, margin: str | None, alpha: float, correction: str, seed: int, counters: bool | None,
+    fmt: str, as_json: bool, output: Path | None, report_dir: Path | None,
 ) -> None:
     """Compare programs (--command A --command B), configurations (BENCH -p KEY=V1|V2),
     kernels (--kernel A --kernel B BENCH) or stored runs (--runs 1,2,3 --runs 4,5,6): a verdict
@@ -142,6 +147,9 @@ def compare_cmd(
             )
         else:
             found = build_sides(benchmark, kernels, commands, dict(params), samples)
+            counting = COUNTERS_BY_DEFAULT if counters is None else counters
+            found = replace(found, sides=[replace(side, request=replace(side.request, counters=counting))
+                                          for side in found.sides])
             chosen = choose_design(TRIALS if design == AUTO and trial_options else design, found.sides)
             margin_value, margin_source = _margin(store, found.sides[0], margin_value, margin, chosen)
             title = f"{found.title}: {' vs '.join(s.label for s in found.sides)}"

@@ -37,6 +37,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kbench.contract.series import MetricSeries
+
 SOFTWARE_EVENTS = ("task-clock", "context-switches", "cpu-migrations", "page-faults")
 HARDWARE_EVENTS = ("cycles", "instructions", "branches", "branch-misses", "cache-references", "cache-misses")
 EVENTS = SOFTWARE_EVENTS + HARDWARE_EVENTS
@@ -330,3 +332,43 @@ def counters_json(header: Mapping[str, Any]) -> dict[str, Any]:
     if counters is None:
         return {}
     return {"counters": counters.to_json(), "counters_context": counters.context_json()}
+
+
+def counter_metric(primary_metric: str, figure: str) -> str:
+    """``syscall.getppid.latency``, ``cycles`` -> ``syscall.getppid.perf-stat.cycles``."""
+    base = primary_metric.rsplit(".", 1)[0] if "." in primary_metric else primary_metric
+    return f"{base}.{METRIC_GROUP}.{figure}"
+
+
+def is_counter_metric(name: str) -> bool:
+    return f".{METRIC_GROUP}." in name
+
+
+def counter_metric_values(header: Mapping[str, Any], primary_metric: str) -> dict[str, tuple[float, str, str]]:
+    """The run's counter figures as metrics: full name -> (value, unit, direction); empty
+    when it counted nothing."""
+    counters = parse_counters(header)
+    if counters is None:
+        return {}
+    return {counter_metric(primary_metric, figure): found for figure, found in counters.metric_values().items()}
+
+
+def counter_series(header: Mapping[str, Any], primary_metric: str) -> list[MetricSeries]:
+    """The run's counter figures as one-value metric series (a trial's statistic is that value)."""
+    import numpy as np
+
+    return [MetricSeries(name, unit, direction, np.array([value], dtype=np.float64))
+            for name, (value, unit, direction) in counter_metric_values(header, primary_metric).items()]
+
+
+def judgeable(*sides: Sequence[float]) -> bool:
+    """True when every value is finite and positive: a ratio of them means something. A count
+    of rare events (migrations, switches of a short slot) is often 0, and is then shown but not
+    judged."""
+    return all(len(side) > 0 and all(math.isfinite(v) and v > 0 for v in side) for side in sides)
+
+
+def unjudged_note(names: Sequence[str]) -> str:
+    """Why counter metrics ``names`` have no verdict (``judgeable`` said no)."""
+    figures = ", ".join(name.split(f".{METRIC_GROUP}.", 1)[-1] for name in names)
+    return f"{figures}: zero (or not counted) in some trials or slots, so no ratio can be judged"
