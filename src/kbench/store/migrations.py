@@ -53,7 +53,14 @@ def _add_fleet_tables(conn: Connection) -> None:
         conn.exec_driver_sql("ALTER TABLE machines ALTER COLUMN memory_bytes TYPE BIGINT")
 
 
+def _add_profiles(conn: Connection) -> None:
+    """v5 → v6: a run's sampled call-graph profile (``--profile``)."""
+    from kbench.store.schema import profiles
+
+    profiles.create(conn, checkfirst=True)
+
+
 # MIGRATIONS[v] upgrades a database at version v to v + 1.
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
-    1: _add_calibrations, 2: _add_bisections, 3: _add_run_provenance, 4: _add_fleet_tables,
+    1: _add_calibrations, 2: _add_bisections, 3: _add_run_provenance, 4: _add_fleet_tables, 5: _add_profiles,
 }
