@@ -16,6 +16,7 @@ from kbench.sysinfo.usage import parse_usage, usage_lines
 
 if TYPE_CHECKING:
     from kbench.engine.stored_run import StoredRun
+    from kbench.profile.folded import FoldedProfile
 
 MIN_SAMPLES_FOR_DISTRIBUTION = 20
 """Below this many values a histogram says nothing: the values are listed instead."""
@@ -42,6 +43,24 @@ def render_counters(console: Console, header: dict[str, object]) -> None:
     console.print(f"\nperf counters ({counters.source}, {counters.scope}{ops})")
     for line in counter_lines(counters, wall_ns=float(wall) * 1e9 if isinstance(wall, int | float) else None):
         console.print(Text(f"  {line}"), highlight=False)
+
+
+def render_profile(console: Console, profile: FoldedProfile | None, problem: str | None, run_id: int) -> None:
+    """The frames with the largest self share of the run's profile, or why it has none."""
+    from kbench.profile.folded import is_kernel, plain_symbol
+
+    if profile is None:
+        if problem:
+            console.print(Text.assemble(("warning:", "yellow"), f" no profile: {problem}"), highlight=False)
+        return
+    console.print(f"\nprofile ({profile.event} at {profile.frequency_hz} Hz, {profile.samples:,} samples, "
+                  f"{profile.details.get('window', '')}; `kbench show {run_id} --flame FILE.svg` draws it)",
+                  highlight=False)
+    console.print(f"  {'self %':>7} {'children %':>10}  symbol", highlight=False)
+    for frame, own, children in profile.top(12):
+        where = " [k]" if is_kernel(frame) else ""
+        console.print(Text(f"  {100 * own:7.2f} {100 * children:10.2f}  {plain_symbol(frame)}{where}"),
+                      highlight=False)
 
 
 def render_run(console: Console, report: StoredRun, hist: str = "linear", *, histogram: bool = True) -> None:

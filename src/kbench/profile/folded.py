@@ -140,6 +140,16 @@ class FoldedProfile:
         return [(frame, share, children.get(frame, share)) for frame, share in ranked]
 
 
+def profile_from_row(row: Mapping[str, Any] | None) -> FoldedProfile | None:
+    """A profile from the store's row (``Store.load_profile``), or None for no row."""
+    if row is None:
+        return None
+    if row.get("format", FORMAT) != FORMAT or row.get("codec", CODEC) != CODEC:
+        raise ValueError(f"a profile stored as {row.get('format')}/{row.get('codec')}, which this kbench cannot read")
+    return FoldedProfile.decode(bytes(row["data"]), event=str(row["event"]), frequency_hz=row.get("frequency_hz"),
+                                samples=int(row["samples"]), details=dict(row.get("details") or {}))
+
+
 def parse_folded(text: str) -> dict[str, int]:
     """``stack weight`` lines -> {stack: weight} (lines that are not folded stacks are skipped)."""
     found: Counter[str] = Counter()

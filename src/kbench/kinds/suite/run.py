@@ -116,8 +116,15 @@ _guest_tools: weakref.WeakKeyDictionary[VmSession, GuestTools] = weakref.WeakKey
 
 def run_suite_on(target: Transport, benchmark: Benchmark, request: RunRequest) -> Measurement:
     """Run a suite's tool on ``target``: here, or in its guest (booted again if it lacks the tool)."""
+    return run_suite_benchmark(benchmark, request, host=suite_host(target, benchmark))
+
+
+def suite_host(target: Transport, benchmark: Benchmark) -> ToolHost:
+    """Where ``benchmark``'s tool runs on ``target``: this machine, or the target's guest (set up once)."""
     if not target.in_guest:
-        return run_suite_benchmark(benchmark, request)
+        from kbench.suites import LocalTools
+
+        return LocalTools()
     needed = check_host_tools(benchmark)
     shell = target.guest_shell(needed)
     assert shell is not None
@@ -125,7 +132,7 @@ def run_suite_on(target: Transport, benchmark: Benchmark, request: RunRequest) -
     if host is None:
         host = _guest_tools[shell.session] = GuestTools(shell.session, scratch_root=shell.scratch_root)
         host.set_up()
-    return run_suite_benchmark(benchmark, request, host=host)
+    return host
 
 
 class GuestTools:
