@@ -16,7 +16,7 @@ from kbench.compare.budget import check_blocks, check_trials
 from kbench.compare.multiple import Method
 from kbench.compare.thresholds import DEFAULT_MARGIN, MAX_NOISE_MARGIN
 from kbench.contract.request import BadRequest
-from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, run_comparison
+from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, TargetFactory, run_comparison
 from kbench.engine.comparison_sides import (
     AUTO,
     DESIGNS,
@@ -28,12 +28,15 @@ from kbench.engine.comparison_sides import (
 )
 from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome, run_interleaved
 from kbench.engine.noise_floor import comparison_noise_floor
+from kbench.engine.profiling import ProfiledSide, profile_sides, stored_side_profiles
 from kbench.engine.run_selection import RunSelector, select_runs
 from kbench.engine.stored_comparison import measure_stored_margins, stored_interleaved, stored_outcome
 from kbench.profile.defaults import COUNTERS_BY_DEFAULT
+from kbench.profile.folded import FoldedProfile
 from kbench.report.comparison import EXTENSIONS, FORMATS, gobench, render
 from kbench.report.comparison.build import build_interleaved_report, build_report
 from kbench.report.comparison.noise_floor import noise_floor_text
+from kbench.report.comparison.profiles import STORED_PROFILES, with_profiles, write_flame_graphs
 from kbench.store.db import Store
 from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.factory import make_target
@@ -92,6 +95,10 @@ def parse_margin(text: str | None) -> float | None:
 @click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
               help="Multiple-comparison control for secondary metrics (family-wise Holm or FDR).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the randomized order.")
+@click.option("--profile", "profile", is_flag=True,
+              help="After the timed blocks or trials, profile each side in a run of its own (perf record, call "
+              "graphs) and report the profile delta against the base and flame graphs (stored runs: their stored "
+              "profiles are used when every side has one).")
 @click.option("--counters/--no-counters", default=None,
               help="perf event counters in every slot or trial, judged per operation as secondary metrics "
               f"(default: {'on' if COUNTERS_BY_DEFAULT else 'off'}).")
@@ -107,8 +114,8 @@ def compare_cmd(
     ctx: Context, benchmark: str | None, kernels: tuple[str, ...], commands: tuple[str, ...],
     run_sets: tuple[RunSelector, ...], params: tuple[tuple[str, str], ...], design: str, metric: str, budget: float,
     blocks: int | None, samples: int | None, trials: int | None, min_trials: int | None, fixed: bool,
-    trials_per_boot: int, margin: str | None, alpha: float, correction: str, seed: int, counters: bool | None,
-    fmt: str, as_json: bool, output: Path | None, report_dir: Path | None,
+    trials_per_boot: int, margin: str | None, alpha: float, correction: str, seed: int, profile: bool,
+    counters: bool | None, fmt: str, as_json: bool, output: Path | None, report_dir: Path | None,
 ) -> None:
     """Compare programs (--command A --command B), configurations (BENCH -p KEY=V1|V2),
     kernels (--kernel A --kernel B BENCH) or stored runs (--runs 1,2,3 --runs 4,5,6): a verdict
@@ -135,6 +142,8 @@ def compare_cmd(
                 label_kind="stored", alpha=alpha, margin=margin_value, correction=correction_method,
                 context=_context(), parameters=_parameters(params, samples, seed, alpha, margin_source),
             )
+            report = with_profiles(report, stored_side_profiles(
+                store, {s.label: s.run_id for s in replayed.sides}), note=STORED_PROFILES, every_side=True)
         elif run_sets:
             outcome = stored_outcome(store, selected, benchmark=benchmark)
             base = outcome.sides[0].side
@@ -145,6 +154,9 @@ def compare_cmd(
                 context=_context(), parameters=_parameters(params, samples, seed, alpha, margin_source)
                 | {"noise floor": noise_floor_text(comparison_noise_floor(store, outcome))},
             )
+            first_runs = {s.side.label: s.runs[0].run_id for s in outcome.sides if s.runs}
+            report = with_profiles(report, stored_side_profiles(store, first_runs), note=STORED_PROFILES,
+                                   every_side=True)
         else:
             found = build_sides(benchmark, kernels, commands, dict(params), samples)
             counting = COUNTERS_BY_DEFAULT if counters is None else counters
@@ -157,12 +169,14 @@ def compare_cmd(
             if chosen == INTERLEAVED:
                 if blocks is not None and (refusal := check_blocks(blocks, alpha=alpha)):
                     raise BadRequest(refusal)
-                interleaved = _measure_interleaved(store, found.sides, budget, blocks, metric, alpha, margin_value,
-                                                   seed, samples, not fixed)
+                interleaved, profiles = _measure_interleaved(store, found.sides, budget, blocks, metric, alpha,
+                                                             margin_value, seed, samples, not fixed, profile)
                 report = build_interleaved_report(
                     interleaved, title=title, label_kind=found.label_kind, alpha=alpha, margin=margin_value,
                     correction=correction_method, context=_context(), parameters=parameters,
                 )
+                if profile:
+                    report = with_profiles(report, *profiles)
             else:
                 max_trials = trials or 10
                 first_look = min(min_trials or 5, max_trials)
@@ -176,18 +190,31 @@ def compare_cmd(
                     correction=correction_method, context=_context(),
                     parameters=parameters | {"noise floor": noise_floor_text(comparison_noise_floor(store, outcome))},
                 )
+                if profile:
+                    sides = [ProfiledSide(s.side.label, s.runs[0].run_id, s.side.benchmark, s.side.request,
+                                          s.side.kernel) for s in outcome.sides if s.runs]
+                    report = with_profiles(report, *profile_sides(store, sides, _target_factory(found.sides)))
     if report_dir is not None:
         report_dir.mkdir(parents=True, exist_ok=True)
         for name in ("text", "json", "markdown", "html"):
             (report_dir / f"report.{EXTENSIONS[name]}").write_text(render(report, name))
         gobench.write_files(report, report_dir / "benchstat")
-        err_console.print(f"wrote the text, JSON, markdown, HTML and benchstat reports to {report_dir}")
+        flames = write_flame_graphs(report, report_dir)
+        err_console.print(f"wrote the text, JSON, markdown, HTML and benchstat reports"
+                          f"{' and ' + str(len(flames)) + ' flame graphs' if flames else ''} to {report_dir}")
     text = render(report, fmt)
     if output is not None:
         output.write_text(text)
         err_console.print(f"wrote {output}")
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _target_factory(sides: list[ComparisonSide]) -> TargetFactory:
+    return functools.partial(
+        make_target, suite_tools=suite_tools(side.benchmark for side in sides),
+        with_module=any(side.benchmark.kind != "suite" for side in sides),
+    )
 
 
 def _margin(
@@ -219,20 +246,17 @@ def _measure(
             bar.update(task, description=f"{label} trial {index + 1}")
             bar.advance(task)
 
-        factory = functools.partial(
-            make_target, suite_tools=suite_tools(side.benchmark for side in sides),
-            with_module=any(side.benchmark.kind != "suite" for side in sides),
-        )
         return run_comparison(
-            store, sides, factory, max_trials=trials, min_trials=min(min_trials, trials), adaptive=adaptive,
-            alpha=alpha, margin=margin, seed=seed, trials_per_boot=trials_per_boot, on_trial=on_trial,
+            store, sides, _target_factory(sides), max_trials=trials, min_trials=min(min_trials, trials),
+            adaptive=adaptive, alpha=alpha, margin=margin, seed=seed, trials_per_boot=trials_per_boot,
+            on_trial=on_trial,
         )
 
 
 def _measure_interleaved(
     store: Store, sides: list[ComparisonSide], budget: float, blocks: int | None, metric: str, alpha: float,
-    margin: float | None, seed: int, samples: int | None, adaptive: bool,
-) -> InterleavedOutcome:
+    margin: float | None, seed: int, samples: int | None, adaptive: bool, profile: bool,
+) -> tuple[InterleavedOutcome, tuple[dict[str, FoldedProfile], list[str]]]:
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}% of the budget"),
         TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
@@ -243,10 +267,14 @@ def _measure_interleaved(
             bar.update(task, description=f"block {block + 1}: {label}", completed=fraction)
 
         with make_target(sides[0].kernel) as target:
-            return run_interleaved(store, sides, target, budget_s=budget, max_blocks=blocks, metric=metric,
-                                   alpha=alpha, margin=margin, margin_from_noise=margin is None, seed=seed,
-                                   samples=samples, adaptive=adaptive,
-                                   on_slot=on_slot)
+            outcome = run_interleaved(store, sides, target, budget_s=budget, max_blocks=blocks, metric=metric,
+                                      alpha=alpha, margin=margin, margin_from_noise=margin is None, seed=seed,
+                                      samples=samples, adaptive=adaptive, on_slot=on_slot)
+            if not profile:
+                return outcome, ({}, [])
+            bar.update(task, description="profiling each side (a run of its own)", completed=1.0)
+            profiled = [ProfiledSide(s.label, s.run_id, s.side.benchmark, s.side.request) for s in outcome.sides]
+            return outcome, profile_sides(store, profiled, target)
 
 
 def _context() -> dict[str, object]:

@@ -60,6 +60,9 @@ class TrialRun(Protocol):
     """A trial as the comparison sees it: a measured run or a stored one."""
 
     @property
+    def run_id(self) -> int: ...
+
+    @property
     def metric(self) -> str: ...
 
     @property
