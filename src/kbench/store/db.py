@@ -439,6 +439,19 @@ class Store:
                 format=data_format, codec=codec, data=data, details=dict(details), created_at=_utcnow(),
             ))
 
+    def add_warning(self, run_id: int, warning: str) -> None:
+        """Append ``warning`` to a stored run's warnings (RunNotFound if there is no such run)."""
+        from sqlalchemy import select, update
+
+        from kbench.store import schema
+
+        with self.engine.begin() as conn:
+            row = conn.execute(select(schema.runs.c.warnings).where(schema.runs.c.id == run_id)).first()
+            if row is None:
+                raise RunNotFound(f"no run with id {run_id}")
+            conn.execute(update(schema.runs).where(schema.runs.c.id == run_id)
+                         .values(warnings=[*(row[0] or []), warning]))
+
     # -- reading -----------------------------------------------------------------
 
     def load_profile(self, run_id: int) -> dict[str, Any] | None:
