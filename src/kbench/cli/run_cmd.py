@@ -26,7 +26,7 @@ from kbench.engine.stored_run import stored_run
 from kbench.jobs import is_job_file
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
 from kbench.kinds.kfunc.loaded import loaded_benchmark
-from kbench.profile.defaults import COUNTERS_BY_DEFAULT
+from kbench.profile.defaults import counters_by_default
 from kbench.report.run_json import profile_json, run_context_json, run_json
 from kbench.store.db import Store
 from kbench.targets.base import Target
@@ -93,7 +93,8 @@ from kbench.trace.tracking import parse_track, tracked
     "--counters/--no-counters", default=None,
     help="perf event counters around the measured region: task-clock, context switches, migrations, page "
     "faults and, where the machine has a PMU, cycles, instructions, branches and caches "
-    f"(default: {'on' if COUNTERS_BY_DEFAULT else 'off'}; docs/PERFORMANCE.md has their cost).",
+    "(default: on for syscall.* and command, whose cost was measured negligible, off for the others; "
+    "docs/PERFORMANCE.md has their cost).",
 )
 @click.option(
     "--local-kernel", is_flag=True,
@@ -171,9 +172,9 @@ def run_cmd(
             tags=tags,
             commit=commit,
             label=label,
-            counters=COUNTERS_BY_DEFAULT if counters is None else counters,
         )
         kind = known.kind if known else "kfunc"
+        request = replace(request, counters=counters_by_default(kind) if counters is None else counters)
         problems = request_problems(request, kind, target_cpus(kernel))
         if problems:
             raise BadRequest("; ".join(str(p) for p in problems))
