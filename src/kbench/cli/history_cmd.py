@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.history_options import Since, detection_options, history_errors, settings_from
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
 
@@ -24,15 +25,17 @@ from kbench.cli.main import Context, emit_json, out_console, pass_context, user_
 )
 @detection_options
 @click.option("--json", "as_json", is_flag=True, help="Print {\"series\": [...]} with every point and change point.")
+@fail_on_option
 @pass_context
 def history_cmd(
     ctx: Context, selector: str | None, since: datetime | None, last: int, repo: Path | None,
-    window: int, max_pvalue: float, raw_values: bool, as_json: bool,
+    window: int, max_pvalue: float, raw_values: bool, as_json: bool, fail_on: frozenset[str],
 ) -> None:
     """List the series of stored runs (benchmark + parameters + metric + machine + target), points
     newest last, with their change points (Apache Otava).
 
     BENCH is a benchmark or metric name or glob (syscall.*); SERIES is a series id from this list.
+    --fail-on looks at every change point listed (narrow it with --since).
     """
     from kbench.history.analysis import analyse
     from kbench.history.load import load_series
@@ -42,7 +45,8 @@ def history_cmd(
         histories = analyse(load_series(ctx.reader.engine, selector, since=since), settings, repo=repo)
     if as_json:
         emit_json({"settings": settings.to_json(), "series": [h.to_json() for h in histories]})
-        return
-    from kbench.report.history_text import render_history
+    else:
+        from kbench.report.history_text import render_history
 
-    render_history(out_console(), histories, last)
+        render_history(out_console(), histories, last)
+    exit_if_found(fail_on, ((c.verdict, h.series.metric) for h in histories for c in h.change_points))
