@@ -175,6 +175,9 @@ def run_cmd(
         )
         kind = known.kind if known else "kfunc"
         request = replace(request, counters=counters_by_default(kind) if counters is None else counters)
+        if counters and kind not in ("probe", "suite"):
+            err_console.print(literal(f"warning: --counters: not taken for {kind} benchmarks yet (syscalls, commands "
+                                      "and suites are counted)"), highlight=False)
         problems = request_problems(request, kind, target_cpus(kernel))
         if problems:
             raise BadRequest("; ".join(str(p) for p in problems))

@@ -186,7 +186,7 @@ def _check_task_count(bench: Benchmark, axis: Axis, given: dict[str, Axis], prob
                                               "already; give one of them")
 
 
-PERF_KINDS = {"counters": ("probe", "suite"), "profile": ("probe", "suite", "kfunc")}
+PERF_KINDS = {"counters": ("probe", "suite"), "profile": ("probe", "suite")}
 """The kinds of benchmark that take counters and profiles (``kbench.profile``)."""
 
 

@@ -1,4 +1,4 @@
-"""Profiles of in-kernel benchmarks: the guest kernel sampled while kbench.ko's kthread runs."""
+"""Profiles of in-kernel benchmarks: not yet (perf is not carried into the guest); a clear refusal."""
 
 from __future__ import annotations
 
@@ -10,4 +10,5 @@ from kbench.targets.transport import Transport
 
 
 def profile_kfunc(target: Transport, benchmark: Benchmark, request: RunRequest, seconds: float) -> FoldedProfile:
-    raise TargetError(f"{benchmark.name}: --profile of in-kernel benchmarks is not supported yet")
+    raise TargetError(f"{benchmark.name}: --profile of in-kernel benchmarks is not supported yet (perf is not "
+                      "carried into the guest); profile syscalls, commands and suites on this kernel")
