@@ -60,6 +60,6 @@ def test_compare_judges_counters_per_execution_and_again_from_the_store(
 
     runs = dict(item.split("=") for item in report["parameters"]["runs"].split())
     again = as_json(kbench("compare", "--runs", runs[str(cpu_loops["A"])], "--runs", runs[str(cpu_loops["B"])],
-                           "--json"))
+                           "--counters", "--json"))
     stored = {m["metric"]: m for m in again["metrics"]}["command.perf-stat.task-clock"]
     assert stored["base"] == task_clock["base"] and stored["trials"] == task_clock["trials"]

@@ -107,7 +107,8 @@ def parse_margin(text: str | None) -> float | None:
               "graphs) and report the profile delta against the base and flame graphs (stored runs: their stored "
               "profiles are used when every side has one).")
 @click.option("--counters/--no-counters", default=None,
-              help="perf event counters in every slot or trial, judged per operation as secondary metrics "
+              help="perf event counters in every slot or trial (stored runs: those they counted), judged per "
+              "operation as secondary metrics "
               f"(default: {'on' if COUNTERS_BY_DEFAULT else 'off'}).")
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
@@ -141,7 +142,8 @@ def compare_cmd(
         store = ctx.reader if run_sets else ctx.store  # stored runs are only read
         correction_method: Method = "bh" if correction == "bh" else "holm"
         selected = [select_runs(store, selector, benchmark) for selector in run_sets]
-        replayed = stored_interleaved(store, selected, alpha=alpha, margin=margin_value) if run_sets else None
+        replayed = (stored_interleaved(store, selected, alpha=alpha, margin=margin_value, counters=bool(counters))
+                    if run_sets else None)
         if replayed is not None:
             margin_value, margin_source = _margin(store, replayed.sides[0].side, margin_value, margin, INTERLEAVED)
             if margin_value is None:
@@ -155,7 +157,7 @@ def compare_cmd(
             report = with_profiles(report, stored_side_profiles(
                 store, {s.label: s.run_id for s in replayed.sides}), note=STORED_PROFILES, every_side=True)
         elif run_sets:
-            outcome = stored_outcome(store, selected, benchmark=benchmark)
+            outcome = stored_outcome(store, selected, benchmark=benchmark, counters=bool(counters))
             base = outcome.sides[0].side
             margin_value, margin_source = _margin(store, base, margin_value, margin, TRIALS)
             report = build_report(

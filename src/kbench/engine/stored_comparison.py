@@ -36,8 +36,10 @@ from kbench.profile.counters import counter_metric, counter_metric_values, count
 from kbench.store.db import RunRecord, Store
 
 
-def stored_outcome(store: Store, sides: list[list[int]], *, benchmark: str | None = None) -> ComparisonOutcome:
-    """Sides of stored runs; all runs must measure the same metric, and ``benchmark`` when given (checked)."""
+def stored_outcome(store: Store, sides: list[list[int]], *, benchmark: str | None = None,
+                   counters: bool = False) -> ComparisonOutcome:
+    """Sides of stored runs; all runs must measure the same metric, and ``benchmark`` when given (checked).
+    ``counters``: judge the perf counters the runs stored too (``compare --counters``)."""
     if len(sides) < 2:
         raise BadRequest("a comparison needs at least two sides: give --runs twice or more")
     results = []
@@ -47,7 +49,7 @@ def stored_outcome(store: Store, sides: list[list[int]], *, benchmark: str | Non
         for run_id in run_ids:
             view = load_stored_run(store, run_id)
             metrics.add(view.record.metric)
-            trials.extend(_trials(view))
+            trials.extend(_trials(view, counters))
         first = load_stored_run(store, run_ids[0]).record
         bench = stored_benchmark(first)
         label = runs_label(run_ids)
@@ -62,7 +64,7 @@ def stored_outcome(store: Store, sides: list[list[int]], *, benchmark: str | Non
     return ComparisonOutcome(results, [], None, 0, "stored runs (no new measurement)")
 
 
-def stored_interleaved(store: Store, sides: list[list[int]], *, alpha: float,
+def stored_interleaved(store: Store, sides: list[list[int]], *, alpha: float, counters: bool = False,
                        margin: float | None) -> InterleavedOutcome | None:
     """The interleaved comparison the runs came from, re-judged (module docstring); None when the
     runs are not exactly one run per side of one interleaved comparison."""
@@ -76,7 +78,7 @@ def stored_interleaved(store: Store, sides: list[list[int]], *, alpha: float,
     benchmark = stored_benchmark(views[0].record)
     metric = str(designs[0].get("metric") or views[0].record.metric)
     kind = "cpu" if metric.endswith(".cpu") else "wall"
-    metrics = metrics_of(benchmark, kind) + _stored_counter_metrics(views, benchmark)
+    metrics = metrics_of(benchmark, kind) + (_stored_counter_metrics(views, benchmark) if counters else [])
     slots = [slot for index, view in enumerate(views) for slot in _slots(index, view, benchmark)]
     slots.sort(key=lambda s: s.index)
     complete = [b for b in range(max((s.block for s in slots), default=-1) + 1)
@@ -140,9 +142,9 @@ def _stored_counter_metrics(views: list[StoredRun], benchmark: Benchmark) -> lis
     return [MetricInfo(name, unit, direction) for name, (_, unit, direction) in totals.items() if name in common]
 
 
-def _trials(view: StoredRun) -> list[StoredTrial]:
+def _trials(view: StoredRun, counters: bool = False) -> list[StoredTrial]:
     """The run as one trial, or an imported run as one trial per value of its ``trial`` column."""
-    counted = counter_series(view.measurement.header, view.record.metric)
+    counted = counter_series(view.measurement.header, view.record.metric) if counters else []
     whole = StoredTrial(run_id=view.record.id, metric=view.record.metric, series=view.series,
                         counter_series=counted)
     trial = view.measurement.columns.get("trial")
