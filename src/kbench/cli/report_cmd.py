@@ -50,6 +50,7 @@ def regressions_cmd(
     from kbench.history.analysis import analyse
     from kbench.history.load import load_series
     from kbench.history.regressions import regression_entries, wanted_runs
+    from kbench.report.why import entry_why_rows, why_json
     from kbench.store.series import run_requests
 
     settings = settings_from(window, max_pvalue, raw_values)
@@ -59,14 +60,16 @@ def regressions_cmd(
         entries = regression_entries(
             histories, run_requests(engine, wanted_runs(histories, since)), since=since, improvements=improvements
         )
+        why = entry_why_rows(ctx.reader, entries)
     scope = _scope(len(histories), since, improvements)
     if fmt == "json":
         text = _json({"settings": settings.to_json(), "since": since.isoformat() if since else None,
-                      "series_checked": len(histories), "entries": [e.to_json() for e in entries]})
+                      "series_checked": len(histories),
+                      "entries": [{**e.to_json(), **why_json(why, e)} for e in entries]})
     elif fmt == "markdown":
         from kbench.report.regression_text import render_markdown
 
-        text = render_markdown(entries, scope)
+        text = render_markdown(entries, scope, why)
     elif fmt == "html":
         from kbench.report.regression_html import render_page
 
@@ -74,7 +77,7 @@ def regressions_cmd(
     else:
         from kbench.report.regression_text import render_text
 
-        text = render_text(entries, scope)
+        text = render_text(entries, scope, why)
     _write(text, output)
     exit_if_found(fail_on, ((e.point.verdict, e.series.metric) for e in entries))
 

@@ -43,6 +43,13 @@ class RunResult:
     per_op_values: np.ndarray
     series: list[MetricSeries]
 
+    @property
+    def counter_series(self) -> list[MetricSeries]:
+        """The run's perf counters per operation as one-value series (``kbench.profile.counters``)."""
+        from kbench.profile.counters import counter_series
+
+        return counter_series(self.measurement.header, self.metric)
+
 
 def execute_run(
     store: Store,

@@ -472,7 +472,45 @@ class Store:
             write_result(conn, run_id, status=status, columns=columns, probe_header=probe_header,
                           summaries=summaries, warnings=warnings, error=error, tool_output=tool_output)
 
+    def save_profile(
+        self, run_id: int, *, event: str, frequency_hz: int | None, samples: int, weight: int, data: bytes,
+        details: Mapping[str, Any], data_format: str = "folded", codec: str = "zlib",
+    ) -> None:
+        """Store (or replace) the sampled profile of run ``run_id`` (RunNotFound if there is no such run)."""
+        from sqlalchemy import delete, insert, select
+
+        from kbench.store import schema
+
+        with self.engine.begin() as conn:
+            if conn.execute(select(schema.runs.c.id).where(schema.runs.c.id == run_id)).first() is None:
+                raise RunNotFound(f"no run with id {run_id}")
+            conn.execute(delete(schema.profiles).where(schema.profiles.c.run_id == run_id))
+            conn.execute(insert(schema.profiles).values(
+                run_id=run_id, event=event, frequency_hz=frequency_hz, samples=samples, weight=weight,
+                format=data_format, codec=codec, data=data, details=dict(details), created_at=_utcnow(),
+            ))
+
+    def add_warning(self, run_id: int, warning: str) -> None:
+        """Append ``warning`` to a stored run's warnings (RunNotFound if there is no such run)."""
+        from sqlalchemy import select, update
+
+        from kbench.store import schema
+
+        with self.engine.begin() as conn:
+            row = conn.execute(select(schema.runs.c.warnings).where(schema.runs.c.id == run_id)).first()
+            if row is None:
+                raise RunNotFound(f"no run with id {run_id}")
+            conn.execute(update(schema.runs).where(schema.runs.c.id == run_id)
+                         .values(warnings=[*(row[0] or []), warning]))
+
     # -- reading -----------------------------------------------------------------
+
+    def load_profile(self, run_id: int) -> dict[str, Any] | None:
+        """The profile row of a run (``data`` compressed as ``codec`` says), or None."""
+        return reads.load_profile(self._query, run_id)
+
+    def profiled_runs(self, run_ids: list[int]) -> set[int]:
+        return reads.profiled_runs(self._query, run_ids)
 
     def get_run(self, run_id: int) -> RunRecord:
         return reads.get_run(self._query, run_id, self.spill_dir)

@@ -192,3 +192,22 @@ def _run_record(
         started_at=row["started_at"], finished_at=row["finished_at"], target=target,
         summaries=summaries, commit=row.get("commit"), label=row.get("label"),
     )
+
+
+def load_profile(query: Query, run_id: int) -> dict[str, Any] | None:
+    """The run's profile row (``data`` still compressed), or None when it has none."""
+    rows = query("SELECT * FROM profiles WHERE run_id = :id", {"id": run_id})
+    if not rows:
+        return None
+    row = _decoded(rows[0], ("details",), ("created_at",))
+    row["data"] = bytes(row["data"])
+    return row
+
+
+def profiled_runs(query: Query, run_ids: list[int]) -> set[int]:
+    """Which of ``run_ids`` have a profile."""
+    if not run_ids:
+        return set()
+    names = {f"id{i}": run_id for i, run_id in enumerate(run_ids)}
+    rows = query(f"SELECT run_id FROM profiles WHERE run_id IN ({', '.join(':' + n for n in names)})", names)
+    return {int(row["run_id"]) for row in rows}
