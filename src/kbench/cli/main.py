@@ -227,7 +227,8 @@ COMMANDS: dict[str, LazyCommand] = {
         "each run (histogram, CDF, context), two runs side by side, the regression report.",
     ),
     "show": LazyCommand(
-        "kbench.cli.results_cmds:show_cmd", "Show a stored run: summary, histogram, CDF, context and warnings."
+        "kbench.cli.results_cmds:show_cmd",
+        "Show a stored run: summary, histogram, CDF, context, counters, profile and warnings.",
     ),
     "sysinfo": LazyCommand(
         "kbench.cli.sysinfo_cmd:sysinfo_cmd", "Show the machine inventory and a checklist of the noise sources."
