@@ -212,7 +212,7 @@ def test_a_version_1_database_is_migrated(url: str) -> None:
         conn.execute("drop table calibrations")
         conn.execute("update kbench_meta set value = '1' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 5
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 6
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     cal = upgraded.save_calibration(benchmark="syscall.getppid", metric="m", target="local", params={},
                                     trials={"A1": [1.0], "A2": [1.1]}, run_ids=[1, 2], sigma_log=0.01,
@@ -275,7 +275,7 @@ def test_a_version_4_database_gains_the_fleet_tables(url: str) -> None:
             conn.execute("alter table machines alter column memory_bytes type integer")
         conn.execute("update kbench_meta set value = '4' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == 5
+    assert upgraded.schema_version == schema.SCHEMA_VERSION
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     with raw(url) as conn:
         for table in ("fleet_machines", "fleet_jobs", "fleet_tasks"):

@@ -97,12 +97,16 @@ runs = Table(
     Column("label", String(255)),
     # ... and the fleet task that made it (one stored run per task, however often delivered).
     Column("task_key", String(128)),
+    # v6: renewed while the run is measured, so that another host can tell its kbench is gone
+    Column("heartbeat_at", DateTime(timezone=True)),
 )
 Index("ix_runs_benchmark", runs.c.benchmark)
 Index("ix_runs_started_at", runs.c.started_at)
 Index("ux_runs_task_key", runs.c.task_key, unique=True)
 RUN_COLUMNS_V4 = ("owner_pid", "owner_boot_id", "owner_host", "commit", "label", "task_key")
 """Columns of ``runs`` added by schema v4 (the migration adds them to older databases)."""
+RUN_COLUMNS_V6 = ("heartbeat_at",)
+"""Columns of ``runs`` added by schema v6."""
 
 samples = Table(
     "samples",
