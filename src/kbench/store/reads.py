@@ -12,22 +12,21 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kbench.contract.spill import SpillDamaged, SpillHead, read_spill, spill_head
 from kbench.store.errors import RunNotFound, StoreError
-from kbench.store.owners import owner_gone
+from kbench.store.liveness import Liveness
+from kbench.store.liveness import Query as Query
 from kbench.store.records import RunRecord
 from kbench.store.spills import spill_file, spilled_rows
 
 if TYPE_CHECKING:
     import numpy as np
 
-Query = Callable[[str, Mapping[str, Any]], list[dict[str, Any]]]
-"""Runs one statement with named parameters and returns its rows as dicts."""
 
 _RUN_JSON = ("params", "request", "timer", "overhead", "probe_header", "sysinfo", "noise", "warnings", "tags")
 _RUN_TIMES = ("started_at", "finished_at")
@@ -49,7 +48,10 @@ def get_run(query: Query, run_id: int, spill_dir: Path | None = None) -> RunReco
     if row["target_id"] is not None:
         target = _decoded(query("SELECT * FROM targets WHERE id = :id", {"id": row["target_id"]})[0], ("details",))
     summaries = [_decoded(s, ("details",)) for s in query("SELECT * FROM summaries WHERE run_id = :id", {"id": run_id})]
-    row = as_seen(row, spill_dir)
+    row = as_seen(row, spill_dir, Liveness(query))
+    why = row.pop("abandoned_because", None)
+    if why is not None and not row.get("error"):
+        row["error"] = f"abandoned: {why}"
     if row.get("spilled"):
         head = _spill_head(spill_dir, run_id)
         if head is not None and row.get("probe_header") is None:
@@ -112,7 +114,7 @@ def list_runs(
         "SELECT runs.id, runs.benchmark, runs.params, runs.metric, runs.status, runs.n_samples, runs.started_at, "
         "runs.tags, "
         "targets.kind, targets.kernel_release, targets.accel, summaries.median, summaries.unit, "
-        "runs.owner_pid, runs.owner_boot_id, runs.owner_host "
+        "runs.owner_pid, runs.owner_boot_id, runs.owner_host, runs.heartbeat_at, runs.task_key "
         "FROM runs LEFT OUTER JOIN targets ON runs.target_id = targets.id "
         "LEFT OUTER JOIN summaries ON summaries.run_id = runs.id AND summaries.metric = runs.metric"
         + (" WHERE " + " AND ".join(conditions) if conditions else "")
@@ -121,23 +123,27 @@ def list_runs(
     )
     if limit is not None:
         params["limit"] = limit
-    rows = [as_seen(_decoded(row, ("tags", "params"), ("started_at",)), spill_dir) for row in query(sql, params)]
+    liveness = Liveness(query)
+    rows = [as_seen(_decoded(row, ("tags", "params"), ("started_at",)), spill_dir, liveness)
+            for row in query(sql, params)]
     for row in rows:
-        for key in ("owner_pid", "owner_boot_id", "owner_host", "spilled"):
+        for key in ("owner_pid", "owner_boot_id", "owner_host", "heartbeat_at", "task_key", "spilled",
+                    "abandoned_because"):
             row.pop(key, None)
     if status:
         rows = [r for r in rows if r["status"] == status]
     return rows
 
 
-def as_seen(row: dict[str, Any], spill_dir: Path | None = None) -> dict[str, Any]:
+def as_seen(row: dict[str, Any], spill_dir: Path | None = None, liveness: Liveness | None = None) -> dict[str, Any]:
     """A run row as a writing kbench would leave it (for read-only views; a writing open
-    stores the change): ``running`` shown as ``abandoned`` when its kbench is gone, and a
-    run without samples whose spill holds some with that many (``spilled``: True)."""
-    if row.get("status") == "running" and owner_gone(
-        row.get("owner_pid"), row.get("owner_boot_id"), row.get("owner_host"), row["started_at"]
-    ):
-        row["status"] = "abandoned"
+    stores the change): ``running`` shown as ``abandoned`` once its kbench is gone
+    (``liveness``: its pid on this host, its heartbeat from another, its fleet lease),
+    and a run without samples whose spill holds some with that many (``spilled``: True)."""
+    if row.get("status") == "running" and liveness is not None:
+        why = liveness.why_gone(row)
+        if why is not None:
+            row["status"], row["abandoned_because"] = "abandoned", why
     if row.get("status") in _UNFINISHED and not row.get("n_samples") and "id" in row:
         spilled = spilled_rows(spill_dir, int(row["id"]))
         if spilled:
