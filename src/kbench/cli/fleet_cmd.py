@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -236,10 +235,12 @@ def machines_cmd(as_json: bool) -> None:
 def demo_cmd(workdir: Path | None, job_file: Path | None) -> None:
     """A fleet on this machine: Redis and PostgreSQL in a temp dir on 127.0.0.1 (free ports) and
     two workers (classes demo-a and demo-b). Ctrl-C stops it all."""
+    from kbench import children
     from kbench.fleet.demo import LocalFleet
 
-    with fleet_errors(), tempfile.TemporaryDirectory(prefix="kbench-fleet-demo-") as scratch:
-        base = workdir or Path(scratch)
+    # The scratch dir is the guardian's to remove if the demo is killed (kill -9 included).
+    with fleet_errors(), children.scratch_dir("kbench-fleet-demo-") as scratch:
+        base = (workdir or scratch).resolve()
         # Also when started in the background, where SIGINT may come in ignored.
         previous = {number: signal.signal(number, _interrupt) for number in (signal.SIGINT, signal.SIGTERM)}
         try:
@@ -271,7 +272,7 @@ def _demo_session(fleet: Any, job_file: Path | None) -> None:
         while True:
             time.sleep(3600)
     os.environ["KBENCH_FLEET_CONFIG"] = str(fleet.config)
-    settings = load_settings()
+    settings = load_settings(db=fleet.db_url, broker=fleet.broker_url)  # the demo's own, whatever $KBENCH_DB says
     submission = submit_job(settings, job_file, queues=fleet.classes, repeat=1, compare=None,
                             cpu_count=default_cpu_count())
     click.echo(f"job {submission.job_id}: {len(submission.tasks)} tasks queued")

@@ -377,7 +377,7 @@ class Store:
     # -- reading -----------------------------------------------------------------
 
     def get_run(self, run_id: int) -> RunRecord:
-        return reads.get_run(self._query, run_id)
+        return reads.get_run(self._query, run_id, dialect=self.dialect, where=self.where)
 
     def load_samples(self, run_id: int) -> dict[str, np.ndarray]:
         """Every stored column of a run, in the order the samples were taken."""
@@ -395,7 +395,7 @@ class Store:
         """Newest first: id, benchmark, status, n, started, kernel, median and unit. Every
         filter is part of the query, so ``limit`` (None: no limit) counts matching runs."""
         return reads.list_runs(self._query, self.dialect, benchmark=benchmark, status=status,
-                               kernel_release=kernel_release, tag=tag, limit=limit)
+                               kernel_release=kernel_release, tag=tag, limit=limit, where=self.where)
 
     def save_calibration(
         self, *, benchmark: str, metric: str, target: str, params: Mapping[str, Any],

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from kbench.store.errors import RunNotFound, StoreError
+from kbench.store.errors import DAMAGED_ADVICE, RunNotFound, StoreError
 from kbench.store.owners import owner_gone
 from kbench.store.records import RunRecord
 
@@ -37,16 +37,35 @@ def schema_version(query: Query) -> int:
     return int(rows[0]["value"])
 
 
-def get_run(query: Query, run_id: int) -> RunRecord:
+def get_run(query: Query, run_id: int, *, dialect: str = "sqlite", where: str = "") -> RunRecord:
+    """Run ``run_id`` with its target and summaries. RunNotFound if there is none; StoreError
+    if the database is damaged where the run is (a SQLite runs table whose pages no longer
+    hold what they say can hide a row: not found is then a damaged file, not a missing run)."""
     found = query("SELECT * FROM runs WHERE id = :id", {"id": run_id})
     if not found:
+        if dialect == "sqlite":
+            _check_runs_table(query, where)
         raise RunNotFound(f"no run with id {run_id}")
-    row = _decoded(found[0], _RUN_JSON, _RUN_TIMES)
-    target = None
-    if row["target_id"] is not None:
-        target = _decoded(query("SELECT * FROM targets WHERE id = :id", {"id": row["target_id"]})[0], ("details",))
-    summaries = [_decoded(s, ("details",)) for s in query("SELECT * FROM summaries WHERE run_id = :id", {"id": run_id})]
-    return _run_record(as_seen(row), target, summaries)
+    try:
+        row = _decoded(found[0], _RUN_JSON, _RUN_TIMES)
+        target = None
+        if row["target_id"] is not None:
+            targets = query("SELECT * FROM targets WHERE id = :id", {"id": row["target_id"]})
+            target = _decoded(targets[0], ("details",)) if targets else None
+        summaries = [_decoded(s, ("details",))
+                     for s in query("SELECT * FROM summaries WHERE run_id = :id", {"id": run_id})]
+        return _run_record(as_seen(row), target, summaries)
+    except (ValueError, TypeError, KeyError) as exc:  # JSON or times that do not decode: damaged bytes
+        raise StoreError(f"results database {where}: run {run_id} is stored damaged ({type(exc).__name__}: "
+                         f"{exc}); {DAMAGED_ADVICE}") from exc
+
+
+def _check_runs_table(query: Query, where: str) -> None:
+    """StoreError if SQLite's own check of the runs table (and its indexes) finds damage."""
+    problems = [str(next(iter(row.values()))) for row in query("PRAGMA quick_check(runs)", {})]
+    if problems != ["ok"]:
+        first = " ".join(problems[0].replace("*** in database main ***", "").split())
+        raise StoreError(f"results database {where}: the runs table is damaged ({first}); {DAMAGED_ADVICE}")
 
 
 def load_samples(query: Query, run_id: int, where: str) -> dict[str, np.ndarray]:
@@ -70,9 +89,11 @@ def list_runs(
     kernel_release: str | None = None,
     tag: str | None = None,
     limit: int | None = 50,
+    where: str = "",
 ) -> list[dict[str, Any]]:
     """Newest first: id, benchmark, status, n, started, kernel, median and unit. Every
-    filter is part of the query, so ``limit`` (None: no limit) counts matching runs."""
+    filter is part of the query, so ``limit`` (None: no limit) counts matching runs.
+    StoreError (naming ``where``) if the runs are stored damaged."""
     conditions = []
     params: dict[str, Any] = {}
     if benchmark:
@@ -106,7 +127,14 @@ def list_runs(
     )
     if limit is not None:
         params["limit"] = limit
-    rows = [as_seen(_decoded(row, ("tags",), ("started_at",))) for row in query(sql, params)]
+    found = query(sql, params)
+    if not found and dialect == "sqlite":
+        _check_runs_table(query, where)  # an empty listing of a damaged table is not "no runs"
+    try:
+        rows = [as_seen(_decoded(row, ("tags",), ("started_at",))) for row in found]
+    except (ValueError, TypeError) as exc:
+        raise StoreError(f"results database {where}: a run is stored damaged ({type(exc).__name__}: {exc}); "
+                         f"{DAMAGED_ADVICE}") from exc
     for row in rows:
         for key in ("owner_pid", "owner_boot_id", "owner_host"):
             row.pop(key, None)
