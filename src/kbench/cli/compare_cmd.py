@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import functools
-import sys
 from pathlib import Path
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kbench.cli.console import label_column, write_stdout
 from kbench.cli.main import Context, err_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue, Runs
 from kbench.compare.budget import check_blocks, check_trials
@@ -179,7 +179,7 @@ def compare_cmd(
         output.write_text(text)
         err_console.print(f"wrote {output}")
     else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        write_stdout(text if text.endswith("\n") else text + "\n", data=fmt != "text")
 
 
 def _margin(
@@ -202,7 +202,7 @@ def _measure(
     margin: float | None, seed: int, trials_per_boot: int,
 ) -> ComparisonOutcome:
     with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        label_column(), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=err_console, transient=True, disable=not err_console.is_terminal,
     ) as bar:
         task = bar.add_task("trials", total=trials * len(sides))
@@ -226,7 +226,7 @@ def _measure_interleaved(
     margin: float | None, seed: int, samples: int | None, adaptive: bool,
 ) -> InterleavedOutcome:
     with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}% of the budget"),
+        label_column(), BarColumn(), TextColumn("{task.percentage:>3.0f}% of the budget"),
         TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
     ) as bar:
         task = bar.add_task("pilot block", total=1.0)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 from rich.table import Table
+from rich.text import Text
 
 from kbench.cli import exit_codes
 from kbench.cli.job_cmds import default_cpu_count, job_errors
@@ -102,7 +103,7 @@ def submit_cmd(
         submission = submit_job(settings, file, queues=queues, repeat=repeat, compare=compare,
                                 cpu_count=default_cpu_count())
     for warning in submission.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        err_console.print(Text.assemble(("warning:", "yellow"), f" {warning}"), highlight=False)
     if as_json:
         emit_json({"job": submission.job_id, "tasks": [
             {"id": t.id, "queue": t.queue, "kind": t.kind, "instances": list(t.instance_ids), "label": t.label,

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from kbench.cli import exit_codes
+from kbench.cli.console import write_stdout
 from kbench.cli.history_options import Since, detection_options, history_errors, settings_from
 from kbench.cli.main import Context, fail, pass_context, user_errors
 
@@ -69,7 +70,7 @@ def regressions_cmd(
         from kbench.report.regression_text import render_text
 
         text = render_text(entries, scope)
-    _write(text, output)
+    _write(text, output, data=fmt != "text")
 
 
 def _scope(series: int, since: datetime | None, improvements: bool) -> str:
@@ -121,7 +122,7 @@ def releases_cmd(
         if not rows:
             fail(f"nothing to plot: no series has runs on {names[0]} and another kernel", exit_codes.NOT_FOUND)
         render_plot(rows, names, plot)
-    _write(text, output)
+    _write(text, output, data=fmt != "text")
 
 
 def _json(data: object) -> str:
@@ -130,9 +131,9 @@ def _json(data: object) -> str:
     return dumps(data) + "\n"
 
 
-def _write(text: str, output: Path | None) -> None:
+def _write(text: str, output: Path | None, *, data: bool) -> None:
     if output is None:
-        click.echo(text, nl=False)
+        write_stdout(text, data=data)
         return
     try:
         output.write_text(text)

@@ -63,7 +63,7 @@ def get_run(query: Query, run_id: int, *, dialect: str = "sqlite", where: str = 
 def _check_runs_table(query: Query, where: str) -> None:
     """StoreError if SQLite's own check of the runs table (and its indexes) finds damage."""
     problems = [str(next(iter(row.values()))) for row in query("PRAGMA quick_check(runs)", {})]
-    if problems != ["ok"]:
+    if problems and problems != ["ok"]:  # none: a database not made yet, read as empty
         first = " ".join(problems[0].replace("*** in database main ***", "").split())
         raise StoreError(f"results database {where}: the runs table is damaged ({first}); {DAMAGED_ADVICE}")
 
