@@ -213,7 +213,7 @@ def test_a_version_1_database_is_migrated(url: str) -> None:
         conn.execute("drop table calibrations")
         conn.execute("update kbench_meta set value = '1' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 6
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 7
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     cal = upgraded.save_calibration(benchmark="syscall.getppid", metric="m", target="local", params={},
                                     trials={"A1": [1.0], "A2": [1.1]}, run_ids=[1, 2], sigma_log=0.01,
@@ -311,7 +311,7 @@ def test_a_version_5_database_gains_the_import_digest_and_still_knows_its_import
         conn.execute("update kbench_meta set value = '5' where key = 'schema_version'")
     assert "import_digest" not in _run_columns(url)
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 6
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 7
     assert _unique_indexes_of_runs(url).get("ux_runs_import_digest") is True
     assert upgraded.get_run(old).n_samples == 3  # nothing lost
     # The same entry imported again, now with its digest: recognised by benchmark, parameters, start, n, status.
@@ -333,6 +333,43 @@ def test_runs_with_one_digest_are_stored_once_and_a_batch_is_all_or_nothing(url:
         store.store_pending_runs([_pending("d", "4" * 64), broken])
     assert store.count_runs() == 2  # neither run of the failed batch, and no run left `running`
     assert store.list_runs(status="running") == []
+
+
+def test_a_version_6_database_gains_the_profiles_table(url: str) -> None:
+    store = Store.open(url)
+    run_id = _begin(store)
+    store.engine.dispose()
+    with raw(url) as conn:  # take the database back to schema v6
+        conn.execute("drop table profiles")
+        conn.execute("update kbench_meta set value = '6' where key = 'schema_version'")
+    upgraded = Store.open(url)
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 7
+    assert upgraded.load_profile(run_id) is None
+    upgraded.save_profile(run_id, event="cpu-clock", frequency_hz=999, samples=3, weight=30, data=b"x",
+                          details={"tool": "perf record"})
+    assert upgraded.profiled_runs([run_id, run_id + 1]) == {run_id}
+
+
+def test_a_profile_is_stored_beside_its_run_and_read_back_by_either_reader(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    store = Store.open(url)
+    run_id = _begin(store)
+    data = zlib.compress(b"prog;main;mix_b 30\nprog;main;mix_a 10\n")
+    store.save_profile(run_id, event="cpu-clock", frequency_hz=999, samples=4, weight=40, data=data,
+                       details={"window": "measured region"})
+    store.save_profile(run_id, event="cpu-clock", frequency_hz=999, samples=4, weight=40, data=data,
+                       details={"window": "measured region", "again": True})  # replaced, not added
+    reader = Store.open(url, read_only=True)  # the standard library's sqlite3
+    for found in (store.load_profile(run_id), reader.load_profile(run_id)):
+        assert found is not None
+        assert zlib.decompress(found["data"]).startswith(b"prog;main;mix_b 30")
+        assert (found["event"], found["samples"], found["weight"]) == ("cpu-clock", 4, 40)
+        assert found["details"] == {"window": "measured region", "again": True}
+    with raw(url) as conn:
+        assert conn.execute("select count(*) from profiles").fetchone() == (1,)
+    with pytest.raises(RunNotFound):
+        store.save_profile(run_id + 99, event="cpu-clock", frequency_hz=None, samples=0, weight=0, data=b"",
+                           details={})
 
 
 def test_a_read_only_sqlite_store_reads_with_sqlite3_what_sqlalchemy_reads(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from kbench.bisect.lab import METRICS
 from kbench.bisect.session import COMMAND, KERNEL, MODULE, SessionPlan
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
-from kbench.cli.console import write_stdout
+from kbench.cli.console import echo_literal, write_stdout
 from kbench.cli.job_cmds import default_cpu_count, job_errors
 from kbench.cli.lazy import LazyCommand, LazyGroup
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context, user_errors
@@ -257,9 +257,9 @@ def demo_cmd(directory: Path, commits: int, culprit: int, broken: int, extra: fl
                               broken=None if broken < 0 else broken, extra=extra)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
-    click.echo(f"{directory}: {commits} commits; commit {culprit} ({shas[culprit][:12]}) adds {100 * extra:g} % "
+    echo_literal(f"{directory}: {commits} commits; commit {culprit} ({shas[culprit][:12]}) adds {100 * extra:g} % "
                f"work to the hot loop" + (f", commit {broken} does not build" if broken >= 0 else "") + ". Try:")
-    click.echo(f"  kbench bisect start --repo {shlex.quote(str(directory))} --good {shas[0][:12]} --bad main "
+    echo_literal(f"  kbench bisect start --repo {shlex.quote(str(directory))} --good {shas[0][:12]} --bad main "
                f"--build {shlex.quote(demo.BUILD)} --command {demo.COMMAND} --metric cpu")
 
 

@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kbench.cli import exit_codes
+from kbench.cli.console import echo_literal
 from kbench.cli.job_cmds import default_cpu_count, job_errors
 from kbench.cli.main import emit_json, err_console, fail, out_console
 from kbench.contract.json_document import utc_timestamp
@@ -167,7 +168,7 @@ def _print_tasks(job: dict[str, Any], tasks: list[dict[str, Any]]) -> None:
         table.add_column(name)
     for task in tasks:
         table.add_row(task["id"][:12], task["queue"], *([str(task["repeat_index"] + 1)] if repeated else []),
-                      task["label"], task["state"], str(task["attempts"]),
+                      task["label"], "running, lost" if task.get("lost") else task["state"], str(task["attempts"]),
                       task["machine"] or "-", ",".join(str(r) for r in task["run_ids"]) or "-",
                       (task["error"] or "")[:120])
     console.print(table)
@@ -262,12 +263,12 @@ def _demo_session(fleet: Any, job_file: Path | None) -> None:
     from kbench.fleet.settings import load_settings
     from kbench.fleet.submit import submit_job
 
-    click.echo(f"Redis {fleet.broker_url}, PostgreSQL {fleet.db_url}")
-    click.echo(f"workers: {', '.join(f'{w.name} (class {w.machine_class}, log {w.log})' for w in fleet.workers)}")
-    click.echo(f"\nIn another shell:\n  export KBENCH_FLEET_CONFIG={fleet.config}")
-    click.echo(f"  kbench fleet submit JOB.yaml {' '.join(f'--queue {c}' for c in fleet.classes)}")
+    echo_literal(f"Redis {fleet.broker_url}, PostgreSQL {fleet.db_url}")
+    echo_literal(f"workers: {', '.join(f'{w.name} (class {w.machine_class}, log {w.log})' for w in fleet.workers)}")
+    echo_literal(f"\nIn another shell:\n  export KBENCH_FLEET_CONFIG={fleet.config}")
+    echo_literal(f"  kbench fleet submit JOB.yaml {' '.join(f'--queue {c}' for c in fleet.classes)}")
     click.echo("  kbench fleet status; kbench fleet machines")
-    click.echo(f"  KBENCH_DB={fleet.db_url} kbench results\n")
+    echo_literal(f"  KBENCH_DB={fleet.db_url} kbench results\n")
     if job_file is None:
         click.echo("Ctrl-C stops the demo.")
         while True:

@@ -82,7 +82,7 @@ def expand_cmd(file: Path, cpus: int | None, max_instances: int, as_json: bool) 
         return
     _print_instances(instances, [key for key in varying if key != "benchmark"])
     axes = " × ".join(varying) or "a single instance"
-    click.echo(f"{len(instances)} instance{'s' if len(instances) != 1 else ''} ({axes}) for {cpu_count} CPUs")
+    echo_literal(f"{len(instances)} instance{'s' if len(instances) != 1 else ''} ({axes}) for {cpu_count} CPUs")
 
 
 def _print_instances(instances: list[JobInstance], columns: list[str]) -> None:

@@ -20,7 +20,8 @@ from kbench.store.owners import owner_gone
 from kbench.store.records import SCHEMA_VERSION
 from kbench.store.records import RunRecord as RunRecord  # re-exported: its old home
 from kbench.store.records import SummaryRecord as SummaryRecord
-from kbench.store.writes import inserted_id, machine_id
+from kbench.store.spills import SpilledRun, remove_spill, spill_dir_for, spill_file, spill_files, spilled_run
+from kbench.store.writes import insert_samples_and_summaries, inserted_id, machine_id, sample_rows, summary_rows
 
 if TYPE_CHECKING:
     import sqlite3
@@ -133,6 +134,25 @@ class Store:
     def dialect(self) -> str:
         return "sqlite" if self._engine is None else self._engine.dialect.name
 
+    @property
+    def spill_dir(self) -> Path | None:
+        """Where runs of this store spill their samples as they are taken (``store.spills``);
+        None for a database that has no place for them (in memory, or not created yet)."""
+        sqlite_file = self._sqlite_file
+        if sqlite_file is None and self._engine is None:
+            return None
+        if sqlite_file is None and self._engine is not None and self._engine.dialect.name == "sqlite":
+            database = self._engine.url.database
+            if not database or database == ":memory:":
+                return None
+            sqlite_file = Path(database)
+        return spill_dir_for(self.where, sqlite_file)
+
+    def spill_path(self, run_id: int) -> Path | None:
+        """The spill file of run ``run_id`` (None: this store has no spill directory)."""
+        directory = self.spill_dir
+        return None if directory is None else spill_file(directory, run_id)
+
     def _query(self, sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Run one of ``kbench.store.reads``' statements: through sqlite3 on a read-only SQLite
         file (no SQLAlchemy imported), else through the engine."""
@@ -157,7 +177,8 @@ class Store:
         """Open the database at ``url`` or the default one.
 
         For writing (the default) it is created if needed, migrated to the current schema,
-        and runs left ``running`` by a kbench that is gone are marked ``abandoned``. With
+        runs left ``running`` by a kbench that is gone are marked ``abandoned``, and the
+        samples such runs spilled (``store.spills``) are stored with them. With
         ``read_only`` nothing is written: SQLite opens the file read-only (as immutable on
         a read-only file system), and a database that does not exist yet reads as empty.
         An existing file that is not SQLite, or is cut short, is refused and left alone.
@@ -202,6 +223,7 @@ class Store:
             else:
                 store._ensure_schema()
                 store.mark_abandoned_runs()
+                store.import_spills()
         return store
 
     @classmethod
@@ -350,6 +372,82 @@ class Store:
                 )
         return [int(row.id) for row in gone]
 
+    def finish_unfinished(self, run_id: int, *, status: str, error: str) -> int:
+        """Close a run whose measurement did not come back (failed, interrupted before its
+        samples were fetched), with the samples its spill kept; returns how many. The spill
+        is removed once stored; when the database fails it stays for the next kbench."""
+        record = self.get_run(run_id)
+        spilled = self._spilled(record, why=f"it ended {status}")
+        if spilled is None:
+            self.finish_run(run_id, status=status, error=error)
+        else:
+            self.finish_run(
+                run_id, status=status, columns=spilled.columns, probe_header=spilled.probe_header,
+                summaries=spilled.summaries, warnings=[*record.warnings, spilled.warning],
+                error=f"{error}; {_recovered_note(spilled.rows)}",
+            )
+        remove_spill(self.spill_dir, run_id)
+        return 0 if spilled is None else spilled.rows
+
+    def discard_spill(self, run_id: int) -> None:
+        """Remove run ``run_id``'s spill: its samples are stored (or in a recovery file)."""
+        remove_spill(self.spill_dir, run_id)
+
+    def import_spills(self) -> list[int]:
+        """Store the samples of every spill whose run kbench left unfinished (abandoned,
+        failed or interrupted without them); returns the ids of the runs that got samples.
+        A spill of a run still ``running`` is left to its kbench; one whose run has its
+        samples, or is gone, is removed. A spill that cannot be stored now stays."""
+        from sqlalchemy import select, update
+
+        from kbench.store import schema
+
+        directory = self.spill_dir
+        imported: list[int] = []
+        r = schema.runs.c
+        for run_id in sorted(spill_files(directory)) if directory is not None else []:
+            try:
+                with self.engine.connect() as conn:
+                    row = conn.execute(select(r.status, r.n_samples).where(r.id == run_id)).first()
+                if row is not None and row.status == "running":
+                    continue
+                if row is None or row.n_samples:
+                    remove_spill(directory, run_id)
+                    continue
+                record = self.get_run(run_id)
+                spilled = self._spilled(record, why=f"it was left {record.status}")
+                if spilled is not None:
+                    with self.engine.begin() as conn:
+                        header = spilled.probe_header
+                        updated = conn.execute(
+                            update(schema.runs)
+                            .where((r.id == run_id) & (r.status != "running") & (r.n_samples == 0))
+                            .values(n_samples=spilled.rows, probe_header=header, timer=header.get("timer"),
+                                    overhead=header.get("overhead"), batch=header.get("batch"),
+                                    warnings=[*record.warnings, spilled.warning],
+                                    error=f"{record.error or record.status}; {_recovered_note(spilled.rows)}")
+                        )
+                        if updated.rowcount != 1:  # another kbench stored it meanwhile
+                            continue
+                        insert_samples_and_summaries(conn, sample_rows(run_id, spilled.columns),
+                                                     summary_rows(run_id, spilled.summaries))
+                    imported.append(run_id)
+                remove_spill(directory, run_id)
+            except (OSError, ValueError):
+                continue  # unreadable or damaged: left where it is, for a person to look at
+            except Exception as exc:
+                if database_error_message(exc) is None:
+                    raise
+                continue
+        return imported
+
+    def _spilled(self, record: RunRecord, *, why: str) -> SpilledRun | None:
+        path = self.spill_path(record.id)
+        if path is None or not path.exists():
+            return None
+        return spilled_run(path, metric=record.metric, unit=record.unit,
+                           subtract_overhead=bool(record.request.get("subtract_overhead")), why=why)
+
     def machine_id(self, sysinfo: Mapping[str, Any]) -> int:
         """The id of the machine ``sysinfo`` describes, recorded now if it is new."""
         with self.engine.begin() as conn:
@@ -374,14 +472,52 @@ class Store:
             write_result(conn, run_id, status=status, columns=columns, probe_header=probe_header,
                           summaries=summaries, warnings=warnings, error=error, tool_output=tool_output)
 
+    def save_profile(
+        self, run_id: int, *, event: str, frequency_hz: int | None, samples: int, weight: int, data: bytes,
+        details: Mapping[str, Any], data_format: str = "folded", codec: str = "zlib",
+    ) -> None:
+        """Store (or replace) the sampled profile of run ``run_id`` (RunNotFound if there is no such run)."""
+        from sqlalchemy import delete, insert, select
+
+        from kbench.store import schema
+
+        with self.engine.begin() as conn:
+            if conn.execute(select(schema.runs.c.id).where(schema.runs.c.id == run_id)).first() is None:
+                raise RunNotFound(f"no run with id {run_id}")
+            conn.execute(delete(schema.profiles).where(schema.profiles.c.run_id == run_id))
+            conn.execute(insert(schema.profiles).values(
+                run_id=run_id, event=event, frequency_hz=frequency_hz, samples=samples, weight=weight,
+                format=data_format, codec=codec, data=data, details=dict(details), created_at=_utcnow(),
+            ))
+
+    def add_warning(self, run_id: int, warning: str) -> None:
+        """Append ``warning`` to a stored run's warnings (RunNotFound if there is no such run)."""
+        from sqlalchemy import select, update
+
+        from kbench.store import schema
+
+        with self.engine.begin() as conn:
+            row = conn.execute(select(schema.runs.c.warnings).where(schema.runs.c.id == run_id)).first()
+            if row is None:
+                raise RunNotFound(f"no run with id {run_id}")
+            conn.execute(update(schema.runs).where(schema.runs.c.id == run_id)
+                         .values(warnings=[*(row[0] or []), warning]))
+
     # -- reading -----------------------------------------------------------------
 
+    def load_profile(self, run_id: int) -> dict[str, Any] | None:
+        """The profile row of a run (``data`` compressed as ``codec`` says), or None."""
+        return reads.load_profile(self._query, run_id)
+
+    def profiled_runs(self, run_ids: list[int]) -> set[int]:
+        return reads.profiled_runs(self._query, run_ids)
+
     def get_run(self, run_id: int) -> RunRecord:
-        return reads.get_run(self._query, run_id, dialect=self.dialect, where=self.where)
+        return reads.get_run(self._query, run_id, self.spill_dir, dialect=self.dialect, where=self.where)
 
     def load_samples(self, run_id: int) -> dict[str, np.ndarray]:
         """Every stored column of a run, in the order the samples were taken."""
-        return reads.load_samples(self._query, run_id, self.where)
+        return reads.load_samples(self._query, run_id, self.where, self.spill_dir)
 
     def list_runs(
         self,
@@ -395,7 +531,8 @@ class Store:
         """Newest first: id, benchmark, status, n, started, kernel, median and unit. Every
         filter is part of the query, so ``limit`` (None: no limit) counts matching runs."""
         return reads.list_runs(self._query, self.dialect, benchmark=benchmark, status=status,
-                               kernel_release=kernel_release, tag=tag, limit=limit, where=self.where)
+                               kernel_release=kernel_release, tag=tag, limit=limit, spill_dir=self.spill_dir,
+                               where=self.where)
 
     def save_calibration(
         self, *, benchmark: str, metric: str, target: str, params: Mapping[str, Any],
@@ -525,6 +662,10 @@ SCHEMA_LOCK_KEY = 0x6B62656E6368  # "kbench"
 """PostgreSQL advisory lock that serialises creating and migrating the schema."""
 SCHEMA_LOCK_WAIT_MS = 120_000
 """How long a SQLite open waits for another process's schema work (a migration of a big file)."""
+
+
+def _recovered_note(rows: int) -> str:
+    return f"the {rows} samples it took before were recovered from its spill file"
 
 
 def _schema_lock(conn: Connection) -> None:

@@ -69,8 +69,15 @@ def _add_import_digest(conn: Connection) -> None:
     _add_run_columns(conn, RUN_COLUMNS_V6)
 
 
+def _add_profiles(conn: Connection) -> None:
+    """v6 → v7: a run's sampled call-graph profile (``--profile``)."""
+    from kbench.store.schema import profiles
+
+    profiles.create(conn, checkfirst=True)
+
+
 # MIGRATIONS[v] upgrades a database at version v to v + 1.
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _add_calibrations, 2: _add_bisections, 3: _add_run_provenance, 4: _add_fleet_tables,
-    5: _add_import_digest,
+    5: _add_import_digest, 6: _add_profiles,
 }

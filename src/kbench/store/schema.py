@@ -243,3 +243,20 @@ Index("ix_fleet_tasks_job", fleet_tasks.c.job_id)
 Index("ix_fleet_tasks_state", fleet_tasks.c.state)
 FLEET_TABLES = (fleet_machines, fleet_jobs, fleet_tasks)
 """Tables added by schema v5 (the migration creates them in older databases)."""
+
+# v6: a run's sampled call-graph profile (``kbench run --profile``, ``compare --profile``): folded
+# stacks (``kbench.profile.folded``), zlib-compressed, beside the run and never loaded with it.
+profiles = Table(
+    "profiles",
+    metadata,
+    Column("run_id", ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("event", String(64), nullable=False),  # cpu-clock, cycles
+    Column("frequency_hz", Integer),
+    Column("samples", Integer, nullable=False),
+    Column("weight", BigInteger, nullable=False),  # total of the folded weights (periods)
+    Column("format", String(16), nullable=False),  # "folded"
+    Column("codec", String(16), nullable=False),  # "zlib"
+    Column("data", LargeBinary, nullable=False),
+    Column("details", JSON, nullable=False),  # how it was recorded: tool, command, scope, window
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)

@@ -181,7 +181,7 @@ def machine_id(conn: Connection, sysinfo: Mapping[str, Any]) -> int:
     from sqlalchemy import insert, select
 
     from kbench.store import schema
-    from kbench.sysinfo.collect import machine_fingerprint
+    from kbench.sysinfo.collect import machine_facts, machine_fingerprint
 
     fingerprint = machine_fingerprint(dict(sysinfo))
     existing = conn.execute(
@@ -189,16 +189,8 @@ def machine_id(conn: Connection, sysinfo: Mapping[str, Any]) -> int:
     ).scalar()
     if existing is not None:
         return int(existing)
-    cpu = sysinfo.get("cpu") or {}
     result = conn.execute(
-        insert(schema.machines).values(
-            fingerprint=fingerprint,
-            hostname=sysinfo.get("hostname"),
-            cpu_model=cpu.get("model"),
-            cpu_count=cpu.get("count"),
-            memory_bytes=sysinfo.get("memory_bytes"),
-            first_seen=utcnow(),
-        )
+        insert(schema.machines).values(fingerprint=fingerprint, **machine_facts(dict(sysinfo)), first_seen=utcnow())
     )
     return inserted_id(result)
 
