@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import functools
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kbench.cli.console import label_column, write_stdout
 from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.main import Context, err_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue, Runs, complete_benchmarks
@@ -262,8 +262,7 @@ def compare_cmd(
         output.write_text(text)
         err_console.print(f"wrote {output}")
     else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        sys.stdout.flush()
+        write_stdout(text if text.endswith("\n") else text + "\n", data=fmt != "text")
     exit_if_found(fail_on, ((m.verdict, _named(report, m)) for m in report.metrics))
 
 
@@ -301,7 +300,7 @@ def _measure(
     margin: float | None, seed: int, trials_per_boot: int, metric: str,
 ) -> ComparisonOutcome:
     with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        label_column(), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=err_console, transient=True, disable=not err_console.is_terminal,
     ) as bar:
         task = bar.add_task("trials", total=trials * len(sides))
@@ -336,7 +335,7 @@ def _measure_interleaved(
     target: Target | None = None, local_kernel: bool = False, in_kernel: bool = True,
 ) -> tuple[InterleavedOutcome, tuple[dict[str, FoldedProfile], list[str]]]:
     with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}% of the budget"),
+        label_column(), BarColumn(), TextColumn("{task.percentage:>3.0f}% of the budget"),
         TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
     ) as bar:
         task = bar.add_task("pilot block", total=1.0)

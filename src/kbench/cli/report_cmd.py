@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from kbench.cli import exit_codes
+from kbench.cli.console import write_stdout
 from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.history_options import Since, detection_options, history_errors, settings_from
 from kbench.cli.main import Context, fail, pass_context, user_errors
@@ -78,7 +79,7 @@ def regressions_cmd(
         from kbench.report.regression_text import render_text
 
         text = render_text(entries, scope, why)
-    _write(text, output)
+    _write(text, output, data=fmt != "text")
     exit_if_found(fail_on, ((e.point.verdict, e.series.metric) for e in entries))
 
 
@@ -132,7 +133,7 @@ def releases_cmd(
         text = render_text(rows, names)
     if plot is not None:
         render_plot(rows, names, plot)
-    _write(text, output)
+    _write(text, output, data=fmt != "text")
 
 
 def _json(data: object) -> str:
@@ -141,9 +142,9 @@ def _json(data: object) -> str:
     return dumps(data) + "\n"
 
 
-def _write(text: str, output: Path | None) -> None:
+def _write(text: str, output: Path | None, *, data: bool) -> None:
     if output is None:
-        click.echo(text, nl=False)
+        write_stdout(text, data=data)
         return
     try:
         output.write_text(text)

@@ -7,12 +7,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import click
-from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kbench import interrupts
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
+from kbench.cli.console import label_column
 from kbench.cli.job_run import run_job_file
 from kbench.cli.main import Context, emit_json, err_console, fail, literal, out_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue, Warmup, complete_benchmarks
@@ -193,7 +193,7 @@ def run_cmd(
         request = replace(request, benchmark=bench.name)
         bench.validate_params(request.params)
         with Progress(
-            TextColumn(f"[bold]{escape(bench.name)}"),
+            label_column(),
             BarColumn(),
             TextColumn("{task.percentage:>3.0f}%"),
             TimeElapsedColumn(),

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from rich.text import Text
 
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
@@ -168,8 +169,8 @@ def _render(result: RunResult, hist: str, machine: str) -> None:
     header = result.measurement.header
     workload = header.get("workload", {})
     what = workload.get("benchmark") or f"the command {workload.get('command')!r}"
-    console.print(f"[bold]trace[/]  run {result.run_id}  {result.status}  {machine}  (kretprobes, "
-                  f"timer {header['timer']['name']}, during {what})", highlight=False)
+    console.print(Text.assemble(("trace", "bold"), f"  run {result.run_id}  {result.status}  {machine}  (kretprobes, "
+                                f"timer {header['timer']['name']}, during {what})"), highlight=False)
     if workload.get("median") is not None:
         console.print(f"{workload['benchmark']}: median {workload['median']:.1f} {workload['unit']} per call over "
                       f"{workload['n']} samples (batch {workload.get('batch')}), as its own loop times it "
@@ -177,4 +178,4 @@ def _render(result: RunResult, hist: str, machine: str) -> None:
     for line in run_trace_lines(result.measurement, hist, machine):
         console.print(line, highlight=False)
     for warning in result.warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        console.print(Text.assemble(("warning:", "yellow"), f" {warning}"), highlight=False)

@@ -542,7 +542,7 @@ class Store:
         return reads.profiled_runs(self._query, run_ids)
 
     def get_run(self, run_id: int) -> RunRecord:
-        return reads.get_run(self._query, run_id, self.spill_dir)
+        return reads.get_run(self._query, run_id, self.spill_dir, dialect=self.dialect, where=self.where)
 
     def load_samples(self, run_id: int) -> dict[str, np.ndarray]:
         """Every stored column of a run, in the order the samples were taken."""
@@ -560,7 +560,8 @@ class Store:
         """Newest first: id, benchmark, status, n, started, kernel, median and unit. Every
         filter is part of the query, so ``limit`` (None: no limit) counts matching runs."""
         return reads.list_runs(self._query, self.dialect, benchmark=benchmark, status=status,
-                               kernel_release=kernel_release, tag=tag, limit=limit, spill_dir=self.spill_dir)
+                               kernel_release=kernel_release, tag=tag, limit=limit, spill_dir=self.spill_dir,
+                               where=self.where)
 
     def save_calibration(
         self, *, benchmark: str, metric: str, target: str, params: Mapping[str, Any],
