@@ -192,7 +192,11 @@ def test_a_module_that_does_not_compile_prints_the_compiler_output_as_it_is(sand
     assert "kbench_no_such_function" in done.stderr
     # make's own "[path/Makefile.build:NNN: target] Error 1" lines, brackets and all
     assert "Makefile.build:" in done.stderr and "] Error" in done.stderr
-    assert not sandbox.db.exists() or run_rows(sandbox.db) == []
+    # stored as a failed run with the compiler's output, as docs/exit-codes.md says of exit 3
+    [(_, status, n, error)] = run_rows(sandbox.db)
+    assert status == "failed" and n == 0 and error is not None and "kbench_no_such_function" in error
+    shown = json.loads(sandbox.run("results", "--json").stdout)
+    assert [(r["benchmark"], r["status"]) for r in shown] == [("kfunc.badmod", "failed")]
 
 
 SLOW_AFTER_CALIBRATION = """\
