@@ -9,14 +9,14 @@ import click
 from rich.table import Table
 
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
-from kbench.cli.parsing import Duration, KeyValue
+from kbench.cli.parsing import Duration, KeyValue, complete_benchmarks
 from kbench.engine.calibration import POWERS, Calibration, calibrate
 from kbench.engine.comparison_sides import AUTO, DESIGNS
 from kbench.engine.interleaved import DEFAULT_BUDGET_S
 
 
 @click.command("calibrate")
-@click.argument("benchmark", required=False)
+@click.argument("benchmark", required=False, shell_complete=complete_benchmarks)
 @click.option("--command", "command", metavar="CMD", help="Calibrate this command (the `command` benchmark).")
 @click.option("--kernel", metavar="SPEC", help="Calibrate in this kernel (booted in qemu); default: local.")
 @click.option("-p", "--param", "params", multiple=True, type=KeyValue())

@@ -7,12 +7,12 @@ import click
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
 from kbench.cli.main import Context, emit_json, err_console, fail, out_console, pass_context, user_errors
-from kbench.cli.parsing import KeyValue
+from kbench.cli.parsing import KeyValue, complete_benchmarks
 from kbench.contract.request import RunRequest
 
 
 @click.command("crosscheck")
-@click.argument("benchmark")
+@click.argument("benchmark", shell_complete=complete_benchmarks)
 @click.option("-p", "--param", "params", multiple=True, type=KeyValue(), help="Benchmark parameter KEY=VALUE.")
 @click.option("--kernel", metavar="SPEC", help="Check in this kernel booted in qemu (deb:<release>, …); "
               "default: the running kernel (tracefs; kfunc.* needs --kernel).")

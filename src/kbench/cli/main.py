@@ -189,7 +189,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "history": LazyCommand(
         "kbench.cli.history_cmd:history_cmd",
         "List the series of stored runs (benchmark + parameters + metric + machine + target), points newest "
-        "last, with their change points (Apache Otava).",
+        "last, with their change points (E-divisive means, t-test).",
     ),
     "import": LazyCommand(
         "kbench.cli.import_cmd:import_cmd",
@@ -227,7 +227,8 @@ COMMANDS: dict[str, LazyCommand] = {
         "each run (histogram, CDF, context), two runs side by side, the regression report.",
     ),
     "show": LazyCommand(
-        "kbench.cli.results_cmds:show_cmd", "Show a stored run: summary, histogram, CDF, context and warnings."
+        "kbench.cli.results_cmds:show_cmd",
+        "Show a stored run: summary, histogram, CDF, context, counters, profile and warnings.",
     ),
     "sysinfo": LazyCommand(
         "kbench.cli.sysinfo_cmd:sysinfo_cmd", "Show the machine inventory and a checklist of the noise sources."
@@ -268,7 +269,7 @@ def cli(ctx: click.Context, db: str | None) -> None:
     Exit codes: 0 ok, 2 usage error (bad option, unknown benchmark or parameter, a limit
     exceeded, an output path that cannot be written), 3 measurement failed, 4 run not
     found, 5 results database error, 6 a tuning knob could not be changed, 7 the fleet's
-    broker is unreachable, 10 bisect: no reproducible difference, 11 bisect failed,
+    broker is unreachable, 9 a --fail-on verdict was found, 10 bisect: no reproducible difference, 11 bisect failed,
     130 interrupted by Ctrl-C, 143 stopped by SIGTERM (both keep every finished sample).
     See docs/exit-codes.md.
     """

@@ -8,8 +8,10 @@ from pathlib import Path
 import click
 
 from kbench.cli import exit_codes
+from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.history_options import Since, detection_options, history_errors, settings_from
 from kbench.cli.main import Context, fail, pass_context, user_errors
+from kbench.contract.vocabulary import IMPROVEMENT
 
 FORMATS = ("text", "json", "markdown", "html")
 
@@ -34,16 +36,21 @@ def report_group() -> None:
     help="A git checkout: list the commits between the runs around each change (correlated commits).",
 )
 @detection_options
+@fail_on_option
 @pass_context
 def regressions_cmd(
     ctx: Context, selector: str | None, since: datetime | None, fmt: str, output: Path | None,
     improvements: bool, repo: Path | None, window: int, max_pvalue: float, raw_values: bool,
+    fail_on: frozenset[str],
 ) -> None:
     """One entry per change point in the regressing direction: headline with %change, before/after
-    with stddev, machine, parameters, correlated commits and a command line to reproduce it."""
+    with stddev, machine, parameters, correlated commits and a command line to reproduce it.
+    --fail-on improvement reports improvements too (as --improvements)."""
+    improvements = improvements or IMPROVEMENT in fail_on
     from kbench.history.analysis import analyse
     from kbench.history.load import load_series
     from kbench.history.regressions import regression_entries, wanted_runs
+    from kbench.report.why import entry_why_rows, why_json
     from kbench.store.series import run_requests
 
     settings = settings_from(window, max_pvalue, raw_values)
@@ -53,14 +60,16 @@ def regressions_cmd(
         entries = regression_entries(
             histories, run_requests(engine, wanted_runs(histories, since)), since=since, improvements=improvements
         )
+        why = entry_why_rows(ctx.reader, entries)
     scope = _scope(len(histories), since, improvements)
     if fmt == "json":
         text = _json({"settings": settings.to_json(), "since": since.isoformat() if since else None,
-                      "series_checked": len(histories), "entries": [e.to_json() for e in entries]})
+                      "series_checked": len(histories),
+                      "entries": [{**e.to_json(), **why_json(why, e)} for e in entries]})
     elif fmt == "markdown":
         from kbench.report.regression_text import render_markdown
 
-        text = render_markdown(entries, scope)
+        text = render_markdown(entries, scope, why)
     elif fmt == "html":
         from kbench.report.regression_html import render_page
 
@@ -68,8 +77,9 @@ def regressions_cmd(
     else:
         from kbench.report.regression_text import render_text
 
-        text = render_text(entries, scope)
+        text = render_text(entries, scope, why)
     _write(text, output)
+    exit_if_found(fail_on, ((e.point.verdict, e.series.metric) for e in entries))
 
 
 def _scope(series: int, since: datetime | None, improvements: bool) -> str:
@@ -111,6 +121,9 @@ def releases_cmd(
         series = load_series(engine, selector)
         ids = [p.run_id for s in series for p in s.points if p.kernel in names]
         rows = release_rows(series, names, median_intervals(engine, ids))
+    if not rows:
+        fail(f"nothing to compare: no series has runs on {names[0]} and on another of {', '.join(names[1:])} "
+             "(`kbench history --json` lists the kernels of every point)", exit_codes.NOT_FOUND)
     if fmt == "json":
         text = _json({"kernels": names, "base": names[0], "confidence": 0.95, "rows": [r.to_json() for r in rows]})
     elif fmt == "markdown":
@@ -118,8 +131,6 @@ def releases_cmd(
     else:
         text = render_text(rows, names)
     if plot is not None:
-        if not rows:
-            fail(f"nothing to plot: no series has runs on {names[0]} and another kernel", exit_codes.NOT_FOUND)
         render_plot(rows, names, plot)
     _write(text, output)
 

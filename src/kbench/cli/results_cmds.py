@@ -7,6 +7,8 @@ the renderings) is imported when it runs.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
@@ -16,6 +18,10 @@ from kbench.cli.main import Context, emit_json, literal, out_console, pass_conte
 from kbench.report.units import format_value
 from kbench.store.records import RUN_STATUSES
 
+if TYPE_CHECKING:
+    from kbench.profile.folded import FoldedProfile
+    from kbench.store.records import RunRecord
+
 
 @click.command("show")
 @click.argument("run_id", type=int)
@@ -24,15 +30,23 @@ from kbench.store.records import RUN_STATUSES
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--sum-keys", "sums", multiple=True, metavar="K1+K2",
               help="Also report tracepoint keys logged one after another along one path, summed (e.g. 2+3).")
+@click.option("--flame", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.svg",
+              help="Write the flame graph of the run's profile (`run --profile`) to FILE.svg (interactive: "
+              "click to zoom, Search).")
 @pass_context
-def show_cmd(ctx: Context, run_id: int, hist: str, no_hist: bool, as_json: bool, sums: tuple[str, ...]) -> None:
-    """Show a stored run: summary, histogram, CDF, context and warnings."""
-    from kbench.cli.render import render_run
+def show_cmd(ctx: Context, run_id: int, hist: str, no_hist: bool, as_json: bool, sums: tuple[str, ...],
+             flame: Path | None) -> None:
+    """Show a stored run: summary, histogram, CDF, context, counters, profile and warnings."""
+    from kbench.cli.render import render_profile, render_run
     from kbench.engine.stored_run import load_stored_run
-    from kbench.report.run_json import run_context_json, run_json
+    from kbench.profile.folded import profile_from_row
+    from kbench.report.run_json import profile_json, run_context_json, run_json
 
     with user_errors():
         view = load_stored_run(ctx.reader, run_id)
+        profile = profile_from_row(ctx.reader.load_profile(run_id))
+    if flame is not None:
+        _write_flame(flame, view.record, profile)
     if sums:
         from kbench.kinds.trace.plan import parse_key_sum
         from kbench.report.trace_run import with_key_sums
@@ -47,22 +61,48 @@ def show_cmd(ctx: Context, run_id: int, hist: str, no_hist: bool, as_json: bool,
         emit_json(
             run_json(
                 view,
-                extra={**run_context_json(record), "sysinfo": record.sysinfo, "error": record.error},
+                extra={**run_context_json(record), "sysinfo": record.sysinfo, "error": record.error,
+                       **profile_json(profile)},
             )
         )
         return
     console = out_console()
     target = record.target or {}
+    version = "".join(f", {name} {value}" for name, value in (("commit", record.commit), ("label", record.label))
+                      if value)
     console.print(
         literal(
-            f"{record.benchmark} {record.params or ''} on {target.get('kind', '?')} kernel "
-            f"{target.get('kernel_release', '?')}, started {record.started_at:%Y-%m-%d %H:%M:%S} UTC"
+            f"{record.benchmark}{_params_text(record.params)} on {target.get('kind', '?')} kernel "
+            f"{target.get('kernel_release', '?')}{version}, started {record.started_at:%Y-%m-%d %H:%M:%S} UTC"
         ),
         highlight=False,
     )
     if record.error:
         console.print(Text.assemble(("error:", "red"), " ", record.error), highlight=False)
     render_run(console, view, hist, histogram=not no_hist)
+    render_profile(console, profile, None, run_id)
+
+
+def _write_flame(path: Path, record: RunRecord, profile: FoldedProfile | None) -> None:
+    from kbench.cli import exit_codes
+    from kbench.cli.main import err_console, fail
+    from kbench.profile.flame import flame_svg
+
+    if profile is None:
+        fail(f"run {record.id} has no profile: measure one with `kbench run ... --profile`", exit_codes.NOT_FOUND)
+    kernel = (record.target or {}).get("kernel_release", "?")
+    subtitle = (f"{profile.event} at {profile.frequency_hz} Hz, {profile.samples:,} samples, "
+                f"{profile.details.get('window', '')}, kernel {kernel}")
+    try:
+        path.write_text(flame_svg(profile, title=f"run {record.id}: {record.benchmark}", subtitle=subtitle))
+    except OSError as exc:
+        fail(f"--flame {path}: {exc.strerror or exc}", exit_codes.USAGE)
+    err_console.print(f"wrote {path}")
+
+
+def _params_text(params: dict[str, object] | None) -> str:
+    """A run's parameters as `` size=64 mode=thread`` ('' without any)."""
+    return "".join(f" {key}={value}" for key, value in (params or {}).items())
 
 
 @click.command("results")
@@ -86,7 +126,7 @@ def results_cmd(
         emit_json(rows)
         return
     table = Table(box=None, pad_edge=False)
-    for name in ("run", "started (UTC)", "benchmark", "status", "n", "median", "target", "tags"):
+    for name in ("run", "started (UTC)", "benchmark", "parameters", "status", "n", "median", "target", "tags"):
         table.add_column(name, justify="right" if name in ("run", "n", "median") else "left")
     for row in rows:
         median = format_value(row["median"], row["unit"]) if row["median"] is not None else "-"
@@ -95,6 +135,7 @@ def results_cmd(
             target += f" ({row['accel']})"
         table.add_row(
             str(row["id"]), f"{row['started_at']:%Y-%m-%d %H:%M:%S}", literal(row["benchmark"]),
-            row["status"], str(row["n_samples"]), median, literal(target), literal(",".join(row["tags"] or [])),
+            literal(_params_text(row["params"]).strip() or "-"), row["status"], str(row["n_samples"]), median,
+            literal(target), literal(",".join(row["tags"] or [])),
         )
     out_console().print(table)

@@ -4,7 +4,8 @@ Pages and their endpoints:
 
 - ``/``                      series index (sparklines, latest change)    ``/api/series``
 - ``/series/{id}``           every run of a series, change points marked ``/api/series/{id}``
-- ``/runs/{id}``             one run: histogram, CDF, context             ``/api/runs/{id}``
+- ``/runs/{id}``             one run: histogram, CDF, counters, context   ``/api/runs/{id}``
+- ``/runs/{id}/flame.svg``   the flame graph of the run's profile (interactive SVG)
 - ``/compare?a=ID&b=ID``     two runs side by side                        ``/api/compare?a=ID&b=ID``
 - ``/regressions``           the regression report (``?since=7d``)        ``/api/regressions``
 
@@ -35,6 +36,7 @@ from kbench.report.units import format_value
 from kbench.store.db import RunNotFound
 from kbench.web import data
 from kbench.web.cache import ChangeCache, SeriesSnapshot
+from kbench.web.facts import noise_rows, params_text, request_items, usage_text
 from kbench.web.svg import sparkline_svg
 
 HERE = Path(__file__).resolve().parent
@@ -47,20 +49,23 @@ OptionalRunIdQuery = Annotated[int | None, Query(ge=1, le=MAX_RUN_ID, descriptio
 
 
 def plotly_js() -> Path:
-    """plotly.min.js as shipped inside the installed ``plotly`` Python package."""
-    import plotly
-
-    path = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+    """plotly.min.js, vendored with kbench (``static/vendor``: version, origin and licence)."""
+    path = HERE / "static" / "vendor" / "plotly.min.js"
     if not path.is_file():
-        raise RuntimeError(f"the plotly package has no {path.name} (reinstall plotly)")
+        raise RuntimeError(f"{path} is missing: reinstall kbench-lab")
     return path
+
+
+page_facts = {"noise_rows": noise_rows, "params_text": params_text, "request_items": request_items,
+              "usage_text": usage_text}
+"""The helpers the run and compare templates format a run's context with (``web/facts.py``)."""
 
 
 def create_app(engine: Engine, settings: DetectionSettings | None = None) -> FastAPI:
     """The dashboard over ``engine`` (which it only reads)."""
     app = FastAPI(title="kbench dashboard", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
     templates = Jinja2Templates(directory=str(HERE / "templates"))
-    templates.env.globals.update(format_value=format_value, sparkline_svg=sparkline_svg)
+    templates.env.globals.update(format_value=format_value, sparkline_svg=sparkline_svg, **page_facts)
     cache = ChangeCache(settings or DetectionSettings())
     snapshot = SeriesSnapshot(engine)
     script = plotly_js()
@@ -113,6 +118,13 @@ def create_app(engine: Engine, settings: DetectionSettings | None = None) -> Fas
     @app.get("/runs/{run_id}", response_class=HTMLResponse)
     def run_page(request: Request, run_id: RunId) -> HTMLResponse:
         return page(request, "run.html", run=data.run_data(engine, run_id))
+
+    @app.get("/runs/{run_id}/flame.svg")
+    def run_flame(run_id: int) -> Response:
+        svg = data.flame_svg_of(engine, run_id)
+        if svg is None:
+            raise HTTPException(status_code=404, detail=f"run {run_id} has no profile")
+        return Response(svg, media_type="image/svg+xml")
 
     @app.get("/api/compare")
     def api_compare(a: RunIdQuery, b: RunIdQuery) -> JSONResponse:
