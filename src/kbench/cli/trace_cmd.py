@@ -92,6 +92,8 @@ def trace_cmd(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
 
+    if kernel not in (None, "local") and not modules:
+        _check_functions_before_boot(kernel, functions)
     with user_errors(), _host(kernel, modules) as host:
         workload = known or (_guest_benchmark(host, during) if during else None)
         if workload is not None:
@@ -121,6 +123,28 @@ def _check_workload(benchmark: Benchmark) -> None:
     if benchmark.kind not in ("kfunc", "probe"):
         raise UnknownBenchmark(f"{benchmark.name} cannot be traced with --during: give a kfunc.* or syscall.* "
                                "benchmark, or run the tool with --command")
+
+
+def _check_functions_before_boot(kernel: str, functions: tuple[str, ...]) -> None:
+    """Refuse an unknown function from the kernel's System.map, when it has one, before any boot
+    (a ``module:name`` is checked in the guest, once its modules are loaded)."""
+    from kbench.targets.vm import default_cache_dir, resolve_kernel
+    from kbench.trace.symbols import Kallsyms, UnknownFunction, system_map_of
+
+    plain = [name for name in functions if ":" not in name]
+    if not plain:
+        return
+    with user_errors():
+        image = resolve_kernel(kernel, default_cache_dir())
+    found = system_map_of(image.vmlinuz, image.release, image.build_dir)
+    if found is None:
+        return
+    symbols = Kallsyms.parse(found.read_text(errors="replace"), source=f"{found.name} (checked before booting)")
+    for name in plain:
+        try:
+            symbols.check(name)
+        except UnknownFunction as exc:
+            fail(str(exc), exit_codes.USAGE)
 
 
 @contextlib.contextmanager

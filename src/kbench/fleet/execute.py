@@ -91,11 +91,11 @@ def fleet_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True, pool_size=2, connect_args={"connect_timeout": 10})
 
 
-
-
 def open_fleet_store(url: str) -> Engine:
-    """Create or migrate the store's schema (``Store.open`` does it one process at a time,
-    under its advisory lock), then return a fleet engine on it. StoreError if unusable."""
+    """Create or migrate the store's schema, then return a fleet engine on it. StoreError if
+    unusable. ``Store.open`` serialises schema work itself (PostgreSQL's advisory lock
+    ``kbench.store.db.SCHEMA_LOCK_KEY``, taken per transaction): holding that same lock here
+    around it, as this did before the store took it, made every worker wait for itself."""
     from kbench.store.db import Store
 
     engine = fleet_engine(url)

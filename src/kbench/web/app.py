@@ -120,7 +120,7 @@ def create_app(engine: Engine, settings: DetectionSettings | None = None) -> Fas
         return page(request, "run.html", run=data.run_data(engine, run_id))
 
     @app.get("/runs/{run_id}/flame.svg")
-    def run_flame(run_id: int) -> Response:
+    def run_flame(run_id: RunId) -> Response:
         svg = data.flame_svg_of(engine, run_id)
         if svg is None:
             raise HTTPException(status_code=404, detail=f"run {run_id} has no profile")
