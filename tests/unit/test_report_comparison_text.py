@@ -272,3 +272,9 @@ def test_a_real_change_inside_the_margin_is_called_real(fmt: str) -> None:
     assert "CI -0.2…+0.3%, within ±0.5%" in text
     assert "syscall.getpid.latency on kernel 6.12.5: no change compared to 6.1.0-56-amd64 (+0.0%, CI -0.2…+0.3%, "\
            "within ±0.5%)" in text
+
+
+def test_an_empty_mapping_of_parameters_prints_a_dash_not_braces() -> None:
+    text = render(_report(parameters={"params": {}, "trials": 4}))
+    (line,) = [line for line in text.splitlines() if line.strip().startswith("params")]
+    assert line.split() == ["params", "-"]

@@ -245,6 +245,8 @@ def flat_items(mapping: object, prefix: str = "") -> list[tuple[str, str]]:
 
 
 def _scalar(value: object) -> str:
+    if isinstance(value, Mapping):  # an empty one (flat_items spreads the others): nothing set
+        return "-"
     if isinstance(value, list | tuple):
         return ", ".join(_scalar(v) for v in value)
     if value is None:
