@@ -67,7 +67,8 @@ def _per_op_ns(probe: Path, spin: int) -> tuple[float, dict]:
                          capture_output=True, check=True).stdout
     newline = out.index(b"\n")
     header = json.loads(out[:newline])
-    ticks = np.frombuffer(out[newline + 1:], dtype="<u8").astype(np.float64)
+    rows = np.frombuffer(out[newline + 1:], dtype="<u8").reshape(-1, len(header["columns"]))
+    ticks = rows[:, header["columns"].index("ticks")].astype(np.float64)
     return float(np.median(ticks / header["timer"]["hz"] * 1e9 / header["batch"])), header
 
 

@@ -42,7 +42,7 @@ from kbench.engine.stored_comparison import (
 from kbench.kinds.kfunc.loaded import module_suffixes
 from kbench.profile.defaults import COUNTERS_BY_DEFAULT
 from kbench.profile.folded import FoldedProfile
-from kbench.report.comparison import EXTENSIONS, FORMATS, gobench, render
+from kbench.report.comparison import EXTENSIONS, FORMATS, render
 from kbench.report.comparison.build import build_interleaved_report, build_report
 from kbench.report.comparison.model import ComparisonReport, MetricComparison
 from kbench.report.comparison.noise_floor import noise_floor_text
@@ -253,6 +253,8 @@ def compare_cmd(
         report_dir.mkdir(parents=True, exist_ok=True)
         for name in ("text", "json", "markdown", "html"):
             (report_dir / f"report.{EXTENSIONS[name]}").write_text(render(report, name))
+        from kbench.report.comparison import gobench
+
         gobench.write_files(report, report_dir / "benchstat")
         flames = write_flame_graphs(report, report_dir)
         err_console.print(f"wrote the text, JSON, markdown, HTML and benchstat reports"

@@ -22,8 +22,7 @@ from rich.text import Text
 
 from kbench.cli import exit_codes
 from kbench.cli.console import echo_literal
-from kbench.cli.job_cmds import default_cpu_count, job_errors
-from kbench.cli.main import emit_json, err_console, fail, out_console
+from kbench.cli.main import emit_json, err_console, fail, out_console, user_errors
 from kbench.contract.json_document import utc_timestamp
 
 if TYPE_CHECKING:
@@ -42,26 +41,35 @@ def fleet_settings(*, db: str | None = None, broker: str | None = None, need_bro
 
 @contextmanager
 def fleet_errors() -> Iterator[None]:
-    """One line and a documented exit code for everything the fleet commands can meet."""
-    from sqlalchemy.exc import DBAPIError
-
-    from kbench.fleet.app import BrokerUnreachable
-    from kbench.fleet.demo import DemoFailed
-    from kbench.fleet.plan import PlanError
-    from kbench.fleet.services import ServiceUnavailable
-    from kbench.fleet.settings import SettingsError
-    from kbench.store.fleet import MachineNameTaken
-
+    """One line and a documented exit code for everything the fleet commands can meet (the
+    exception classes are imported when one is raised: Celery and the job reader stay out of
+    `fleet status`'s start-up)."""
     try:
-        with job_errors():
+        with user_errors():
             yield
-    except (SettingsError, PlanError, MachineNameTaken, ServiceUnavailable, DemoFailed) as exc:
-        fail(str(exc), exit_codes.USAGE)
-    except BrokerUnreachable as exc:
-        fail(f"the fleet's broker is unreachable: {exc}", exit_codes.BROKER_FAILED)
-    except DBAPIError as exc:
-        reason = str(exc.orig or exc).strip().splitlines()[0]
-        fail(f"the fleet's results database failed: {reason}", exit_codes.STORE_FAILED)
+    except Exception as exc:
+        from sqlalchemy.exc import DBAPIError
+
+        from kbench.fleet.app import BrokerUnreachable
+        from kbench.fleet.demo import DemoFailed
+        from kbench.fleet.plan import PlanError
+        from kbench.fleet.services import ServiceUnavailable
+        from kbench.fleet.settings import SettingsError
+        from kbench.jobs import JobError
+        from kbench.store.fleet import MachineNameTaken
+
+        if isinstance(exc, JobError):
+            from kbench.cli.job_cmds import fail_on_job_error
+
+            fail_on_job_error(exc)
+        if isinstance(exc, SettingsError | PlanError | MachineNameTaken | ServiceUnavailable | DemoFailed):
+            fail(str(exc), exit_codes.USAGE)
+        if isinstance(exc, BrokerUnreachable):
+            fail(f"the fleet's broker is unreachable: {exc}", exit_codes.BROKER_FAILED)
+        if isinstance(exc, DBAPIError):
+            reason = str(exc.orig or exc).strip().splitlines()[0]
+            fail(f"the fleet's results database failed: {reason}", exit_codes.STORE_FAILED)
+        raise
 
 
 broker_option = click.option(
@@ -102,7 +110,7 @@ def submit_cmd(
         settings = fleet_settings(broker=broker)
         compare = CompareOptions(axis=compare_axis, trials=trials) if compare_axis else None
         submission = submit_job(settings, file, queues=queues, repeat=repeat, compare=compare,
-                                cpu_count=default_cpu_count())
+                                cpu_count=os.cpu_count() or 1)
     for warning in submission.warnings:
         err_console.print(Text.assemble(("warning:", "yellow"), f" {warning}"), highlight=False)
     if as_json:
@@ -276,7 +284,7 @@ def _demo_session(fleet: Any, job_file: Path | None) -> None:
     os.environ["KBENCH_FLEET_CONFIG"] = str(fleet.config)
     settings = load_settings(db=fleet.db_url, broker=fleet.broker_url)  # the demo's own, whatever $KBENCH_DB says
     submission = submit_job(settings, job_file, queues=fleet.classes, repeat=1, compare=None,
-                            cpu_count=default_cpu_count())
+                            cpu_count=os.cpu_count() or 1)
     click.echo(f"job {submission.job_id}: {len(submission.tasks)} tasks queued")
     store = _fleet_store(settings)
     while True:

@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from rich.table import Table
@@ -30,10 +31,15 @@ def job_errors() -> Iterator[None]:
         with user_errors():
             yield
     except JobError as exc:
-        for problem in exc.problems:
-            echo_literal(problem, err=True)  # job files are outside text
-        count = len(exc.problems)
-        fail(f"invalid job file: {count} problem{'s' if count != 1 else ''}; nothing was run", exit_codes.USAGE)
+        fail_on_job_error(exc)
+
+
+def fail_on_job_error(exc: JobError) -> NoReturn:
+    """Every problem of the job file, one per line on stderr, then exit 2."""
+    for problem in exc.problems:
+        echo_literal(problem, err=True)  # job files are outside text
+    count = len(exc.problems)
+    fail(f"invalid job file: {count} problem{'s' if count != 1 else ''}; nothing was run", exit_codes.USAGE)
 
 
 def print_warnings(instances: list[JobInstance]) -> None:

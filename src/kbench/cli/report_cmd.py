@@ -56,7 +56,7 @@ def regressions_cmd(
 
     settings = settings_from(window, max_pvalue, raw_values)
     with user_errors(), history_errors():
-        engine = ctx.reader.engine
+        engine = ctx.reader  # a Store: read-only SQLite is read without SQLAlchemy
         histories = analyse(load_series(engine, selector), settings, repo=repo)
         entries = regression_entries(
             histories, run_requests(engine, wanted_runs(histories, since)), since=since, improvements=improvements
@@ -118,7 +118,7 @@ def releases_cmd(
         raise click.BadParameter(f"{plot}: the plot is written as .png, .svg or .pdf", param_hint="--plot")
     names = [normalise_kernel(k) for k in kernels]
     with user_errors(), history_errors():
-        engine = ctx.reader.engine
+        engine = ctx.reader  # a Store: read-only SQLite is read without SQLAlchemy
         series = load_series(engine, selector)
         ids = [p.run_id for s in series for p in s.points if p.kernel in names]
         rows = release_rows(series, names, median_intervals(engine, ids))

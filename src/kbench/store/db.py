@@ -581,20 +581,11 @@ class Store:
             return inserted_id(result)
 
     def latest_calibration(self, benchmark: str, target: str) -> dict[str, Any] | None:
-        """The newest A/A calibration of ``benchmark`` on ``target``, or None."""
-        from sqlalchemy import select
+        """The newest A/A calibration of ``benchmark`` on ``target``, or None (plain SQL, as the
+        run readings: a read-only SQLite store answers without SQLAlchemy)."""
+        from kbench.store.reads import latest_calibration
 
-        from kbench.store import schema
-
-        c = schema.calibrations.c
-        with self.engine.connect() as conn:
-            row = conn.execute(
-                select(schema.calibrations)
-                .where((c.benchmark == benchmark) & (c.target == target))
-                .order_by(c.id.desc())
-                .limit(1)
-            ).mappings().first()
-        return dict(row) if row else None
+        return latest_calibration(self._query, benchmark, target)
 
     def create_bisection(
         self, *, repo: str, good: str, bad: str, command: str, build: str, params: Mapping[str, Any],

@@ -79,6 +79,15 @@ def _check_runs_table(query: Query, where: str) -> None:
         raise StoreError(f"results database {where}: the runs table is damaged ({first}); {DAMAGED_ADVICE}")
 
 
+def latest_calibration(query: Query, benchmark: str, target: str) -> dict[str, Any] | None:
+    """The newest calibrations row of ``benchmark`` on ``target`` (JSON and times decoded), or None."""
+    rows = query("SELECT * FROM calibrations WHERE benchmark = :benchmark AND target = :target "
+                 "ORDER BY id DESC LIMIT 1", {"benchmark": benchmark, "target": target})
+    if not rows:
+        return None
+    return _decoded(rows[0], ("params", "trials", "run_ids", "mde"), ("created_at",))
+
+
 def load_samples(query: Query, run_id: int, where: str, spill_dir: Path | None = None) -> dict[str, np.ndarray]:
     """Every stored column of a run, in the order the samples were taken; for a run not
     finished (or not stored since), the samples its spill holds so far."""
