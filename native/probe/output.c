@@ -221,6 +221,7 @@ static void header_context(struct jbuf *h, const struct kb_run *r)
 	jb_kdbl(h, "elapsed_s", (double)(r->measure_end_ns - r->measure_start_ns) * 1e-9, 6);
 	kb_usage_json(h, &r->usage_start, &r->usage_end, r->measure_end_ns - r->measure_start_ns,
 		      r->children_cpu_s);
+	kb_counters_json(h);
 }
 
 /* The spill (docs/probe-format.md, "Spill"): a header line written before the first

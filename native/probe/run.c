@@ -178,10 +178,14 @@ static void measure(struct kb_run *r)
 	getrusage(RUSAGE_CHILDREN, &children_start);
 	kb_usage_read_stat(&r->usage_start);
 	kb_usage_read_thread(&r->usage_start);
+	kb_profile_window(&r->opts, 1);
+	kb_counters_start(&r->opts);
 	r->measure_start_ns = kb_clock_now();
 	if (!kb_stop)
 		kb_run_loop(L);
 	r->measure_end_ns = kb_clock_now();
+	kb_counters_stop();
+	kb_profile_window(&r->opts, 0);
 	kb_usage_read_thread(&r->usage_end);
 	kb_usage_read_stat(&r->usage_end);
 	r->cpu_end = sched_getcpu();

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 from rich.table import Table
+from rich.text import Text
 
 from kbench.cli import exit_codes
+from kbench.cli.console import echo_literal
 from kbench.cli.main import emit_json, err_console, fail, out_console, user_errors
 from kbench.contract.json_document import utc_timestamp
 
@@ -111,7 +112,7 @@ def submit_cmd(
         submission = submit_job(settings, file, queues=queues, repeat=repeat, compare=compare,
                                 cpu_count=os.cpu_count() or 1)
     for warning in submission.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        err_console.print(Text.assemble(("warning:", "yellow"), f" {warning}"), highlight=False)
     if as_json:
         emit_json({"job": submission.job_id, "tasks": [
             {"id": t.id, "queue": t.queue, "kind": t.kind, "instances": list(t.instance_ids), "label": t.label,
@@ -244,10 +245,12 @@ def machines_cmd(as_json: bool) -> None:
 def demo_cmd(workdir: Path | None, job_file: Path | None) -> None:
     """A fleet on this machine: Redis and PostgreSQL in a temp dir on 127.0.0.1 (free ports) and
     two workers (classes demo-a and demo-b). Ctrl-C stops it all."""
+    from kbench import children
     from kbench.fleet.demo import LocalFleet
 
-    with fleet_errors(), tempfile.TemporaryDirectory(prefix="kbench-fleet-demo-") as scratch:
-        base = workdir or Path(scratch)
+    # The scratch dir is the guardian's to remove if the demo is killed (kill -9 included).
+    with fleet_errors(), children.scratch_dir("kbench-fleet-demo-") as scratch:
+        base = (workdir or scratch).resolve()
         # Also when started in the background, where SIGINT may come in ignored.
         previous = {number: signal.signal(number, _interrupt) for number in (signal.SIGINT, signal.SIGTERM)}
         try:
@@ -268,18 +271,18 @@ def _demo_session(fleet: Any, job_file: Path | None) -> None:
     from kbench.fleet.settings import load_settings
     from kbench.fleet.submit import submit_job
 
-    click.echo(f"Redis {fleet.broker_url}, PostgreSQL {fleet.db_url}")
-    click.echo(f"workers: {', '.join(f'{w.name} (class {w.machine_class}, log {w.log})' for w in fleet.workers)}")
-    click.echo(f"\nIn another shell:\n  export KBENCH_FLEET_CONFIG={fleet.config}")
-    click.echo(f"  kbench fleet submit JOB.yaml {' '.join(f'--queue {c}' for c in fleet.classes)}")
+    echo_literal(f"Redis {fleet.broker_url}, PostgreSQL {fleet.db_url}")
+    echo_literal(f"workers: {', '.join(f'{w.name} (class {w.machine_class}, log {w.log})' for w in fleet.workers)}")
+    echo_literal(f"\nIn another shell:\n  export KBENCH_FLEET_CONFIG={fleet.config}")
+    echo_literal(f"  kbench fleet submit JOB.yaml {' '.join(f'--queue {c}' for c in fleet.classes)}")
     click.echo("  kbench fleet status; kbench fleet machines")
-    click.echo(f"  KBENCH_DB={fleet.db_url} kbench results\n")
+    echo_literal(f"  KBENCH_DB={fleet.db_url} kbench results\n")
     if job_file is None:
         click.echo("Ctrl-C stops the demo.")
         while True:
             time.sleep(3600)
     os.environ["KBENCH_FLEET_CONFIG"] = str(fleet.config)
-    settings = load_settings()
+    settings = load_settings(db=fleet.db_url, broker=fleet.broker_url)  # the demo's own, whatever $KBENCH_DB says
     submission = submit_job(settings, job_file, queues=fleet.classes, repeat=1, compare=None,
                             cpu_count=os.cpu_count() or 1)
     click.echo(f"job {submission.job_id}: {len(submission.tasks)} tasks queued")

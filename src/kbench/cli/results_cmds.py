@@ -21,6 +21,8 @@ from kbench.store.records import RUN_STATUSES
 
 if TYPE_CHECKING:
     from kbench.engine.stored_run import StoredRun
+    from kbench.profile.folded import FoldedProfile
+    from kbench.store.records import RunRecord
 
 
 @click.command("show")
@@ -30,6 +32,9 @@ if TYPE_CHECKING:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--sum-keys", "sums", multiple=True, metavar="K1+K2",
               help="Also report tracepoint keys logged one after another along one path, summed (e.g. 2+3).")
+@click.option("--flame", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.svg",
+              help="Write the flame graph of the run's profile (`run --profile`) to FILE.svg (interactive: "
+              "click to zoom, Search).")
 @click.option("--over-time", "over_time", is_flag=True,
               help="The run over time instead: chunk medians with their spread by sample and by time, and "
               "where the warm-up ends (seed 001's view).")
@@ -39,19 +44,23 @@ if TYPE_CHECKING:
               help="With --over-time: also write the plots and the table as a self-contained HTML page.")
 @pass_context
 def show_cmd(
-    ctx: Context, run_id: int, hist: str, no_hist: bool, as_json: bool, sums: tuple[str, ...], over_time: bool,
-    chunks: int, html_path: Path | None,
+    ctx: Context, run_id: int, hist: str, no_hist: bool, as_json: bool, sums: tuple[str, ...], flame: Path | None,
+    over_time: bool, chunks: int, html_path: Path | None,
 ) -> None:
-    """Show a stored run: summary, histogram, CDF, context and warnings; or, with --over-time,
-    the run in chunks over its samples and its time."""
-    from kbench.cli.render import render_run
+    """Show a stored run: summary, histogram, CDF, context, counters, profile and warnings; or,
+    with --over-time, the run in chunks over its samples and its time."""
+    from kbench.cli.render import render_profile, render_run
     from kbench.engine.stored_run import load_stored_run
-    from kbench.report.run_json import run_context_json, run_json
+    from kbench.profile.folded import profile_from_row
+    from kbench.report.run_json import profile_json, run_context_json, run_json
 
     if html_path is not None and not over_time:
         raise click.UsageError("--html draws the run over time: give --over-time too")
     with user_errors():
         view = load_stored_run(ctx.reader, run_id)
+        profile = profile_from_row(ctx.reader.load_profile(run_id))
+    if flame is not None:
+        _write_flame(flame, view.record, profile)
     if over_time:
         _show_over_time(view, chunks, html_path, as_json)
         return
@@ -69,7 +78,8 @@ def show_cmd(
         emit_json(
             run_json(
                 view,
-                extra={**run_context_json(record), "sysinfo": record.sysinfo, "error": record.error},
+                extra={**run_context_json(record), "sysinfo": record.sysinfo, "error": record.error,
+                       **profile_json(profile)},
             )
         )
         return
@@ -87,6 +97,24 @@ def show_cmd(
     if record.error:
         console.print(Text.assemble(("error:", "red"), " ", record.error), highlight=False)
     render_run(console, view, hist, histogram=not no_hist)
+    render_profile(console, profile, None, run_id)
+
+
+def _write_flame(path: Path, record: RunRecord, profile: FoldedProfile | None) -> None:
+    from kbench.cli import exit_codes
+    from kbench.cli.main import err_console, fail
+    from kbench.profile.flame import flame_svg
+
+    if profile is None:
+        fail(f"run {record.id} has no profile: measure one with `kbench run ... --profile`", exit_codes.NOT_FOUND)
+    kernel = (record.target or {}).get("kernel_release", "?")
+    subtitle = (f"{profile.event} at {profile.frequency_hz} Hz, {profile.samples:,} samples, "
+                f"{profile.details.get('window', '')}, kernel {kernel}")
+    try:
+        path.write_text(flame_svg(profile, title=f"run {record.id}: {record.benchmark}", subtitle=subtitle))
+    except OSError as exc:
+        fail(f"--flame {path}: {exc.strerror or exc}", exit_codes.USAGE)
+    err_console.print(f"wrote {path}")
 
 
 def _show_over_time(view: StoredRun, chunks: int, html_path: Path | None, as_json: bool) -> None:
