@@ -192,7 +192,8 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "show": LazyCommand(
         "kbench.cli.results_cmds:show_cmd",
-        "Show a stored run: summary, histogram, CDF, context, counters, profile and warnings.",
+        "Show a stored run: summary, histogram, CDF, context, counters, profile and warnings; or, with "
+        "--over-time, the run in chunks over its samples and its time.",
     ),
     "sysinfo": LazyCommand(
         "kbench.cli.sysinfo_cmd:sysinfo_cmd", "Show the machine inventory and a checklist of the noise sources."
