@@ -32,6 +32,9 @@ static inline __attribute__((always_inline)) void loop_impl(const enum kb_timer_
 	const int ncols = L->ncols;
 	uint64_t scratch[8] = {0};
 	uint64_t next_progress = 0, quarter = (uint64_t)(kb_timer.hz / 4);
+	const int spill = L->spill_on && L->rows;
+	const uint64_t second = (uint64_t)kb_timer.hz;
+	uint64_t next_spill = 0;
 	long long n = 0;
 	uint64_t t0 = 0, t1 = 0;
 	uint32_t aux = 0;
@@ -50,8 +53,10 @@ static inline __attribute__((always_inline)) void loop_impl(const enum kb_timer_
 		if (kb_stop) /* a signal arrived inside this sample: its time is not clean */
 			break;
 		row[0] = t1 - t0;
-		if (n == 0 && L->n == 0)
+		if (n == 0 && L->n == 0) {
 			L->first_t0 = t0;
+			next_spill = t0 + second;
+		}
 		n++;
 		L->last_t1 = t1;
 		if (kind == KB_TIMER_TSCP) {
@@ -65,6 +70,11 @@ static inline __attribute__((always_inline)) void loop_impl(const enum kb_timer_
 				break;
 		} else if (t1 - L->first_t0 >= L->dur_ticks) {
 			break;
+		}
+		/* Between samples, outside the timed region: at most one write a second. */
+		if (__builtin_expect(spill && t1 >= next_spill, 0)) {
+			kb_spill_rows(L, n);
+			next_spill = t1 + second;
 		}
 		if (L->rows && n >= L->cap) {
 			if (n >= L->max) {
@@ -86,6 +96,8 @@ static inline __attribute__((always_inline)) void loop_impl(const enum kb_timer_
 			next_progress = t1 + quarter;
 		}
 	}
+	if (spill)
+		kb_spill_rows(L, n); /* the rest, also after a signal: they are finished samples */
 	L->n += n;
 }
 

@@ -177,6 +177,8 @@ void kb_usage(FILE *f)
 	      "  --timer tsc|clock|auto  (default auto)\n"
 	      "  --overhead-pairs N      empty timed regions for the overhead (default 100000)\n"
 	      "  --output FILE           write to FILE instead of stdout\n"
+	      "  --spill FILE            also stream the samples to FILE as they are taken\n"
+	      "                          (written at least every second; run only)\n"
 	      "  --progress              progress lines on stderr\n"
 	      "See docs/probe-format.md.\n",
 	      f);
@@ -293,6 +295,10 @@ void kb_parse_run(int argc, char **argv, struct kb_run_opts *o, struct kb_ctx *c
 			o->output = VALUE();
 			if (!o->output[0])
 				kb_die(KB_EXIT_USAGE, "--output needs a file name");
+		} else if (IS("--spill")) {
+			o->spill = VALUE();
+			if (!o->spill[0])
+				kb_die(KB_EXIT_USAGE, "--spill needs a file name");
 		} else {
 			kb_die(KB_EXIT_USAGE, "unknown option '%s' (see kbench-probe --help)", a);
 		}

@@ -177,6 +177,7 @@ struct kb_run_opts {
 	const char *timer;
 	long long overhead_pairs;
 	const char *output;
+	const char *spill; /* stream the measured rows here as they are taken (NULL: no) */
 	int progress;
 	int have_samples, have_duration, have_max, have_wsamples, have_wduration;
 };
@@ -207,6 +208,10 @@ struct kb_loop {
 	long long count;   /* 0: duration mode */
 	uint64_t dur_ticks;
 	int progress;
+	/* the spill: rows [0, spilled) are written to spill_fd (spill_on: it is open) */
+	int spill_on, spill_fd;
+	long long spilled;
+	int spill_failed;
 	/* results */
 	long long n;
 	uint64_t first_t0, last_t1;
@@ -217,6 +222,8 @@ struct kb_loop {
 };
 
 void kb_run_loop(struct kb_loop *L);
+/* Write the rows taken since the last call, [L->spilled, n), to the spill. */
+void kb_spill_rows(struct kb_loop *L, long long n);
 /* `n` empty timed regions, exactly as the sample loop times them, into d[]. */
 uint64_t kb_overhead_pairs(uint64_t *d, long long n);
 int kb_cmp_u64(const void *a, const void *b);
@@ -265,6 +272,7 @@ struct kb_run {
 	long long failed_ops;        /* operations that returned an error */
 	int last_errno, last_status; /* of the last failed one (status: `command`) */
 	int interrupted;
+	int spill_fd; /* --spill FILE, or -1 */
 };
 
 /* `kbench-probe run ...`: measure, write the output; the exit code. */
@@ -281,6 +289,8 @@ int kb_list_workloads(void);
 int kb_ncolumns(const struct kb_workload *wl);
 /* The run's header line and its rows; 0, or -1 with errno set. */
 int kb_write_run(int fd, const struct kb_run *r);
+/* The spill's header line (what is known before the first measured sample). */
+int kb_write_spill_header(int fd, const struct kb_run *r);
 void kb_iso_now(char *buf, size_t len);
 
 #endif

@@ -1,6 +1,7 @@
 /* kbench-probe: one `run`: the timer overhead, the batch, the warm-up and the
  * measured samples, then the output (docs/probe-format.md). */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
@@ -271,6 +272,15 @@ static int measure_and_write(struct kb_run *r, int outfd)
 	L->count = o->have_duration ? 0 : o->samples;
 	L->dur_ticks = o->have_duration ? (uint64_t)(o->duration * kb_timer.hz) : 0;
 	L->progress = o->progress;
+	if (r->spill_fd >= 0) {
+		if (kb_write_spill_header(r->spill_fd, r) < 0) {
+			kb_warn("writing the spill file's header failed (%s): no samples were streamed",
+				strerror(errno));
+		} else {
+			L->spill_on = 1;
+			L->spill_fd = r->spill_fd;
+		}
+	}
 	measure(r);
 	judge_samples(r);
 
@@ -306,10 +316,19 @@ int kb_run(int argc, char **argv)
 	kb_parse_run(argc, argv, &r->opts, c);
 
 	int outfd = kb_open_output(r->opts.output, kb_output_path, sizeof kb_output_path, &kb_output_made);
+	r->spill_fd = -1;
+	if (r->opts.spill) {
+		/* Kept on every exit path: it is what survives a probe killed with SIGKILL. */
+		r->spill_fd = open(r->opts.spill, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (r->spill_fd < 0)
+			kb_die(KB_EXIT_USAGE, "--spill %s: %s", r->opts.spill, strerror(errno));
+	}
 	kb_install_signals(kb_on_signal, 1);
 	if (kb_timer_init(r->opts.timer, err, sizeof err) < 0)
 		kb_die(KB_EXIT_USAGE, "%s", err);
 	int code = finish_output(outfd, measure_and_write(r, outfd) < 0);
+	if (r->spill_fd >= 0)
+		close(r->spill_fd);
 	if (code != KB_EXIT_OK)
 		return code;
 	return r->interrupted ? KB_EXIT_INTERRUPTED : KB_EXIT_OK;
@@ -369,6 +388,8 @@ static void parse_sequence(char **argv, struct kb_run_opts *opts, struct kb_ctx 
 			       k + 1);
 		if (opts[k].progress)
 			kb_die(KB_EXIT_USAGE, "sequence: --progress applies to run only");
+		if (opts[k].spill)
+			kb_die(KB_EXIT_USAGE, "sequence: --spill applies to run only");
 		if (strcmp(opts[k].timer, opts[0].timer) != 0)
 			kb_die(KB_EXIT_USAGE, "sequence: every run must use the same --timer (%s, then %s)",
 			       opts[0].timer, opts[k].timer);
@@ -393,6 +414,7 @@ int kb_sequence(int argc, char **argv)
 	int bad = 0, done = 0;
 	for (int k = 0; k < n && !bad && !kb_stop; k++) {
 		memset(&run, 0, sizeof run);
+		run.spill_fd = -1;
 		run.opts = opts[k];
 		run.c = &ctxs[k];
 		kb_warnings_reset();

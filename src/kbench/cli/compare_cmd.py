@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.main import Context, err_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue, Runs
 from kbench.compare.budget import check_blocks, check_trials
@@ -31,10 +32,16 @@ from kbench.engine.in_kernel import interleaved_comparison
 from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome
 from kbench.engine.noise_floor import comparison_noise_floor
 from kbench.engine.run_selection import RunSelector, select_runs
-from kbench.engine.stored_comparison import measure_stored_margins, stored_interleaved, stored_outcome
+from kbench.engine.stored_comparison import (
+    measure_stored_margins,
+    measured_on,
+    stored_interleaved,
+    stored_outcome,
+)
 from kbench.kinds.kfunc.loaded import module_suffixes
 from kbench.report.comparison import EXTENSIONS, FORMATS, gobench, render
 from kbench.report.comparison.build import build_interleaved_report, build_report
+from kbench.report.comparison.model import ComparisonReport, MetricComparison
 from kbench.report.comparison.noise_floor import noise_floor_text
 from kbench.store.db import Store
 from kbench.sysinfo.collect import collect_sysinfo
@@ -114,6 +121,7 @@ def parse_margin(text: str | None) -> float | None:
     "--report-dir", type=click.Path(file_okay=False, path_type=Path),
     help="Also write every format there: report.txt, report.json, report.md, report.html and benchstat files.",
 )
+@fail_on_option
 @pass_context
 def compare_cmd(
     ctx: Context, benchmark: str | None, kernels: tuple[str, ...], commands: tuple[str, ...],
@@ -121,7 +129,7 @@ def compare_cmd(
     local_kernel: bool, whole_runs: bool, design: str, metric: str, budget: float,
     blocks: int | None, samples: int | None, trials: int | None, min_trials: int | None, fixed: bool,
     trials_per_boot: int, margin: str | None, alpha: float, correction: str, seed: int, fmt: str, as_json: bool,
-    output: Path | None, report_dir: Path | None,
+    output: Path | None, report_dir: Path | None, fail_on: frozenset[str],
 ) -> None:
     """Compare programs (--command A --command B), configurations (BENCH -p KEY=V1|V2),
     kernels (--kernel A --kernel B BENCH) or stored runs (--runs 1,2,3 --runs 4,5,6): a verdict
@@ -148,7 +156,8 @@ def compare_cmd(
             report = build_interleaved_report(
                 replayed, title=f"{replayed.metrics[0].name}: {' vs '.join(s.label for s in replayed.sides)}",
                 label_kind="stored", alpha=alpha, margin=margin_value, correction=correction_method,
-                context=_context(), parameters=_parameters(params, samples, seed, alpha, margin_source),
+                context=measured_on(store, selected, [s.side.label for s in replayed.sides]),
+                parameters=_parameters(params, samples, seed, alpha, margin_source),
             )
         elif run_sets:
             outcome = stored_outcome(store, selected, benchmark=benchmark)
@@ -157,7 +166,8 @@ def compare_cmd(
             report = build_report(
                 outcome, title=f"{outcome.sides[0].primary_metric}: {' vs '.join(s.side.label for s in outcome.sides)}",
                 label_kind="stored", alpha=alpha, margin=margin_value, correction=correction_method,
-                context=_context(), parameters=_parameters(params, samples, seed, alpha, margin_source)
+                context=measured_on(store, selected, [s.side.label for s in outcome.sides]),
+                parameters=_parameters(params, samples, seed, alpha, margin_source)
                 | {"noise floor": noise_floor_text(comparison_noise_floor(store, outcome))},
             )
         elif modules:
@@ -202,7 +212,7 @@ def compare_cmd(
                 if refusal is not None:
                     raise BadRequest(refusal)
                 outcome = _measure(store, found.sides, max_trials, first_look, not fixed, alpha, margin_value, seed,
-                                   trials_per_boot)
+                                   trials_per_boot, metric)
                 report = build_report(
                     outcome, title=title, label_kind=found.label_kind, alpha=alpha, margin=margin_value,
                     correction=correction_method, context=_context(),
@@ -220,6 +230,15 @@ def compare_cmd(
         err_console.print(f"wrote {output}")
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+    exit_if_found(fail_on, ((m.verdict, _named(report, m)) for m in report.metrics))
+
+
+def _named(report: ComparisonReport, metric: MetricComparison) -> str:
+    """A metric's comparison in a few words: ``command.cpu`` or, with several new sides, ``command.cpu on B``."""
+    if len(report.new_labels) == 1:
+        return metric.metric
+    return f"{metric.metric} on {report.new_label_of(metric)}"
 
 
 def _margin(
@@ -239,7 +258,7 @@ def _parameters(
 
 def _measure(
     store: Store, sides: list[ComparisonSide], trials: int, min_trials: int, adaptive: bool, alpha: float,
-    margin: float | None, seed: int, trials_per_boot: int,
+    margin: float | None, seed: int, trials_per_boot: int, metric: str,
 ) -> ComparisonOutcome:
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -258,6 +277,7 @@ def _measure(
         return run_comparison(
             store, sides, factory, max_trials=trials, min_trials=min(min_trials, trials), adaptive=adaptive,
             alpha=alpha, margin=margin, seed=seed, trials_per_boot=trials_per_boot, on_trial=on_trial,
+            metric=metric,
         )
 
 

@@ -7,6 +7,7 @@ NOT_FOUND = 4  # no such run in the store
 STORE_FAILED = 5  # the results database cannot be opened or written
 TUNE_FAILED = 6  # kbench tune: a knob that exists here could not be changed
 BROKER_FAILED = 7  # kbench fleet/worker: the Redis broker did not answer
+VERDICT_FOUND = 9  # --fail-on: a verdict it names (regression, improvement) was found
 NO_REPRODUCIBLE_DIFFERENCE = 10  # kbench bisect: good and bad do not differ significantly
 BISECT_FAILED = 11  # kbench bisect: a reference does not build, or git refused
 INTERRUPTED = 130  # Ctrl-C: finished samples were kept, run marked interrupted

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.history_options import Since, detection_options, history_errors, settings_from
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
+
+if TYPE_CHECKING:
+    from kbench.history.series import Series
 
 
 @click.command("history")
@@ -22,27 +27,67 @@ from kbench.cli.main import Context, emit_json, out_console, pass_context, user_
     "--repo", type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="A git checkout: list the commits between the runs around each change point.",
 )
+@click.option(
+    "--control", metavar="BENCH|SERIES",
+    help="Judge each series divided by a control measured beside it (a series id, benchmark or metric on the "
+    "same machine and target, e.g. an unchanged reference build): what moves both is the machine.",
+)
 @detection_options
 @click.option("--json", "as_json", is_flag=True, help="Print {\"series\": [...]} with every point and change point.")
+@fail_on_option
 @pass_context
 def history_cmd(
-    ctx: Context, selector: str | None, since: datetime | None, last: int, repo: Path | None,
-    window: int, max_pvalue: float, raw_values: bool, as_json: bool,
+    ctx: Context, selector: str | None, since: datetime | None, last: int, repo: Path | None, control: str | None,
+    window: int, max_pvalue: float, raw_values: bool, as_json: bool, fail_on: frozenset[str],
 ) -> None:
     """List the series of stored runs (benchmark + parameters + metric + machine + target), points
     newest last, with their change points (Apache Otava).
 
     BENCH is a benchmark or metric name or glob (syscall.*); SERIES is a series id from this list.
+    --fail-on looks at every change point listed (narrow it with --since).
     """
     from kbench.history.analysis import analyse
     from kbench.history.load import load_series
 
     settings = settings_from(window, max_pvalue, raw_values)
+    notes: list[str] = []
     with user_errors(), history_errors():
-        histories = analyse(load_series(ctx.reader.engine, selector, since=since), settings, repo=repo)
+        series = load_series(ctx.reader.engine, selector, since=since)
+        if control is not None:
+            series, notes = _relative_to_control(series, load_series(ctx.reader.engine, control, since=since))
+        histories = analyse(series, settings, repo=repo)
     if as_json:
-        emit_json({"settings": settings.to_json(), "series": [h.to_json() for h in histories]})
-        return
-    from kbench.report.history_text import render_history
+        emit_json({"settings": settings.to_json(), "series": [h.to_json() for h in histories],
+                   **({"control": {"selector": control, "notes": notes}} if control is not None else {})})
+    else:
+        from kbench.report.history_text import render_history
 
-    render_history(out_console(), histories, last)
+        console = out_console()
+        for note in notes:
+            console.print(note, highlight=False, markup=False)
+        render_history(console, histories, last)
+    exit_if_found(fail_on, ((c.verdict, h.series.metric) for h in histories for c in h.change_points))
+
+
+def _relative_to_control(series: list[Series], controls: list[Series]) -> tuple[list[Series], list[str]]:
+    """Each series that is not a control, divided by its control; what was left out, said."""
+    from kbench.history.control import NoControl, control_for, relative_to
+
+    control_ids = {c.id for c in controls}
+    found: list[Series] = []
+    notes: list[str] = []
+    for one in series:
+        if one.id in control_ids:
+            continue
+        try:
+            controlled = relative_to(one, control_for(one, controls))
+        except NoControl as exc:
+            notes.append(f"not shown: {exc}")
+            continue
+        if controlled.unpaired:
+            notes.append(f"{one.id} ({one.metric}): {len(controlled.unpaired)} run(s) without a control run of the "
+                         f"same version left out")
+        found.append(controlled.series)
+    if not found:
+        raise click.UsageError("--control: no series is left to show (" + "; ".join(notes or ["only controls"]) + ")")
+    return found, notes

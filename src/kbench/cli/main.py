@@ -268,7 +268,7 @@ def cli(ctx: click.Context, db: str | None) -> None:
     Exit codes: 0 ok, 2 usage error (bad option, unknown benchmark or parameter, a limit
     exceeded, an output path that cannot be written), 3 measurement failed, 4 run not
     found, 5 results database error, 6 a tuning knob could not be changed, 7 the fleet's
-    broker is unreachable, 10 bisect: no reproducible difference, 11 bisect failed,
+    broker is unreachable, 9 a --fail-on verdict was found, 10 bisect: no reproducible difference, 11 bisect failed,
     130 interrupted by Ctrl-C, 143 stopped by SIGTERM (both keep every finished sample).
     See docs/exit-codes.md.
     """

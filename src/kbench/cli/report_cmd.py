@@ -8,8 +8,10 @@ from pathlib import Path
 import click
 
 from kbench.cli import exit_codes
+from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.history_options import Since, detection_options, history_errors, settings_from
 from kbench.cli.main import Context, fail, pass_context, user_errors
+from kbench.contract.vocabulary import IMPROVEMENT
 
 FORMATS = ("text", "json", "markdown", "html")
 
@@ -34,13 +36,17 @@ def report_group() -> None:
     help="A git checkout: list the commits between the runs around each change (correlated commits).",
 )
 @detection_options
+@fail_on_option
 @pass_context
 def regressions_cmd(
     ctx: Context, selector: str | None, since: datetime | None, fmt: str, output: Path | None,
     improvements: bool, repo: Path | None, window: int, max_pvalue: float, raw_values: bool,
+    fail_on: frozenset[str],
 ) -> None:
     """One entry per change point in the regressing direction: headline with %change, before/after
-    with stddev, machine, parameters, correlated commits and a command line to reproduce it."""
+    with stddev, machine, parameters, correlated commits and a command line to reproduce it.
+    --fail-on improvement reports improvements too (as --improvements)."""
+    improvements = improvements or IMPROVEMENT in fail_on
     from kbench.history.analysis import analyse
     from kbench.history.load import load_series
     from kbench.history.regressions import regression_entries, wanted_runs
@@ -70,6 +76,7 @@ def regressions_cmd(
 
         text = render_text(entries, scope)
     _write(text, output)
+    exit_if_found(fail_on, ((e.point.verdict, e.series.metric) for e in entries))
 
 
 def _scope(series: int, since: datetime | None, improvements: bool) -> str:

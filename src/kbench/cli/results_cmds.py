@@ -53,16 +53,23 @@ def show_cmd(ctx: Context, run_id: int, hist: str, no_hist: bool, as_json: bool,
         return
     console = out_console()
     target = record.target or {}
+    version = "".join(f", {name} {value}" for name, value in (("commit", record.commit), ("label", record.label))
+                      if value)
     console.print(
         literal(
-            f"{record.benchmark} {record.params or ''} on {target.get('kind', '?')} kernel "
-            f"{target.get('kernel_release', '?')}, started {record.started_at:%Y-%m-%d %H:%M:%S} UTC"
+            f"{record.benchmark}{_params_text(record.params)} on {target.get('kind', '?')} kernel "
+            f"{target.get('kernel_release', '?')}{version}, started {record.started_at:%Y-%m-%d %H:%M:%S} UTC"
         ),
         highlight=False,
     )
     if record.error:
         console.print(Text.assemble(("error:", "red"), " ", record.error), highlight=False)
     render_run(console, view, hist, histogram=not no_hist)
+
+
+def _params_text(params: dict[str, object] | None) -> str:
+    """A run's parameters as `` size=64 mode=thread`` ('' without any)."""
+    return "".join(f" {key}={value}" for key, value in (params or {}).items())
 
 
 @click.command("results")
@@ -86,7 +93,7 @@ def results_cmd(
         emit_json(rows)
         return
     table = Table(box=None, pad_edge=False)
-    for name in ("run", "started (UTC)", "benchmark", "status", "n", "median", "target", "tags"):
+    for name in ("run", "started (UTC)", "benchmark", "parameters", "status", "n", "median", "target", "tags"):
         table.add_column(name, justify="right" if name in ("run", "n", "median") else "left")
     for row in rows:
         median = format_value(row["median"], row["unit"]) if row["median"] is not None else "-"
@@ -95,6 +102,7 @@ def results_cmd(
             target += f" ({row['accel']})"
         table.add_row(
             str(row["id"]), f"{row['started_at']:%Y-%m-%d %H:%M:%S}", literal(row["benchmark"]),
-            row["status"], str(row["n_samples"]), median, literal(target), literal(",".join(row["tags"] or [])),
+            literal(_params_text(row["params"]).strip() or "-"), row["status"], str(row["n_samples"]), median,
+            literal(target), literal(",".join(row["tags"] or [])),
         )
     out_console().print(table)

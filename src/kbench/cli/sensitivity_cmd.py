@@ -28,7 +28,7 @@ from kbench.targets.factory import make_target
 @click.option("--design", type=click.Choice(DESIGNS), default=AUTO, show_default=True,
               help="interleaved (one target, slot by slot) or trials (whole runs).")
 @click.option("--metric", type=click.Choice(["cpu", "wall"]), default="cpu", show_default=True,
-              help="Commands: CPU time or wall time.")
+              help="Commands: CPU time (user + system of the child) or wall time.")
 @click.option("--budget", type=Duration(), default=f"{DEFAULT_BUDGET_S:g}s", show_default=True,
               help="Interleaved design: measuring time (no early stop).")
 @click.option("--samples", type=click.IntRange(min=1), help="Samples per trial or per interleaved slot.")
@@ -67,7 +67,7 @@ def sensitivity_cmd(
                        "blocks of the same configuration, Mann-Whitney / KS, A/A)")
         else:
             trial_outcome = run_comparison(ctx.store, found.sides, make_target, max_trials=trials, adaptive=False,
-                                           seed=seed, tags=("sensitivity",))
+                                           seed=seed, tags=("sensitivity",), metric=metric)
             metric_name = trial_outcome.sides[0].primary_metric
             plain = sensitivity_matrix({s.side.label: s.statistics(metric_name) for s in trial_outcome.sides})
             result = {"metric": metric_name, "design": trial_outcome.design, "test": "mann-whitney",

@@ -76,7 +76,7 @@ def calibrate(
     target = kernel or "local"
     if choose_design(design, sides) == INTERLEAVED:
         return _interleaved(store, sides, target, metric, budget_s, samples, alpha, seed)
-    return _trials(store, sides, target, trials, budgets, alpha, seed)
+    return _trials(store, sides, target, metric, trials, budgets, alpha, seed)
 
 
 def _interleaved(
@@ -114,11 +114,11 @@ def _interleaved(
 
 
 def _trials(
-    store: Store, sides: list[ComparisonSide], target: str, trials: int, budgets: tuple[int, ...], alpha: float,
-    seed: int,
+    store: Store, sides: list[ComparisonSide], target: str, metric: str, trials: int, budgets: tuple[int, ...],
+    alpha: float, seed: int,
 ) -> Calibration:
     outcome = run_comparison(store, sides, make_target, max_trials=trials, adaptive=False, seed=seed,
-                             min_trials=min(DEFAULT_MIN_TRIALS, trials), tags=("calibration",))
+                             min_trials=min(DEFAULT_MIN_TRIALS, trials), tags=("calibration",), metric=metric)
     metric = outcome.sides[0].primary_metric
     sets = {"A1": outcome.sides[0].statistics(metric), "A2": outcome.sides[1].statistics(metric)}
     rows: list[dict[str, Any]] = []

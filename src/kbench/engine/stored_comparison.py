@@ -43,7 +43,7 @@ def stored_outcome(store: Store, sides: list[list[int]], *, benchmark: str | Non
             trials.extend(_trials(view))
         first = load_stored_run(store, run_ids[0]).record
         bench = stored_benchmark(first)
-        label = f"runs {','.join(map(str, run_ids))}"
+        label = runs_label(run_ids)
         side = ComparisonSide(label=label, kernel=None, benchmark=bench,
                               request=RunRequest(benchmark=bench.name, params=first.params))
         results.append(SideTrials(side, list(trials)))
@@ -77,7 +77,7 @@ def stored_interleaved(store: Store, sides: list[list[int]], *, alpha: float,
     blocks = len(complete)
     if complete != list(range(blocks)):
         return None
-    labels = [f"run {ids[0]}" for ids in sides]
+    labels = [runs_label(ids) for ids in sides]
     sequential = {label: PairedSequential(direction=metrics[0].direction, alpha=alpha, margin=margin,
                                           metric=metrics[0].name, unit=metrics[0].unit) for label in labels[1:]}
     interleaved_sides = [
@@ -158,3 +158,39 @@ def measure_stored_margins(outcome: InterleavedOutcome, alpha: float) -> None:
         ratios = outcome.log_ratios(new, primary)
         replaced.measure_margin(ratios, int(ratios.size), final=True)
         outcome.sequential[side.label] = replaced
+
+
+def runs_label(run_ids: list[int]) -> str:
+    """``run 7``, ``runs 31-39`` or ``runs 31-39,41``: a side of stored runs, ids in the order given
+    with consecutive ones as ranges."""
+    if len(run_ids) == 1:
+        return f"run {run_ids[0]}"
+    groups: list[list[int]] = []
+    for run_id in run_ids:
+        if groups and run_id == groups[-1][-1] + 1:
+            groups[-1].append(run_id)
+        else:
+            groups.append([run_id])
+    return "runs " + ",".join(f"{g[0]}-{g[-1]}" if len(g) > 2 else ",".join(map(str, g)) for g in groups)
+
+
+def measured_on(store: Store, sides: list[list[int]], labels: list[str]) -> dict[str, object]:
+    """The machines and kernels that measured each side's runs (not the machine comparing them):
+    ``{"measured on": TEXT}`` when every run was measured alike, else one entry per side label."""
+    from kbench.sysinfo.collect import machine_summary
+
+    described: list[list[str]] = []
+    for run_ids in sides:
+        found: dict[str, None] = {}
+        for run_id in run_ids:
+            record = store.get_run(run_id)
+            target = record.target or {}
+            where = target.get("kind") or "?"
+            if target.get("accel"):
+                where += f", {target['accel']}"
+            found[f"{machine_summary(dict(record.sysinfo or {}))}; kernel {target.get('kernel_release') or '?'} "
+                  f"({where})"] = None
+        described.append(list(found))
+    if all(d == described[0] for d in described) and len(described[0]) == 1:
+        return {"measured on": described[0][0]}
+    return {"measured on": {label: " | ".join(d) for label, d in zip(labels, described, strict=True)}}

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from kbench.contract.json_document import utc_timestamp
-from kbench.history.changes import Change, DetectionSettings, detect_many
+from kbench.history.changes import Change, DetectionSettings, detect_many, winsorized
+from kbench.history.rules import CANDIDATE, JudgedChange, judge
 from kbench.history.series import Series
 from kbench.history.versions import Correlated, correlate
 
@@ -29,7 +30,12 @@ def verdict(direction: str | None, change_pct: float) -> str:
 
 @dataclass(frozen=True)
 class ChangePoint:
-    """A change point of a series, at the first run after the change."""
+    """A change point of a series, at the most likely first run after the change.
+
+    ``first_index``..``last_index``: the runs that could be the first after it
+    (``kbench.history.rules.location_range``); ``correlated`` spans the last run before
+    the first of them to the last of them, so its commits are every commit the change
+    could come from. ``status``: candidate, or pending / transient (too few runs on a side)."""
 
     index: int
     run_id: int
@@ -37,11 +43,20 @@ class ChangePoint:
     change: Change
     verdict: str
     correlated: Correlated
+    status: str = CANDIDATE
+    first_index: int = -1
+    last_index: int = -1
+
+    @property
+    def runs_in_range(self) -> int:
+        """How many runs could be the first after the change."""
+        return self.last_index - self.first_index + 1
 
     def to_json(self) -> dict[str, Any]:
         c = self.change
         return {
             "run_id": self.run_id, "index": self.index, "started_at": utc_timestamp(self.started_at),
+            "status": self.status, "range": {"first_index": self.first_index, "last_index": self.last_index},
             "before": c.before.median, "after": c.after.median, "change_pct": c.change_pct,
             "verdict": self.verdict, "p_value": c.p_value, "confidence": 1.0 - c.p_value,
             "before_mean": c.before.mean, "after_mean": c.after.mean,
@@ -57,6 +72,10 @@ class SeriesHistory:
 
     series: Series
     change_points: list[ChangePoint] = field(default_factory=list)
+    pending: list[ChangePoint] = field(default_factory=list)
+    """Change points with fewer than 3 runs on a side at an end of the series: not reported yet."""
+    transient: list[ChangePoint] = field(default_factory=list)
+    """Change points around a blip of fewer than 3 runs between two others: never reported."""
 
     @property
     def latest_change(self) -> ChangePoint | None:
@@ -71,6 +90,8 @@ class SeriesHistory:
         if with_points:
             data["points"] = [p.to_json() for p in s.points]
         data["change_points"] = [c.to_json() for c in self.change_points]
+        data["pending"] = [c.to_json() for c in self.pending]
+        data["transient"] = [c.to_json() for c in self.transient]
         return data
 
 
@@ -81,16 +102,31 @@ def analyse(
     """Find the change points of every series (on several CPUs when there are many)."""
     settings = settings or DetectionSettings()
     changes = detect_many([s.values() for s in series], settings, workers=workers)
-    return [history_of(s, found, repo) for s, found in zip(series, changes, strict=True)]
+    return [history_of(s, found, repo, settings) for s, found in zip(series, changes, strict=True)]
 
 
-def history_of(series: Series, changes: list[Change], repo: Path | None = None) -> SeriesHistory:
-    points = series.points
-    return SeriesHistory(series, [
-        ChangePoint(
-            index=c.index, run_id=points[c.index].run_id, started_at=points[c.index].started_at, change=c,
-            verdict=verdict(series.direction, c.change_pct),
-            correlated=correlate(points[c.index - 1], points[c.index], repo),
-        )
-        for c in changes
-    ])
+def history_of(
+    series: Series, changes: list[Change], repo: Path | None = None, settings: DetectionSettings | None = None,
+) -> SeriesHistory:
+    """The series with Otava's ``changes`` judged by ``kbench.history.rules`` (found with ``settings``)."""
+    settings = settings or DetectionSettings()
+    data = series.values()
+    tested = winsorized(data, settings.winsorize) if settings.winsorize and data.size else data
+    judged = judge(data, tested, changes, commits=[p.commit for p in series.points],
+                   max_pvalue=settings.max_pvalue)
+    return SeriesHistory(
+        series,
+        [_change_point(series, j, repo) for j in judged.candidates],
+        pending=[_change_point(series, j, repo) for j in judged.pending],
+        transient=[_change_point(series, j, repo) for j in judged.transient],
+    )
+
+
+def _change_point(series: Series, judged: JudgedChange, repo: Path | None) -> ChangePoint:
+    points, c = series.points, judged.change
+    return ChangePoint(
+        index=c.index, run_id=points[c.index].run_id, started_at=points[c.index].started_at, change=c,
+        verdict=verdict(series.direction, c.change_pct),
+        correlated=correlate(points[judged.first - 1], points[judged.last], repo),
+        status=judged.status, first_index=judged.first, last_index=judged.last,
+    )

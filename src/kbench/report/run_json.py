@@ -58,6 +58,12 @@ def run_json(run: StoredRun, extra: dict[str, Any] | None = None) -> dict[str, A
         data.update(n=0)
     if series and len(series) > 1:
         data["metrics"] = [_series_json(s, run.summaries.get(s.name)) for s in series]
+    cpu = child_cpu_summary(run)
+    if cpu is not None:
+        data["cpu_time"] = {
+            "what": CHILD_CPU, "unit": "ns", "n": cpu.n, "median": cpu.p50, "median_ci": list(cpu.median_ci),
+            "mean": cpu.mean, "stdev": cpu.stdev, "min": cpu.min, "p90": cpu.p90, "max": cpu.max,
+        }
     if header.get("trace"):
         from kbench.report.trace_run import run_trace_json
 
@@ -78,6 +84,23 @@ def cycle_ns(header: dict[str, Any]) -> float | None:
     return 1e9 / hz if hz > 0 else None
 
 
+CHILD_CPU = "user + system CPU time of each execution (wait4's rusage of the child)"
+
+
+def child_cpu_summary(run: StoredRun) -> Summary | None:
+    """The summary of each execution's CPU time for a run of commands (columns ``utime_ns`` and
+    ``stime_ns``), next to the wall time the run's metric is; None for other runs."""
+    import numpy as np
+
+    from kbench.stats.summary import summarize
+
+    columns = run.measurement.columns
+    if "utime_ns" not in columns or "stime_ns" not in columns or not columns["utime_ns"].size:
+        return None
+    cpu = columns["utime_ns"].astype(np.float64) + columns["stime_ns"].astype(np.float64)
+    return summarize(cpu, detect_warmup=False)
+
+
 def run_context_json(record: RunRecord) -> dict[str, Any]:
     """What was measured, where and when: the keys ``run --json`` and ``show --json`` add to ``run_json``."""
     return {
@@ -85,6 +108,8 @@ def run_context_json(record: RunRecord) -> dict[str, Any]:
         "params": record.params,
         "target": record.target,
         "tags": record.tags,
+        "commit": record.commit,
+        "label": record.label,
         "started_at": record.started_at,
         "finished_at": record.finished_at,
     }

@@ -20,6 +20,7 @@ from kbench.store.owners import current_owner, owner_gone
 from kbench.store.records import SCHEMA_VERSION
 from kbench.store.records import RunRecord as RunRecord  # re-exported: its old home
 from kbench.store.records import SummaryRecord as SummaryRecord
+from kbench.store.spills import SpilledRun, remove_spill, spill_dir_for, spill_file, spill_files, spilled_run
 
 if TYPE_CHECKING:
     import sqlite3
@@ -132,6 +133,25 @@ class Store:
     def dialect(self) -> str:
         return "sqlite" if self._engine is None else self._engine.dialect.name
 
+    @property
+    def spill_dir(self) -> Path | None:
+        """Where runs of this store spill their samples as they are taken (``store.spills``);
+        None for a database that has no place for them (in memory, or not created yet)."""
+        sqlite_file = self._sqlite_file
+        if sqlite_file is None and self._engine is None:
+            return None
+        if sqlite_file is None and self._engine is not None and self._engine.dialect.name == "sqlite":
+            database = self._engine.url.database
+            if not database or database == ":memory:":
+                return None
+            sqlite_file = Path(database)
+        return spill_dir_for(self.where, sqlite_file)
+
+    def spill_path(self, run_id: int) -> Path | None:
+        """The spill file of run ``run_id`` (None: this store has no spill directory)."""
+        directory = self.spill_dir
+        return None if directory is None else spill_file(directory, run_id)
+
     def _query(self, sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Run one of ``kbench.store.reads``' statements: through sqlite3 on a read-only SQLite
         file (no SQLAlchemy imported), else through the engine."""
@@ -156,7 +176,8 @@ class Store:
         """Open the database at ``url`` or the default one.
 
         For writing (the default) it is created if needed, migrated to the current schema,
-        and runs left ``running`` by a kbench that is gone are marked ``abandoned``. With
+        runs left ``running`` by a kbench that is gone are marked ``abandoned``, and the
+        samples such runs spilled (``store.spills``) are stored with them. With
         ``read_only`` nothing is written: SQLite opens the file read-only (as immutable on
         a read-only file system), and a database that does not exist yet reads as empty.
         An existing file that is not SQLite, or is cut short, is refused and left alone.
@@ -208,6 +229,7 @@ class Store:
                         raise
                     store._ensure_schema()
                 store.mark_abandoned_runs()
+                store.import_spills()
         return store
 
     @classmethod
@@ -353,6 +375,81 @@ class Store:
                 )
         return [int(row.id) for row in gone]
 
+    def finish_unfinished(self, run_id: int, *, status: str, error: str) -> int:
+        """Close a run whose measurement did not come back (failed, interrupted before its
+        samples were fetched), with the samples its spill kept; returns how many. The spill
+        is removed once stored; when the database fails it stays for the next kbench."""
+        record = self.get_run(run_id)
+        spilled = self._spilled(record, why=f"it ended {status}")
+        if spilled is None:
+            self.finish_run(run_id, status=status, error=error)
+        else:
+            self.finish_run(
+                run_id, status=status, columns=spilled.columns, probe_header=spilled.probe_header,
+                summaries=spilled.summaries, warnings=[*record.warnings, spilled.warning],
+                error=f"{error}; {_recovered_note(spilled.rows)}",
+            )
+        remove_spill(self.spill_dir, run_id)
+        return 0 if spilled is None else spilled.rows
+
+    def discard_spill(self, run_id: int) -> None:
+        """Remove run ``run_id``'s spill: its samples are stored (or in a recovery file)."""
+        remove_spill(self.spill_dir, run_id)
+
+    def import_spills(self) -> list[int]:
+        """Store the samples of every spill whose run kbench left unfinished (abandoned,
+        failed or interrupted without them); returns the ids of the runs that got samples.
+        A spill of a run still ``running`` is left to its kbench; one whose run has its
+        samples, or is gone, is removed. A spill that cannot be stored now stays."""
+        from sqlalchemy import select, update
+
+        from kbench.store import schema
+
+        directory = self.spill_dir
+        imported: list[int] = []
+        r = schema.runs.c
+        for run_id in sorted(spill_files(directory)) if directory is not None else []:
+            try:
+                with self.engine.connect() as conn:
+                    row = conn.execute(select(r.status, r.n_samples).where(r.id == run_id)).first()
+                if row is not None and row.status == "running":
+                    continue
+                if row is None or row.n_samples:
+                    remove_spill(directory, run_id)
+                    continue
+                record = self.get_run(run_id)
+                spilled = self._spilled(record, why=f"it was left {record.status}")
+                if spilled is not None:
+                    with self.engine.begin() as conn:
+                        header = spilled.probe_header
+                        updated = conn.execute(
+                            update(schema.runs)
+                            .where((r.id == run_id) & (r.status != "running") & (r.n_samples == 0))
+                            .values(n_samples=spilled.rows, probe_header=header, timer=header.get("timer"),
+                                    overhead=header.get("overhead"), batch=header.get("batch"),
+                                    warnings=[*record.warnings, spilled.warning],
+                                    error=f"{record.error or record.status}; {_recovered_note(spilled.rows)}")
+                        )
+                        if updated.rowcount != 1:  # another kbench stored it meanwhile
+                            continue
+                        _insert_samples(conn, run_id, spilled.columns, spilled.summaries)
+                    imported.append(run_id)
+                remove_spill(directory, run_id)
+            except (OSError, ValueError):
+                continue  # unreadable or damaged: left where it is, for a person to look at
+            except Exception as exc:
+                if database_error_message(exc) is None:
+                    raise
+                continue
+        return imported
+
+    def _spilled(self, record: RunRecord, *, why: str) -> SpilledRun | None:
+        path = self.spill_path(record.id)
+        if path is None or not path.exists():
+            return None
+        return spilled_run(path, metric=record.metric, unit=record.unit,
+                           subtract_overhead=bool(record.request.get("subtract_overhead")), why=why)
+
     def machine_id(self, sysinfo: Mapping[str, Any]) -> int:
         """The id of the machine ``sysinfo`` describes, recorded now if it is new."""
         with self.engine.begin() as conn:
@@ -371,11 +468,9 @@ class Store:
         tool_output: str | None = None,
     ) -> None:
         """Store samples, summaries and final status of a run in one transaction."""
-        import numpy as np
-        from sqlalchemy import insert, update
+        from sqlalchemy import update
 
         from kbench.store import schema
-        from kbench.store.codec import CODEC, encode_array
 
         if status not in ("complete", "interrupted", "failed", "abandoned"):
             raise ValueError(f"invalid final run status {status!r}")
@@ -386,22 +481,7 @@ class Store:
         n_samples = next(iter(lengths.values()), 0)
         header = dict(probe_header or {})
         with self.engine.begin() as conn:
-            for name, values in columns.items():
-                dtype, blob = encode_array(np.ascontiguousarray(values))
-                conn.execute(
-                    insert(schema.samples).values(
-                        run_id=run_id, column=name, dtype=dtype, codec=CODEC,
-                        count=len(values), data=blob,
-                    )
-                )
-            for summary in summaries:
-                conn.execute(
-                    insert(schema.summaries).values(
-                        run_id=run_id, metric=summary.metric, unit=summary.unit,
-                        basis=summary.basis, details=dict(summary.details),
-                        **{key: summary.values[key] for key in _SUMMARY_COLUMNS},
-                    )
-                )
+            _insert_samples(conn, run_id, columns, summaries)
             updated = conn.execute(
                 update(schema.runs)
                 .where(schema.runs.c.id == run_id)
@@ -424,11 +504,11 @@ class Store:
     # -- reading -----------------------------------------------------------------
 
     def get_run(self, run_id: int) -> RunRecord:
-        return reads.get_run(self._query, run_id)
+        return reads.get_run(self._query, run_id, self.spill_dir)
 
     def load_samples(self, run_id: int) -> dict[str, np.ndarray]:
         """Every stored column of a run, in the order the samples were taken."""
-        return reads.load_samples(self._query, run_id, self.where)
+        return reads.load_samples(self._query, run_id, self.where, self.spill_dir)
 
     def list_runs(
         self,
@@ -442,7 +522,7 @@ class Store:
         """Newest first: id, benchmark, status, n, started, kernel, median and unit. Every
         filter is part of the query, so ``limit`` (None: no limit) counts matching runs."""
         return reads.list_runs(self._query, self.dialect, benchmark=benchmark, status=status,
-                               kernel_release=kernel_release, tag=tag, limit=limit)
+                               kernel_release=kernel_release, tag=tag, limit=limit, spill_dir=self.spill_dir)
 
     def save_calibration(
         self, *, benchmark: str, metric: str, target: str, params: Mapping[str, Any],
@@ -599,6 +679,35 @@ _SUMMARY_COLUMNS = (
 )
 
 
+def _insert_samples(
+    conn: Connection, run_id: int, columns: Mapping[str, np.ndarray], summaries: Iterable[SummaryRecord]
+) -> None:
+    import numpy as np
+    from sqlalchemy import insert
+
+    from kbench.store import schema
+    from kbench.store.codec import CODEC, encode_array
+
+    for name, values in columns.items():
+        dtype, blob = encode_array(np.ascontiguousarray(values))
+        conn.execute(
+            insert(schema.samples).values(
+                run_id=run_id, column=name, dtype=dtype, codec=CODEC, count=len(values), data=blob,
+            )
+        )
+    for summary in summaries:
+        conn.execute(
+            insert(schema.summaries).values(
+                run_id=run_id, metric=summary.metric, unit=summary.unit, basis=summary.basis,
+                details=dict(summary.details), **{key: summary.values[key] for key in _SUMMARY_COLUMNS},
+            )
+        )
+
+
+def _recovered_note(rows: int) -> str:
+    return f"the {rows} samples it took before were recovered from its spill file"
+
+
 def _inserted_id(result: Any) -> int:
     key = result.inserted_primary_key
     if key is None:
@@ -665,7 +774,7 @@ def _machine_id(conn: Connection, sysinfo: Mapping[str, Any]) -> int:
     from sqlalchemy import insert, select
 
     from kbench.store import schema
-    from kbench.sysinfo.collect import machine_fingerprint
+    from kbench.sysinfo.collect import machine_facts, machine_fingerprint
 
     fingerprint = machine_fingerprint(dict(sysinfo))
     existing = conn.execute(
@@ -673,16 +782,8 @@ def _machine_id(conn: Connection, sysinfo: Mapping[str, Any]) -> int:
     ).scalar()
     if existing is not None:
         return int(existing)
-    cpu = sysinfo.get("cpu", {})
     result = conn.execute(
-        insert(schema.machines).values(
-            fingerprint=fingerprint,
-            hostname=sysinfo.get("hostname"),
-            cpu_model=cpu.get("model"),
-            cpu_count=cpu.get("count"),
-            memory_bytes=sysinfo.get("memory_bytes"),
-            first_seen=_utcnow(),
-        )
+        insert(schema.machines).values(fingerprint=fingerprint, **machine_facts(dict(sysinfo)), first_seen=_utcnow())
     )
     return _inserted_id(result)
 

@@ -14,11 +14,14 @@ import json
 import zlib
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kbench.contract.spill import SpillDamaged, SpillHead, read_spill, spill_head
 from kbench.store.errors import RunNotFound, StoreError
 from kbench.store.owners import owner_gone
 from kbench.store.records import RunRecord
+from kbench.store.spills import spill_file, spilled_rows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,7 +40,7 @@ def schema_version(query: Query) -> int:
     return int(rows[0]["value"])
 
 
-def get_run(query: Query, run_id: int) -> RunRecord:
+def get_run(query: Query, run_id: int, spill_dir: Path | None = None) -> RunRecord:
     found = query("SELECT * FROM runs WHERE id = :id", {"id": run_id})
     if not found:
         raise RunNotFound(f"no run with id {run_id}")
@@ -46,14 +49,24 @@ def get_run(query: Query, run_id: int) -> RunRecord:
     if row["target_id"] is not None:
         target = _decoded(query("SELECT * FROM targets WHERE id = :id", {"id": row["target_id"]})[0], ("details",))
     summaries = [_decoded(s, ("details",)) for s in query("SELECT * FROM summaries WHERE run_id = :id", {"id": run_id})]
-    return _run_record(as_seen(row), target, summaries)
+    row = as_seen(row, spill_dir)
+    if row.get("spilled"):
+        head = _spill_head(spill_dir, run_id)
+        if head is not None and row.get("probe_header") is None:
+            row["probe_header"] = {**head.header, "n": head.rows}
+    return _run_record(row, target, summaries)
 
 
-def load_samples(query: Query, run_id: int, where: str) -> dict[str, np.ndarray]:
-    """Every stored column of a run, in the order the samples were taken."""
+def load_samples(query: Query, run_id: int, where: str, spill_dir: Path | None = None) -> dict[str, np.ndarray]:
+    """Every stored column of a run, in the order the samples were taken; for a run not
+    finished (or not stored since), the samples its spill holds so far."""
     from kbench.store.codec import decode_array
 
     rows = query('SELECT "column", dtype, codec, count, data FROM samples WHERE run_id = :id', {"id": run_id})
+    if not rows and spill_dir is not None:
+        spilled = _read_spill(spill_dir, run_id)
+        if spilled is not None:
+            return spilled
     try:
         return {row["column"]: decode_array(row["dtype"], row["codec"], bytes(row["data"]), row["count"])
                 for row in rows}
@@ -70,8 +83,9 @@ def list_runs(
     kernel_release: str | None = None,
     tag: str | None = None,
     limit: int | None = 50,
+    spill_dir: Path | None = None,
 ) -> list[dict[str, Any]]:
-    """Newest first: id, benchmark, status, n, started, kernel, median and unit. Every
+    """Newest first: id, benchmark, params, status, n, started, kernel, median and unit. Every
     filter is part of the query, so ``limit`` (None: no limit) counts matching runs."""
     conditions = []
     params: dict[str, Any] = {}
@@ -95,7 +109,8 @@ def list_runs(
             conditions.append("EXISTS (SELECT 1 FROM json_each(runs.tags) AS tag WHERE tag.value = :tag)")
             params["tag"] = tag
     sql = (
-        "SELECT runs.id, runs.benchmark, runs.metric, runs.status, runs.n_samples, runs.started_at, runs.tags, "
+        "SELECT runs.id, runs.benchmark, runs.params, runs.metric, runs.status, runs.n_samples, runs.started_at, "
+        "runs.tags, "
         "targets.kind, targets.kernel_release, targets.accel, summaries.median, summaries.unit, "
         "runs.owner_pid, runs.owner_boot_id, runs.owner_host "
         "FROM runs LEFT OUTER JOIN targets ON runs.target_id = targets.id "
@@ -106,23 +121,49 @@ def list_runs(
     )
     if limit is not None:
         params["limit"] = limit
-    rows = [as_seen(_decoded(row, ("tags",), ("started_at",))) for row in query(sql, params)]
+    rows = [as_seen(_decoded(row, ("tags", "params"), ("started_at",)), spill_dir) for row in query(sql, params)]
     for row in rows:
-        for key in ("owner_pid", "owner_boot_id", "owner_host"):
+        for key in ("owner_pid", "owner_boot_id", "owner_host", "spilled"):
             row.pop(key, None)
     if status:
         rows = [r for r in rows if r["status"] == status]
     return rows
 
 
-def as_seen(row: dict[str, Any]) -> dict[str, Any]:
-    """A run row with ``running`` shown as ``abandoned`` when its kbench is gone (for
-    read-only views; a writing open stores the change)."""
+def as_seen(row: dict[str, Any], spill_dir: Path | None = None) -> dict[str, Any]:
+    """A run row as a writing kbench would leave it (for read-only views; a writing open
+    stores the change): ``running`` shown as ``abandoned`` when its kbench is gone, and a
+    run without samples whose spill holds some with that many (``spilled``: True)."""
     if row.get("status") == "running" and owner_gone(
         row.get("owner_pid"), row.get("owner_boot_id"), row.get("owner_host"), row["started_at"]
     ):
         row["status"] = "abandoned"
+    if row.get("status") in _UNFINISHED and not row.get("n_samples") and "id" in row:
+        spilled = spilled_rows(spill_dir, int(row["id"]))
+        if spilled:
+            row["n_samples"], row["spilled"] = spilled, True
     return row
+
+
+_UNFINISHED = ("running", "abandoned", "failed", "interrupted")
+"""Statuses of runs that may have samples only in their spill."""
+
+
+def _spill_head(spill_dir: Path | None, run_id: int) -> SpillHead | None:
+    if spill_dir is None:
+        return None
+    try:
+        return spill_head(spill_file(spill_dir, run_id))
+    except (SpillDamaged, OSError):
+        return None
+
+
+def _read_spill(spill_dir: Path, run_id: int) -> dict[str, np.ndarray] | None:
+    try:
+        contents = read_spill(spill_file(spill_dir, run_id))
+    except (SpillDamaged, OSError):
+        return None
+    return contents.columns if contents is not None and contents.rows else None
 
 
 def _decoded(row: Mapping[str, Any], json_columns: tuple[str, ...], times: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -149,5 +190,5 @@ def _run_record(
         warnings=list(row["warnings"] or []), tags=list(row["tags"] or []), error=row["error"],
         tool_output=row["tool_output"], n_samples=row["n_samples"], batch=row["batch"],
         started_at=row["started_at"], finished_at=row["finished_at"], target=target,
-        summaries=summaries,
+        summaries=summaries, commit=row.get("commit"), label=row.get("label"),
     )

@@ -296,6 +296,7 @@ class VmTarget:
 
         info = collect_sysinfo(read, local=False)
         info["virtualization"]["vm"] = f"qemu-{session.accel}"
+        info["vm_config"] = {"cpus": self.cpus, "memory_mb": self.memory_mb}
         info["host"] = collect_sysinfo()
         return info
 
@@ -320,7 +321,8 @@ class VmTarget:
         return GuestShell(session, self.scratch_root)
 
     def run_probe(
-        self, args: Sequence[str], progress: ProgressCallback | None = None, bound: float | None = None
+        self, args: Sequence[str], progress: ProgressCallback | None = None, bound: float | None = None,
+        spill: Path | None = None,
     ) -> ProbeInvocation:
         """Run the probe in the guest, stopped at ``bound`` seconds (default ``MIN_BOUND_S``);
         Ctrl-C or SIGTERM stops it there, keeping its samples. No progress from the guest."""

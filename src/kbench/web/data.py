@@ -111,7 +111,9 @@ def _run_data(engine: Engine, view: StoredRun) -> dict[str, Any]:
                                       data["target"])
     if summary is not None and values.size:
         low, high = np.percentile(values, TRIM)
-        shown = values[(values >= low) & (values <= high)] if high > low else values
+        shown = values[(values >= low) & (values <= high)]
+        if not shown.size:  # a few samples (two: both outside p0.5..p99.5): show them all
+            shown = values
         histogram = linear_histogram(shown, HISTOGRAM_BINS)
         cdf = compact_cdf(values, CDF_POINTS)
         data["summary"] = {

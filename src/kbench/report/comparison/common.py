@@ -93,7 +93,10 @@ def headline(report: ComparisonReport, m: MetricComparison) -> str:
         )
     figures = f"{format_change(m.change_pct)}, CI {format_ci(m.ci_pct)}"
     if m.verdict == NO_CHANGE:
-        within = f", within ±{m.margin_pct:g}%" if m.margin_pct is not None else f", {p_text(m.p_value)}"
+        if m.real_within_margin:
+            within = f": real but within the ±{m.margin_pct:g}% margin"
+        else:
+            within = f", within ±{m.margin_pct:g}%" if m.margin_pct is not None else f", {p_text(m.p_value)}"
         return f"{m.metric} on {subject}: no change compared to {report.base_label} ({figures}{within})"
     why = m.reason.split(";")[0] if m.reason else "no reason given"
     return f"{m.metric} on {subject}: {m.verdict} compared to {report.base_label} ({figures}; {why})"
@@ -119,12 +122,18 @@ def headlines(report: ComparisonReport) -> list[str]:
     return lines
 
 
+MIN_OVERALL_METRICS = 2
+"""An overall figure aggregates two metrics or more; with one, that metric's own change is the
+only figure printed (a second size of the same change would contradict the first)."""
+
+
 @dataclass(frozen=True)
 class Overall:
     """The release-comparison summary of one new label against the base.
 
     geomean_ratio: geometric mean over the metrics of the direction-aware ratio
-      (``MetricComparison.goodness_ratio``: > 1 is better), or None without any.
+      (``MetricComparison.goodness_ratio``: > 1 is better), or None with fewer than
+      ``MIN_OVERALL_METRICS`` metrics that have one.
     metrics_used: how many metrics had a ratio; skipped: how many had none (a
       non-positive or missing value).
     """
@@ -139,25 +148,42 @@ class Overall:
     other: int
 
     @property
+    def shown(self) -> bool:
+        """Whether there is an overall figure to print (two metrics or more)."""
+        return self.geomean_ratio is not None
+
+    @property
+    def worse_pct(self) -> float | None:
+        """100 (1 / geomean_ratio - 1): the geometric mean of the metrics' changes, each taken
+        towards worse (new/base when lower is better, base/new when higher is), in the same
+        terms as a lower-is-better metric's %change: equal changes of +5% give +5% (worse),
+        -5% give -5% (better)."""
+        return None if self.geomean_ratio is None else 100.0 * (1.0 / self.geomean_ratio - 1.0)
+
+    @property
     def better_pct(self) -> float | None:
-        """(geomean_ratio - 1) * 100: positive = better overall."""
-        return None if self.geomean_ratio is None else 100.0 * (self.geomean_ratio - 1.0)
+        """-worse_pct: positive = better overall."""
+        worse = self.worse_pct
+        return None if worse is None else -worse
 
     @property
     def wording(self) -> str:
         """``2.3% better overall`` / ``1.0% worse overall`` / ``no overall change``."""
-        pct = self.better_pct
+        pct = self.worse_pct
         if pct is None:
-            return "no overall figure (no metric has two positive values)"
+            if self.metrics_used == 1 and not self.skipped:
+                return "no overall figure (one metric: its own change is the figure)"
+            return "no overall figure (fewer than two metrics have two positive values)"
         if round(pct, 1) == 0:
             return "no overall change (within 0.05%)"
-        return f"{abs(pct):.1f}% {'better' if pct > 0 else 'worse'} overall"
+        return f"{abs(pct):.1f}% {'worse' if pct > 0 else 'better'} overall"
 
 
 def overall(report: ComparisonReport, label: str) -> Overall:
     metrics = report.for_label(label)
     ratios = [r for r in (m.goodness_ratio for m in metrics) if r is not None]
-    geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios)) if ratios else None
+    geomean = (math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+               if len(ratios) >= MIN_OVERALL_METRICS else None)
     regressions = sum(m.verdict == REGRESSION for m in metrics)
     improvements = sum(m.verdict == IMPROVEMENT for m in metrics)
     unchanged = sum(m.verdict == NO_CHANGE for m in metrics)
@@ -173,6 +199,11 @@ def overall(report: ComparisonReport, label: str) -> Overall:
     )
 
 
+def overall_sentences(report: ComparisonReport) -> list[str]:
+    """The overall sentence of each new label that has an overall figure (two metrics or more)."""
+    return [overall_sentence(report, s) for s in (overall(report, label) for label in report.new_labels) if s.shown]
+
+
 def overall_sentence(report: ComparisonReport, summary: Overall) -> str:
     """``kernel 6.12.x is 2.3% better overall than 6.1.0-56 (geometric mean of 5 metrics; ...)``."""
     counts = [
@@ -182,7 +213,7 @@ def overall_sentence(report: ComparisonReport, summary: Overall) -> str:
     ]
     if summary.other:
         counts.append(f"{summary.other} other")
-    basis = f"geometric mean of direction-aware ratios over {summary.metrics_used} metric"
+    basis = f"geometric mean of the changes, each towards worse, over {summary.metrics_used} metric"
     basis += "s" if summary.metrics_used != 1 else ""
     if summary.skipped:
         basis += f", {summary.skipped} without a ratio skipped"

@@ -29,7 +29,7 @@ from kbench.report.comparison.common import (
     headlines,
     method_note,
     overall,
-    overall_sentence,
+    overall_sentences,
     verdict_slug,
 )
 from kbench.report.comparison.model import ComparisonReport, MetricComparison, SideData
@@ -175,6 +175,8 @@ def _cards(report: ComparisonReport) -> str:
     cards = []
     for label in report.new_labels:
         s = overall(report, label)
+        if not s.shown:
+            continue
         pct = s.better_pct
         overall_value = "n/a" if pct is None else f"{abs(pct):.1f}% {'better' if pct >= 0 else 'worse'}"
         what = f"overall, geometric mean ({escape(label)})" if len(report.new_labels) > 1 else "overall, geometric mean"
@@ -250,10 +252,7 @@ def render(report: ComparisonReport) -> str:
         '<ul class="headlines">' + "".join(f"<li>{escape(h)}</li>" for h in found) + "</ul>"
         if found else '<p class="headlines">Nothing was compared.</p>'
     )
-    overall_html = "".join(
-        f'<p class="overall">{escape(overall_sentence(report, overall(report, label)))}</p>'
-        for label in report.new_labels
-    )
+    overall_html = "".join(f'<p class="overall">{escape(sentence)}</p>' for sentence in overall_sentences(report))
     sections = "".join(_section(report, m) for m in report.metrics)
     return page(report.title, CSS, f"""<header class="report-header">
 <h1>{escape(report.title)}</h1>

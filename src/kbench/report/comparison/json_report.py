@@ -3,7 +3,8 @@
 Top level: ``title, label_kind, base_label, new_labels, correction, confidence, context,
 parameters, overall`` (one entry per new label) and ``metrics``. Each metric object has
 ``metric, unit, direction, base_label, new_label, base, new, change_pct, ci_pct [low, high],
-p_value, verdict, reason, trials {base, new}, base_stddev_pct, new_stddev_pct``, the
+p_value, verdict, real_within_margin`` (a "no change" whose interval excludes 0: a real change
+smaller than the margin), ``reason, trials {base, new}, base_stddev_pct, new_stddev_pct``, the
 per-trial (or per-slot) statistics of both sides (``base_trials``, ``new_trials``),
 ``margin_pct`` (null without one), for in-kernel timing in cycles ``ns_per_unit`` (ns per cycle
 at the target's TSC rate) with ``base_ns`` and ``new_ns`` (null otherwise), ``design`` (how it was measured and judged),
@@ -39,6 +40,7 @@ def metric_object(report: ComparisonReport, m: MetricComparison) -> dict[str, An
         "ci_pct": [_number(m.ci_pct[0]), _number(m.ci_pct[1])],
         "p_value": _number(m.p_value),
         "verdict": m.verdict,
+        "real_within_margin": m.real_within_margin,
         "reason": m.reason,
         "trials": {"base": m.trials[0], "new": m.trials[1]},
         "base_stddev_pct": _number(m.base_data.stddev_pct),

@@ -10,8 +10,7 @@ from kbench.report.comparison.common import (
     format_p,
     headlines,
     method_note,
-    overall,
-    overall_sentence,
+    overall_sentences,
 )
 from kbench.report.comparison.model import ComparisonReport, MetricComparison, SideData
 from kbench.report.units import format_ns
@@ -67,7 +66,7 @@ def render(report: ComparisonReport) -> str:
     else:
         lines.append("Nothing was compared.")
     lines.append("")
-    lines.extend(f"**{escape(overall_sentence(report, overall(report, label)))}**  " for label in report.new_labels)
+    lines.extend(f"**{escape(sentence)}**  " for sentence in overall_sentences(report))
     lines.extend(["", "| " + " | ".join(COLUMNS) + " |", "|" + "|".join(ALIGN) + "|"])
     multi = len(report.new_labels) > 1
     lines.extend(_row(report, m, multi) for m in report.metrics)

@@ -143,6 +143,13 @@ class MetricComparison:
         return self.verdict in SIGNIFICANT_VERDICTS
 
     @property
+    def real_within_margin(self) -> bool:
+        """A "no change" whose interval excludes 0: the change is real, and smaller than the margin."""
+        low, high = self.ci_pct
+        return (self.verdict == NO_CHANGE and self.margin_pct is not None and math.isfinite(low)
+                and math.isfinite(high) and (low > 0 or high < 0))
+
+    @property
     def goodness_ratio(self) -> float | None:
         """new/base for higher-is-better metrics, base/new for lower-is-better: > 1 means better.
 

@@ -22,8 +22,7 @@ from kbench.report.comparison.common import (
     format_number,
     headlines,
     method_note,
-    overall,
-    overall_sentence,
+    overall_sentences,
 )
 from kbench.report.comparison.model import ComparisonReport, MetricComparison, SideData
 
@@ -38,6 +37,12 @@ def stddev_field(side: SideData) -> str:
     if pct is None:
         return " " * STDDEV_WIDTH
     return f" ±{min(pct, 999):3.0f}%"
+
+
+def fitted(label: str, width: int) -> str:
+    """``label``, cut to ``width`` characters with a final ``…`` when longer: a column's header
+    never runs into the next one (the ``base:``/``new:`` lines above the table name it in full)."""
+    return label if len(label) <= width else label[: max(width - 1, 0)] + "…"
 
 
 def metric_label(m: MetricComparison) -> str:
@@ -62,8 +67,9 @@ def table_lines(report: ComparisonReport) -> list[str]:
     base_block = value_width + STDDEV_WIDTH
     new_block = change_width + value_width + STDDEV_WIDTH
 
-    title = report.base_label.ljust(base_block) + "".join(
-        label.rjust(change_width + value_width).ljust(new_block) for label in labels
+    title = fitted(report.base_label, base_block - 1).ljust(base_block) + "".join(
+        fitted(label, change_width + value_width - 1).rjust(change_width + value_width).ljust(new_block)
+        for label in labels
     )
     rule = "-" * (base_block - 1) + " " + "".join("-" * (new_block - 1) + " " for _ in labels)
     names = "%stddev".rjust(base_block) + "".join(
@@ -121,7 +127,7 @@ def render(report: ComparisonReport) -> str:
     found = headlines(report)
     lines.extend(found or ["nothing was compared"])
     lines.append("")
-    lines.extend(overall_sentence(report, overall(report, label)) for label in report.new_labels)
+    lines.extend(overall_sentences(report))
     lines.append(method_note(report))
     reasons = [f"  {m.metric}: {m.verdict}, {m.reason}" for m in report.metrics if m.reason]
     if reasons:

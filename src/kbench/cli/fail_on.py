@@ -1,0 +1,66 @@
+"""``--fail-on regression[,improvement]``: a CI gate's exit status from the verdicts a command found.
+
+``compare``, ``report regressions`` and ``history`` (and any command that reaches
+verdicts) take the option; after the command has printed or written its whole output,
+``exit_if_found`` ends it with ``exit_codes.VERDICT_FOUND`` when a verdict it names was
+found, and leaves the exit status alone (0) otherwise. Inconclusive verdicts and "no
+change" never trip the gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+import click
+
+from kbench.cli import exit_codes
+from kbench.cli.main import err_console
+from kbench.contract.vocabulary import IMPROVEMENT, REGRESSION
+
+GATED_VERDICTS = (REGRESSION, IMPROVEMENT)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class FailOn(click.ParamType):  # type: ignore[type-arg]
+    """``regression``, ``improvement`` or both, comma-separated."""
+
+    name = "regression[,improvement]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> frozenset[str]:
+        if isinstance(value, frozenset):
+            return value
+        words = [word.strip() for word in str(value).split(",")]
+        unknown = [word for word in words if word not in GATED_VERDICTS]
+        if unknown or not words:
+            self.fail(f"{value!r}: give regression, improvement or regression,improvement", param, ctx)
+        return frozenset(words)
+
+
+def fail_on_option(func: F) -> F:
+    """The ``--fail-on`` option, passed to the command as ``fail_on`` (an empty set when not given)."""
+    return click.option(
+        "--fail-on", "fail_on", type=FailOn(), default=None, callback=_empty_when_absent,
+        help=f"Exit {exit_codes.VERDICT_FOUND} (after the whole output) when a verdict named here is found: "
+        "regression, improvement or regression,improvement; 0 otherwise. For CI gates.",
+    )(func)
+
+
+def _empty_when_absent(ctx: click.Context, param: click.Parameter, value: Any) -> frozenset[str]:
+    return value if isinstance(value, frozenset) else frozenset()
+
+
+def exit_if_found(fail_on: frozenset[str], found: Iterable[tuple[str, str]]) -> None:
+    """Exit ``VERDICT_FOUND`` when one of ``found`` — (verdict, what it is about) pairs — has
+    a verdict in ``fail_on``, naming them on stderr; return otherwise."""
+    hits = [(verdict, what) for verdict, what in found if verdict in fail_on]
+    if not hits:
+        return
+    counts = ", ".join(
+        f"{n} {verdict}{'s' if n != 1 else ''}"
+        for verdict in GATED_VERDICTS if (n := sum(1 for v, _ in hits if v == verdict))
+    )
+    names = ", ".join(dict.fromkeys(what for _, what in hits))
+    err_console.print(f"kbench: --fail-on {','.join(sorted(fail_on))}: found {counts} ({names})",
+                      highlight=False, markup=False)
+    raise SystemExit(exit_codes.VERDICT_FOUND)
