@@ -84,6 +84,7 @@ struct kbench_entry {
 	bool running;
 	struct kbench_config cfg;
 	/* The last run. */
+	u32 last_run;			/* its number since load (0: none yet) */
 	enum kbench_result result;
 	int error;
 	bool parallel;
@@ -93,6 +94,8 @@ struct kbench_entry {
 	u64 overhead;			/* per-sample cycles, median */
 	struct kbench_segment *segments;
 	unsigned int nr_segments;
+	/* The run in progress, for samples_live (NULL between runs). */
+	struct kbench_run *live;
 };
 
 /* Summary of n raw samples (cycles per sample). */
@@ -131,7 +134,10 @@ int kbench_ab_init(struct kobject *root);
 void kbench_ab_exit(void);
 
 /* run.c */
+struct kbench_run;
 ssize_t kbench_run(struct kbench_entry *e, bool parallel, char *buf);
+ssize_t kbench_live_read(struct kbench_entry *e, char *buf, loff_t pos,
+			 size_t count);
 
 /* stats.c */
 u64 kbench_select(u64 *v, size_t n, size_t k);

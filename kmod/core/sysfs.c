@@ -408,11 +408,11 @@ static ssize_t status_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 	mutex_lock(&e->lock);
 	len = sysfs_emit(buf,
-			 "state=%s result=%s error=%d mode=%s count=%u batch=%u overhead_sample=%llu\n",
+			 "state=%s result=%s error=%d mode=%s count=%u batch=%u overhead_sample=%llu run=%u\n",
 			 e->running ? "running" : "idle",
 			 kbench_result_names[e->result], e->error,
 			 e->parallel ? "parallel" : "single", e->nr_samples,
-			 e->batch, e->overhead);
+			 e->batch, e->overhead, e->last_run);
 	for (i = 0; i < e->nr_segments; i++)
 		len += sysfs_emit_at(buf, len,
 				     "cpu%d offset=%u count=%u overhead_sample=%llu\n",
@@ -536,6 +536,25 @@ static struct bin_attribute samples_attr = {
 	.read = samples_read,
 };
 
+/* The samples of the single-CPU run in progress, as they are taken. */
+static ssize_t samples_live_read(struct file *file, struct kobject *kobj,
+				 struct bin_attribute *attr, char *buf,
+				 loff_t pos, size_t count)
+{
+	struct kbench_entry *e = to_entry(kobj);
+	ssize_t ret;
+
+	mutex_lock(&e->lock);
+	ret = kbench_live_read(e, buf, pos, count);
+	mutex_unlock(&e->lock);
+	return ret;
+}
+
+static struct bin_attribute samples_live_attr = {
+	.attr = { .name = "samples_live", .mode = 0400 },
+	.read = samples_live_read,
+};
+
 static struct attribute *kbench_entry_attrs[] = {
 	&knob_loop_count.attr.attr,
 	&knob_warmup.attr.attr,
@@ -559,6 +578,7 @@ static struct attribute *kbench_entry_attrs[] = {
 
 static struct bin_attribute *kbench_entry_bin_attrs[] = {
 	&samples_attr,
+	&samples_live_attr,
 	NULL,
 };
 
@@ -673,10 +693,12 @@ static ssize_t param_store(struct kobject *kobj, struct kobj_attribute *attr,
 
 static bool kbench_name_taken(const char *name)
 {
+	struct bin_attribute **b;
 	struct attribute **a;
 
-	if (!strcmp(name, samples_attr.attr.name))
-		return true;
+	for (b = kbench_entry_bin_attrs; *b; b++)
+		if (!strcmp(name, (*b)->attr.name))
+			return true;
 	for (a = kbench_entry_attrs; *a; a++)
 		if (!strcmp(name, (*a)->name))
 			return true;

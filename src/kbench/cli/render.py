@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.console import Console
-from rich.markup import escape
 from rich.text import Text
 
 from kbench.report.run_json import child_cpu_summary, cycle_ns, summary_line
@@ -16,6 +15,7 @@ from kbench.sysinfo.usage import parse_usage, usage_lines
 
 if TYPE_CHECKING:
     from kbench.engine.stored_run import StoredRun
+    from kbench.profile.folded import FoldedProfile
 
 MIN_SAMPLES_FOR_DISTRIBUTION = 20
 """Below this many values a histogram says nothing: the values are listed instead."""
@@ -40,6 +40,39 @@ def render_quiet(console: Console, report: StoredRun, benchmark: str) -> None:
     console.print(Text(line), highlight=False)
 
 
+def render_counters(console: Console, header: dict[str, object]) -> None:
+    """The run's perf counters (``kbench.profile.counters``), when it counted."""
+    from kbench.profile.counters import counter_lines, parse_counters
+
+    counters = parse_counters(header)
+    if counters is None:
+        return
+    usage = header.get("usage")
+    wall = usage.get("wall_s") if isinstance(usage, dict) else header.get("elapsed_s")
+    ops = f", {counters.operations:,.0f} {counters.operation}s" if counters.operations else ""
+    wall_ns = float(wall) * 1e9 if isinstance(wall, int | float) else None
+    _section(console, f"perf counters ({counters.source}, {counters.scope}{ops})",
+             [f"  {line}" for line in counter_lines(counters, wall_ns=wall_ns)])
+
+
+def render_profile(console: Console, profile: FoldedProfile | None, problem: str | None, run_id: int) -> None:
+    """The frames with the largest self share of the run's profile, or why it has none."""
+    from kbench.profile.folded import is_kernel, plain_symbol
+
+    if profile is None:
+        if problem:
+            console.print(Text.assemble(("warning:", "yellow"), f" no profile: {problem}"), highlight=False)
+        return
+    console.print(f"\nprofile ({profile.event} at {profile.frequency_hz} Hz, {profile.samples:,} samples, "
+                  f"{profile.details.get('window', '')}; `kbench show {run_id} --flame FILE.svg` draws it)",
+                  highlight=False)
+    console.print(f"  {'self %':>7} {'children %':>10}  symbol", highlight=False)
+    for frame, own, children in profile.top(12):
+        where = " [k]" if is_kernel(frame) else ""
+        console.print(Text(f"  {100 * own:7.2f} {100 * children:10.2f}  {plain_symbol(frame)}{where}"),
+                      highlight=False)
+
+
 def render_run(console: Console, report: StoredRun, hist: str = "linear", *, histogram: bool = True) -> None:
     """Headline, seed-style line, histogram and CDF (left out when not ``histogram``), metrics,
     run context, warnings."""
@@ -53,7 +86,7 @@ def render_run(console: Console, report: StoredRun, hist: str = "linear", *, his
     if header.get("tool_version"):
         how.append(str(header["tool_version"]))
     how.append(report.basis)
-    console.print(f"[bold]{escape(metric)}[/]  run {report.run_id}  {report.status}  ({escape(', '.join(how))})",
+    console.print(Text.assemble((metric, "bold"), f"  run {report.run_id}  {report.status}  ({', '.join(how)})"),
                   highlight=False)
     if summary is None:
         console.print("no samples were collected")
@@ -121,6 +154,8 @@ def render_run(console: Console, report: StoredRun, hist: str = "linear", *, his
     usage = parse_usage(header)
     if usage is not None:
         _section(console, "run context", [f"  {line}" for line in usage_lines(usage)])
+    if header.get("counters"):
+        render_counters(console, header)
     if header.get("crosscheck"):
         from kbench.engine.crosscheck_store import crosscheck_lines
 

@@ -6,9 +6,10 @@ from typing import Any
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
-from kbench.cli.parsing import Duration, KeyValue
+from kbench.cli.parsing import Duration, KeyValue, complete_benchmarks
 from kbench.compare.sensitivity import paired_sensitivity_matrix, sensitivity_matrix
 from kbench.contract.request import BadRequest
 from kbench.engine.compare_protocol import run_comparison
@@ -19,7 +20,7 @@ from kbench.targets.factory import make_target
 
 
 @click.command("sensitivity")
-@click.argument("benchmark", required=False)
+@click.argument("benchmark", required=False, shell_complete=complete_benchmarks)
 @click.option("--command", "commands", multiple=True, metavar="CMD", help="A configuration per command line.")
 @click.option("--kernel", "kernels", multiple=True, metavar="SPEC",
               help="A configuration per kernel (with BENCHMARK); or one kernel for all with -p KEY=V1|V2.")
@@ -79,7 +80,7 @@ def sensitivity_cmd(
         emit_json(result)
         return
     console = out_console()
-    console.print(f"[bold]{metric_name}[/]: {heading}", highlight=False)
+    console.print(Text.assemble((metric_name, "bold"), f": {heading}"), highlight=False)
     table = Table(box=None, pad_edge=False)
     table.add_column("")
     for index, _ in enumerate(names):

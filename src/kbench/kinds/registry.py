@@ -10,6 +10,7 @@ from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
 from kbench.kinds import kfunc, probe, scale, suite, trace
 from kbench.kinds.base import Kind, transport_of
+from kbench.profile.folded import FoldedProfile
 from kbench.targets.base import ProgressCallback, Target, TargetError
 from kbench.targets.transport import RunWrapper
 
@@ -54,6 +55,31 @@ def measure(
     except UnknownKind as exc:
         raise TargetError(f"{benchmark.name}: {exc}") from exc
     return kind.run(target, benchmark, request, progress)
+
+
+def profile(target: Target, benchmark: Benchmark, request: RunRequest, seconds: float) -> FoldedProfile:
+    """A profile of ``benchmark`` run as ``request`` says on ``target``, in a run of its own
+    (``kbench.profile``): the probe's workloads for ``seconds`` of their measured region, a
+    whole tool for one iteration (in-kernel benchmarks and guests: not yet). TargetError
+    when the kind or the target cannot be profiled, or recording fails."""
+    if isinstance(target, RunWrapper):
+        raise TargetError(f"{benchmark.name}: --profile cannot be combined with a run made by another method "
+                          "(--track, a crosscheck)")
+    transport = transport_of(target, benchmark)
+    if benchmark.kind == probe.NAME:
+        from kbench.kinds.probe.profile import profile_probe
+
+        return profile_probe(transport, benchmark, request, seconds)
+    if benchmark.kind == suite.KIND.name:
+        from kbench.kinds.suite.profile import profile_suite
+
+        return profile_suite(transport, benchmark, request)
+    if benchmark.kind == kfunc.KIND.name:
+        from kbench.kinds.kfunc.profile import profile_kfunc
+
+        return profile_kfunc(transport, benchmark, request, seconds)
+    raise TargetError(f"{benchmark.name}: --profile is not supported for {benchmark.kind} benchmarks "
+                      "(user-space workloads, commands, suites and in-kernel benchmarks are)")
 
 
 def runs_in_one_process(target: Target, benchmarks: Sequence[Benchmark]) -> bool:

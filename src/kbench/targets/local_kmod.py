@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import platform
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 from kbench import children
 from kbench.resources import find_resource
 from kbench.targets.base import TargetError
-from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, SysfsError
+from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, LiveSamples, SysfsError
 
 if TYPE_CHECKING:
     from kbench.targets.vm import KernelImage
@@ -27,11 +28,17 @@ VM_HINT = "run it in a VM instead: add --kernel deb:<release> (e.g. --kernel deb
 class LocalSysfs:
     """SysfsIO on this machine's /sys."""
 
-    def read_text(self, path: str, timeout: float | None = None) -> str:
+    def read_text(self, path: str, timeout: float | None = None, live: LiveSamples | None = None) -> str:
+        """The attribute's text; ``live`` is followed by a thread of its own while it is read
+        (the read of ``run`` blocks this one in the kernel for the whole run)."""
+        follower = None if live is None else _Follower(live)
         try:
             return Path(path).read_text()
         except OSError as exc:
             raise SysfsError(path, exc.errno or 5) from exc
+        finally:
+            if follower is not None:
+                follower.finish()
 
     def read_bytes(self, path: str) -> bytes:
         try:
@@ -47,6 +54,37 @@ class LocalSysfs:
                     attribute.write(value)
             except OSError as exc:
                 raise SysfsError(path, exc.errno or 5) from exc
+
+
+class _Follower(threading.Thread):
+    """Copies what a live file gains to its sink every FOLLOW_PERIOD_S until ``finish``."""
+
+    def __init__(self, live: LiveSamples):
+        super().__init__(name="kbench-live-samples", daemon=True)
+        self.live = live
+        self.offset = 0
+        self.stopping = threading.Event()
+        self.start()
+
+    def run(self) -> None:
+        while not self.stopping.wait(FOLLOW_PERIOD_S):
+            self._copy()
+
+    def _copy(self) -> None:
+        try:
+            with open(self.live.path, "rb", buffering=0) as live:
+                while chunk := os.pread(live.fileno(), 1 << 20, self.offset):
+                    self.live.sink(chunk)
+                    self.offset += len(chunk)
+        except OSError:
+            return  # an older kbench.ko, or the run has not begun: nothing to copy yet
+
+    def finish(self) -> None:
+        self.stopping.set()
+        self.join()
+
+
+FOLLOW_PERIOD_S = 0.25
 
 
 def why_modules_cannot_load(release: str) -> str | None:

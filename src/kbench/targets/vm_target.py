@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from kbench import interrupts
+from kbench.contract.spill import SpillWriter
 from kbench.native import find_native
 from kbench.resources import find_resource
 from kbench.sysinfo.collect import collect_sysinfo
@@ -35,8 +37,10 @@ from kbench.targets.vm import (
     resolve_kernel,
 )
 from kbench.targets.vm.qemu import SCRATCH_SERIAL
+from kbench.targets.vm.session import Follow
 
 GUEST_OUTPUT = "/tmp/kbench-run.bin"
+GUEST_SPILL = "/tmp/kbench-run.spill"
 GUEST_MODULE = "/lib/kbench/kbench.ko"
 GUEST_EXTRA_DIR = "/lib/kbench/extra"
 ROUTES = {"ipv4": ("10.0.0.0/8", 4096, 20), "ipv6": ("2001:db8::/32", 1024, 42)}
@@ -325,21 +329,38 @@ class VmTarget:
         spill: Path | None = None,
     ) -> ProbeInvocation:
         """Run the probe in the guest, stopped at ``bound`` seconds (default ``MIN_BOUND_S``);
-        Ctrl-C or SIGTERM stops it there, keeping its samples. No progress from the guest."""
+        Ctrl-C or SIGTERM stops it there, keeping its samples. No progress from the guest.
+        With ``spill``, the guest probe spills to a guest file that the agent follows, and
+        the host copies it to ``spill`` as it arrives (the same bytes)."""
         session = self.start()
         output = GUEST_OUTPUT
         probe_args = ["kbench-probe", *args[:1], "--output", output, *args[1:]]
+        writer = None
+        if spill is not None:
+            probe_args += ["--spill", GUEST_SPILL]
+            writer = SpillWriter(spill)  # the guest's spill carries its own header
+        follow = None if writer is None else Follow(GUEST_SPILL, writer.append)
         interrupted = False
         try:
-            result = session.exec(probe_args, timeout=bound if bound is not None else MIN_BOUND_S)
+            result = session.exec(probe_args, timeout=bound if bound is not None else MIN_BOUND_S, follow=follow)
             rc, stderr = (TIMED_OUT if result.timed_out else result.rc), result.stderr.decode(errors="replace")
         except KeyboardInterrupt:
             interrupted, rc, stderr = True, EXIT_INTERRUPTED, ""
+        finally:
+            if writer is not None:
+                writer.close()
         try:
-            data = session.read_file(output) if rc in (0, EXIT_INTERRUPTED) else b""
-        except GuestRequestError:
-            data = b""  # interrupted before the probe wrote anything
-        session.exec(["rm", "-f", output], timeout=30)
+            with interrupts.keep_first() as kept:  # the samples are in the guest: fetch them
+                try:
+                    data = session.read_file(output) if rc in (0, EXIT_INTERRUPTED) else b""
+                except GuestRequestError:
+                    data = b""  # interrupted before the probe wrote anything
+                session.exec(["rm", "-f", output, GUEST_SPILL], timeout=30)
+        except TargetError as exc:
+            if interrupted:  # interrupted again, and the guest stopped: the spill has what was taken
+                raise interrupts.interruption() from exc
+            raise
+        interrupted = interrupted or kept.stopped
         return ProbeInvocation(stdout=data, stderr=stderr, exit_code=rc,
                                interrupted=interrupted or rc == EXIT_INTERRUPTED)
 

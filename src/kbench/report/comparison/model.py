@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from kbench.profile.delta import ProfileDelta
 from kbench.stats.percentiles import median
 from kbench.stats.warmup import steady_state_index
 
@@ -167,6 +168,27 @@ class MetricComparison:
 
 
 @dataclass(frozen=True, eq=False)
+class ProfileComparison:
+    """The sides' sampled profiles, as a comparison shows them (``kbench.profile``).
+
+    deltas: one per new label, its rows against the base, sorted by growth.
+    flames: each side's flame graph (label -> SVG); diff_flames: each new side's graph
+      coloured by its change against the base (new label -> SVG).
+    runs: the run each profile is stored with (label -> run id).
+    note: how the profiles were taken (their own slots, after the timed blocks).
+    """
+
+    deltas: tuple[ProfileDelta, ...]
+    flames: Mapping[str, str] = field(default_factory=dict)
+    diff_flames: Mapping[str, str] = field(default_factory=dict)
+    runs: Mapping[str, int] = field(default_factory=dict)
+    note: str = ""
+
+    def delta_for(self, label: str) -> ProfileDelta | None:
+        return next((d for d in self.deltas if d.new_label == label), None)
+
+
+@dataclass(frozen=True, eq=False)
 class ComparisonReport:
     """Everything a comparison report shows.
 
@@ -175,6 +197,7 @@ class ComparisonReport:
     parameters: the test parameters (job, trials, interleaving, ...).
     correction: the multiple-comparison correction applied to the p-values ("holm"), if any.
     confidence: the level of every ``ci_pct``.
+    profile: the sides' profiles and their deltas, when the comparison profiled them.
     """
 
     title: str
@@ -186,6 +209,7 @@ class ComparisonReport:
     parameters: Mapping[str, Any] = field(default_factory=dict)
     correction: str | None = None
     confidence: float = 0.95
+    profile: ProfileComparison | None = None
 
     def __post_init__(self) -> None:
         if not self.new_labels:

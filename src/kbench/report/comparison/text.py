@@ -16,6 +16,7 @@ right-aligned, so numbers line up on their last digit.
 
 from __future__ import annotations
 
+from kbench.profile.delta import delta_lines
 from kbench.report.comparison.common import (
     flat_items,
     format_change,
@@ -25,6 +26,7 @@ from kbench.report.comparison.common import (
     overall_sentences,
 )
 from kbench.report.comparison.model import ComparisonReport, MetricComparison, SideData
+from kbench.report.comparison.profiles import growth_note
 
 STDDEV_WIDTH = 6  # " ±  4%"
 MIN_VALUE_WIDTH = 10
@@ -115,6 +117,18 @@ def _section(title: str, mapping: object) -> list[str]:
     return ["", f"{title}:", *(f"  {k.ljust(width)}  {v}" for k, v in items)]
 
 
+def profile_lines(report: ComparisonReport) -> list[str]:
+    """The profile delta of every new side (0-Day's perf-profile rows), when the sides were profiled."""
+    profile = report.profile
+    if profile is None:
+        return []
+    lines = ["", f"why: profiles ({profile.note})"]
+    for delta in profile.deltas:
+        lines.extend(["", f"{delta.new_label} against {delta.base_label}: {growth_note(delta)}"])
+        lines.extend(f"  {line}" for line in delta_lines(delta))
+    return lines
+
+
 def render(report: ComparisonReport) -> str:
     """The whole text report: title, table, headlines, overall summary, machine, parameters."""
     kind = f"{report.label_kind} " if report.label_kind else ""
@@ -129,6 +143,7 @@ def render(report: ComparisonReport) -> str:
     lines.append("")
     lines.extend(overall_sentences(report))
     lines.append(method_note(report))
+    lines.extend(profile_lines(report))
     reasons = [f"  {m.metric}: {m.verdict}, {m.reason}" for m in report.metrics if m.reason]
     if reasons:
         lines.extend(["", "verdict reasons:", *reasons])
