@@ -54,7 +54,7 @@ static int kbench_check_decimal(const char *buf)
  * Decimal integer in [min, max].  Negative numbers, and numbers too large
  * for 64 bits, are out of range rather than malformed.
  */
-static int kbench_parse_s64(const char *buf, s64 min, s64 max, s64 *val)
+int kbench_parse_s64(const char *buf, s64 min, s64 max, s64 *val)
 {
 	int ret = kbench_check_decimal(buf);
 
@@ -68,7 +68,7 @@ static int kbench_parse_s64(const char *buf, s64 min, s64 max, s64 *val)
 	return 0;
 }
 
-static int kbench_parse_u64(const char *buf, u64 min, u64 max, u64 *val)
+int kbench_parse_u64(const char *buf, u64 min, u64 max, u64 *val)
 {
 	int ret = kbench_check_decimal(buf);
 	s64 negative;
@@ -650,41 +650,43 @@ static ssize_t param_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return len;
 }
 
+/*
+ * kbench_param_parse - a value of @p's type and range from @buf, as its
+ * attribute accepts it (one trailing newline allowed); @p is not changed.
+ */
+int kbench_param_parse(const struct kbench_param *p, const char *buf,
+		       union kbench_param_value *val)
+{
+	memset(val, 0, sizeof(*val));
+	switch (p->type) {
+	case KBENCH_PARAM_U64:
+		return kbench_parse_u64(buf, p->min, p->max, &val->u64);
+	case KBENCH_PARAM_IPV4_PREFIX:
+		return kbench_parse_ip_prefix(buf, p->type, &val->ipv4.addr,
+					      &val->ipv4.plen);
+	case KBENCH_PARAM_IPV6_PREFIX:
+		return kbench_parse_ip_prefix(buf, p->type, &val->ipv6.addr,
+					      &val->ipv6.plen);
+	}
+	return -EINVAL;
+}
+
 static ssize_t param_store(struct kobject *kobj, struct kobj_attribute *attr,
 			   const char *buf, size_t count)
 {
 	struct kbench_param_attr *pa = container_of(attr, typeof(*pa), attr);
 	struct kbench_param *p = pa->param;
 	struct kbench_entry *e = to_entry(kobj);
-	struct kbench_ipv6_prefix v6;
-	struct kbench_ipv4_prefix v4;
-	u64 val;
+	union kbench_param_value val;
 	int ret;
 
-	switch (p->type) {
-	case KBENCH_PARAM_U64:
-		ret = kbench_parse_u64(buf, p->min, p->max, &val);
-		break;
-	case KBENCH_PARAM_IPV4_PREFIX:
-		ret = kbench_parse_ip_prefix(buf, p->type, &v4.addr, &v4.plen);
-		break;
-	case KBENCH_PARAM_IPV6_PREFIX:
-		ret = kbench_parse_ip_prefix(buf, p->type, &v6.addr, &v6.plen);
-		break;
-	default:
-		ret = -EINVAL;
-	}
+	ret = kbench_param_parse(p, buf, &val);
 	if (ret)
 		return ret;
 	ret = kbench_cfg_lock(e);
 	if (ret)
 		return ret;
-	if (p->type == KBENCH_PARAM_U64)
-		p->value.u64 = val;
-	else if (p->type == KBENCH_PARAM_IPV4_PREFIX)
-		p->value.ipv4 = v4;
-	else
-		p->value.ipv6 = v6;
+	p->value = val;
 	mutex_unlock(&e->lock);
 	return count;
 }

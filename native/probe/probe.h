@@ -6,6 +6,7 @@
  *   run.c        one `run`: overhead, batch calibration, warm-up, measurement
  *   loop.c       the timed sample loops (one per timer) and the empty timed region
  *   usage.c      what the measuring thread and the machine did meanwhile
+ *   counters.c   perf event counters around the measured region; a profiler's window
  *   output.c     --list, the header and the sample stream of a run
  *   timer.h/.c   timers (TSC with fences, CLOCK_MONOTONIC_RAW), calibration,
  *                resolution and overhead measurement
@@ -179,6 +180,8 @@ struct kb_run_opts {
 	const char *output;
 	const char *spill; /* stream the measured rows here as they are taken (NULL: no) */
 	int progress;
+	int counters;                 /* --counters: perf events around the measured region */
+	int perf_ctl_fd, perf_ack_fd; /* --perf-control CTL,ACK (-1: none) */
 	int have_samples, have_duration, have_max, have_wsamples, have_wduration;
 };
 
@@ -202,6 +205,7 @@ struct kb_loop {
 	kb_between_fn between;
 	uint64_t batch;
 	int ncols;
+	int gap_col;       /* the column of gap_ticks (kb_ncolumns), < 0: none */
 	uint64_t *rows;
 	long long cap;     /* rows allocated */
 	long long max;     /* hard cap (grow up to it) */
@@ -281,6 +285,16 @@ int kb_run(int argc, char **argv);
  * process, their outputs concatenated; the exit code. */
 #define KB_MAX_SEQUENCE 1024
 int kb_sequence(int argc, char **argv);
+
+/* ---- perf event counters and the profile window (counters.c) ---- */
+/* Just before the measured loop: read the counters and enable them (if asked). */
+void kb_counters_start(const struct kb_run_opts *o);
+/* Just after it: disable and read them again. */
+void kb_counters_stop(void);
+/* The header's `counters` object (nothing unless the last run counted). */
+void kb_counters_json(struct jbuf *h);
+/* Tell the profiler on --perf-control to start (open) or stop recording. */
+void kb_profile_window(const struct kb_run_opts *o, int open);
 
 /* ---- output (output.c) ---- */
 int kb_write_all(int fd, const void *buf, size_t len);

@@ -84,6 +84,8 @@ static void calibrate_batch(struct kb_run *r)
 		uint64_t cal[CALIBRATION_WARM + CALIBRATION_JUDGED];
 		struct kb_loop K = *L;
 		K.batch = batch;
+		K.ncols = 1; /* ticks only: batched workloads have no columns of their own */
+		K.gap_col = -1;
 		K.rows = cal;
 		K.cap = K.max = K.count = CALIBRATION_WARM + CALIBRATION_JUDGED;
 		r->c->batch = (long long)batch;
@@ -176,10 +178,14 @@ static void measure(struct kb_run *r)
 	getrusage(RUSAGE_CHILDREN, &children_start);
 	kb_usage_read_stat(&r->usage_start);
 	kb_usage_read_thread(&r->usage_start);
+	kb_profile_window(&r->opts, 1);
+	kb_counters_start(&r->opts);
 	r->measure_start_ns = kb_clock_now();
 	if (!kb_stop)
 		kb_run_loop(L);
 	r->measure_end_ns = kb_clock_now();
+	kb_counters_stop();
+	kb_profile_window(&r->opts, 0);
 	kb_usage_read_thread(&r->usage_end);
 	kb_usage_read_stat(&r->usage_end);
 	r->cpu_end = sched_getcpu();
@@ -258,6 +264,7 @@ static int measure_and_write(struct kb_run *r, int outfd)
 	L->run = c->wl->run;
 	L->between = c->wl->between;
 	L->ncols = kb_ncolumns(c->wl);
+	L->gap_col = L->ncols - 1;
 	calibrate_batch(r);
 	/* count mode: the buffer before the warm-up; duration mode: sized by it */
 	L->cap = o->have_duration ? 0 : o->samples;

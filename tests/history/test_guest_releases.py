@@ -91,3 +91,12 @@ def test_a_report_describes_the_host_and_the_vm() -> None:
     assert machine.describe() == "vm: 2 CPUs, AMD EPYC, 24 GiB memory; guest: 2 CPUs, QEMU TCG CPU version 2.5+, " \
         "1024 MiB memory"
     assert machine.to_json()["memory_bytes"] == HOST["memory_bytes"]
+
+
+def test_nothing_to_compare_exits_4(db: tuple[Path, np.ndarray, np.ndarray]) -> None:
+    path, _, _ = db
+    for extra in ((), ("--format", "json"), ("--format", "markdown")):
+        proc = kbench(path, "report", "releases", "--kernel", OLD, "--kernel", "6.1.0-99-amd64", *extra)
+        assert proc.returncode == 4, (extra, proc.stdout, proc.stderr)
+        assert "nothing to compare: no series has runs on 6.1.0-56-amd64 and on another of 6.1.0-99-amd64" \
+            in proc.stderr and proc.stdout == ""

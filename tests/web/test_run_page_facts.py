@@ -8,6 +8,7 @@ import html
 import re
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -39,7 +40,8 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     server, url = start_dashboard(f"sqlite:///{db}", root / "serve.log")
     try:
         found = {}
-        for name, path in (("run", f"/runs/{first}"), ("compare", f"/compare?a={first}&b={second}")):
+        for name, path in (("run", f"/runs/{first}"), ("compare", f"/compare?a={first}&b={second}"),
+                           ("plotly", "/vendor/plotly.min.js")):
             with urllib.request.urlopen(url + path, timeout=60) as response:
                 found[name] = response.read().decode()
         yield found
@@ -73,3 +75,13 @@ def test_parameters_are_key_value_on_both_pages(pages: dict[str, str]) -> None:
     compare = pages["compare"]
     assert "spin=100 mode=thread" in compare and "spin=101 mode=thread" in compare
     assert "{'spin'" not in html.unescape(compare)
+
+
+def test_the_dashboard_serves_its_vendored_plotly(pages: dict[str, str]) -> None:
+    from kbench.web import app
+
+    vendor = Path(app.__file__).parent / "static" / "vendor"
+    assert pages["plotly"] == (vendor / "plotly.min.js").read_text()
+    version = re.search(r"plotly\.js (v[\d.]+)", pages["plotly"][:200])
+    assert version and f"plotly.js {version.group(1)}" in (vendor / "README.md").read_text()
+    assert "MIT License" in (vendor / "plotly.LICENSE.txt").read_text()

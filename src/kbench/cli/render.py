@@ -6,16 +6,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.console import Console
-from rich.markup import escape
 from rich.text import Text
 
-from kbench.report.run_json import child_cpu_summary, summary_line
+from kbench.report.run_json import child_cpu_summary, cycle_ns, summary_line
 from kbench.report.terminal import body_histogram_lines, cdf_lines, log2_histogram_lines, seed_line
 from kbench.report.units import format_value
 from kbench.sysinfo.usage import parse_usage, usage_lines
 
 if TYPE_CHECKING:
     from kbench.engine.stored_run import StoredRun
+    from kbench.profile.folded import FoldedProfile
 
 MIN_SAMPLES_FOR_DISTRIBUTION = 20
 """Below this many values a histogram says nothing: the values are listed instead."""
@@ -40,6 +40,39 @@ def render_quiet(console: Console, report: StoredRun, benchmark: str) -> None:
     console.print(Text(line), highlight=False)
 
 
+def render_counters(console: Console, header: dict[str, object]) -> None:
+    """The run's perf counters (``kbench.profile.counters``), when it counted."""
+    from kbench.profile.counters import counter_lines, parse_counters
+
+    counters = parse_counters(header)
+    if counters is None:
+        return
+    usage = header.get("usage")
+    wall = usage.get("wall_s") if isinstance(usage, dict) else header.get("elapsed_s")
+    ops = f", {counters.operations:,.0f} {counters.operation}s" if counters.operations else ""
+    wall_ns = float(wall) * 1e9 if isinstance(wall, int | float) else None
+    _section(console, f"perf counters ({counters.source}, {counters.scope}{ops})",
+             [f"  {line}" for line in counter_lines(counters, wall_ns=wall_ns)])
+
+
+def render_profile(console: Console, profile: FoldedProfile | None, problem: str | None, run_id: int) -> None:
+    """The frames with the largest self share of the run's profile, or why it has none."""
+    from kbench.profile.folded import is_kernel, plain_symbol
+
+    if profile is None:
+        if problem:
+            console.print(Text.assemble(("warning:", "yellow"), f" no profile: {problem}"), highlight=False)
+        return
+    console.print(f"\nprofile ({profile.event} at {profile.frequency_hz} Hz, {profile.samples:,} samples, "
+                  f"{profile.details.get('window', '')}; `kbench show {run_id} --flame FILE.svg` draws it)",
+                  highlight=False)
+    console.print(f"  {'self %':>7} {'children %':>10}  symbol", highlight=False)
+    for frame, own, children in profile.top(12):
+        where = " [k]" if is_kernel(frame) else ""
+        console.print(Text(f"  {100 * own:7.2f} {100 * children:10.2f}  {plain_symbol(frame)}{where}"),
+                      highlight=False)
+
+
 def render_run(console: Console, report: StoredRun, hist: str = "linear", *, histogram: bool = True) -> None:
     """Headline, seed-style line, histogram and CDF (left out when not ``histogram``), metrics,
     run context, warnings."""
@@ -53,7 +86,7 @@ def render_run(console: Console, report: StoredRun, hist: str = "linear", *, his
     if header.get("tool_version"):
         how.append(str(header["tool_version"]))
     how.append(report.basis)
-    console.print(f"[bold]{escape(metric)}[/]  run {report.run_id}  {report.status}  ({escape(', '.join(how))})",
+    console.print(Text.assemble((metric, "bold"), f"  run {report.run_id}  {report.status}  ({', '.join(how)})"),
                   highlight=False)
     if summary is None:
         console.print("no samples were collected")
@@ -68,6 +101,15 @@ def render_run(console: Console, report: StoredRun, hist: str = "linear", *, his
             f"steady from sample {summary.steady_state_index}",
             highlight=False,
         )
+        ns_per_cycle = cycle_ns(header) if unit == "cycles" else None
+        if ns_per_cycle is not None:
+            console.print(
+                f"in ns (TSC {1e3 / ns_per_cycle:.3f} MHz): min {format_value(summary.min * ns_per_cycle, 'ns')} "
+                f"median {format_value(summary.p50 * ns_per_cycle, 'ns')} "
+                f"p99 {format_value(summary.p99 * ns_per_cycle, 'ns')} "
+                f"mean {format_value(summary.mean * ns_per_cycle, 'ns')}",
+                highlight=False,
+            )
         if header.get("overhead") and unit == "cycles":
             sample = float(header["overhead"]["median_ticks"])
             batch = max(int(header.get("batch") or 1), 1)
@@ -112,6 +154,8 @@ def render_run(console: Console, report: StoredRun, hist: str = "linear", *, his
     usage = parse_usage(header)
     if usage is not None:
         _section(console, "run context", [f"  {line}" for line in usage_lines(usage)])
+    if header.get("counters"):
+        render_counters(console, header)
     if header.get("crosscheck"):
         from kbench.engine.crosscheck_store import crosscheck_lines
 

@@ -6,19 +6,21 @@ from typing import Any
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
-from kbench.cli.parsing import Duration, KeyValue
+from kbench.cli.parsing import Duration, KeyValue, complete_benchmarks
 from kbench.compare.sensitivity import paired_sensitivity_matrix, sensitivity_matrix
 from kbench.contract.request import BadRequest
 from kbench.engine.compare_protocol import run_comparison
 from kbench.engine.comparison_sides import AUTO, DESIGNS, INTERLEAVED, build_sides, choose_design
-from kbench.engine.interleaved import DEFAULT_BUDGET_S, run_interleaved
+from kbench.engine.in_kernel import interleaved_comparison
+from kbench.engine.interleaved import DEFAULT_BUDGET_S
 from kbench.targets.factory import make_target
 
 
 @click.command("sensitivity")
-@click.argument("benchmark", required=False)
+@click.argument("benchmark", required=False, shell_complete=complete_benchmarks)
 @click.option("--command", "commands", multiple=True, metavar="CMD", help="A configuration per command line.")
 @click.option("--kernel", "kernels", multiple=True, metavar="SPEC",
               help="A configuration per kernel (with BENCHMARK); or one kernel for all with -p KEY=V1|V2.")
@@ -51,8 +53,8 @@ def sensitivity_cmd(
         chosen = choose_design(design, found.sides)
         if chosen == INTERLEAVED:
             with make_target(found.sides[0].kernel) as target:
-                outcome = run_interleaved(ctx.store, found.sides, target, budget_s=budget, metric=metric, seed=seed,
-                                          samples=samples, adaptive=False, tags=("sensitivity",))
+                outcome = interleaved_comparison(ctx.store, found.sides, target, budget_s=budget, metric=metric,
+                                                 seed=seed, samples=samples, adaptive=False, tags=("sensitivity",))
             metric_name = outcome.metrics[0].name
             paired = paired_sensitivity_matrix(
                 [s.label for s in outcome.sides],
@@ -78,7 +80,7 @@ def sensitivity_cmd(
         emit_json(result)
         return
     console = out_console()
-    console.print(f"[bold]{metric_name}[/]: {heading}", highlight=False)
+    console.print(Text.assemble((metric_name, "bold"), f": {heading}"), highlight=False)
     table = Table(box=None, pad_edge=False)
     table.add_column("")
     for index, _ in enumerate(names):

@@ -32,7 +32,7 @@ from kbench.compare.thresholds import DEFAULT_MIN_TRIALS
 from kbench.contract.request import BadRequest, RunRequest
 from kbench.engine.compare_protocol import ComparisonSide, run_comparison
 from kbench.engine.comparison_sides import INTERLEAVED, choose_design
-from kbench.engine.interleaved import run_interleaved
+from kbench.engine.in_kernel import interleaved_comparison
 from kbench.stats.thresholds import MAD_TO_SIGMA
 from kbench.store.db import Store
 from kbench.targets.factory import make_target
@@ -84,8 +84,8 @@ def _interleaved(
     alpha: float, seed: int,
 ) -> Calibration:
     with make_target(sides[0].kernel) as machine:
-        outcome = run_interleaved(store, sides, machine, budget_s=budget_s, metric=metric, alpha=alpha, seed=seed,
-                                  samples=samples, adaptive=False, tags=("calibration",))
+        outcome = interleaved_comparison(store, sides, machine, budget_s=budget_s, metric=metric, alpha=alpha,
+                                         seed=seed, samples=samples, adaptive=False, tags=("calibration",))
     primary = outcome.metrics[0]
     d = outcome.log_ratios(1, primary.name)
     sets = {"A1": outcome.side_values(0, primary.name), "A2": outcome.side_values(1, primary.name)}

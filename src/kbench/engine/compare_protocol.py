@@ -68,10 +68,18 @@ class TrialRun(Protocol):
     """A trial as the comparison sees it: a measured run or a stored one."""
 
     @property
+    def run_id(self) -> int: ...
+
+    @property
     def metric(self) -> str: ...
 
     @property
     def series(self) -> list[MetricSeries]: ...
+
+    @property
+    def counter_series(self) -> list[MetricSeries]:
+        """The run's perf counters per operation, one value each (none when it counted nothing)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,7 @@ class StoredTrial:
     run_id: int
     metric: str
     series: list[MetricSeries]
+    counter_series: list[MetricSeries] = field(default_factory=list)
 
 
 def judged_trial(result: RunResult, metric: str | None) -> TrialRun:
@@ -108,14 +117,16 @@ class SideTrials:
         return self.runs[0].metric if self.runs else self.side.benchmark.metric
 
     def metrics(self) -> list[tuple[str, str, str]]:
-        """(name, unit, direction) of every metric, the primary first."""
+        """(name, unit, direction) of every metric, the primary first, the perf counters last."""
         if not self.runs:
             return []
-        return [(s.name, s.unit, s.direction) for s in self.runs[0].series]
+        return [(s.name, s.unit, s.direction) for s in (*self.runs[0].series, *self.runs[0].counter_series)]
 
     def values(self, metric: str) -> list[np.ndarray]:
-        """Each trial's values of ``metric`` (per op, per iteration or per interval)."""
-        return [s.values for run in self.runs for s in run.series if s.name == metric and s.values.size]
+        """Each trial's values of ``metric`` (per op, per iteration or per interval; a counter's
+        one value per operation)."""
+        return [s.values for run in self.runs for s in (*run.series, *run.counter_series)
+                if s.name == metric and s.values.size]
 
     def statistics(self, metric: str) -> list[float]:
         return [trial_statistic(values) for values in self.values(metric)]

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kbench.profile.folded import is_kernel, plain_symbol
+
 if TYPE_CHECKING:
     from kbench.contract.series import MetricSeries
     from kbench.engine.stored_run import StoredRun
+    from kbench.profile.folded import FoldedProfile
     from kbench.stats.summary import Summary
     from kbench.store.db import RunRecord
 
@@ -49,6 +52,11 @@ def run_json(run: StoredRun, extra: dict[str, Any] | None = None) -> dict[str, A
             outliers=summary.outliers,
             steady_state_index=summary.steady_state_index,
         )
+        ns_per_cycle = cycle_ns(header) if run.unit == "cycles" else None
+        if ns_per_cycle is not None:
+            data["ns"] = {"ns_per_cycle": ns_per_cycle, "min": summary.min * ns_per_cycle,
+                          "median": summary.p50 * ns_per_cycle, "p99": summary.p99 * ns_per_cycle,
+                          "max": summary.max * ns_per_cycle, "mean": summary.mean * ns_per_cycle}
     else:
         data.update(n=0)
     if series and len(series) > 1:
@@ -63,6 +71,10 @@ def run_json(run: StoredRun, extra: dict[str, Any] | None = None) -> dict[str, A
         from kbench.report.trace_run import run_trace_json
 
         data.update(run_trace_json(measurement))
+    if header.get("counters"):
+        from kbench.profile.counters import counters_json
+
+        data.update(counters_json(header))
     if header.get("crosscheck"):
         data["crosscheck"] = header["crosscheck"]
     if header.get("tracking"):
@@ -90,6 +102,12 @@ def child_cpu_summary(run: StoredRun) -> Summary | None:
     return summarize(cpu, detect_warmup=False)
 
 
+def cycle_ns(header: dict[str, Any]) -> float | None:
+    """Nanoseconds per cycle of an in-kernel run (its TSC rate, ``timer.hz``); None without one."""
+    hz = float((header.get("timer") or {}).get("hz") or 0)
+    return 1e9 / hz if hz > 0 else None
+
+
 def run_context_json(record: RunRecord) -> dict[str, Any]:
     """What was measured, where and when: the keys ``run --json`` and ``show --json`` add to ``run_json``."""
     return {
@@ -102,6 +120,20 @@ def run_context_json(record: RunRecord) -> dict[str, Any]:
         "started_at": record.started_at,
         "finished_at": record.finished_at,
     }
+
+
+def profile_json(profile: FoldedProfile | None, problem: str | None = None, top: int = 15) -> dict[str, Any]:
+    """The ``profile`` key of ``run --profile --json`` / ``show --json``: how it was sampled and the
+    frames with the largest self share (``kbench.profile.folded``), or why there is none."""
+    if profile is None:
+        return {"profile": {"error": problem}} if problem else {}
+    return {"profile": {
+        "event": profile.event, "frequency_hz": profile.frequency_hz, "samples": profile.samples,
+        "weight": profile.total, "details": dict(profile.details),
+        "top": [{"symbol": plain_symbol(frame), "where": "kernel" if is_kernel(frame) else "user",
+                 "self_pct": 100 * own, "children_pct": 100 * children}
+                for frame, own, children in profile.top(top)],
+    }}
 
 
 def summary_line(name: str, median: float | None, unit: str, n: int) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +23,7 @@ from kbench.store.records import SCHEMA_VERSION
 from kbench.store.records import RunRecord as RunRecord  # re-exported: its old home
 from kbench.store.records import SummaryRecord as SummaryRecord
 from kbench.store.spills import SpilledRun, remove_spill, spill_dir_for, spill_file, spill_files, spilled_run
+from kbench.store.writes import insert_samples_and_summaries, inserted_id, machine_id, sample_rows, summary_rows
 
 if TYPE_CHECKING:
     import sqlite3
@@ -203,7 +204,6 @@ class Store:
                 store._check_schema(url)
             return store
         from sqlalchemy import create_engine, event
-        from sqlalchemy.exc import OperationalError
 
         try:
             if sqlite_path is not None:
@@ -224,13 +224,7 @@ class Store:
             if read_only:
                 store._check_schema(url)
             else:
-                try:
-                    store._ensure_schema()
-                except OperationalError as exc:
-                    # Two processes creating a fresh SQLite file at once: the loser finds the tables made.
-                    if "already exists" not in str(exc):
-                        raise
-                    store._ensure_schema()
+                store._ensure_schema()
                 store.mark_abandoned_runs()
                 store.import_spills()
         return store
@@ -258,35 +252,64 @@ class Store:
                 ) from exc
 
     def _ensure_schema(self) -> None:
+        """Create the tables of a new database, or migrate an older one, once however many
+        processes open it at the same moment: a database whose schema is current is left
+        alone (no lock taken); otherwise the work is done under the database's schema lock
+        (``_schema_lock``), after looking again at what a process before us made."""
+        if self._schema_is_current():
+            return
+        from kbench.store import schema
+
+        with self.engine.begin() as conn:
+            _schema_lock(conn)
+            schema.metadata.create_all(conn)
+            self._migrate(conn)
+
+    def _schema_is_current(self) -> bool:
+        """True when the database has this kbench's schema version (read without a lock;
+        a newer version is refused here)."""
+        from sqlalchemy import inspect, select
+
+        from kbench.store import schema
+
+        with self.engine.connect() as conn:
+            if not inspect(conn).has_table(schema.meta.name):
+                return False
+            row = conn.execute(select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")).first()
+        if row is None:
+            return False
+        return self._known_version(int(row[0])) == schema.SCHEMA_VERSION
+
+    @staticmethod
+    def _known_version(version: int) -> int:
+        from kbench.store import schema
+
+        if version > schema.SCHEMA_VERSION:
+            raise StoreError(
+                f"database schema version {version} is newer than this kbench "
+                f"({schema.SCHEMA_VERSION}); upgrade kbench"
+            )
+        return version
+
+    def _migrate(self, conn: Connection) -> None:
+        """Under the schema lock: record the version of a new database, or run every step
+        from the stored version to this kbench's."""
         from sqlalchemy import insert, select, update
 
         from kbench.store import schema
         from kbench.store.migrations import MIGRATIONS
 
-        with self.engine.begin() as conn:
-            schema.metadata.create_all(conn)
-            row = conn.execute(
-                select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")
-            ).first()
-            if row is None:
-                conn.execute(
-                    insert(schema.meta).values(key="schema_version", value=str(schema.SCHEMA_VERSION))
-                )
-                return
-            version = int(row[0])
-            if version > schema.SCHEMA_VERSION:
-                raise StoreError(
-                    f"database schema version {version} is newer than this kbench "
-                    f"({schema.SCHEMA_VERSION}); upgrade kbench"
-                )
-            while version < schema.SCHEMA_VERSION:
-                MIGRATIONS[version](conn)
-                version += 1
-            conn.execute(
-                update(schema.meta)
-                .where(schema.meta.c.key == "schema_version")
-                .values(value=str(version))
-            )
+        row = conn.execute(select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")).first()
+        if row is None:
+            conn.execute(insert(schema.meta).values(key="schema_version", value=str(schema.SCHEMA_VERSION)))
+            return
+        version = self._known_version(int(row[0]))
+        while version < schema.SCHEMA_VERSION:
+            MIGRATIONS[version](conn)
+            version += 1
+        conn.execute(
+            update(schema.meta).where(schema.meta.c.key == "schema_version").values(value=str(version))
+        )
 
     @property
     def schema_version(self) -> int:
@@ -320,41 +343,16 @@ class Store:
         the run ``abandoned`` if that process is gone; while it runs, its heartbeat is
         renewed (``heartbeat``), by which another host's kbench can tell.
         """
-        from sqlalchemy import func, insert
+        from sqlalchemy import func
 
-        from kbench.store import schema
+        from kbench.store.writes import insert_run
 
-        owner = current_owner()
         with self.engine.begin() as conn:
-            machine_id = _machine_id(conn, sysinfo) if sysinfo else None
-            target_id = _target_id(conn, target) if target else None
-            result = conn.execute(
-                insert(schema.runs).values(
-                    benchmark=benchmark,
-                    metric=metric,
-                    unit=unit,
-                    direction=direction,
-                    status="running",
-                    params=dict(params),
-                    request=dict(request),
-                    sysinfo=dict(sysinfo) if sysinfo else None,
-                    noise=dict(sysinfo.get("noise", {})) if sysinfo else None,
-                    tags=list(tags),
-                    warnings=[],
-                    machine_id=machine_id,
-                    target_id=target_id,
-                    n_samples=0,
-                    started_at=started_at or _utcnow(),
-                    commit=commit,
-                    label=label,
-                    task_key=task_key,
-                    owner_pid=owner.pid,
-                    owner_boot_id=owner.boot_id,
-                    owner_host=owner.host,
-                    heartbeat_at=func.now(),
-                )
+            run_id = insert_run(
+                conn, benchmark=benchmark, metric=metric, unit=unit, direction=direction, params=params,
+                request=request, sysinfo=sysinfo, target=target, tags=tags, commit=commit, label=label,
+                task_key=task_key, started_at=started_at or _utcnow(), heartbeat_at=func.now(),
             )
-            run_id = _inserted_id(result)
         self._heartbeat.keep_beating()
         return run_id
 
@@ -460,7 +458,8 @@ class Store:
                         )
                         if updated.rowcount != 1:  # another kbench stored it meanwhile
                             continue
-                        _insert_samples(conn, run_id, spilled.columns, spilled.summaries)
+                        insert_samples_and_summaries(conn, sample_rows(run_id, spilled.columns),
+                                                     summary_rows(run_id, spilled.summaries))
                     imported.append(run_id)
                 remove_spill(directory, run_id)
             except (OSError, ValueError):
@@ -481,7 +480,7 @@ class Store:
     def machine_id(self, sysinfo: Mapping[str, Any]) -> int:
         """The id of the machine ``sysinfo`` describes, recorded now if it is new."""
         with self.engine.begin() as conn:
-            return _machine_id(conn, sysinfo)
+            return machine_id(conn, sysinfo)
 
     def finish_run(
         self,
@@ -496,43 +495,54 @@ class Store:
         tool_output: str | None = None,
     ) -> None:
         """Store samples, summaries and final status of a run in one transaction."""
-        from sqlalchemy import update
+        from kbench.store.writes import write_result
+
+        with self.engine.begin() as conn:
+            write_result(conn, run_id, status=status, columns=columns, probe_header=probe_header,
+                          summaries=summaries, warnings=warnings, error=error, tool_output=tool_output)
+
+    def save_profile(
+        self, run_id: int, *, event: str, frequency_hz: int | None, samples: int, weight: int, data: bytes,
+        details: Mapping[str, Any], data_format: str = "folded", codec: str = "zlib",
+    ) -> None:
+        """Store (or replace) the sampled profile of run ``run_id`` (RunNotFound if there is no such run)."""
+        from sqlalchemy import delete, insert, select
 
         from kbench.store import schema
 
-        if status not in ("complete", "interrupted", "failed", "abandoned"):
-            raise ValueError(f"invalid final run status {status!r}")
-        columns = dict(columns or {})
-        lengths = {name: len(values) for name, values in columns.items()}
-        if len(set(lengths.values())) > 1:
-            raise ValueError(f"sample columns differ in length: {lengths}")
-        n_samples = next(iter(lengths.values()), 0)
-        header = dict(probe_header or {})
         with self.engine.begin() as conn:
-            _insert_samples(conn, run_id, columns, summaries)
-            updated = conn.execute(
-                update(schema.runs)
-                .where(schema.runs.c.id == run_id)
-                .values(
-                    status=status,
-                    n_samples=n_samples,
-                    probe_header=header or None,
-                    timer=header.get("timer"),
-                    overhead=header.get("overhead"),
-                    batch=header.get("batch"),
-                    warnings=list(warnings),
-                    error=error,
-                    tool_output=tool_output,
-                    finished_at=_utcnow(),
-                )
-            )
-            if updated.rowcount != 1:
+            if conn.execute(select(schema.runs.c.id).where(schema.runs.c.id == run_id)).first() is None:
                 raise RunNotFound(f"no run with id {run_id}")
+            conn.execute(delete(schema.profiles).where(schema.profiles.c.run_id == run_id))
+            conn.execute(insert(schema.profiles).values(
+                run_id=run_id, event=event, frequency_hz=frequency_hz, samples=samples, weight=weight,
+                format=data_format, codec=codec, data=data, details=dict(details), created_at=_utcnow(),
+            ))
+
+    def add_warning(self, run_id: int, warning: str) -> None:
+        """Append ``warning`` to a stored run's warnings (RunNotFound if there is no such run)."""
+        from sqlalchemy import select, update
+
+        from kbench.store import schema
+
+        with self.engine.begin() as conn:
+            row = conn.execute(select(schema.runs.c.warnings).where(schema.runs.c.id == run_id)).first()
+            if row is None:
+                raise RunNotFound(f"no run with id {run_id}")
+            conn.execute(update(schema.runs).where(schema.runs.c.id == run_id)
+                         .values(warnings=[*(row[0] or []), warning]))
 
     # -- reading -----------------------------------------------------------------
 
+    def load_profile(self, run_id: int) -> dict[str, Any] | None:
+        """The profile row of a run (``data`` compressed as ``codec`` says), or None."""
+        return reads.load_profile(self._query, run_id)
+
+    def profiled_runs(self, run_ids: list[int]) -> set[int]:
+        return reads.profiled_runs(self._query, run_ids)
+
     def get_run(self, run_id: int) -> RunRecord:
-        return reads.get_run(self._query, run_id, self.spill_dir)
+        return reads.get_run(self._query, run_id, self.spill_dir, dialect=self.dialect, where=self.where)
 
     def load_samples(self, run_id: int) -> dict[str, np.ndarray]:
         """Every stored column of a run, in the order the samples were taken."""
@@ -550,7 +560,8 @@ class Store:
         """Newest first: id, benchmark, status, n, started, kernel, median and unit. Every
         filter is part of the query, so ``limit`` (None: no limit) counts matching runs."""
         return reads.list_runs(self._query, self.dialect, benchmark=benchmark, status=status,
-                               kernel_release=kernel_release, tag=tag, limit=limit, spill_dir=self.spill_dir)
+                               kernel_release=kernel_release, tag=tag, limit=limit, spill_dir=self.spill_dir,
+                               where=self.where)
 
     def save_calibration(
         self, *, benchmark: str, metric: str, target: str, params: Mapping[str, Any],
@@ -567,23 +578,14 @@ class Store:
                     trials=dict(trials), run_ids=run_ids, sigma_log=sigma_log, mde=mde, created_at=_utcnow(),
                 )
             )
-            return _inserted_id(result)
+            return inserted_id(result)
 
     def latest_calibration(self, benchmark: str, target: str) -> dict[str, Any] | None:
-        """The newest A/A calibration of ``benchmark`` on ``target``, or None."""
-        from sqlalchemy import select
+        """The newest A/A calibration of ``benchmark`` on ``target``, or None (plain SQL, as the
+        run readings: a read-only SQLite store answers without SQLAlchemy)."""
+        from kbench.store.reads import latest_calibration
 
-        from kbench.store import schema
-
-        c = schema.calibrations.c
-        with self.engine.connect() as conn:
-            row = conn.execute(
-                select(schema.calibrations)
-                .where((c.benchmark == benchmark) & (c.target == target))
-                .order_by(c.id.desc())
-                .limit(1)
-            ).mappings().first()
-        return dict(row) if row else None
+        return latest_calibration(self._query, benchmark, target)
 
     def create_bisection(
         self, *, repo: str, good: str, bad: str, command: str, build: str, params: Mapping[str, Any],
@@ -600,7 +602,7 @@ class Store:
                     params=dict(params), refs=None, steps=[], result=None, created_at=now, updated_at=now,
                 )
             )
-            return _inserted_id(result)
+            return inserted_id(result)
 
     def update_bisection(self, bisection_id: int, **values: Any) -> None:
         """Set columns (status, refs, steps, result, params) of a bisection; stamps updated_at."""
@@ -639,45 +641,33 @@ class Store:
         return dict(row)
 
     def store_pending_run(self, pending: PendingRun) -> tuple[int, str]:
-        """Store a run measured earlier (a recovery file, an import).
+        """Store a run measured earlier (a recovery file, an import); see store_pending_runs."""
+        return self.store_pending_runs([pending])[0]
 
-        Returns (run id, how): ``completed`` when the run it names in this database was
-        still waiting for its samples (running, abandoned, or failed because they could
-        not be stored; none stored; same benchmark and start) and now has them;
-        ``exists`` when the same run is already stored (nothing written); ``added`` for a
-        new run.
+    def store_pending_runs(self, pending_runs: Sequence[PendingRun]) -> list[tuple[int, str]]:
+        """Store runs measured earlier (a recovery file, the entries of an imported file),
+        all or none, in one transaction.
+
+        Returns (run id, how) for each: ``exists`` when the same run is already stored
+        (nothing written): one with the same content digest (``PendingRun.digest``), or,
+        among runs stored without a digest (imported before schema v6), one with the same
+        benchmark, parameters, start (within 1 ms), sample count and status; ``completed``
+        when the run it names in this database was still waiting for its samples (running,
+        abandoned, or failed because they could not be stored; none stored; same benchmark
+        and start) and now has them; ``added`` for a new run.
         """
-        from sqlalchemy import select
+        from sqlalchemy.exc import IntegrityError
 
-        from kbench.store import schema
+        from kbench.store.pending import store_pending_runs
 
-        r = schema.runs.c
-        fields = {key: pending.run.get(key) for key in _BEGIN_FIELDS}
-        started_at = pending.started_at
-        n_samples = len(next(iter(pending.columns.values()))) if pending.columns else 0
-        with self.engine.connect() as conn:
-            query = select(r.id, r.status, r.n_samples, r.benchmark, r.started_at).where(
-                r.benchmark == fields["benchmark"]
-            )
-            candidates = conn.execute(query).all()
-        for row in candidates:
-            if started_at is None or not _same_time(row.started_at, started_at):
-                continue
-            if row.n_samples == n_samples and row.status == pending.status:
-                return int(row.id), "exists"
-            if row.id == pending.run_id and row.status in ("running", "abandoned", "failed") and row.n_samples == 0:
-                self._finish_pending(int(row.id), pending)
-                return int(row.id), "completed"
-        run_id = self.begin_run(**fields, started_at=started_at)  # type: ignore[arg-type]
-        self._finish_pending(run_id, pending)
-        return run_id, "added"
-
-    def _finish_pending(self, run_id: int, pending: PendingRun) -> None:
-        self.finish_run(
-            run_id, status=pending.status, columns=pending.columns, probe_header=pending.probe_header,
-            summaries=pending.summaries, warnings=pending.warnings, error=pending.error,
-            tool_output=pending.tool_output,
-        )
+        try:
+            with self.engine.begin() as conn:
+                return store_pending_runs(conn, pending_runs)
+        except IntegrityError:
+            # Another kbench stored one of these at the same moment (the digest is unique):
+            # looking again finds it.
+            with self.engine.begin() as conn:
+                return store_pending_runs(conn, pending_runs)
 
     def count_runs(self) -> int:
         from sqlalchemy import func, select
@@ -688,66 +678,55 @@ class Store:
             return int(conn.execute(select(func.count()).select_from(schema.runs)).scalar_one())
 
 
-_BEGIN_FIELDS = (
-    "benchmark", "metric", "unit", "direction", "params", "request", "sysinfo", "target", "tags", "commit", "label",
-)
-"""What ``begin_run`` takes (a pending run's ``run`` mapping holds these)."""
-
-
-def _same_time(stored: datetime, other: datetime) -> bool:
-    if stored.tzinfo is None:
-        stored = stored.replace(tzinfo=UTC)
-    if other.tzinfo is None:
-        other = other.replace(tzinfo=UTC)
-    return abs((stored - other).total_seconds()) < 1e-3
-
-
-_SUMMARY_COLUMNS = (
-    "n", "min", "median", "p90", "p95", "p99", "max", "mean", "stdev", "mad", "steady_state_index",
-)
-
-
-def _insert_samples(
-    conn: Connection, run_id: int, columns: Mapping[str, np.ndarray], summaries: Iterable[SummaryRecord]
-) -> None:
-    import numpy as np
-    from sqlalchemy import insert
-
-    from kbench.store import schema
-    from kbench.store.codec import CODEC, encode_array
-
-    for name, values in columns.items():
-        dtype, blob = encode_array(np.ascontiguousarray(values))
-        conn.execute(
-            insert(schema.samples).values(
-                run_id=run_id, column=name, dtype=dtype, codec=CODEC, count=len(values), data=blob,
-            )
-        )
-    for summary in summaries:
-        conn.execute(
-            insert(schema.summaries).values(
-                run_id=run_id, metric=summary.metric, unit=summary.unit, basis=summary.basis,
-                details=dict(summary.details), **{key: summary.values[key] for key in _SUMMARY_COLUMNS},
-            )
-        )
+SCHEMA_LOCK_KEY = 0x6B62656E6368  # "kbench"
+"""PostgreSQL advisory lock that serialises creating and migrating the schema."""
+SCHEMA_LOCK_WAIT_MS = 120_000
+"""How long a SQLite open waits for another process's schema work (a migration of a big file)."""
 
 
 def _recovered_note(rows: int) -> str:
     return f"the {rows} samples it took before were recovered from its spill file"
 
 
-def _inserted_id(result: Any) -> int:
-    key = result.inserted_primary_key
-    if key is None:
-        raise StoreError("the database did not return the id of a new row")
-    return int(key[0])
+def _schema_lock(conn: Connection) -> None:
+    """Hold the database's schema lock until ``conn``'s transaction ends, so that only one
+    process at a time creates or migrates tables. SQLite: the write lock (BEGIN IMMEDIATE:
+    SQLite's own DDL checks are not atomic with the CREATE); PostgreSQL: an advisory lock."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql(f"PRAGMA busy_timeout = {SCHEMA_LOCK_WAIT_MS}")
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+    elif conn.dialect.name == "postgresql":
+        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK_KEY})")
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.close()
+    try:
+        cursor.execute("PRAGMA foreign_keys=ON")
+        _use_wal(cursor)
+    finally:
+        cursor.close()
+
+
+def _use_wal(cursor: Any) -> None:
+    """Put the file in WAL mode (kept in the file: done once). Several processes opening a
+    new file at once race to switch it, and SQLite answers the losers "database is locked"
+    at once, without waiting: they look again until the winner is done."""
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + SCHEMA_LOCK_WAIT_MS / 1000
+    pause = 0.005
+    while True:
+        try:
+            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.25)
 
 
 def _sqlite_read_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -796,47 +775,3 @@ def _on_read_only_file_system(path: Path) -> bool:
         return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
     except OSError:
         return False
-
-
-def _machine_id(conn: Connection, sysinfo: Mapping[str, Any]) -> int:
-    from sqlalchemy import insert, select
-
-    from kbench.store import schema
-    from kbench.sysinfo.collect import machine_facts, machine_fingerprint
-
-    fingerprint = machine_fingerprint(dict(sysinfo))
-    existing = conn.execute(
-        select(schema.machines.c.id).where(schema.machines.c.fingerprint == fingerprint)
-    ).scalar()
-    if existing is not None:
-        return int(existing)
-    result = conn.execute(
-        insert(schema.machines).values(fingerprint=fingerprint, **machine_facts(dict(sysinfo)), first_seen=_utcnow())
-    )
-    return _inserted_id(result)
-
-
-def _target_id(conn: Connection, target: Mapping[str, Any]) -> int:
-    from sqlalchemy import insert, select
-
-    from kbench.store import schema
-
-    t = schema.targets.c
-    key = {
-        "kind": target["kind"],
-        "kernel_release": target["kernel_release"],
-        "kernel_version": target["kernel_version"],
-        "accel": target.get("accel"),
-        "build_id": target.get("build_id"),
-    }
-    query = select(t.id)
-    for name, value in key.items():
-        column = getattr(t, name)
-        query = query.where(column.is_(None) if value is None else column == value)
-    existing = conn.execute(query).scalar()
-    if existing is not None:
-        return int(existing)
-    result = conn.execute(
-        insert(schema.targets).values(**key, details=dict(target.get("details") or {}))
-    )
-    return _inserted_id(result)

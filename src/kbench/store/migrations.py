@@ -60,15 +60,31 @@ def _add_fleet_tables(conn: Connection) -> None:
         conn.exec_driver_sql("ALTER TABLE machines ALTER COLUMN memory_bytes TYPE BIGINT")
 
 
-def _add_run_heartbeat(conn: Connection) -> None:
-    """v5 → v6: ``runs.heartbeat_at``, renewed while a run is measured (another host judges by it)."""
+def _add_import_digest(conn: Connection) -> None:
+    """v5 → v6: ``runs.import_digest``, the content digest that identifies an imported run
+    (unique). Runs imported before have none: ``Store.store_pending_run`` recognises those
+    by benchmark, parameters, start, sample count and status."""
     from kbench.store.schema import RUN_COLUMNS_V6
 
     _add_run_columns(conn, RUN_COLUMNS_V6)
 
 
+def _add_profiles(conn: Connection) -> None:
+    """v6 → v7: a run's sampled call-graph profile (``--profile``)."""
+    from kbench.store.schema import profiles
+
+    profiles.create(conn, checkfirst=True)
+
+
+def _add_run_heartbeat(conn: Connection) -> None:
+    """v7 → v8: ``runs.heartbeat_at``, renewed while a run is measured (another host judges by it)."""
+    from kbench.store.schema import RUN_COLUMNS_V8
+
+    _add_run_columns(conn, RUN_COLUMNS_V8)
+
+
 # MIGRATIONS[v] upgrades a database at version v to v + 1.
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _add_calibrations, 2: _add_bisections, 3: _add_run_provenance, 4: _add_fleet_tables,
-    5: _add_run_heartbeat,
+    5: _add_import_digest, 6: _add_profiles, 7: _add_run_heartbeat,
 }

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kbench.contract.spill import SpillDamaged, SpillHead, read_spill, spill_head
-from kbench.store.errors import RunNotFound, StoreError
+from kbench.store.errors import DAMAGED_ADVICE, RunNotFound, StoreError
 from kbench.store.liveness import Liveness
 from kbench.store.liveness import Query as Query
 from kbench.store.records import RunRecord
@@ -39,15 +39,27 @@ def schema_version(query: Query) -> int:
     return int(rows[0]["value"])
 
 
-def get_run(query: Query, run_id: int, spill_dir: Path | None = None) -> RunRecord:
+def get_run(query: Query, run_id: int, spill_dir: Path | None = None, *, dialect: str = "sqlite",
+            where: str = "") -> RunRecord:
+    """Run ``run_id`` with its target and summaries. RunNotFound if there is none; StoreError
+    if the database is damaged where the run is (a SQLite runs table whose pages no longer
+    hold what they say can hide a row: not found is then a damaged file, not a missing run)."""
     found = query("SELECT * FROM runs WHERE id = :id", {"id": run_id})
     if not found:
+        if dialect == "sqlite":
+            _check_runs_table(query, where)
         raise RunNotFound(f"no run with id {run_id}")
-    row = _decoded(found[0], _RUN_JSON, _RUN_TIMES)
-    target = None
-    if row["target_id"] is not None:
-        target = _decoded(query("SELECT * FROM targets WHERE id = :id", {"id": row["target_id"]})[0], ("details",))
-    summaries = [_decoded(s, ("details",)) for s in query("SELECT * FROM summaries WHERE run_id = :id", {"id": run_id})]
+    try:
+        row = _decoded(found[0], _RUN_JSON, _RUN_TIMES)
+        target = None
+        if row["target_id"] is not None:
+            targets = query("SELECT * FROM targets WHERE id = :id", {"id": row["target_id"]})
+            target = _decoded(targets[0], ("details",)) if targets else None
+        summaries = [_decoded(s, ("details",))
+                     for s in query("SELECT * FROM summaries WHERE run_id = :id", {"id": run_id})]
+    except (ValueError, TypeError, KeyError) as exc:  # JSON or times that do not decode: damaged bytes
+        raise StoreError(f"results database {where}: run {run_id} is stored damaged ({type(exc).__name__}: "
+                         f"{exc}); {DAMAGED_ADVICE}") from exc
     row = as_seen(row, spill_dir, Liveness(query))
     why = row.pop("abandoned_because", None)
     if why is not None and not row.get("error"):
@@ -57,6 +69,23 @@ def get_run(query: Query, run_id: int, spill_dir: Path | None = None) -> RunReco
         if head is not None and row.get("probe_header") is None:
             row["probe_header"] = {**head.header, "n": head.rows}
     return _run_record(row, target, summaries)
+
+
+def _check_runs_table(query: Query, where: str) -> None:
+    """StoreError if SQLite's own check of the runs table (and its indexes) finds damage."""
+    problems = [str(next(iter(row.values()))) for row in query("PRAGMA quick_check(runs)", {})]
+    if problems and problems != ["ok"]:  # none: a database not made yet, read as empty
+        first = " ".join(problems[0].replace("*** in database main ***", "").split())
+        raise StoreError(f"results database {where}: the runs table is damaged ({first}); {DAMAGED_ADVICE}")
+
+
+def latest_calibration(query: Query, benchmark: str, target: str) -> dict[str, Any] | None:
+    """The newest calibrations row of ``benchmark`` on ``target`` (JSON and times decoded), or None."""
+    rows = query("SELECT * FROM calibrations WHERE benchmark = :benchmark AND target = :target "
+                 "ORDER BY id DESC LIMIT 1", {"benchmark": benchmark, "target": target})
+    if not rows:
+        return None
+    return _decoded(rows[0], ("params", "trials", "run_ids", "mde"), ("created_at",))
 
 
 def load_samples(query: Query, run_id: int, where: str, spill_dir: Path | None = None) -> dict[str, np.ndarray]:
@@ -86,9 +115,11 @@ def list_runs(
     tag: str | None = None,
     limit: int | None = 50,
     spill_dir: Path | None = None,
+    where: str = "",
 ) -> list[dict[str, Any]]:
     """Newest first: id, benchmark, params, status, n, started, kernel, median and unit. Every
-    filter is part of the query, so ``limit`` (None: no limit) counts matching runs."""
+    filter is part of the query, so ``limit`` (None: no limit) counts matching runs.
+    StoreError (naming ``where``) if the runs are stored damaged."""
     conditions = []
     params: dict[str, Any] = {}
     if benchmark:
@@ -123,9 +154,15 @@ def list_runs(
     )
     if limit is not None:
         params["limit"] = limit
+    found = query(sql, params)
+    if not found and dialect == "sqlite":
+        _check_runs_table(query, where)  # an empty listing of a damaged table is not "no runs"
     liveness = Liveness(query)
-    rows = [as_seen(_decoded(row, ("tags", "params"), ("started_at",)), spill_dir, liveness)
-            for row in query(sql, params)]
+    try:
+        rows = [as_seen(_decoded(row, ("tags", "params"), ("started_at",)), spill_dir, liveness) for row in found]
+    except (ValueError, TypeError) as exc:
+        raise StoreError(f"results database {where}: a run is stored damaged ({type(exc).__name__}: {exc}); "
+                         f"{DAMAGED_ADVICE}") from exc
     for row in rows:
         for key in ("owner_pid", "owner_boot_id", "owner_host", "heartbeat_at", "task_key", "spilled",
                     "abandoned_because"):
@@ -198,3 +235,22 @@ def _run_record(
         started_at=row["started_at"], finished_at=row["finished_at"], target=target,
         summaries=summaries, commit=row.get("commit"), label=row.get("label"),
     )
+
+
+def load_profile(query: Query, run_id: int) -> dict[str, Any] | None:
+    """The run's profile row (``data`` still compressed), or None when it has none."""
+    rows = query("SELECT * FROM profiles WHERE run_id = :id", {"id": run_id})
+    if not rows:
+        return None
+    row = _decoded(rows[0], ("details",), ("created_at",))
+    row["data"] = bytes(row["data"])
+    return row
+
+
+def profiled_runs(query: Query, run_ids: list[int]) -> set[int]:
+    """Which of ``run_ids`` have a profile."""
+    if not run_ids:
+        return set()
+    names = {f"id{i}": run_id for i, run_id in enumerate(run_ids)}
+    rows = query(f"SELECT run_id FROM profiles WHERE run_id IN ({', '.join(':' + n for n in names)})", names)
+    return {int(row["run_id"]) for row in rows}

@@ -97,15 +97,19 @@ runs = Table(
     Column("label", String(255)),
     # ... and the fleet task that made it (one stored run per task, however often delivered).
     Column("task_key", String(128)),
-    # v6: renewed while the run is measured, so that another host can tell its kbench is gone
+    # v6: an imported run's content digest (``kbench import`` stores each entry of a file once).
+    Column("import_digest", String(64)),
+    # v8: renewed while the run is measured, so that another host can tell its kbench is gone
     Column("heartbeat_at", DateTime(timezone=True)),
 )
 Index("ix_runs_benchmark", runs.c.benchmark)
 Index("ix_runs_started_at", runs.c.started_at)
 Index("ux_runs_task_key", runs.c.task_key, unique=True)
+Index("ux_runs_import_digest", runs.c.import_digest, unique=True)
 RUN_COLUMNS_V4 = ("owner_pid", "owner_boot_id", "owner_host", "commit", "label", "task_key")
 """Columns of ``runs`` added by schema v4 (the migration adds them to older databases)."""
-RUN_COLUMNS_V6 = ("heartbeat_at",)
+RUN_COLUMNS_V6 = ("import_digest",)
+RUN_COLUMNS_V8 = ("heartbeat_at",)
 """Columns of ``runs`` added by schema v6."""
 
 samples = Table(
@@ -242,3 +246,20 @@ Index("ix_fleet_tasks_job", fleet_tasks.c.job_id)
 Index("ix_fleet_tasks_state", fleet_tasks.c.state)
 FLEET_TABLES = (fleet_machines, fleet_jobs, fleet_tasks)
 """Tables added by schema v5 (the migration creates them in older databases)."""
+
+# v6: a run's sampled call-graph profile (``kbench run --profile``, ``compare --profile``): folded
+# stacks (``kbench.profile.folded``), zlib-compressed, beside the run and never loaded with it.
+profiles = Table(
+    "profiles",
+    metadata,
+    Column("run_id", ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("event", String(64), nullable=False),  # cpu-clock, cycles
+    Column("frequency_hz", Integer),
+    Column("samples", Integer, nullable=False),
+    Column("weight", BigInteger, nullable=False),  # total of the folded weights (periods)
+    Column("format", String(16), nullable=False),  # "folded"
+    Column("codec", String(16), nullable=False),  # "zlib"
+    Column("data", LargeBinary, nullable=False),
+    Column("details", JSON, nullable=False),  # how it was recorded: tool, command, scope, window
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)

@@ -31,6 +31,7 @@ class LocalTarget:
 
     def __init__(self, *, load_modules: bool = False) -> None:
         self.load_modules = load_modules
+        self.module_benchmarks: list[list[str]] = []  # per user module loaded for it: its benchmarks
 
     def info(self) -> TargetInfo:
         uname = platform.uname()

@@ -4,7 +4,8 @@ Pages and their endpoints:
 
 - ``/``                      series index (sparklines, latest change)    ``/api/series``
 - ``/series/{id}``           every run of a series, change points marked ``/api/series/{id}``
-- ``/runs/{id}``             one run: histogram, CDF, context             ``/api/runs/{id}``
+- ``/runs/{id}``             one run: histogram, CDF, counters, context   ``/api/runs/{id}``
+- ``/runs/{id}/flame.svg``   the flame graph of the run's profile (interactive SVG)
 - ``/compare?a=ID&b=ID``     two runs side by side                        ``/api/compare?a=ID&b=ID``
 - ``/regressions``           the regression report (``?since=7d``)        ``/api/regressions``
 
@@ -48,12 +49,10 @@ OptionalRunIdQuery = Annotated[int | None, Query(ge=1, le=MAX_RUN_ID, descriptio
 
 
 def plotly_js() -> Path:
-    """plotly.min.js as shipped inside the installed ``plotly`` Python package."""
-    import plotly
-
-    path = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+    """plotly.min.js, vendored with kbench (``static/vendor``: version, origin and licence)."""
+    path = HERE / "static" / "vendor" / "plotly.min.js"
     if not path.is_file():
-        raise RuntimeError(f"the plotly package has no {path.name} (reinstall plotly)")
+        raise RuntimeError(f"{path} is missing: reinstall kbench-lab")
     return path
 
 
@@ -119,6 +118,13 @@ def create_app(engine: Engine, settings: DetectionSettings | None = None) -> Fas
     @app.get("/runs/{run_id}", response_class=HTMLResponse)
     def run_page(request: Request, run_id: RunId) -> HTMLResponse:
         return page(request, "run.html", run=data.run_data(engine, run_id))
+
+    @app.get("/runs/{run_id}/flame.svg")
+    def run_flame(run_id: RunId) -> Response:
+        svg = data.flame_svg_of(engine, run_id)
+        if svg is None:
+            raise HTTPException(status_code=404, detail=f"run {run_id} has no profile")
+        return Response(svg, media_type="image/svg+xml")
 
     @app.get("/api/compare")
     def api_compare(a: RunIdQuery, b: RunIdQuery) -> JSONResponse:

@@ -14,7 +14,7 @@ from pathlib import Path
 from kbench import children, interrupts
 
 from . import accel as accel_mod
-from .bootimage import boot_image
+from .bootimage import boot_image, image_damage, payload_damage
 from .cache import default_cache_dir
 from .channel import AgentChannel, ChannelClosed, ChannelTimeout, connect_unix
 from .console import ConsoleLog
@@ -145,6 +145,8 @@ class VmSession:
             )
             self.initramfs = combine_initramfs([base, *initramfs_extra], self.cache_dir)
             self.boot_image = boot_image(kernel.vmlinuz, self.cache_dir)
+            if self.boot_image == kernel.vmlinuz and (damage := payload_damage(kernel.vmlinuz.read_bytes())):
+                raise VmError(f"kernel image {kernel.vmlinuz} is damaged: {damage}; not booted")
             self._start(accel, kvm_probe_timeout)
         except BaseException:
             self.close()
@@ -208,10 +210,11 @@ class VmSession:
             hello = self._chan.recv(self._check, deadline)
         except ChannelTimeout:
             self._stop_qemu(graceful=False)
+            tail = self.console.tail()
             raise VmError(
                 f"guest did not boot: no hello from kbench-agent within {timeout:.0f} s "
-                f"({accel}; hang or very slow boot)",
-                self.console.tail(),
+                f"({accel}; hang or very slow boot)" + ("" if tail.strip() else self._silent_boot_failure()),
+                tail,
             ) from None
         except ChannelClosed as e:
             # qemu closes its end of the channel while it exits, a moment before it can be
@@ -256,7 +259,17 @@ class VmSession:
             msg = f"qemu exited with status {rc}"
             if qlog:
                 msg += ": " + " | ".join(qlog.splitlines()[-5:])
-            raise VmError(msg, self.console.tail())
+            tail = self.console.tail()
+            if not tail.strip() and not self.boot_seconds:
+                msg += self._silent_boot_failure()
+            raise VmError(msg, tail)
+
+    def _silent_boot_failure(self) -> str:
+        """Why qemu may have exited before the guest printed a line (with -no-reboot, a
+        kernel that faults before its console is up makes qemu exit, status 0)."""
+        damage = image_damage(self.kernel.vmlinuz)
+        why = f": {self.kernel.vmlinuz} looks damaged, {damage}" if damage else ""
+        return f"; the guest printed nothing on its console: the kernel did not start{why}"
 
     def _take_followed(self, proc: subprocess.Popen[bytes]) -> None:
         """Kernel trouble during a command whose file is followed (a run's samples): let the
