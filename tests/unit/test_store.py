@@ -212,7 +212,7 @@ def test_a_version_1_database_is_migrated(url: str) -> None:
         conn.execute("drop table calibrations")
         conn.execute("update kbench_meta set value = '1' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 5
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 6
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     cal = upgraded.save_calibration(benchmark="syscall.getppid", metric="m", target="local", params={},
                                     trials={"A1": [1.0], "A2": [1.1]}, run_ids=[1, 2], sigma_log=0.01,
@@ -275,7 +275,7 @@ def test_a_version_4_database_gains_the_fleet_tables(url: str) -> None:
             conn.execute("alter table machines alter column memory_bytes type integer")
         conn.execute("update kbench_meta set value = '4' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == 5
+    assert upgraded.schema_version == schema.SCHEMA_VERSION
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     with raw(url) as conn:
         for table in ("fleet_machines", "fleet_jobs", "fleet_tasks"):
@@ -286,6 +286,22 @@ def test_a_version_4_database_gains_the_fleet_tables(url: str) -> None:
             assert kind == ("bigint",)
     big = _begin(upgraded, sysinfo={**SYSINFO, "hostname": "big", "memory_bytes": 384 << 30})
     assert upgraded.get_run(big).sysinfo["memory_bytes"] == 384 << 30
+
+
+def test_a_version_5_database_gains_the_watch_tables(url: str) -> None:
+    store = Store.open(url)
+    run_id = _begin(store)
+    store.engine.dispose()
+    with raw(url) as conn:  # take the database back to schema v5
+        for table in ("watch_findings", "watch_commits", "watches"):
+            conn.execute(f"drop table {table}")
+        conn.execute("update kbench_meta set value = '5' where key = 'schema_version'")
+    upgraded = Store.open(url)
+    assert upgraded.schema_version == 6
+    assert upgraded.get_run(run_id).status == "running"  # nothing lost
+    with raw(url) as conn:
+        for table in ("watches", "watch_commits", "watch_findings"):
+            assert conn.execute(f"select count(*) from {table}").fetchone() == (0,)
 
 
 def test_a_read_only_sqlite_store_reads_with_sqlite3_what_sqlalchemy_reads(tmp_path: Path) -> None:

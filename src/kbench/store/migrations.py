@@ -53,7 +53,15 @@ def _add_fleet_tables(conn: Connection) -> None:
         conn.exec_driver_sql("ALTER TABLE machines ALTER COLUMN memory_bytes TYPE BIGINT")
 
 
+def _add_watch_tables(conn: Connection) -> None:
+    """v5 → v6: ``kbench watch``'s branches, commits and findings."""
+    from kbench.store.schema import WATCH_TABLES
+
+    for table in WATCH_TABLES:
+        table.create(conn, checkfirst=True)
+
+
 # MIGRATIONS[v] upgrades a database at version v to v + 1.
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
-    1: _add_calibrations, 2: _add_bisections, 3: _add_run_provenance, 4: _add_fleet_tables,
+    1: _add_calibrations, 2: _add_bisections, 3: _add_run_provenance, 4: _add_fleet_tables, 5: _add_watch_tables,
 }

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """The results database's schema (``schema.py``): bump it and add a step to
 ``migrations.MIGRATIONS`` for every change."""
 

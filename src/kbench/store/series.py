@@ -32,9 +32,13 @@ def _run_columns() -> list[Any]:
     ]
 
 
-def _filtered(query: Select[Any], benchmark: str | None, since: datetime | None) -> Select[Any]:
+def _filtered(
+    query: Select[Any], benchmark: str | None, since: datetime | None, run_ids: Sequence[int] | None = None,
+) -> Select[Any]:
     runs = schema.runs
     query = query.where(runs.c.status == "complete")
+    if run_ids is not None:
+        query = query.where(runs.c.id.in_(list(run_ids)))
     if benchmark:
         query = query.where(runs.c.benchmark.like(benchmark.replace("*", "%")))
     if since is not None:
@@ -53,24 +57,27 @@ def _runs_joined(table: Any, onclause: Any) -> Any:
 
 
 def summary_points(
-    engine: Engine, *, benchmark: str | None = None, since: datetime | None = None
+    engine: Engine, *, benchmark: str | None = None, since: datetime | None = None,
+    run_ids: Sequence[int] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per complete run and stored summary metric, oldest run first.
 
-    ``benchmark`` is a name or a glob (``syscall.*``); ``since`` keeps runs started then or later.
+    ``benchmark`` is a name or a glob (``syscall.*``); ``since`` keeps runs started then or
+    later; ``run_ids`` keeps those runs only.
     """
     summaries = schema.summaries
     query = select(
         *_run_columns(), summaries.c.metric, summaries.c.unit, summaries.c.median, summaries.c.mean,
         summaries.c.stdev, summaries.c.n,
     ).select_from(_runs_joined(summaries, summaries.c.run_id == schema.runs.c.id))
-    query = _filtered(query, benchmark, since).order_by(schema.runs.c.started_at, schema.runs.c.id)
+    query = _filtered(query, benchmark, since, run_ids).order_by(schema.runs.c.started_at, schema.runs.c.id)
     with engine.connect() as conn:
         return [dict(row) for row in conn.execute(query).mappings()]
 
 
 def cpu_points(
-    engine: Engine, *, benchmark: str | None = None, since: datetime | None = None
+    engine: Engine, *, benchmark: str | None = None, since: datetime | None = None,
+    run_ids: Sequence[int] | None = None,
 ) -> list[dict[str, Any]]:
     """``<benchmark>.cpu`` rows for complete runs that stored per-execution CPU time columns.
 
@@ -81,7 +88,7 @@ def cpu_points(
     query = select(*_run_columns()).select_from(
         _runs_joined(samples, and_(samples.c.run_id == schema.runs.c.id, samples.c.column == CPU_COLUMNS[0]))
     )
-    query = _filtered(query, benchmark, since).order_by(schema.runs.c.started_at, schema.runs.c.id)
+    query = _filtered(query, benchmark, since, run_ids).order_by(schema.runs.c.started_at, schema.runs.c.id)
     with engine.connect() as conn:
         rows = [dict(row) for row in conn.execute(query).mappings()]
         columns = _sample_columns(conn, [row["run_id"] for row in rows], CPU_COLUMNS)
