@@ -88,7 +88,8 @@ def test_since_keeps_only_newer_changes(planted: dict[str, object]) -> None:
 def test_text_markdown_and_html_reports(planted: dict[str, object], tmp_path: Path) -> None:
     commits = planted["commits"]
     text = kbench(planted["db"], "report", "regressions").stdout
-    assert f"[kbench] [syscall.getppid] suspected: syscall.getppid.latency +" in text
+    assert "[kbench] [syscall.getppid] suspected: syscall.getppid.latency +" in text
+    assert f"regression in {commits[STEP_AT - 1][:10]}..{commits[STEP_AT][:10]}" in text
     assert "kbench suspects a +" in text and "due to commit" not in text and "not a culprit" in text
     assert "on test machine: lab-box: 2 CPUs, Planted CPU @ 2.0GHz, 24 GiB memory (target: local)" in text
     assert "        size: 64" in text and "To reproduce:" in text

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
@@ -100,34 +101,40 @@ def create_app(engine: Engine, settings: DetectionSettings | None = None) -> Fas
         return page(request, "series.html", series=data.series_data(snapshot, cache, sid))
 
     @app.get("/api/runs/{run_id}")
-    def api_run(run_id: int) -> JSONResponse:
-        return JSONResponse(data.run_data(engine, run_id))
+    def api_run(run_id: int, metric: str | None = None) -> JSONResponse:
+        return JSONResponse(data.run_data(engine, run_id, metric))
 
     @app.get("/runs/{run_id}", response_class=HTMLResponse)
-    def run_page(request: Request, run_id: int) -> HTMLResponse:
-        return page(request, "run.html", run=data.run_data(engine, run_id))
+    def run_page(request: Request, run_id: int, metric: str | None = None) -> HTMLResponse:
+        return page(request, "run.html", run=data.run_data(engine, run_id, metric))
 
     @app.get("/api/compare")
-    def api_compare(a: int = Query(...), b: int = Query(...)) -> JSONResponse:
-        return JSONResponse(data.compare_data(engine, a, b))
+    def api_compare(a: int = Query(...), b: int = Query(...), metric: str | None = None) -> JSONResponse:
+        return JSONResponse(data.compare_data(engine, a, b, metric))
 
     @app.get("/compare", response_class=HTMLResponse)
-    def compare_page(request: Request, a: int | None = None, b: int | None = None) -> HTMLResponse:
-        compared = data.compare_data(engine, a, b) if a is not None and b is not None else None
-        return page(request, "compare.html", compared=compared, a=a, b=b)
+    def compare_page(request: Request, a: int | None = None, b: int | None = None,
+                     metric: str | None = None) -> HTMLResponse:
+        compared = data.compare_data(engine, a, b, metric) if a is not None and b is not None else None
+        return page(request, "compare.html", compared=compared, a=a, b=b, metric=metric)
 
     @app.get("/api/regressions")
     def api_regressions(since: str | None = None, improvements: bool = False) -> JSONResponse:
-        return JSONResponse(data.regression_data(snapshot, cache, _since(since), improvements)[1])
+        return JSONResponse(data.regression_data(snapshot, cache, _since(since), improvements)[2])
 
     @app.get("/regressions", response_class=HTMLResponse)
     def regressions_page(request: Request, since: str | None = None, improvements: bool = False) -> HTMLResponse:
         moment = _since(since)
-        entries, found = data.regression_data(snapshot, cache, moment, improvements)
+        entries, unmatched, found = data.regression_data(snapshot, cache, moment, improvements)
         kinds = "regressions and improvements" if improvements else "regressions"
         scope = f"in {found['series_checked']} series ({kinds}" + (f" since {moment:%Y-%m-%d %H:%M} UTC)" if moment
                                                                      else ")")
-        report = fragment(entries, scope, link=lambda sid, run: f"/runs/{run}" if run else f"/series/{sid}")
+        metrics = {entry.series.id: entry.series.metric for entry in entries}
+
+        def link(sid: str, run: int | None) -> str:  # a run opens at the metric that changed
+            return f"/runs/{run}?metric={quote(metrics.get(sid, ''))}" if run else f"/series/{sid}"
+
+        report = fragment(entries, scope, link=link, unmatched=unmatched)
         return page(request, "regressions.html", report=report, since=since or "", improvements=improvements,
                     entry_css=ENTRY_CSS)
 
