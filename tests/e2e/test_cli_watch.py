@@ -200,6 +200,54 @@ def _bisection_steps(db: Path) -> tuple[int, int] | None:
     return (int(row[0]), len(json.loads(row[1]))) if row else None
 
 
+def _measured(db: Path) -> dict[str, list[int]]:
+    """sha → run ids of the commits a watch has measured so far (read-only, no lock taken)."""
+    if not db.exists():
+        return {}
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as conn:
+            rows = conn.execute("select sha, run_ids from watch_commits where state = 'measured'").fetchall()
+    except sqlite3.OperationalError:
+        return {}
+    return {sha: sorted(i for ids in json.loads(runs).values() for i in ids) for sha, runs in rows}
+
+
+def test_a_watch_killed_while_measuring_goes_on_where_it_stopped(
+    kbench: KbenchRunner, tmp_path: Path, db_path: Path,
+) -> None:
+    repo = tmp_path / "repo"
+    shas = make_demo_repo(repo, commits=8, culprit=None, broken=None)
+    job = tmp_path / "job.yaml"
+    job.write_text("benchmark: command\nparams:\n  cmd: ./prog\nsamples: 3\niterations: 2\n")
+    env = dict(os.environ, KBENCH_DB=str(db_path), COLUMNS="120")
+    args = [sys.executable, "-m", "kbench.cli", "watch", str(repo), "--build", BUILD, "--job", str(job), "--once",
+            "--workdir", str(tmp_path / "work"), "--from", shas[0]]
+    first = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and first.poll() is None and len(_measured(db_path)) < 3:
+            time.sleep(0.2)
+        assert first.poll() is None, f"the watch ended before it was killed: {first.stderr.read()!r}"
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=60)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    before = _measured(db_path)
+    assert 3 <= len(before) < 8
+    result = watch(kbench, tmp_path, repo)
+    after = _measured(db_path)
+    assert sorted(after) == sorted(shas)
+    assert {sha: after[sha] for sha in before} == before  # what was measured before the kill stays, not redone
+    assert {c["sha"] for c in result["commits"]} == set(shas) - set(before)
+    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as conn:
+        statuses = dict(conn.execute("select status, count(*) from runs group by status").fetchall())
+    assert statuses.get("running", 0) == 0  # the run the kill cut short is abandoned, not left running
+    assert statuses["complete"] == 2 * 8
+
+
+@pytest.mark.soak
 def test_a_watch_killed_during_its_bisection_resumes_it(
     kbench: KbenchRunner, tmp_path: Path, db_path: Path, busy_cpu: None,
 ) -> None:
@@ -236,9 +284,10 @@ def test_a_watch_killed_during_its_bisection_resumes_it(
     assert len(result["regressions"]) == 1, log_of(tmp_path)
     (found,) = result["regressions"]
     assert found["culprit"]["sha"] == shas[culprit]
-    assert found["bisect_id"] == bisection  # the same bisection, resumed
+    assert found["bisect_id"] == bisection, log_of(tmp_path)  # the same bisection, resumed
     with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as conn:
-        rows = conn.execute("select id, status, steps from bisections").fetchall()
-    assert [(r[0], r[1]) for r in rows] == [(bisection, "done")]
-    assert len(json.loads(rows[0][2])) >= steps_before  # the steps saved before the kill were kept
+        status, steps = conn.execute("select status, steps from bisections where id = ?", (bisection,)).fetchone()
+        findings = conn.execute("select state, bisect_id from watch_findings").fetchall()
+    assert status == "done" and len(json.loads(steps)) >= steps_before  # resumed: the saved steps were kept
+    assert [f for f in findings if f[0] == "confirmed"] == [("confirmed", bisection)], log_of(tmp_path)
     assert len(list((tmp_path / "out").glob("*.eml"))) == 1
