@@ -295,6 +295,7 @@ def test_a_version_5_database_gains_the_watch_tables(url: str) -> None:
     with raw(url) as conn:  # take the database back to schema v5
         for table in ("watch_findings", "watch_commits", "watches"):
             conn.execute(f"drop table {table}")
+        conn.execute("alter table fleet_tasks drop column spec")
         conn.execute("update kbench_meta set value = '5' where key = 'schema_version'")
     upgraded = Store.open(url)
     assert upgraded.schema_version == 6
@@ -302,6 +303,7 @@ def test_a_version_5_database_gains_the_watch_tables(url: str) -> None:
     with raw(url) as conn:
         for table in ("watches", "watch_commits", "watch_findings"):
             assert conn.execute(f"select count(*) from {table}").fetchone() == (0,)
+        assert conn.execute("select count(spec) from fleet_tasks").fetchone() == (0,)
 
 
 def test_a_read_only_sqlite_store_reads_with_sqlite3_what_sqlalchemy_reads(tmp_path: Path) -> None:

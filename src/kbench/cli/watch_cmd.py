@@ -5,7 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,6 +17,35 @@ from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.job_cmds import job_errors
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context
 from kbench.cli.parsing import Duration
+
+if TYPE_CHECKING:
+    from kbench.fleet.settings import FleetSettings
+    from kbench.store.db import Store
+
+
+@contextmanager
+def _fleet_errors(fleet_queue: str | None) -> Iterator[None]:
+    if fleet_queue is None:
+        yield
+        return
+    from kbench.cli.fleet_cmd import fleet_errors
+
+    with fleet_errors():
+        yield
+
+
+def _fleet_store(fleet_queue: str) -> tuple[Store, FleetSettings]:
+    """The fleet's database as the watch's store, after checking the class name and the broker."""
+    from kbench.cli.fleet_cmd import fleet_settings
+    from kbench.fleet.app import check_broker, make_app
+    from kbench.fleet.execute import open_fleet_store
+    from kbench.fleet.settings import check_queue
+    from kbench.store.db import Store
+
+    check_queue(fleet_queue)
+    settings = fleet_settings()
+    check_broker(make_app(settings))
+    return Store(open_fleet_store(settings.db_url)), settings
 
 
 def _current_branch(repo: Path) -> str:
@@ -52,6 +84,12 @@ def _current_branch(repo: Path) -> str:
               help="Level of each comparison; a culprit is named only after two comparisons both found it.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the comparisons' random orders.")
 @click.option("--fetch", is_flag=True, help="git fetch --all in REPO before each poll.")
+@click.option("--fleet", "fleet_queue", metavar="CLASS",
+              help="Measure on fleet workers of this machine class (kbench worker --allow-command) instead of "
+              "here: the new commits of a poll at once, one task each; comparisons and bisection rounds as tasks. "
+              "The watch's store is then the fleet's database (docs/fleet.md).")
+@click.option("--fleet-repo", metavar="URL",
+              help="With --fleet: the repository as the workers reach it (default: REPO).")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
               help="Where builds and bisections happen (default: $XDG_CACHE_HOME/kbench/watch/ID).")
 @click.option("--json", "as_json", is_flag=True, help="Print each poll as one JSON document.")
@@ -60,8 +98,8 @@ def _current_branch(repo: Path) -> str:
 def watch_cmd(
     ctx: Context, repo: Path, branches: tuple[str, ...], build: str, job_file: Path, start: str | None, once: bool,
     interval: float, outbox: Path | None, mail_command: str | None, mail_to: tuple[str, ...],
-    max_commits: int | None, budget: float, alpha: float, seed: int, fetch: bool, workdir: Path | None,
-    as_json: bool, fail_on: frozenset[str],
+    max_commits: int | None, budget: float, alpha: float, seed: int, fetch: bool, fleet_queue: str | None,
+    fleet_repo: str | None, workdir: Path | None, as_json: bool, fail_on: frozenset[str],
 ) -> None:
     """Follow BRANCHes of REPO: build every new commit (first-parent order) in a worktree of
     kbench's own, run JOB there and store the runs. A change point of a series is only a
@@ -84,15 +122,20 @@ def watch_cmd(
         repo=repo, branches=branches or (_current_branch(repo),), build=build, job=job_file.resolve(), start=start,
         outbox=outbox.resolve() if outbox else None, mail_command=mail_command, mail_to=mail_to,
         max_commits=max_commits, budget_s=budget, alpha=alpha, seed=seed, fetch=fetch,
-        workdir=workdir.resolve() if workdir else None,
+        workdir=workdir.resolve() if workdir else None, fleet_queue=fleet_queue, fleet_repo=fleet_repo,
     )
+    if fleet_repo is not None and fleet_queue is None:
+        raise click.UsageError("--fleet-repo goes with --fleet")
 
     def log(text: str) -> None:
         err_console.print(f"watch {time.strftime('%H:%M:%S')} {text}", highlight=False, markup=False)
 
-    with job_errors():
+    with job_errors(), _fleet_errors(fleet_queue):
+        store, settings = ctx.store, None
+        if fleet_queue is not None:
+            store, settings = _fleet_store(fleet_queue)
         try:
-            watch = Watch(ctx.store, options, log=log)
+            watch = Watch(store, options, log=log, fleet=settings)
             watch.claim()
         except (WatchError, JobError) as exc:
             if isinstance(exc, JobError):

@@ -54,11 +54,18 @@ def _add_fleet_tables(conn: Connection) -> None:
 
 
 def _add_watch_tables(conn: Connection) -> None:
-    """v5 → v6: ``kbench watch``'s branches, commits and findings."""
-    from kbench.store.schema import WATCH_TABLES
+    """v5 → v6: ``kbench watch``'s branches, commits and findings; ``fleet_tasks.spec`` (a watch's fleet tasks)."""
+    from sqlalchemy import inspect
+
+    from kbench.store.schema import WATCH_TABLES, fleet_tasks
 
     for table in WATCH_TABLES:
         table.create(conn, checkfirst=True)
+    present = {column["name"] for column in inspect(conn).get_columns("fleet_tasks")}
+    if "spec" not in present:
+        preparer = conn.dialect.identifier_preparer
+        column_type = fleet_tasks.c.spec.type.compile(dialect=conn.dialect)
+        conn.exec_driver_sql(f"ALTER TABLE {preparer.quote('fleet_tasks')} ADD COLUMN spec {column_type}")
 
 
 # MIGRATIONS[v] upgrades a database at version v to v + 1.

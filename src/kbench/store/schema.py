@@ -227,7 +227,8 @@ fleet_tasks = Table(
     Column("error", Text),
     Column("errors", JSON, nullable=False),  # [{"attempt", "machine", "error"}]
     Column("run_ids", JSON, nullable=False),
-    Column("result", JSON),  # a comparison's report (JSON)
+    Column("result", JSON),  # a comparison's report (JSON), or what a watch task found
+    Column("spec", JSON),  # v6: what a watch task builds and measures (repository, commits, build, ...)
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("published_at", DateTime(timezone=True)),
     Column("started_at", DateTime(timezone=True)),
@@ -311,4 +312,4 @@ watch_findings = Table(
 )
 Index("ix_watch_findings_watch", watch_findings.c.watch_id)
 WATCH_TABLES = (watches, watch_commits, watch_findings)
-"""Tables added by schema v6 (the migration creates them in older databases)."""
+"""Tables added by schema v6 (the migration creates them in older databases), with ``fleet_tasks.spec``."""

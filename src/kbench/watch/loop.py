@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from kbench.fleet.settings import FleetSettings
 from kbench.history.analysis import IMPROVEMENT, REGRESSION
 from kbench.jobs import JobInstance, expand_job
 from kbench.store.db import Store
@@ -70,6 +71,7 @@ class WatchOptions:
     fetch: bool = False
     workdir: Path | None = None
     fleet_queue: str | None = None
+    fleet_repo: str | None = None  # the repository's URL as fleet workers reach it (default: ``repo``)
 
     def key(self) -> str:
         """What makes a watch the same watch: the repository, branches, build and job file."""
@@ -158,7 +160,7 @@ class Watch:
     """One watch over a store: ``poll()`` as often as wanted."""
 
     def __init__(self, store: Store, options: WatchOptions, *, log: Log, cpu_count: int | None = None,
-                 measurer: Measurer | None = None):
+                 fleet: FleetSettings | None = None):
         self.store = store
         self.options = options
         self.log = log
@@ -182,8 +184,20 @@ class Watch:
         self.created = created
         self.tags = (f"watch:{self.id}",)
         workdir = options.workdir or _cache_root() / "watch" / str(self.id)
-        self.measurer = measurer or LocalMeasurer(store, self.repo, options.build, self.instances, workdir,
-                                                  budget_s=options.budget_s, alpha=options.alpha)
+        self.measurer: Measurer
+        if options.fleet_queue is not None:
+            if fleet is None:
+                raise WatchError("--fleet needs the fleet's settings (broker and database)")
+            from kbench.watch.fleet import FleetMeasurer
+
+            self.measurer = FleetMeasurer(
+                store, fleet, options.fleet_queue, repo=self.repo, repo_url=options.fleet_repo or str(self.repo),
+                build=options.build, job_text=self.job_text, job_name=options.job.name, instances=self.instances,
+                budget_s=options.budget_s, alpha=options.alpha, workdir=workdir, log=log,
+            )
+        else:
+            self.measurer = LocalMeasurer(store, self.repo, options.build, self.instances, workdir,
+                                          budget_s=options.budget_s, alpha=options.alpha)
 
     # -- ownership --------------------------------------------------------------------
     def claim(self) -> None:
@@ -257,23 +271,30 @@ class Watch:
         rows = [row for row in self.wstore.commits(self.id) if row["state"] in ("queued", "building", "measuring")]
         done: dict[str, dict[str, Any]] = {row["sha"]: row for row in self.wstore.commits(self.id)
                                            if row["state"] in ("measured", "build-failed", "failed")}
+        todo: dict[str, list[str]] = {}  # sha -> the branches it waits on
         for row in rows:
-            sha, branch = row["sha"], row["branch"]
-            earlier = done.get(sha)
+            earlier = done.get(row["sha"])
             if earlier is not None:  # measured on another branch: the same build, the same runs
-                self.wstore.update_commit(self.id, sha, branch=branch, state=earlier["state"], error=earlier["error"],
-                                          run_ids=earlier["run_ids"])
+                self._record(row["sha"], row["branch"], earlier["state"], earlier["error"], earlier["run_ids"], result)
             else:
-                self.log(f"{branch} {sha[:12]} {row['subject']!r}: building and measuring")
-                self.wstore.update_commit(self.id, sha, state="measuring", run_ids={}, error=None)
-                measured = self.measurer.measure_commit(sha, label=branch, tags=self.tags)
-                self.wstore.update_commit(self.id, sha, state=measured.state, error=measured.error,
-                                          run_ids=measured.run_ids)
-                if measured.error:
-                    self.log(f"{branch} {sha[:12]}: {measured.state}: {measured.error}")
-            fresh = next(r for r in self.wstore.commits(self.id, branch) if r["sha"] == sha)
-            done[sha] = fresh
-            result.commits.append(fresh)
+                todo.setdefault(row["sha"], []).append(row["branch"])
+        if not todo:
+            return
+        for sha, branches in todo.items():
+            subject = next(r["subject"] for r in rows if r["sha"] == sha)
+            self.log(f"{branches[0]} {sha[:12]} {subject!r}: building and measuring")
+            self.wstore.update_commit(self.id, sha, state="measuring", run_ids={}, error=None)
+        label = next(iter(todo.values()))[0]
+        for sha, measured in self.measurer.measure_commits(list(todo), label=label, tags=self.tags):
+            if measured.error:
+                self.log(f"{todo[sha][0]} {sha[:12]}: {measured.state}: {measured.error}")
+            for branch in todo[sha]:
+                self._record(sha, branch, measured.state, measured.error, measured.run_ids, result)
+
+    def _record(self, sha: str, branch: str, state: str, error: str | None, run_ids: Any,
+                result: PollResult) -> None:
+        self.wstore.update_commit(self.id, sha, branch=branch, state=state, error=error, run_ids=run_ids)
+        result.commits.append(next(r for r in self.wstore.commits(self.id, branch) if r["sha"] == sha))
 
     def _new_findings(self, branch: str, line: list[str], series: list[BranchSeries], result: PollResult) -> None:
         position = {sha: i for i, sha in enumerate(line)}

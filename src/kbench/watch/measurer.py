@@ -8,7 +8,7 @@ stored ``kbench bisect`` session, so a killed watch resumes it from its saved st
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -53,7 +53,10 @@ class BisectPlan:
 
 
 class Measurer(Protocol):
-    def measure_commit(self, commit: str, *, label: str, tags: Sequence[str]) -> CommitMeasured: ...
+    def measure_commits(self, commits: Sequence[str], *, label: str,
+                        tags: Sequence[str]) -> Iterator[tuple[str, CommitMeasured]]:
+        """Each commit measured, as it is done (not necessarily in order)."""
+        ...
 
     def compare(self, base: str, new: str, instance: JobInstance, *, tags: Sequence[str],
                 seed: int) -> BuildComparison | str: ...
@@ -78,6 +81,11 @@ class LocalMeasurer:
         self.builder = Builder(repo, workdir / "builds", build)
         self.budget_s = budget_s
         self.alpha = alpha
+
+    def measure_commits(self, commits: Sequence[str], *, label: str,
+                        tags: Sequence[str]) -> Iterator[tuple[str, CommitMeasured]]:
+        for commit in commits:
+            yield commit, self.measure_commit(commit, label=label, tags=tags)
 
     def measure_commit(self, commit: str, *, label: str, tags: Sequence[str]) -> CommitMeasured:
         built = self.builder.build(commit)
