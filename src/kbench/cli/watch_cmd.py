@@ -82,6 +82,10 @@ def _current_branch(repo: Path) -> str:
               help="Measuring time of each side-by-side comparison (confirmation, verification).")
 @click.option("--alpha", type=click.FloatRange(min=0.001, max=0.2), default=0.05, show_default=True,
               help="Level of each comparison; a culprit is named only after two comparisons both found it.")
+@click.option("--min-change", type=click.FloatRange(min=0.0, max=100.0), default=1.0, show_default=True,
+              metavar="PCT", help="The smallest change in percent worth a culprit: both comparisons must measure at "
+              "least this much (builds that differ only in a comment can differ by a fraction of a percent in code "
+              "layout).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the comparisons' random orders.")
 @click.option("--fetch", is_flag=True, help="git fetch --all in REPO before each poll.")
 @click.option("--fleet", "fleet_queue", metavar="CLASS",
@@ -98,7 +102,8 @@ def _current_branch(repo: Path) -> str:
 def watch_cmd(
     ctx: Context, repo: Path, branches: tuple[str, ...], build: str, job_file: Path, start: str | None, once: bool,
     interval: float, outbox: Path | None, mail_command: str | None, mail_to: tuple[str, ...],
-    max_commits: int | None, budget: float, alpha: float, seed: int, fetch: bool, fleet_queue: str | None,
+    max_commits: int | None, budget: float, alpha: float, min_change: float, seed: int, fetch: bool,
+    fleet_queue: str | None,
     fleet_repo: str | None, workdir: Path | None, as_json: bool, fail_on: frozenset[str],
 ) -> None:
     """Follow BRANCHes of REPO: build every new commit (first-parent order) in a worktree of
@@ -121,7 +126,7 @@ def watch_cmd(
     options = WatchOptions(
         repo=repo, branches=branches or (_current_branch(repo),), build=build, job=job_file.resolve(), start=start,
         outbox=outbox.resolve() if outbox else None, mail_command=mail_command, mail_to=mail_to,
-        max_commits=max_commits, budget_s=budget, alpha=alpha, seed=seed, fetch=fetch,
+        max_commits=max_commits, budget_s=budget, alpha=alpha, min_change_pct=min_change, seed=seed, fetch=fetch,
         workdir=workdir.resolve() if workdir else None, fleet_queue=fleet_queue, fleet_repo=fleet_repo,
     )
     if fleet_repo is not None and fleet_queue is None:

@@ -44,7 +44,7 @@ from kbench.watch import git as wgit
 from kbench.watch.measurer import LocalMeasurer, Measurer
 from kbench.watch.outbox import mail_confirmed, mail_status
 from kbench.watch.series import BranchSeries, branch_series
-from kbench.watch.verdicts import Pipeline, advance
+from kbench.watch.verdicts import DEFAULT_MIN_CHANGE_PCT, Pipeline, advance
 
 Log = Callable[[str], None]
 SCHEMA_VERSION = 1
@@ -67,6 +67,7 @@ class WatchOptions:
     max_commits: int | None = None
     budget_s: float = 20.0
     alpha: float = 0.05
+    min_change_pct: float = DEFAULT_MIN_CHANGE_PCT
     seed: int = 0
     fetch: bool = False
     workdir: Path | None = None
@@ -82,6 +83,7 @@ class WatchOptions:
     def stored(self) -> dict[str, Any]:
         return {"outbox": str(self.outbox) if self.outbox else None, "mail_command": self.mail_command,
                 "mail_to": list(self.mail_to), "max_commits": self.max_commits, "budget_s": self.budget_s,
+                "min_change_pct": self.min_change_pct,
                 "alpha": self.alpha, "seed": self.seed, "fleet_queue": self.fleet_queue}
 
 
@@ -237,7 +239,8 @@ class Watch:
         self.wstore.update_watch(self.id, heads=heads)
         pipeline = Pipeline(self.wstore, self.measurer, self.repo, {i.id: i for i in self.instances}, self.tags,
                             self.options.alpha, self.options.seed, self.log,
-                            on_confirmed=lambda fid: result.new_regressions.append(fid))
+                            on_confirmed=lambda fid: result.new_regressions.append(fid),
+                            min_change_pct=self.options.min_change_pct)
         for plan in plans:
             line = branch_line(self.repo, plan.base, plan.head)
             commits = self.wstore.commits(self.id, plan.branch)

@@ -6,22 +6,23 @@ finding (``kbench.store.watch``) that goes through:
 1. **confirming**: the builds on either side of its range (the last commit before it and
    the last commit in it) measured side by side now, interleaved
    (``kbench.builds.compare``). It holds when that comparison says ``regression`` (for a
-   fix: ``improvement``). If not, the range is widened once (``widen``: as many measured
-   commits again on each side, at least three) and compared again — a change point can
-   sit a few runs off when the step is small against the noise. If that does not hold
-   either, the finding is ``dropped`` with the comparison that dropped it, and never
-   tested again (a later candidate overlapping it is the same candidate).
+   fix: ``improvement``) of at least ``min_change_pct`` (1 %). If it says neither that nor
+   ``no change``, the range is widened once (``widen``: as many measured commits again on
+   each side, at least three) and compared again — a change point can sit a few runs off
+   when the step is small against the noise. If that does not hold either, the finding is
+   ``dropped`` with the comparison that dropped it, and never tested again (a later
+   candidate overlapping it is the same candidate).
 2. **bisecting**, when the confirmed range holds more than one commit: ``kbench bisect``
    between its ends, a stored session tagged ``watch:<id>`` (a killed watch resumes it
    from its saved steps). Its first bad commit is the candidate culprit. No reproducible
    difference drops the finding; an answer left ambiguous by commits that do not build
    fails it (no single commit can be named).
 3. **verifying**: the culprit measured side by side with its first parent, once more. Only
-   if that says ``regression`` too is the finding ``confirmed`` and mailed; otherwise it is
-   dropped. So every culprit named rests on two interleaved comparisons that each found
-   the change (and a bisection in between when the range was wider): identical builds
-   are called a regression by one comparison with probability at most alpha/2 = 2.5 %,
-   by both with at most 0.0625 %.
+   if that says ``regression`` of at least ``min_change_pct`` too is the finding
+   ``confirmed`` and mailed; otherwise it is dropped. So every culprit named rests on two
+   interleaved comparisons that each found the change (and a bisection in between when the
+   range was wider): identical builds are called a regression by one comparison with
+   probability at most alpha/2 = 2.5 %, by both with at most 0.0625 %.
 
 A fix goes the same way in the better direction, for a series with an open regression
 before it, and is verified a second way too: the regression's parent against the fix
@@ -44,6 +45,12 @@ from kbench.watch.git import commit_info, git, is_ancestor
 from kbench.watch.measurer import BisectPlan, Measurer
 
 IMPROVEMENT = "improvement"
+NO_CHANGE = "no change"
+DEFAULT_MIN_CHANGE_PCT = 1.0
+"""The smallest change a watch names a culprit for: both comparisons must measure at least this
+much. Builds of commits that only edit a comment still differ in where code and data land;
+two such builds were measured +0.6 % (CI +0.0…+1.2 %) apart here, reproducibly within one
+comparison. Such a difference is real but no commit's doing that a maintainer can act on."""
 WIDEN_AT_LEAST = 3
 """Measured commits added on each side when a first confirmation does not hold."""
 BISECT_SAMPLES = 10
@@ -65,6 +72,14 @@ class Pipeline:
     seed: int
     log: Log
     on_confirmed: Callable[[int], None]  # a regression was confirmed (its finding id)
+    min_change_pct: float = DEFAULT_MIN_CHANGE_PCT
+
+
+def holds(found: BuildComparison, kind: str, min_change_pct: float) -> bool:
+    """The comparison found the change a finding of ``kind`` is about, at least ``min_change_pct`` large."""
+    if found.word != wanted(kind):
+        return False
+    return abs(found.change_pct) >= min_change_pct
 
 
 def wanted(kind: str) -> str:
@@ -153,10 +168,10 @@ def _confirm(pipeline: Pipeline, finding: dict[str, Any], instance: JobInstance,
         return
     attempts.append(_comparison_entry(found, "confirm"))
     store.update_finding(fid, confirmation=attempts, log=f"confirm: {describe_comparison(found)}")
-    if found.word != wanted(finding["kind"]):
-        wider = widen(line, measured, good, bad)
+    if not holds(found, finding["kind"], pipeline.min_change_pct):
+        wider = widen(line, measured, good, bad) if found.word != NO_CHANGE else None
         if wider is None:
-            _drop(pipeline, fid, f"not confirmed: {describe_comparison(found)}")
+            _drop(pipeline, fid, f"not confirmed: {describe_comparison(found)}{_small(found, finding, pipeline)}")
             return
         good, bad = wider
         found = _compare(pipeline, store.finding(fid), instance, good, bad, "confirm-wider")
@@ -164,8 +179,9 @@ def _confirm(pipeline: Pipeline, finding: dict[str, Any], instance: JobInstance,
             return
         attempts.append(_comparison_entry(found, "confirm-wider"))
         store.update_finding(fid, confirmation=attempts, log=f"confirm, range widened: {describe_comparison(found)}")
-        if found.word != wanted(finding["kind"]):
-            _drop(pipeline, fid, f"not confirmed: {describe_comparison(found)} (and on the candidate's own range)")
+        if not holds(found, finding["kind"], pipeline.min_change_pct):
+            _drop(pipeline, fid, f"not confirmed: {describe_comparison(found)}{_small(found, finding, pipeline)} "
+                                 "(and on the candidate's own range)")
             return
         known = _known_inside(pipeline, finding, good, bad)
         if known is not None:
@@ -236,9 +252,10 @@ def _verify(pipeline: Pipeline, finding: dict[str, Any], instance: JobInstance) 
     if found is None:
         return
     checks = [_comparison_entry(found, "verify")]
-    if found.word != wanted(finding["kind"]):
+    if not holds(found, finding["kind"], pipeline.min_change_pct):
         store.update_finding(fid, verification=checks)
-        _drop(pipeline, fid, f"the culprit did not differ from its parent measured again: {describe_comparison(found)}")
+        _drop(pipeline, fid, "the culprit did not differ from its parent measured again: "
+                             f"{describe_comparison(found)}{_small(found, finding, pipeline)}")
         return
     if finding["kind"] == FIX:
         _verify_fix(pipeline, store.finding(fid), instance, found, checks)
@@ -267,7 +284,7 @@ def _verify_fix(pipeline: Pipeline, finding: dict[str, Any], instance: JobInstan
     store.update_finding(fid, state="confirmed", verification=checks,
                          log=f"verified: {describe_comparison(found)}; before the regression against the fix: "
                              f"{describe_comparison(back)}")
-    if back.word == REGRESSION:
+    if holds(back, "regression", pipeline.min_change_pct):
         store.update_finding(int(fixed["id"]), log=f"partly fixed by {str(finding['culprit'])[:12]} (finding {fid}): "
                                                    f"still {describe_comparison(back)}")
         return
@@ -294,6 +311,13 @@ def _same_culprit(pipeline: Pipeline, finding: dict[str, Any], culprit: str) -> 
                 and other["instance_id"] == finding["instance_id"] and other["state"] in ("verifying", "confirmed"):
             return int(other["id"])
     return None
+
+
+def _small(found: BuildComparison, finding: dict[str, Any], pipeline: Pipeline) -> str:
+    """``, smaller than --min-change 1%`` when the comparison found the change but too small."""
+    if found.word == wanted(finding["kind"]) and abs(found.change_pct) < pipeline.min_change_pct:
+        return f", smaller than --min-change {pipeline.min_change_pct:g}%"
+    return ""
 
 
 def _drop(pipeline: Pipeline, finding_id: int, reason: str) -> None:
