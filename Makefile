@@ -4,42 +4,48 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: setup deps deps-run install demo test test-all bench native clean
+.PHONY: setup deps deps-run venv install install-test demo test test-all bench native clean
 
-## setup: install what a fresh Debian machine lacks, build kbench, take a first measurement
-setup: deps install demo
+## setup: what running kbench needs (Debian packages, kbench into .venv), then a first measurement
+setup: deps-run install demo
 
+## deps: the Debian packages of kbench, its tests and benchmarks (make test, CI)
 deps:
 	scripts/install-deps.sh --test
 
-## deps-run: only what running kbench needs (no test or benchmark tools)
+## deps-run: only what running kbench needs
 deps-run:
 	scripts/install-deps.sh
 
-install:
+venv:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+
+## install: kbench and its dashboard into .venv (no test tools)
+install: venv
+	$(BIN)/pip install --quiet -e '.[web]'
+
+## install-test: the test tools and every optional part the tests cover (make test does it)
+install-test: deps venv
 	$(BIN)/pip install --quiet -e '.[test]'
-	# kbench-lab[history] without apache-otava's numpy==2.2.0 pin (pyproject.toml says why)
-	$(BIN)/pip install --quiet --no-deps 'apache-otava>=0.8'
 
 demo:
 	$(BIN)/kbench run syscall.getppid --samples 20000
 
-## test: the suite CI runs (everything but the long soak tests)
-test:
+## test: the suite CI runs (everything but the long soak tests); installs what the tests need first
+test: install-test
 	$(BIN)/python -m pytest -m 'not soak' $(PYTEST_ARGS)
 
-test-all:
+test-all: install-test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-bench:
+bench: install-test
 	$(BIN)/python benchmarks/run_all.py
 
 # Rebuild the native tools into the venv after editing native/ (editable installs
-# build them once, at install time).
+# build them once, at install time); the extras already installed stay.
 native:
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet --no-deps -e .
 
 clean:
 	rm -rf build .pytest_cache

@@ -4,8 +4,9 @@ Usage: .venv/bin/python benchmarks/history_detection.py [--series 1000] [--point
 
 Speed (goal ≤ 10 s): ``detect_many`` over simulated series (0.5 % run-to-run noise, 2 %
 disturbed runs, a 3 % step in every other series), on one process and on every CPU,
-side by side; plus the cost of one series handed to Otava as a numpy array instead of a
-list (Otava then analyses the whole series for every window).
+side by side; with ``--otava``, Apache Otava 0.8's ``compute_change_points`` on the same
+series beside kbench's own method (``pip install --no-deps apache-otava`` first: it is no
+longer a dependency) and how often their change points agree.
 
 Accuracy at the default settings (window 50, p < 0.001, winsorized at 3 robust SDs) and on
 the raw values, on seeded simulated series: false change points per 100 points (A/A,
@@ -20,7 +21,7 @@ import time
 
 import numpy as np
 
-from kbench.history.changes import DetectionSettings, detect, detect_many
+from kbench.history.changes import DetectionSettings, detect, detect_many, winsorized
 
 
 def simulated(rng: np.random.Generator, n: int, cv: float, spikes: float = 0.0, drift: float = 0.0) -> np.ndarray:
@@ -47,16 +48,32 @@ def speed(series: int, points: int) -> None:
         print(f"{series} series x {points} points, {workers} process(es): {timings[workers]:.1f} s "
               f"({1000 * timings[workers] / series:.1f} ms per series, {sum(map(len, found))} change points)",
               flush=True)
+    print(f"load average {os.getloadavg()[0]:.1f}")
+
+
+def beside_otava(series: int, points: int) -> None:
+    """kbench's method and Otava's on the same series: time (one process) and agreement."""
     from otava.analysis import compute_change_points
 
+    rng = np.random.default_rng(2)
+    data = [simulated(rng, points, 0.005, spikes=0.02) for _ in range(series)]
+    for values in data[1::2]:
+        values[rng.integers(points // 4, 3 * points // 4):] *= 1.03
+    settings = DetectionSettings()
     start = time.perf_counter()
-    compute_change_points(data[0], window_len=50, max_pvalue=0.001)
-    as_array = time.perf_counter() - start
+    ours = [[c.index for c in detect(values, settings)] for values in data]
+    mine_s = time.perf_counter() - start
     start = time.perf_counter()
-    compute_change_points(data[0].tolist(), window_len=50, max_pvalue=0.001)
-    as_list = time.perf_counter() - start
-    print(f"one series handed to Otava as an ndarray: {as_array:.2f} s, as a list: {as_list:.3f} s", flush=True)
-    print(f"load average {os.getloadavg()[0]:.1f}")
+    theirs = []
+    for values in data:
+        tested = winsorized(values, 3.0)
+        found, _ = compute_change_points(tested.tolist(), window_len=50, max_pvalue=0.001)
+        theirs.append(sorted(int(p.index) for p in found))
+    otava_s = time.perf_counter() - start
+    same = sum(a == b for a, b in zip(ours, theirs, strict=True))
+    print(f"{series} series x {points} points on one process: kbench {mine_s:.2f} s, Otava {otava_s:.2f} s; "
+          f"the same change points in {same} of {series} series "
+          f"(kbench {sum(map(len, ours))}, Otava {sum(map(len, theirs))} in all)", flush=True)
 
 
 def accuracy(settings: DetectionSettings, label: str, repeats: int) -> None:
@@ -81,9 +98,12 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=30, help="simulated series per accuracy cell (×10 for steps)")
     parser.add_argument("--quick", action="store_true", help="accuracy only")
+    parser.add_argument("--otava", type=int, metavar="SERIES", help="also compare with Apache Otava on SERIES series")
     args = parser.parse_args()
     if not args.quick:
         speed(args.series, args.points)
+    if args.otava:
+        beside_otava(args.otava, args.points)
     print()
     print("false change points per 100 points (cv 0.5%: A/A, spikes, drift, both) | 2% step found 5 runs after "
           "(cv 0.5%: clean, spikes) | the same at cv 1%")

@@ -1,6 +1,6 @@
 """Which measuring method can see 1%? Every method on the same 1% pairs and A/A pairs, side by side.
 
-Usage: python benchmarks/sensitivity.py [--reps R] [--suites loop,syscall,kfunc] [--budget SEC]
+Usage: python benchmarks/sensitivity.py [--reps R] [--suites loop,syscall,kfunc,...] [--budget SEC]
                                         [--target-ms MS] [--kernel SPEC] [--methods NAMES] [--json-out FILE]
 
 Three suites, each a pair exactly 1% apart in work ("A/B") and a pair of identical work
@@ -28,13 +28,18 @@ syscall - ``syscall.getppid`` against the probe's variant with ``spin=1`` (depen
     runs, defaults);
   - ``probe A then B``: the probe run for half the budget on A then on B (no interleaving),
     Mann-Whitney on the per-sample values, p < 0.05 - what a single ``kbench run`` of each gives.
-kfunc - ``kfunc.spin`` in a Debian kernel under qemu (``--kernel``), loops=400 vs loops=404
-  (exactly 1% more dependent arithmetic; under TCG the cost is not linear near 100 loops:
-  99, 100 and 101 loops measured ~550, ~590 and ~585 cycles, while 404 costs 0.7-1.2% more
-  than 400); A/A is ``seed=1|2`` at loops=400 (the seed only moves the starting value of
-  the arithmetic):
-  - ``kbench in-kernel``: ``kbench compare kfunc.spin -p loops=400|404 --kernel K --json``
-    (one boot, interleaved kbench.ko runs; the boot is inside the comparison's time).
+kfunc100, kfunc400, kfunc2000 - ``kfunc.spin`` in a Debian kernel under qemu (``--kernel``),
+  N dependent steps against N + N/100 (exactly 1% more work; under TCG the cost is not quite
+  linear near 100 loops); A/A is ``seed=1|2`` at N loops (the seed only moves the starting
+  value of the arithmetic):
+  - ``kbench in-kernel``: ``kbench compare kfunc.spin -p loops=N|N+N/100 --kernel K --json``
+    (one boot per comparison, counted in its wall time; the sides alternate inside one
+    kbench.ko thread, kbench.engine.in_kernel).
+  kfunc - kfunc400 with a second method beside it:
+  - ``kbench whole runs``: the same with ``--whole-runs`` (whole kbench.ko runs alternated from
+    outside, the design before in-kernel A/B runs).
+table - seed 004's table in-kernel: ``kbench sensitivity kfunc.spin -p loops=98|99|100 --kernel K
+  --json`` R times; the signed-rank / KS p-value matrix with its A/A diagonal.
 
 Truth: the loop's true difference in CPU time is 1% of its loop part (the exec/exit part,
 measured with an empty build, is common to both); getppid's is measured once at the start
@@ -46,7 +51,8 @@ wall seconds per comparison (median, max) and the load average around the runs. 
 precision ratio: CV of kbench's estimate / the best peer's CV (goal <= 1.0).
 
 Goals (issue 10): kbench detects >= 95% of the 1% pairs with the right sign, flags <= 5%
-of A/A pairs, each comparison <= 30 s. Results of every comparison go to --json-out as they
+of A/A pairs, each comparison <= 30 s; in-kernel (issue 25, under TCG): >= 95% found, >= 95%
+A/A "no change", <= 60 s per comparison including the boot. Results of every comparison go to --json-out as they
 come (rerun with --resume FILE to add repetitions).
 """
 
@@ -300,23 +306,76 @@ def syscall_suite(args: argparse.Namespace, workdir: Path) -> Suite:
     return {"truth_pct": truth["diff_pct"], "truth_ci_pct": truth["ci_pct"]}, methods
 
 
-def kfunc_suite(args: argparse.Namespace, workdir: Path) -> Suite:
-    kb = args.kbench_bin
-    values = {"A/B": ["-p", "loops=400|404"], "A/A": ["-p", "loops=400", "-p", "seed=1|2"]}
-    methods: list[Method] = [
-        ("kbench in-kernel", lambda kind, seed: kbench_compare(kb, ["kfunc.spin", *values[kind], "--kernel",
-                                                                    args.kernel], seed)),
-    ]
-    return {"truth_pct": 1.0}, methods
+def kfunc_suite(loops: int, *, whole_runs: bool = False) -> Callable[[argparse.Namespace, Path], Suite]:
+    """``kfunc.spin`` at ``loops`` dependent steps against 1 % more (A/B), and seed=1|2 (A/A), in
+    one Debian guest per comparison (its boot counted in the comparison's wall time)."""
+
+    def suite(args: argparse.Namespace, workdir: Path) -> Suite:
+        kb = args.kbench_bin
+        more = loops + loops // 100
+        values = {"A/B": ["-p", f"loops={loops}|{more}"], "A/A": ["-p", f"loops={loops}", "-p", "seed=1|2"]}
+
+        def compare(extra: list[str]) -> Callable[[str, int], Result]:
+            return lambda kind, seed: kbench_compare(kb, ["kfunc.spin", *values[kind], "--kernel", args.kernel,
+                                                          *extra], seed)
+
+        methods: list[Method] = [("kbench in-kernel", compare([]))]
+        if whole_runs:
+            methods.append(("kbench whole runs", compare(["--whole-runs"])))
+        return {"truth_pct": 100.0 * (more - loops) / loops, "loops": loops}, methods
+
+    return suite
 
 
-SUITES = {"loop": loop_suite, "syscall": syscall_suite, "kfunc": kfunc_suite}
+SUITES = {"loop": loop_suite, "syscall": syscall_suite, "kfunc": kfunc_suite(400, whole_runs=True),
+          "kfunc100": kfunc_suite(100), "kfunc400": kfunc_suite(400), "kfunc2000": kfunc_suite(2000)}
+TABLE_LOOPS = (98, 99, 100)
+
+
+def seed_table(args: argparse.Namespace, results: dict[str, Any], out: Path | None) -> None:
+    """Seed 004's table in-kernel: `kbench sensitivity kfunc.spin -p loops=98|99|100` (one guest,
+    sides alternated inside kbench.ko, no early stop), ``--reps`` times. Printed: per cell the
+    median signed-rank p (KS p) over the repetitions and how often p < 0.05; the diagonal is
+    the A/A split (even against odd blocks of one configuration)."""
+    record = results.setdefault("table", {"rows": []})
+    names = [f"loops={n}" for n in TABLE_LOOPS]
+    for rep in range(args.reps):
+        load = os.getloadavg()[0]
+        started = time.monotonic()
+        done = subprocess.run([args.kbench_bin, "sensitivity", "kfunc.spin", "-p",
+                               "loops=" + "|".join(map(str, TABLE_LOOPS)), "--kernel", args.kernel,
+                               "--seed", str(rep), "--json"], capture_output=True, text=True)
+        if done.returncode != 0:
+            print(f"  table rep {rep + 1}: failed: {done.stderr.strip()[-300:]}", file=sys.stderr, flush=True)
+            continue
+        row = json.loads(done.stdout)
+        row.update(wall_s=time.monotonic() - started, load=(load + os.getloadavg()[0]) / 2)
+        record["rows"].append(row)
+        print(f"  table rep {rep + 1}: {row['blocks']} blocks, {row['wall_s']:.1f} s, load {row['load']:.1f}",
+              flush=True)
+        if out:
+            out.write_text(json.dumps(results, indent=1, default=str))
+    rows = record["rows"]
+    if not rows:
+        return
+    paired = np.array([r["paired_p"] for r in rows], dtype=float)
+    ks = np.array([r["ks_p"] for r in rows], dtype=float)
+    print(f"\nseed 004's table in-kernel, {len(rows)} repetitions, {rows[0]['blocks']} blocks each; cells: median "
+          "signed-rank p / median KS p [share of repetitions with p < 0.05]; diagonal: A/A (even vs odd blocks)")
+    print(" " * 12 + "".join(f"{name:>32}" for name in names))
+    for i, name in enumerate(names):
+        cells = [f"{np.nanmedian(paired[:, i, j]):.2g} / {np.nanmedian(ks[:, i, j]):.2g} "
+                 f"[{np.mean(paired[:, i, j] < 0.05):.0%}]" for j in range(len(names))]
+        print(f"{name:<12}" + "".join(f"{c:>32}" for c in cells))
+    walls = [r["wall_s"] for r in rows]
+    print(f"wall s per table, median/max: {statistics.median(walls):.1f}/{max(walls):.1f}")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--reps", type=int, default=10, help="repetitions of every comparison (default 10)")
-    ap.add_argument("--suites", default="loop,syscall,kfunc", help="comma-separated subset of loop,syscall,kfunc")
+    ap.add_argument("--suites", default="loop,syscall,kfunc",
+                    help="comma-separated subset of loop,syscall,kfunc,kfunc100,kfunc400,kfunc2000,table")
     ap.add_argument("--budget", type=float, default=20.0,
                     help="seconds of runs per comparison for the methods other than kbench (default 20: kbench's "
                          "default measuring budget)")
@@ -335,6 +394,9 @@ def main() -> int:
     os.environ.setdefault("KBENCH_DB", str(Path(tempfile.mkdtemp(prefix="kbench-sens-db-")) / "sens.db"))
     with tempfile.TemporaryDirectory(prefix="kbench-sens-") as tmp:
         for suite in [s.strip() for s in args.suites.split(",") if s.strip()]:
+            if suite == "table":
+                seed_table(args, results, out)
+                continue
             info, methods = SUITES[suite](args, Path(tmp))
             if args.methods:
                 wanted = {m.strip() for m in args.methods.split(",")}

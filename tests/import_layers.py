@@ -24,7 +24,7 @@ PACKAGE = "kbench"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("contract", "durations", "native", "resources", "children", "interrupts", "_guardian"),
     ("stats",),
-    ("compare", "sysinfo"),
+    ("compare", "sysinfo", "profile"),
     ("store",),
     ("targets",),
     ("kmodtools",),

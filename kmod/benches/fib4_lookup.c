@@ -35,6 +35,7 @@ static struct kbench_param fib4_params[] = {
 
 struct fib4_state {
 	__be32 *daddr;
+	bool output_key;	/* api=1 */
 	u64 ok;
 	u64 err;
 };
@@ -58,6 +59,7 @@ static int fib4_setup(struct kbench_ctx *ctx)
 	}
 	for (i = 0; i < ctx->dataset_size; i++)
 		st->daddr[i] = htonl(net | (ctx->dataset[i] & ~mask));
+	st->output_key = fib4_params[FIB4_API].value.u64;
 	ctx->priv = st;
 	return 0;
 }
@@ -95,7 +97,9 @@ static void fib4_call_output_key(struct kbench_ctx *ctx, u32 i)
 
 static void fib4_call(struct kbench_ctx *ctx, u32 i)
 {
-	if (fib4_params[FIB4_API].value.u64)
+	const struct fib4_state *st = ctx->priv;
+
+	if (st->output_key)
 		fib4_call_output_key(ctx, i);
 	else
 		fib4_call_fib_lookup(ctx, i);

@@ -69,6 +69,9 @@ struct kbench_param_attr {
 struct kbench_entry {
 	struct kobject kobj;		/* /sys/kernel/kbench/<name> */
 	struct kbench *bench;
+	/* kbench_register_suffixed(): the name it gave, and the bench's own. */
+	char *suffixed_name;
+	const char *own_name;
 	struct list_head node;		/* in kbench_list */
 	struct kbench_param_attr *param_attrs;
 	bool dying;			/* being unregistered: abort runs */
@@ -81,6 +84,7 @@ struct kbench_entry {
 	bool running;
 	struct kbench_config cfg;
 	/* The last run. */
+	u32 last_run;			/* its number since load (0: none yet) */
 	enum kbench_result result;
 	int error;
 	bool parallel;
@@ -90,6 +94,8 @@ struct kbench_entry {
 	u64 overhead;			/* per-sample cycles, median */
 	struct kbench_segment *segments;
 	unsigned int nr_segments;
+	/* The run in progress, for samples_live (NULL between runs). */
+	struct kbench_run *live;
 };
 
 /* Summary of n raw samples (cycles per sample). */
@@ -107,14 +113,31 @@ struct kbench_stats {
 /* main.c */
 extern struct kobject *kbench_root;
 extern unsigned int kbench_tsc_khz;
+extern unsigned int kbench_tsc_khz_kernel;
+
+/* tsc.c */
+unsigned int kbench_tsc_measure_khz(void);
+struct kbench_entry *kbench_entry_get(const char *name);
+void kbench_entry_put(struct kbench_entry *e);
 
 /* sysfs.c */
 int kbench_sysfs_add(struct kbench_entry *e);
 void kbench_sysfs_del(struct kbench_entry *e);
 extern const struct kobj_type kbench_entry_ktype;
+int kbench_parse_s64(const char *buf, s64 min, s64 max, s64 *val);
+int kbench_parse_u64(const char *buf, u64 min, u64 max, u64 *val);
+int kbench_param_parse(const struct kbench_param *p, const char *buf,
+		       union kbench_param_value *val);
+
+/* ab_sysfs.c: /sys/kernel/kbench/ab/, the A/B runs of core/ab.c. */
+int kbench_ab_init(struct kobject *root);
+void kbench_ab_exit(void);
 
 /* run.c */
+struct kbench_run;
 ssize_t kbench_run(struct kbench_entry *e, bool parallel, char *buf);
+ssize_t kbench_live_read(struct kbench_entry *e, char *buf, loff_t pos,
+			 size_t count);
 
 /* stats.c */
 u64 kbench_select(u64 *v, size_t n, size_t k);

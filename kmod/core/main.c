@@ -11,6 +11,7 @@
 #include <linux/kernel.h>
 #include <linux/kobject.h>
 #include <linux/list.h>
+#include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -29,6 +30,31 @@
 
 struct kobject *kbench_root;
 unsigned int kbench_tsc_khz;
+unsigned int kbench_tsc_khz_kernel;	/* the kernel's own tsc_khz */
+
+#ifdef CONFIG_X86
+/* Allowed gap between the kernel's TSC rate and kbench's measurement (ppm). */
+#define KBENCH_TSC_AGREE_PPM	10000U
+
+/*
+ * The kernel's rate when the measurement agrees with it within
+ * KBENCH_TSC_AGREE_PPM (it is the finer one), else the measurement.
+ */
+static unsigned int __init kbench_tsc_choose(unsigned int kernel,
+					     unsigned int measured)
+{
+	u64 gap;
+
+	if (!measured)
+		return kernel;
+	gap = measured > kernel ? measured - kernel : kernel - measured;
+	if (gap * 1000000ULL <= (u64)kernel * KBENCH_TSC_AGREE_PPM)
+		return kernel;
+	pr_info("the kernel's tsc_khz %u is %llu ppm off the TSC's measured rate %u kHz: using %u\n",
+		kernel, div64_u64(gap * 1000000ULL, kernel), measured, measured);
+	return measured;
+}
+#endif
 
 static LIST_HEAD(kbench_list);
 static DEFINE_MUTEX(kbench_list_lock);	/* protects kbench_list */
@@ -80,14 +106,49 @@ static struct kbench_entry *kbench_find(const char *name)
  */
 int kbench_register(struct kbench *bench)
 {
+	return kbench_register_suffixed(bench, NULL);
+}
+EXPORT_SYMBOL_GPL(kbench_register);
+
+/**
+ * kbench_register_suffixed - kbench_register() under the name + @suffix
+ * @bench: the benchmark; its name reads name + @suffix until
+ *	kbench_unregister()
+ * @suffix: appended to the name ([a-z0-9_]*), or NULL
+ *
+ * Return: as kbench_register(); -EINVAL also when the name with its suffix
+ * is not a valid name.
+ */
+int kbench_register_suffixed(struct kbench *bench, const char *suffix)
+{
 	struct kbench_entry *e;
+	const char *own_name;
+	char *name = NULL;
 	int ret;
 
-	if (!kbench_valid(bench))
+	if (!bench || !bench->name)
 		return -EINVAL;
+	own_name = bench->name;
+	if (suffix && *suffix) {
+		name = kasprintf(GFP_KERNEL, "%s%s", bench->name, suffix);
+		if (!name)
+			return -ENOMEM;
+	}
 	e = kzalloc(sizeof(*e), GFP_KERNEL);
-	if (!e)
+	if (!e) {
+		kfree(name);
 		return -ENOMEM;
+	}
+	e->own_name = own_name;
+	e->suffixed_name = name;
+	if (name)
+		bench->name = name;
+	if (!kbench_valid(bench)) {
+		bench->name = own_name;
+		kfree(name);
+		kfree(e);
+		return -EINVAL;
+	}
 	e->bench = bench;
 	mutex_init(&e->run_lock);
 	mutex_init(&e->lock);
@@ -100,25 +161,70 @@ int kbench_register(struct kbench *bench)
 	e->cfg.cpus_all = true;
 
 	mutex_lock(&kbench_list_lock);
-	/* "trace" is the directory of the tracepoint log. */
-	if (kbench_find(bench->name) || !strcmp(bench->name, "trace")) {
+	/* "trace" and "ab" are directories of the core. */
+	if (kbench_find(bench->name) || !strcmp(bench->name, "trace") ||
+	    !strcmp(bench->name, "ab")) {
 		mutex_unlock(&kbench_list_lock);
+		bench->name = own_name;
+		kfree(name);
 		kfree(e);
 		return -EEXIST;
 	}
 	ret = kbench_sysfs_add(e);	/* frees e on failure */
-	if (!ret)
+	if (ret) {
+		bench->name = own_name;
+		kfree(name);
+	} else {
 		list_add_tail(&e->node, &kbench_list);
+	}
 	mutex_unlock(&kbench_list_lock);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(kbench_register);
+EXPORT_SYMBOL_GPL(kbench_register_suffixed);
+
+/**
+ * kbench_entry_get - the registered benchmark called @name, held
+ * @name: its name
+ *
+ * Holds the entry's kobject and the module that registered the benchmark,
+ * so neither the entry nor its struct kbench goes away until
+ * kbench_entry_put(): unloading that module is refused meanwhile.
+ *
+ * Return: the entry, or NULL if there is none (or it is being removed).
+ */
+struct kbench_entry *kbench_entry_get(const char *name)
+{
+	struct kbench_entry *e;
+
+	mutex_lock(&kbench_list_lock);
+	e = kbench_find(name);
+	/* Still listed: its module has not reached kbench_unregister(). */
+	if (e && (READ_ONCE(e->dying) || !try_module_get(e->bench->owner)))
+		e = NULL;
+	if (e)
+		kobject_get(&e->kobj);
+	mutex_unlock(&kbench_list_lock);
+	return e;
+}
+
+void kbench_entry_put(struct kbench_entry *e)
+{
+	module_put(e->bench->owner);
+	kobject_put(&e->kobj);
+}
 
 static void kbench_destroy(struct kbench_entry *e)
 {
+	struct kbench *bench = e->bench;
+	const char *own_name = e->own_name;
+	char *suffixed_name = e->suffixed_name;
+
 	/* Stops a run in progress at its next chunk boundary. */
 	WRITE_ONCE(e->dying, true);
 	kbench_sysfs_del(e);
+	/* Registered again, the benchmark gets its suffix again. */
+	bench->name = own_name;
+	kfree(suffixed_name);
 }
 
 /**
@@ -157,6 +263,12 @@ static ssize_t top_tsc_khz_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%u\n", kbench_tsc_khz);
 }
 
+static ssize_t tsc_khz_kernel_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", kbench_tsc_khz_kernel);
+}
+
 static ssize_t benchmarks_show(struct kobject *kobj,
 			       struct kobj_attribute *attr, char *buf)
 {
@@ -176,10 +288,13 @@ static struct kobj_attribute top_tsc_khz_attr =
 	__ATTR(tsc_khz, 0400, top_tsc_khz_show, NULL);
 static struct kobj_attribute benchmarks_attr =
 	__ATTR(benchmarks, 0400, benchmarks_show, NULL);
+static struct kobj_attribute tsc_khz_kernel_attr =
+	__ATTR(tsc_khz_kernel, 0400, tsc_khz_kernel_show, NULL);
 
 static struct attribute *kbench_top_attrs[] = {
 	&version_attr.attr,
 	&top_tsc_khz_attr.attr,
+	&tsc_khz_kernel_attr.attr,
 	&benchmarks_attr.attr,
 	NULL,
 };
@@ -231,13 +346,15 @@ static int __init kbench_init(void)
 	int ret;
 
 #ifdef CONFIG_X86
-	kbench_tsc_khz = tsc_khz;
-	if (!boot_cpu_has(X86_FEATURE_TSC) || !kbench_tsc_khz) {
+	if (!boot_cpu_has(X86_FEATURE_TSC) || !tsc_khz) {
 		pr_err("no usable TSC\n");
 		return -ENODEV;
 	}
+	kbench_tsc_khz_kernel = tsc_khz;
+	kbench_tsc_khz = kbench_tsc_choose(tsc_khz, kbench_tsc_measure_khz());
 #else
 	kbench_tsc_khz = 1000000;	/* kbench_cycles() counts ns */
+	kbench_tsc_khz_kernel = kbench_tsc_khz;
 #endif
 	kbench_root = kobject_create_and_add("kbench", kernel_kobj);
 	if (!kbench_root)
@@ -251,6 +368,9 @@ static int __init kbench_init(void)
 	ret = kbench_register_builtins();
 	if (ret)
 		goto err_trace;
+	ret = kbench_ab_init(kbench_root);
+	if (ret)
+		goto err_trace;
 	return 0;
 err_trace:
 	kbench_remove_all();
@@ -262,6 +382,8 @@ err:
 
 static void __exit kbench_exit(void)
 {
+	/* First: an A/B run holds the built-in benchmarks it times. */
+	kbench_ab_exit();
 	/* Modules using kbench_register() are gone: they depend on us. */
 	kbench_remove_all();
 	kbench_trace_exit();

@@ -94,7 +94,8 @@ static void kbench_section_leave(const struct kbench_run *r,
  * Interrupts or preemption are disabled, as configured, in chunks that end
  * after the first sample finishing past chunk_cycles; between chunks the
  * thread reschedules and checks for an abort.  *@done counts the samples
- * taken.  Returns 0 or -EINTR.
+ * taken, as they are taken (samples_live reads the recorded ones while the
+ * run goes on).  Returns 0 or -EINTR.
  */
 static int kbench_timed_loop(struct kbench_worker *w, u64 *out, u32 n,
 			     u32 calls, u32 *done)
@@ -133,6 +134,8 @@ static int kbench_timed_loop(struct kbench_worker *w, u64 *out, u32 n,
 			if (out)
 				out[i] = t1 - t0;
 			i++;
+			if (done)	/* after the sample: readers see it whole */
+				smp_store_release(done, i);
 		} while (i < n && t1 < end);
 		kbench_section_leave(r, flags);
 	}
@@ -531,7 +534,14 @@ static ssize_t kbench_run_locked(struct kbench_entry *e, bool parallel,
 	if (!scratch)
 		goto out;
 
-	ret = kbench_run_error(r, kbench_run_workers(r, unbound));
+	mutex_lock(&e->lock);
+	e->live = r;
+	mutex_unlock(&e->lock);
+	ret = kbench_run_workers(r, unbound);
+	mutex_lock(&e->lock);
+	e->live = NULL;
+	mutex_unlock(&e->lock);
+	ret = kbench_run_error(r, ret);
 	if (ret && ret != -EINTR && ret != -ENODEV)
 		goto out;
 	seg = kbench_compact(r, &total);
@@ -548,6 +558,7 @@ static ssize_t kbench_run_locked(struct kbench_entry *e, bool parallel,
 	kfree(e->segments);
 	e->samples = r->samples;
 	e->nr_samples = total;
+	e->last_run = r->serial;
 	e->segments = seg;
 	e->nr_segments = nr;
 	e->overhead = kbench_mean_overhead(r);
@@ -569,6 +580,8 @@ out:
 		e->nr_segments = 0;
 		e->overhead = 0;
 		e->parallel = parallel;
+		if (r)
+			e->last_run = r->serial;
 		e->result = KBENCH_RESULT_ERROR;
 		e->error = ret;
 		mutex_unlock(&e->lock);
@@ -578,6 +591,32 @@ out:
 	kbench_run_free(r);
 	free_cpumask_var(cpus);
 	return ret;
+}
+
+/*
+ * kbench_live_read - the samples the run in progress has recorded so far,
+ * from byte @pos (samples_live).  Only a single-CPU run is read this way;
+ * between runs, and during a parallel run, there is nothing to read.  Called
+ * with e->lock held, which keeps e->live (and its buffer) alive.
+ */
+ssize_t kbench_live_read(struct kbench_entry *e, char *buf, loff_t pos,
+			 size_t count)
+{
+	struct kbench_run *r = e->live;
+	struct kbench_worker *w;
+	size_t bytes;
+
+	lockdep_assert_held(&e->lock);
+	if (!r || r->nr_workers != 1)
+		return 0;
+	w = &r->workers[0];
+	/* Pairs with the release in kbench_timed_loop(): counted samples are written. */
+	bytes = (size_t)smp_load_acquire(&w->nr_done) * sizeof(u64);
+	if (pos < 0 || pos >= bytes)
+		return 0;
+	count = min_t(size_t, count, bytes - pos);
+	memcpy(buf, (u8 *)w->samples + pos, count);
+	return count;
 }
 
 /*

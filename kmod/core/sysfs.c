@@ -54,7 +54,7 @@ static int kbench_check_decimal(const char *buf)
  * Decimal integer in [min, max].  Negative numbers, and numbers too large
  * for 64 bits, are out of range rather than malformed.
  */
-static int kbench_parse_s64(const char *buf, s64 min, s64 max, s64 *val)
+int kbench_parse_s64(const char *buf, s64 min, s64 max, s64 *val)
 {
 	int ret = kbench_check_decimal(buf);
 
@@ -68,7 +68,7 @@ static int kbench_parse_s64(const char *buf, s64 min, s64 max, s64 *val)
 	return 0;
 }
 
-static int kbench_parse_u64(const char *buf, u64 min, u64 max, u64 *val)
+int kbench_parse_u64(const char *buf, u64 min, u64 max, u64 *val)
 {
 	int ret = kbench_check_decimal(buf);
 	s64 negative;
@@ -408,11 +408,11 @@ static ssize_t status_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 	mutex_lock(&e->lock);
 	len = sysfs_emit(buf,
-			 "state=%s result=%s error=%d mode=%s count=%u batch=%u overhead_sample=%llu\n",
+			 "state=%s result=%s error=%d mode=%s count=%u batch=%u overhead_sample=%llu run=%u\n",
 			 e->running ? "running" : "idle",
 			 kbench_result_names[e->result], e->error,
 			 e->parallel ? "parallel" : "single", e->nr_samples,
-			 e->batch, e->overhead);
+			 e->batch, e->overhead, e->last_run);
 	for (i = 0; i < e->nr_segments; i++)
 		len += sysfs_emit_at(buf, len,
 				     "cpu%d offset=%u count=%u overhead_sample=%llu\n",
@@ -536,6 +536,25 @@ static struct bin_attribute samples_attr = {
 	.read = samples_read,
 };
 
+/* The samples of the single-CPU run in progress, as they are taken. */
+static ssize_t samples_live_read(struct file *file, struct kobject *kobj,
+				 struct bin_attribute *attr, char *buf,
+				 loff_t pos, size_t count)
+{
+	struct kbench_entry *e = to_entry(kobj);
+	ssize_t ret;
+
+	mutex_lock(&e->lock);
+	ret = kbench_live_read(e, buf, pos, count);
+	mutex_unlock(&e->lock);
+	return ret;
+}
+
+static struct bin_attribute samples_live_attr = {
+	.attr = { .name = "samples_live", .mode = 0400 },
+	.read = samples_live_read,
+};
+
 static struct attribute *kbench_entry_attrs[] = {
 	&knob_loop_count.attr.attr,
 	&knob_warmup.attr.attr,
@@ -559,6 +578,7 @@ static struct attribute *kbench_entry_attrs[] = {
 
 static struct bin_attribute *kbench_entry_bin_attrs[] = {
 	&samples_attr,
+	&samples_live_attr,
 	NULL,
 };
 
@@ -630,51 +650,55 @@ static ssize_t param_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return len;
 }
 
+/*
+ * kbench_param_parse - a value of @p's type and range from @buf, as its
+ * attribute accepts it (one trailing newline allowed); @p is not changed.
+ */
+int kbench_param_parse(const struct kbench_param *p, const char *buf,
+		       union kbench_param_value *val)
+{
+	memset(val, 0, sizeof(*val));
+	switch (p->type) {
+	case KBENCH_PARAM_U64:
+		return kbench_parse_u64(buf, p->min, p->max, &val->u64);
+	case KBENCH_PARAM_IPV4_PREFIX:
+		return kbench_parse_ip_prefix(buf, p->type, &val->ipv4.addr,
+					      &val->ipv4.plen);
+	case KBENCH_PARAM_IPV6_PREFIX:
+		return kbench_parse_ip_prefix(buf, p->type, &val->ipv6.addr,
+					      &val->ipv6.plen);
+	}
+	return -EINVAL;
+}
+
 static ssize_t param_store(struct kobject *kobj, struct kobj_attribute *attr,
 			   const char *buf, size_t count)
 {
 	struct kbench_param_attr *pa = container_of(attr, typeof(*pa), attr);
 	struct kbench_param *p = pa->param;
 	struct kbench_entry *e = to_entry(kobj);
-	struct kbench_ipv6_prefix v6;
-	struct kbench_ipv4_prefix v4;
-	u64 val;
+	union kbench_param_value val;
 	int ret;
 
-	switch (p->type) {
-	case KBENCH_PARAM_U64:
-		ret = kbench_parse_u64(buf, p->min, p->max, &val);
-		break;
-	case KBENCH_PARAM_IPV4_PREFIX:
-		ret = kbench_parse_ip_prefix(buf, p->type, &v4.addr, &v4.plen);
-		break;
-	case KBENCH_PARAM_IPV6_PREFIX:
-		ret = kbench_parse_ip_prefix(buf, p->type, &v6.addr, &v6.plen);
-		break;
-	default:
-		ret = -EINVAL;
-	}
+	ret = kbench_param_parse(p, buf, &val);
 	if (ret)
 		return ret;
 	ret = kbench_cfg_lock(e);
 	if (ret)
 		return ret;
-	if (p->type == KBENCH_PARAM_U64)
-		p->value.u64 = val;
-	else if (p->type == KBENCH_PARAM_IPV4_PREFIX)
-		p->value.ipv4 = v4;
-	else
-		p->value.ipv6 = v6;
+	p->value = val;
 	mutex_unlock(&e->lock);
 	return count;
 }
 
 static bool kbench_name_taken(const char *name)
 {
+	struct bin_attribute **b;
 	struct attribute **a;
 
-	if (!strcmp(name, samples_attr.attr.name))
-		return true;
+	for (b = kbench_entry_bin_attrs; *b; b++)
+		if (!strcmp(name, (*b)->attr.name))
+			return true;
 	for (a = kbench_entry_attrs; *a; a++)
 		if (!strcmp(name, (*a)->name))
 			return true;

@@ -46,10 +46,21 @@ struct kbench_ipv6_prefix {
 	u8 plen;
 };
 
+union kbench_param_value {
+	u64 u64;
+	struct kbench_ipv4_prefix ipv4;
+	struct kbench_ipv6_prefix ipv6;
+};
+
 /*
  * One benchmark parameter, shown as /sys/kernel/kbench/<bench>/<name>.
- * The bench initialises @value with its default and reads it in setup();
- * the core only writes it while no run of this benchmark is in progress.
+ * The bench initialises @value with its default and reads it in setup()
+ * only, never in call(), report() or teardown(): in an A/B run
+ * (/sys/kernel/kbench/ab/) several sides of one benchmark run in one
+ * thread, and the core gives each side's setup() that side's values,
+ * restoring the attribute's own value afterwards.  Keep what call() needs
+ * in ctx->priv.  The core writes @value only while no run of this
+ * benchmark is in progress.
  */
 struct kbench_param {
 	const char *name;
@@ -57,11 +68,7 @@ struct kbench_param {
 	enum kbench_param_type type;
 	u64 min;			/* KBENCH_PARAM_U64 only */
 	u64 max;			/* KBENCH_PARAM_U64 only */
-	union {
-		u64 u64;
-		struct kbench_ipv4_prefix ipv4;
-		struct kbench_ipv6_prefix ipv6;
-	} value;
+	union kbench_param_value value;
 };
 
 /*
@@ -79,6 +86,11 @@ struct kbench_ctx {
 	unsigned int worker;	/* index of this thread in the run */
 	bool atomic;		/* calls run with irqs or preemption off */
 	void *priv;		/* the benchmark's own state, set by setup() */
+	/*
+	 * The side of an A/B run this context belongs to (0 in any other
+	 * run): every side has a context, a dataset and a setup() of its own.
+	 */
+	unsigned int side;
 };
 
 /* The benchmark must never be run with interrupts disabled. */
@@ -110,6 +122,18 @@ struct kbench {
 
 int kbench_register(struct kbench *bench);
 void kbench_unregister(struct kbench *bench);
+
+/*
+ * kbench_register() under the benchmark's name followed by @suffix.  A module
+ * built with -DKBENCH_NAME_SUFFIX='"_new"' registers every benchmark this
+ * way: kbench builds two versions of one module like that, so that both load
+ * at once and an A/B run can alternate them (`kbench compare --module old.c
+ * --module new.c`).
+ */
+int kbench_register_suffixed(struct kbench *bench, const char *suffix);
+#ifdef KBENCH_NAME_SUFFIX
+#define kbench_register(bench) kbench_register_suffixed(bench, KBENCH_NAME_SUFFIX)
+#endif
 
 /*
  * A memory area cut into blocks, for benchmarks that read or copy memory:

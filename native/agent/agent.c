@@ -11,6 +11,12 @@
  *   field  = u8 tag + u32 length (LE) + bytes
  * Integers carried in fields are i64 little-endian (8 bytes).
  *
+ * An exec may name a file to follow (T_FOLLOW): while the command runs, what is
+ * appended to it is sent to the host as K_OUTPUT frames, every FOLLOW_PERIOD_MS
+ * and once more after the command ended, before the exec's K_RESULT. kbench
+ * follows a run's spill (or kbench.ko's samples_live) this way, so that the
+ * samples reach the host while they are taken.
+ *
  * Statically linked; no dependency beyond libc.
  */
 #include <dirent.h>
@@ -34,6 +40,9 @@
 
 #define AGENT_VERSION "1"
 #define MAX_FRAME (1u << 30) /* 1 GiB */
+#define FOLLOW_PERIOD_MS 250
+#define FOLLOW_CHUNK (1u << 20)       /* bytes per K_OUTPUT frame */
+#define FOLLOW_ROUND_MAX (16u << 20)  /* bytes per periodic read (the rest: next time) */
 
 /* message kinds */
 enum {
@@ -45,6 +54,7 @@ enum {
     K_PING = 0x14,
     K_SIGNAL = 0x15, /* during an exec: signal its process group; never answered */
     K_RESULT = 0x20,
+    K_OUTPUT = 0x21, /* during an exec with T_FOLLOW: new bytes of the followed file */
 };
 
 /* field tags */
@@ -65,6 +75,7 @@ enum {
     T_TIMED_OUT = 23,
     T_ERROR = 24,
     T_SIGNAL = 25,
+    T_FOLLOW = 26,
     T_VERSION = 30,
     T_RELEASE = 31,
     T_UPTIME_MS = 32,
@@ -281,6 +292,52 @@ static char *field_cstr(const struct fieldref *f)
 
 /* ---- exec ------------------------------------------------------------- */
 
+/* A file followed while a command runs (T_FOLLOW). */
+struct follow {
+    char *path;
+    int fd;
+    off_t off;
+    unsigned char *chunk;
+};
+
+/* Send what was appended to the followed file since the last call, at most
+ * `limit` bytes (0: all). The file may not exist yet: then nothing. */
+static void follow_read(struct follow *f, size_t limit)
+{
+    size_t sent = 0;
+
+    if (!f->path)
+        return;
+    if (f->fd < 0) {
+        f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+        if (f->fd < 0)
+            return;
+    }
+    if (!f->chunk && !(f->chunk = malloc(FOLLOW_CHUNK)))
+        return;
+    while (!limit || sent < limit) {
+        ssize_t r = pread(f->fd, f->chunk, FOLLOW_CHUNK, f->off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        struct buf b = {0};
+        field(&b, T_DATA, f->chunk, (size_t)r);
+        send_msg(K_OUTPUT, &b);
+        free(b.p);
+        f->off += r;
+        sent += (size_t)r;
+    }
+}
+
+static void follow_end(struct follow *f)
+{
+    if (f->fd >= 0)
+        close(f->fd);
+    free(f->chunk);
+    free(f->path);
+}
+
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -312,8 +369,9 @@ static void exec_host_frame(pid_t pid)
     if (parse_request(body, n, &rq) == 0 && rq.kind == K_SIGNAL) {
         struct fieldref *fs = find_field(&rq, T_SIGNAL);
         int64_t sig = fs ? as_i64(fs->data, fs->len) : SIGINT;
-        if (sig > 0 && sig < NSIG)
-            kill(-pid, (int)sig);
+        /* Before the child's setsid() its group does not exist yet: signal the child. */
+        if (sig > 0 && sig < NSIG && kill(-pid, (int)sig) < 0)
+            kill(pid, (int)sig);
     } else {
         fprintf(stderr, "kbench-agent: ignored a request sent while a command runs\n");
     }
@@ -351,6 +409,8 @@ static void do_exec(struct request *rq)
     struct fieldref *fu = find_field(rq, T_UID);
     struct fieldref *fg = find_field(rq, T_GID);
     struct fieldref *fc = find_field(rq, T_CWD);
+    struct fieldref *ff = find_field(rq, T_FOLLOW);
+    struct follow follow = {.path = ff ? field_cstr(ff) : NULL, .fd = -1};
     int64_t timeout_ms = ft ? as_i64(ft->data, ft->len) : -1;
     int64_t uid = fu ? as_i64(fu->data, fu->len) : -1;
     int64_t gid = fg ? as_i64(fg->data, fg->len) : -1;
@@ -413,6 +473,7 @@ static void do_exec(struct request *rq)
     int status = 0, exited = 0, timed_out = 0;
     int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
     int64_t drain_deadline = -1;
+    int64_t next_follow = now_ms() + FOLLOW_PERIOD_MS;
     int watch_host = 1; /* the host may send K_SIGNAL while the command runs */
 
     while (!exited || out_fd >= 0 || err_fd >= 0) {
@@ -436,6 +497,10 @@ static void do_exec(struct request *rq)
         }
         if (exited && drain_deadline >= 0 && now >= drain_deadline)
             break;
+        if (!exited && now >= next_follow) {
+            follow_read(&follow, FOLLOW_ROUND_MAX);
+            next_follow = now_ms() + FOLLOW_PERIOD_MS;
+        }
         struct pollfd pfd[4];
         int n = 0;
         if (watch_host && !exited)
@@ -512,6 +577,8 @@ static void do_exec(struct request *rq)
         }
     }
     int64_t rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? -WTERMSIG(status) : -1;
+    follow_read(&follow, 0); /* the rest, before the result */
+    follow_end(&follow);
 
     struct buf r = {0};
     field_i64(&r, T_RC, rc);

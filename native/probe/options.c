@@ -1,5 +1,6 @@
 /* kbench-probe: the command line of `run` and the workload parameters. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <sched.h>
@@ -177,7 +178,12 @@ void kb_usage(FILE *f)
 	      "  --timer tsc|clock|auto  (default auto)\n"
 	      "  --overhead-pairs N      empty timed regions for the overhead (default 100000)\n"
 	      "  --output FILE           write to FILE instead of stdout\n"
+	      "  --spill FILE            also stream the samples to FILE as they are taken\n"
+	      "                          (written at least every second; run only)\n"
 	      "  --progress              progress lines on stderr\n"
+	      "  --counters              perf event counters around the measured region\n"
+	      "  --perf-control CTL,ACK  enable/disable a profiler (perf record --control fd:..)\n"
+	      "                          around the measured region\n"
 	      "See docs/probe-format.md.\n",
 	      f);
 }
@@ -232,6 +238,19 @@ const char *kb_split_option(const char *arg, char *name, size_t size)
 	return eq + 1;
 }
 
+/* --perf-control CTL,ACK: two open descriptors (perf record's --control fd:CTL,ACK other ends). */
+static void parse_perf_control(const char *v, struct kb_run_opts *o)
+{
+	int ctl, ack, used = 0;
+
+	if (sscanf(v, "%d,%d%n", &ctl, &ack, &used) != 2 || v[used] || ctl < 0 || ack < 0)
+		kb_die(KB_EXIT_USAGE, "--perf-control %s: expected two descriptors CTL,ACK", v);
+	if (fcntl(ctl, F_GETFD) < 0 || fcntl(ack, F_GETFD) < 0)
+		kb_die(KB_EXIT_USAGE, "--perf-control %s: descriptor not open", v);
+	o->perf_ctl_fd = ctl;
+	o->perf_ack_fd = ack;
+}
+
 void kb_parse_run(int argc, char **argv, struct kb_run_opts *o, struct kb_ctx *c)
 {
 	memset(o, 0, sizeof *o);
@@ -240,6 +259,7 @@ void kb_parse_run(int argc, char **argv, struct kb_run_opts *o, struct kb_ctx *c
 	o->cpu = -1;
 	o->timer = "auto";
 	o->overhead_pairs = 100000;
+	o->perf_ctl_fd = o->perf_ack_fd = -1;
 	const char **kvs = calloc((size_t)argc + 1, sizeof *kvs);
 	int nkv = 0;
 	for (int i = 2; i < argc; i++) {
@@ -261,6 +281,12 @@ void kb_parse_run(int argc, char **argv, struct kb_run_opts *o, struct kb_ctx *c
 			if (val)
 				kb_die(KB_EXIT_USAGE, "--progress takes no value");
 			o->progress = 1;
+		} else if (IS("--counters")) {
+			if (val)
+				kb_die(KB_EXIT_USAGE, "--counters takes no value");
+			o->counters = 1;
+		} else if (IS("--perf-control")) {
+			parse_perf_control(VALUE(), o);
 		} else if (IS("-p") || IS("--param")) {
 			kvs[nkv++] = VALUE();
 		} else if (IS("--samples")) {
@@ -293,6 +319,10 @@ void kb_parse_run(int argc, char **argv, struct kb_run_opts *o, struct kb_ctx *c
 			o->output = VALUE();
 			if (!o->output[0])
 				kb_die(KB_EXIT_USAGE, "--output needs a file name");
+		} else if (IS("--spill")) {
+			o->spill = VALUE();
+			if (!o->spill[0])
+				kb_die(KB_EXIT_USAGE, "--spill needs a file name");
 		} else {
 			kb_die(KB_EXIT_USAGE, "unknown option '%s' (see kbench-probe --help)", a);
 		}

@@ -63,9 +63,11 @@ static const char *const *columns_of(const struct kb_workload *wl)
 	return wl->columns ? wl->columns : ticks_only;
 }
 
+/* The workload's columns, then "gap_ticks" (kb_loop fills it: the timer ticks from the
+ * end of the previous sample to the start of this one, 0 for the first). */
 int kb_ncolumns(const struct kb_workload *wl)
 {
-	int n = 0;
+	int n = 1;
 	for (const char *const *p = columns_of(wl); *p; p++)
 		n++;
 	return n;
@@ -79,6 +81,8 @@ static void json_columns(struct jbuf *b, const struct kb_workload *wl)
 		jb_comma(b);
 		jb_str(b, *p);
 	}
+	jb_comma(b);
+	jb_str(b, "gap_ticks");
 	jb_raw(b, "]");
 }
 
@@ -217,6 +221,56 @@ static void header_context(struct jbuf *h, const struct kb_run *r)
 	jb_kdbl(h, "elapsed_s", (double)(r->measure_end_ns - r->measure_start_ns) * 1e-9, 6);
 	kb_usage_json(h, &r->usage_start, &r->usage_end, r->measure_end_ns - r->measure_start_ns,
 		      r->children_cpu_s);
+	kb_counters_json(h);
+}
+
+/* The spill (docs/probe-format.md, "Spill"): a header line written before the first
+ * measured sample, with `n` null, then the rows as they are taken. */
+int kb_write_spill_header(int fd, const struct kb_run *r)
+{
+	struct jbuf h;
+
+	jb_init(&h);
+	jb_raw(&h, "{");
+	jb_kstr(&h, "format", KB_FORMAT);
+	jb_kstr(&h, "probe_version", KB_VERSION);
+	jb_kbool(&h, "spill", 1);
+	header_request(&h, r);
+	header_method(&h, r);
+	jb_kstr(&h, "start_time", r->start_time);
+	json_columns(&h, r->c->wl);
+	jb_key(&h, "n");
+	jb_raw(&h, "null");
+	jb_raw(&h, "}\n");
+	int bad = kb_write_all(fd, h.s, h.len) < 0;
+	jb_free(&h);
+	return bad ? -1 : 0;
+}
+
+void kb_spill_rows(struct kb_loop *L, long long n)
+{
+	if (L->spill_failed || n <= L->spilled)
+		return;
+	uint64_t *from = L->rows + L->spilled * L->ncols;
+	size_t count = (size_t)(n - L->spilled) * (size_t)L->ncols;
+	int bad;
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	for (size_t i = 0; i < count; i++)
+		from[i] = __builtin_bswap64(from[i]);
+	bad = kb_write_all(L->spill_fd, from, count * sizeof *from) < 0;
+	for (size_t i = 0; i < count; i++)
+		from[i] = __builtin_bswap64(from[i]);
+#else
+	bad = kb_write_all(L->spill_fd, from, count * sizeof *from) < 0;
+#endif
+	if (bad) {
+		/* A full disk must not stop the run: the samples are still in memory. */
+		L->spill_failed = 1;
+		kb_warn("writing the spill file failed after %lld rows (%s): the rest is in the output only",
+			L->spilled, strerror(errno));
+		return;
+	}
+	L->spilled = n;
 }
 
 int kb_write_run(int fd, const struct kb_run *r)

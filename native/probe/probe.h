@@ -6,6 +6,7 @@
  *   run.c        one `run`: overhead, batch calibration, warm-up, measurement
  *   loop.c       the timed sample loops (one per timer) and the empty timed region
  *   usage.c      what the measuring thread and the machine did meanwhile
+ *   counters.c   perf event counters around the measured region; a profiler's window
  *   output.c     --list, the header and the sample stream of a run
  *   timer.h/.c   timers (TSC with fences, CLOCK_MONOTONIC_RAW), calibration,
  *                resolution and overhead measurement
@@ -177,7 +178,10 @@ struct kb_run_opts {
 	const char *timer;
 	long long overhead_pairs;
 	const char *output;
+	const char *spill; /* stream the measured rows here as they are taken (NULL: no) */
 	int progress;
+	int counters;                 /* --counters: perf events around the measured region */
+	int perf_ctl_fd, perf_ack_fd; /* --perf-control CTL,ACK (-1: none) */
 	int have_samples, have_duration, have_max, have_wsamples, have_wduration;
 };
 
@@ -201,12 +205,17 @@ struct kb_loop {
 	kb_between_fn between;
 	uint64_t batch;
 	int ncols;
+	int gap_col;       /* the column of gap_ticks (kb_ncolumns), < 0: none */
 	uint64_t *rows;
 	long long cap;     /* rows allocated */
 	long long max;     /* hard cap (grow up to it) */
 	long long count;   /* 0: duration mode */
 	uint64_t dur_ticks;
 	int progress;
+	/* the spill: rows [0, spilled) are written to spill_fd (spill_on: it is open) */
+	int spill_on, spill_fd;
+	long long spilled;
+	int spill_failed;
 	/* results */
 	long long n;
 	uint64_t first_t0, last_t1;
@@ -217,6 +226,8 @@ struct kb_loop {
 };
 
 void kb_run_loop(struct kb_loop *L);
+/* Write the rows taken since the last call, [L->spilled, n), to the spill. */
+void kb_spill_rows(struct kb_loop *L, long long n);
 /* `n` empty timed regions, exactly as the sample loop times them, into d[]. */
 uint64_t kb_overhead_pairs(uint64_t *d, long long n);
 int kb_cmp_u64(const void *a, const void *b);
@@ -265,6 +276,7 @@ struct kb_run {
 	long long failed_ops;        /* operations that returned an error */
 	int last_errno, last_status; /* of the last failed one (status: `command`) */
 	int interrupted;
+	int spill_fd; /* --spill FILE, or -1 */
 };
 
 /* `kbench-probe run ...`: measure, write the output; the exit code. */
@@ -274,6 +286,16 @@ int kb_run(int argc, char **argv);
 #define KB_MAX_SEQUENCE 1024
 int kb_sequence(int argc, char **argv);
 
+/* ---- perf event counters and the profile window (counters.c) ---- */
+/* Just before the measured loop: read the counters and enable them (if asked). */
+void kb_counters_start(const struct kb_run_opts *o);
+/* Just after it: disable and read them again. */
+void kb_counters_stop(void);
+/* The header's `counters` object (nothing unless the last run counted). */
+void kb_counters_json(struct jbuf *h);
+/* Tell the profiler on --perf-control to start (open) or stop recording. */
+void kb_profile_window(const struct kb_run_opts *o, int open);
+
 /* ---- output (output.c) ---- */
 int kb_write_all(int fd, const void *buf, size_t len);
 /* `--list`: the workloads as JSON on stdout. */
@@ -281,6 +303,8 @@ int kb_list_workloads(void);
 int kb_ncolumns(const struct kb_workload *wl);
 /* The run's header line and its rows; 0, or -1 with errno set. */
 int kb_write_run(int fd, const struct kb_run *r);
+/* The spill's header line (what is known before the first measured sample). */
+int kb_write_spill_header(int fd, const struct kb_run *r);
 void kb_iso_now(char *buf, size_t len);
 
 #endif

@@ -1,6 +1,7 @@
 /* kbench-probe: one `run`: the timer overhead, the batch, the warm-up and the
  * measured samples, then the output (docs/probe-format.md). */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
@@ -83,6 +84,8 @@ static void calibrate_batch(struct kb_run *r)
 		uint64_t cal[CALIBRATION_WARM + CALIBRATION_JUDGED];
 		struct kb_loop K = *L;
 		K.batch = batch;
+		K.ncols = 1; /* ticks only: batched workloads have no columns of their own */
+		K.gap_col = -1;
 		K.rows = cal;
 		K.cap = K.max = K.count = CALIBRATION_WARM + CALIBRATION_JUDGED;
 		r->c->batch = (long long)batch;
@@ -175,10 +178,14 @@ static void measure(struct kb_run *r)
 	getrusage(RUSAGE_CHILDREN, &children_start);
 	kb_usage_read_stat(&r->usage_start);
 	kb_usage_read_thread(&r->usage_start);
+	kb_profile_window(&r->opts, 1);
+	kb_counters_start(&r->opts);
 	r->measure_start_ns = kb_clock_now();
 	if (!kb_stop)
 		kb_run_loop(L);
 	r->measure_end_ns = kb_clock_now();
+	kb_counters_stop();
+	kb_profile_window(&r->opts, 0);
 	kb_usage_read_thread(&r->usage_end);
 	kb_usage_read_stat(&r->usage_end);
 	r->cpu_end = sched_getcpu();
@@ -257,6 +264,7 @@ static int measure_and_write(struct kb_run *r, int outfd)
 	L->run = c->wl->run;
 	L->between = c->wl->between;
 	L->ncols = kb_ncolumns(c->wl);
+	L->gap_col = L->ncols - 1;
 	calibrate_batch(r);
 	/* count mode: the buffer before the warm-up; duration mode: sized by it */
 	L->cap = o->have_duration ? 0 : o->samples;
@@ -271,6 +279,15 @@ static int measure_and_write(struct kb_run *r, int outfd)
 	L->count = o->have_duration ? 0 : o->samples;
 	L->dur_ticks = o->have_duration ? (uint64_t)(o->duration * kb_timer.hz) : 0;
 	L->progress = o->progress;
+	if (r->spill_fd >= 0) {
+		if (kb_write_spill_header(r->spill_fd, r) < 0) {
+			kb_warn("writing the spill file's header failed (%s): no samples were streamed",
+				strerror(errno));
+		} else {
+			L->spill_on = 1;
+			L->spill_fd = r->spill_fd;
+		}
+	}
 	measure(r);
 	judge_samples(r);
 
@@ -306,10 +323,19 @@ int kb_run(int argc, char **argv)
 	kb_parse_run(argc, argv, &r->opts, c);
 
 	int outfd = kb_open_output(r->opts.output, kb_output_path, sizeof kb_output_path, &kb_output_made);
+	r->spill_fd = -1;
+	if (r->opts.spill) {
+		/* Kept on every exit path: it is what survives a probe killed with SIGKILL. */
+		r->spill_fd = open(r->opts.spill, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (r->spill_fd < 0)
+			kb_die(KB_EXIT_USAGE, "--spill %s: %s", r->opts.spill, strerror(errno));
+	}
 	kb_install_signals(kb_on_signal, 1);
 	if (kb_timer_init(r->opts.timer, err, sizeof err) < 0)
 		kb_die(KB_EXIT_USAGE, "%s", err);
 	int code = finish_output(outfd, measure_and_write(r, outfd) < 0);
+	if (r->spill_fd >= 0)
+		close(r->spill_fd);
 	if (code != KB_EXIT_OK)
 		return code;
 	return r->interrupted ? KB_EXIT_INTERRUPTED : KB_EXIT_OK;
@@ -369,6 +395,8 @@ static void parse_sequence(char **argv, struct kb_run_opts *opts, struct kb_ctx 
 			       k + 1);
 		if (opts[k].progress)
 			kb_die(KB_EXIT_USAGE, "sequence: --progress applies to run only");
+		if (opts[k].spill)
+			kb_die(KB_EXIT_USAGE, "sequence: --spill applies to run only");
 		if (strcmp(opts[k].timer, opts[0].timer) != 0)
 			kb_die(KB_EXIT_USAGE, "sequence: every run must use the same --timer (%s, then %s)",
 			       opts[0].timer, opts[k].timer);
@@ -393,6 +421,7 @@ int kb_sequence(int argc, char **argv)
 	int bad = 0, done = 0;
 	for (int k = 0; k < n && !bad && !kb_stop; k++) {
 		memset(&run, 0, sizeof run);
+		run.spill_fd = -1;
 		run.opts = opts[k];
 		run.c = &ctxs[k];
 		kb_warnings_reset();

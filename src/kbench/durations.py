@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 _DURATION = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h|d)?$")
@@ -16,7 +17,10 @@ def match_duration(text: str) -> tuple[float, str | None] | None:
     match = _DURATION.match(text.strip())
     if match is None:
         return None
-    return float(match.group(1)) * _SCALE[match.group(2)], match.group(2)
+    seconds = float(match.group(1)) * _SCALE[match.group(2)]
+    if not math.isfinite(seconds):  # 400 digits or more: no duration
+        return None
+    return seconds, match.group(2)
 
 
 def parse_duration(text: str) -> float:

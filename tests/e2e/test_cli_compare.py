@@ -55,17 +55,20 @@ def test_twice_the_work_is_a_regression_with_its_size(kbench: KbenchRunner) -> N
         "compare", "--command", LOOP.format(n=10000), "--command", LOOP.format(n=20000),
         "--samples", "10", "--trials", "10", "--json",
     ))
-    (metric,) = _metrics(report)
-    assert metric.keys() >= JSON_KEYS
-    assert metric["metric"] == "command.wall" and metric["direction"] == "lower"
-    assert metric["verdict"] == "regression"
-    # A shell loop of twice the iterations costs up to 3x as much; spawning sh is common to both and
-    # this shared VM is noisy (+16% was seen once with other work running), so only the sign and a
-    # wide range are asserted; the interval must exclude zero.
-    assert 5 < metric["change_pct"] < 200, metric
-    low, high = metric["ci_pct"]
-    assert low <= metric["change_pct"] <= high and low > 0
-    assert metric["p_value"] < 0.05
+    cpu, wall = _metrics(report)
+    assert cpu.keys() >= JSON_KEYS
+    # The trials design judges the child's CPU time by default, as the interleaved one does, and
+    # reports the wall time beside it.
+    assert (cpu["metric"], wall["metric"]) == ("command.cpu", "command.wall")
+    assert cpu["direction"] == "lower" and cpu["verdict"] == "regression"
+    # The loop's CPU time doubles but spawning sh (common to both) does not: with one other
+    # CPU-bound process here, +90.2% [+82.9, +101.3] and +92.2% [+86.7, +101.3] (wall time: +56.9%
+    # [+34.8, +147.6], +103.6% [+19.2, +173.8]). CPU time does not hold the time spent waiting for
+    # a CPU; only a wide range is asserted.
+    assert 40 < cpu["change_pct"] < 150, cpu
+    low, high = cpu["ci_pct"]
+    assert low <= cpu["change_pct"] <= high and low > 0
+    assert cpu["p_value"] < 0.05
 
 
 def test_identical_work_is_not_called_a_regression(kbench: KbenchRunner) -> None:
@@ -75,7 +78,8 @@ def test_identical_work_is_not_called_a_regression(kbench: KbenchRunner) -> None
         "compare", "--command", LOOP.format(n=2000), "--command", LOOP.format(n=2000) + " ",
         "--samples", "5", "--trials", "8", "--fixed", "--alpha", "0.001", "--json",
     ))
-    (metric,) = _metrics(report)
+    metric = _metrics(report)[0]
+    assert metric["metric"] == "command.cpu"
     assert metric["verdict"] in ("no change", "inconclusive"), metric
     low, high = metric["ci_pct"]
     # "no change" shows the equivalence interval, which may lie beside 0 within the margin
@@ -114,7 +118,8 @@ def test_identical_copies_end_no_change_within_the_margin(kbench: KbenchRunner, 
                   "--budget", "10s", "--margin", "5%")
     text = proc.stdout
     headline = next(line for line in text.splitlines() if line.startswith("command.cpu on program"))
-    assert "no change compared to" in headline and "within ±5%" in headline
+    # an A/A interval excludes 0 now and then by chance: then the change is "real but within" the margin
+    assert "no change compared to" in headline and ("within ±5%" in headline or "within the ±5% margin" in headline)
     assert "nan" not in text.lower()
 
 
@@ -126,7 +131,11 @@ def test_a_comparison_given_no_margin_measures_its_own_from_its_blocks(
     kbench: KbenchRunner, cpu_loops: dict[str, Path]
 ) -> None:
     a, a2 = str(cpu_loops["A"]), str(cpu_loops["A2"])
-    report = as_json(kbench("compare", "--command", a, "--command", a2, "-p", "shell=0", "--budget", "8s", "--json"))
+    # The margin is measured once 16 blocks are in (4 executions of a 20 ms program each). With 8 s
+    # this shared VM under load (load average 8 on 2 CPUs) fitted 17-25 blocks, and once fewer than
+    # 16; 12 s leaves 16 blocks short only if kbench gets under 11% of one CPU.
+    report = as_json(kbench("compare", "--command", a, "--command", a2, "-p", "shell=0", "--budget", "12s",
+                            "--json"))
     found = MEASURED_MARGIN.match(report["parameters"]["margin"])
     assert found is not None, report["parameters"]["margin"]
     margin, expected, measured_on = float(found[1]), int(found[2]), int(found[3])
@@ -262,6 +271,13 @@ def test_calibration_of_the_interleaved_design_sets_compares_margin(
 def test_sensitivity_matrix_separates_real_differences(kbench: KbenchRunner) -> None:
     result = as_json(kbench("sensitivity", "--command", LOOP.format(n=1000), "--command", LOOP.format(n=4000),
                             "--design", "trials", "--samples", "5", "--trials", "6", "--json"))
+    # Trials are judged on the child's CPU time (--metric cpu, the default). Their wall time is
+    # not a fit: with one other CPU-bound process the 1.3 ms loop took 1.3 or 3.9 ms (waiting for
+    # a CPU), as long as the 3.4 ms one, and p was 0.24-0.39 in 3 of 3 runs. Measured here under
+    # that load, CPU trial statistics: 1000 loops 1.25-1.42 ms, 4000 loops 3.29-3.58 ms, a
+    # spread of about 3% (sigma of the log) against a gap of 93% in log. p >= 0.05 needs 6 of the
+    # 36 pairs inverted; a single inversion is a 30-sigma event (normal model: P < 1e-100).
+    assert result["metric"] == "command.cpu"
     mwu = result["mwu_p"]
     assert len(mwu) == 2 and mwu[0][1] == mwu[1][0] < 0.05
     assert json.dumps(result["names"])

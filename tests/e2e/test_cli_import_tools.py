@@ -123,5 +123,5 @@ def test_unknown_and_damaged_files_are_refused_and_nothing_is_stored(
     damaged.write_text('{"results": [{"command": "true", "times": "soon"}]}')
     proc = kbench("import", str(damaged), check=False)
     assert proc.returncode == 2
-    assert f"{damaged}: results[0]: has no times (a list of seconds)" in proc.stderr
+    assert f"{damaged}: damaged hyperfine file: results[0].times: a list expected (got \"soon\")" in proc.stderr
     assert not db_path.exists() or as_json(kbench("results", "--json")) == []

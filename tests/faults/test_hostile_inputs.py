@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kbench.contract.limits import KFUNC, MAX_DURATION_S, PROBE
+from kbench.contract.limits import KFUNC, PROBE
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
 from kbench.jobs.yaml_tree import MAX_DEPTH, MAX_NODES
 from tests.faults.conftest import Sandbox
@@ -89,8 +89,8 @@ def test_a_huge_job_file_is_refused_unread(sandbox: Sandbox) -> None:
         (("--samples", str(10**12)), f"limit of {PROBE.max_samples:,} samples"),
         (("--samples", "1000", "--batch", str(10**12)), f"limit of {PROBE.max_batch:,} operations per sample"),
         (("--samples", "10000000", "--batch", "16777216"), f"limit of {PROBE.max_calls:,}"),
-        (("--duration", "1000000000s"), f"limit of {MAX_DURATION_S:g} s"),
-        (("--warmup", "100000000000s"), f"limit of {MAX_DURATION_S:g} s"),
+        (("--duration", "1000000000s"), "limit of 1,000,000 s (11.6 days)"),
+        (("--warmup", "100000000000s"), "limit of 1,000,000 s (11.6 days)"),
         (("--cpu", "999"), "cpu 999 does not exist on this target"),
         (("--iterations", str(10**9)), "iterations"),
     ],
@@ -133,3 +133,63 @@ def test_kmod_new_into_an_unwritable_place_is_one_line(sandbox: Sandbox) -> None
     error = _refused(done, "cannot write", str(blocker))
     assert error.strip().count("\n") == 0
     assert blocker.read_text() == "" and not os.path.exists(blocker / "sub")
+
+
+HOSTILE = Path(__file__).parent.parent / "data" / "hostile"
+
+
+@pytest.mark.parametrize("name", ["job-nul.yaml", "job-terminal-escape.yaml"])
+def test_a_control_character_in_a_job_file_is_a_problem_line_in_every_command(sandbox: Sandbox, name: str) -> None:
+    job = HOSTILE / name
+    line = "job-nul.yaml:2: yaml: the file holds the control character U+0000 at column 11" if name == "job-nul.yaml" \
+        else "job-terminal-escape.yaml:2: yaml: the file holds the control character U+001B at column 1"
+    fleet = sandbox.env(KBENCH_DB="postgresql+psycopg://kbench@127.0.0.1:9/none", KBENCH_BROKER="redis://127.0.0.1:9/0")
+    for command, env in ((("job", "validate"), None), (("job", "expand"), None), (("run",), None),
+                         (("fleet", "submit", "--queue", "small"), fleet)):
+        error = _refused(sandbox.invoke(*command, str(job), env=env), line)
+        assert "invalid job file: 1 problem; nothing was run" in error
+        assert "\x00" not in error and "\x1b" not in error
+    _nothing_happened(sandbox)
+
+
+def test_numbers_beyond_every_limit_are_named_as_such(sandbox: Sandbox) -> None:
+    error = _refused(sandbox.invoke("job", "validate", str(HOSTILE / "job-5000-digit-samples.yaml")),
+                     "job-5000-digit-samples.yaml:2: samples: must be a number of at most 20 digits, "
+                     "got one of 5,000 digits")
+    assert "set_int_max_str_digits" not in error and len(error) < 300
+    _refused(sandbox.invoke("job", "validate", str(HOSTILE / "job-duration-just-over.yaml")),
+             "duration 1000000.4 s is more than the limit of 1,000,000 s (11.6 days)")
+    _refused(sandbox.invoke("run", "syscall.getppid", "--duration", "1000000.5s"),
+             "duration 1000000.5 s is more than the limit of 1,000,000 s")
+    _nothing_happened(sandbox)
+
+
+@pytest.mark.parametrize("age", ["99999999999d", "99999999999999999999w", "9" * 5000 + "h"])
+def test_an_age_beyond_the_calendar_is_a_usage_error(sandbox: Sandbox, age: str) -> None:
+    for command in (("history",), ("report", "regressions")):
+        done = sandbox.invoke(*command, "--since", age)
+        assert done.returncode == 2, done
+        assert "Invalid value for '--since'" in done.stderr and "reaches back before the year 1" in done.stderr
+    assert not sandbox.db.exists()
+
+
+def test_tune_reset_refuses_a_state_path_that_is_a_directory(sandbox: Sandbox) -> None:
+    state = sandbox.root / "tune-state"
+    state.mkdir()
+    error = _refused(sandbox.invoke("tune", "--reset", env=sandbox.env(KBENCH_TUNE_STATE=str(state))),
+                     f"refusing the tune state file {state}: a directory; nothing was changed")
+    assert error.count("\n") == 1
+    assert state.is_dir() and not any(state.iterdir())
+
+
+def test_tune_help_gives_the_documented_exit_status() -> None:
+    from click.testing import CliRunner
+
+    from kbench.cli.exit_codes import TUNE_FAILED
+    from kbench.cli.main import cli
+
+    text = CliRunner().invoke(cli, ["tune", "--help"]).stdout
+    assert f"Exit status {TUNE_FAILED} when a knob" in " ".join(text.split())
+    assert "| 6 | `kbench tune`: a knob that exists here could not be changed |" in (
+        Path(__file__).parents[2] / "docs" / "exit-codes.md").read_text()
+    assert TUNE_FAILED == 6

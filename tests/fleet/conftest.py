@@ -118,15 +118,16 @@ class FleetHarness:
     """A Redis of its own (append-only file), the database URL, a 0600 fleet config, and the
     workers started for one test."""
 
-    def __init__(self, workdir: Path, db_url: str):
+    def __init__(self, workdir: Path, db_url: str, timing: FleetTiming = TEST_TIMING):
         self.workdir = workdir
+        self.timing = timing
         self.db_url = db_url
         self.redis_dir = workdir / "redis"
         self._redis = ExitStack()
         self.broker_url = self._redis.enter_context(redis_server(self.redis_dir, persistent=True))
         self.broker_port = int(self.broker_url.rsplit(":", 1)[1].split("/")[0])
         self.config = workdir / "fleet.toml"
-        write_config(self.config, db=db_url, broker=self.broker_url, timing=TEST_TIMING)
+        write_config(self.config, db=db_url, broker=self.broker_url, timing=timing)
         self.workers: dict[str, Worker] = {}
         self.engine: Engine = create_engine(db_url, pool_pre_ping=True)
 
@@ -138,9 +139,12 @@ class FleetHarness:
         worker = Worker(name, machine_class, process, log)
         self.workers[name] = worker
         if wait:
-            wait_until(lambda: self._registered(worker), timeout=90, what=f"worker {name} to register")
-            worker.note_pids()
+            self.wait_registered(worker)
         return worker
+
+    def wait_registered(self, worker: Worker) -> None:
+        wait_until(lambda: self._registered(worker), timeout=90, what=f"worker {worker.name} to register")
+        worker.note_pids()
 
     def _registered(self, worker: Worker) -> bool:
         if worker.process.poll() is not None:
@@ -217,7 +221,7 @@ class FleetHarness:
 
     def job_state(self, job_id: str) -> str:
         """The job's state as ``kbench fleet status`` computes it (read here, in-process)."""
-        return str(FleetStore(self.engine, lease_s=TEST_TIMING.lease_s).jobs(job_id=job_id)[0]["state"])
+        return str(FleetStore(self.engine, lease_s=self.timing.lease_s).jobs(job_id=job_id)[0]["state"])
 
     def wait_job(self, job_id: str, states: tuple[str, ...] = ("done", "failed", "cancelled"),
                  timeout: float = 240) -> str:
@@ -261,8 +265,8 @@ class FleetHarness:
         self._redis.close()
 
 
-def run_harness(workdir: Path, db_url: str) -> Iterator[FleetHarness]:
-    harness = FleetHarness(workdir, db_url)
+def run_harness(workdir: Path, db_url: str, timing: FleetTiming = TEST_TIMING) -> Iterator[FleetHarness]:
+    harness = FleetHarness(workdir, db_url, timing)
     try:
         yield harness
     finally:

@@ -1,5 +1,6 @@
 """An LKP job file with nr_threads and perf-profile runs hackbench on this machine: the
-monitor is a warning, nr_threads becomes hackbench's groups, the runs are stored."""
+perf-profile monitor profiles it (its delay option is a warning), nr_threads becomes
+hackbench's groups, the runs are stored."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def test_lkp_hackbench_job_runs_with_warnings_and_stores_its_runs(tmp_path: Path
     job = LKP_JOBS / "hackbench-pipe.yaml"
     proc = kbench("run", str(job))
     assert proc.returncode == 0, proc.stderr
-    assert f"warning: {job}:12: perf-profile: ignored: not supported" in proc.stderr
+    assert f"warning: {job}:13: perf-profile.delay: ignored: kbench profiles each run" in proc.stderr
     assert "hackbench.pipe-process" in proc.stdout
 
     runs = json.loads(kbench("results", "--json").stdout)
@@ -36,5 +37,7 @@ def test_lkp_hackbench_job_runs_with_warnings_and_stores_its_runs(tmp_path: Path
     groups = max(1, -(-(os.cpu_count() or 1) // 40))
     assert shown["params"] == {"loops": "20", "groups": str(groups)}
     ignored = [w.split(": ")[1] for w in shown["warnings"] if ": ignored: not supported" in w]
-    assert ignored == ["testbox", "tbox_group", "kconfig", "rootfs", "perf-profile", "proc-vmstat", "sched_debug"]
+    assert ignored == ["testbox", "tbox_group", "kconfig", "rootfs", "proc-vmstat", "sched_debug"]
+    if shutil.which("perf") is not None:  # perf-profile: a profile of hackbench stored with the run
+        assert shown["profile"]["samples"] > 0 and shown["profile"]["details"]["window"].startswith("whole tool")
     assert all(value > 0 for value in [shown["min"], shown["median"], shown["max"]])

@@ -55,3 +55,32 @@ def test_trials_that_fall_into_modes_make_a_verdict_inconclusive() -> None:
     assert "2 modes" in guarded.reason
     plain = guard_trials(verdict, base[:3], new)
     assert plain is verdict
+
+
+def _flipping(rng: np.random.Generator, centre: float, n: int = 30) -> np.ndarray:
+    """A command whose executions flip between two speeds 6% apart (70% fast), 0.3% jitter."""
+    slow = rng.random(n) < 0.3
+    return centre * np.where(slow, 1.06, 1.0) * (1 + 0.003 * rng.standard_normal(n))
+
+
+def test_a_change_larger_than_the_distance_between_the_modes_keeps_its_verdict() -> None:
+    # `sleep 0.01` against `sleep 0.02` on a machine that flips: each side has modes 6% apart,
+    # the change is +100%: trials meeting one mode or the other cannot make that.
+    rng = np.random.default_rng(5)
+    base, new = _flipping(rng, 0.0101), _flipping(rng, 0.0201)
+    assert find_modes(base).multimodal and find_modes(new).multimodal
+    verdict = compare_trials(base, new, direction="lower")
+    assert verdict.verdict == REGRESSION and verdict.ci_pct[0] > 6.0
+    guarded = guard_trials(verdict, base, new)
+    assert guarded.verdict == REGRESSION and guarded.reason == verdict.reason
+    assert any(w.startswith("modes:") and "larger than the distance between the modes" in w for w in guarded.warnings)
+
+
+def test_a_change_within_the_distance_between_the_modes_is_still_inconclusive() -> None:
+    # +3%: less than the 6% between the modes, so which mode each side met could make it.
+    rng = np.random.default_rng(6)
+    base = _flipping(rng, 0.0101, 40)
+    new = _flipping(rng, 0.0101 * 1.03, 40)
+    verdict = compare_trials(base, new, direction="lower")
+    guarded = guard_trials(verdict, base, new)
+    assert guarded.verdict == INCONCLUSIVE and guarded.reason.startswith("multimodal"), (verdict, guarded)

@@ -93,7 +93,8 @@ def test_lkp_iterations_3x_and_hackbench_warnings_stay_with_their_benchmark() ->
     (instance,) = expand("hackbench-pipe.yaml", 2)
     assert instance["iterations"] == 3
     assert [w.split(": ")[1] for w in instance["warnings"]] == [
-        "testbox", "tbox_group", "kconfig", "rootfs", "perf-profile", "proc-vmstat", "sched_debug"]
+        "testbox", "tbox_group", "kconfig", "rootfs", "perf-profile.delay", "proc-vmstat", "sched_debug"]
+    assert instance["profile"] is True and instance["counters"] is False  # LKP's perf-profile monitor: done
     first, second = expand("hackbench-testtime.yaml", 2)
     assert [w.split(" for ")[1].split(":")[0] for w in first["warnings"]] == ["hackbench.pipe-thread"]
     assert [w.split(" for ")[1].split(":")[0] for w in second["warnings"]] == ["hackbench.socket-thread"]
@@ -126,3 +127,20 @@ def test_lkp_hackbench_mode_and_ipc_name_the_test(tmp_path: Path) -> None:
         f"{half}:1: suite: needs a test (test: NAME, at top level or in the hackbench: section)",
         f"{half}:3: hackbench.mode: LKP's ipc and mode name the hackbench test together: give ipc too, or name "
         "the test (test: pipe-process)"]
+
+
+def test_lkp_perf_monitors_turn_on_counters_and_profiles_without_changing_ids(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("suite: hackbench\ntest: pipe-process\n")
+    lkp = tmp_path / "lkp.yaml"
+    lkp.write_text("suite: hackbench\ntest: pipe-process\nperf-stat:\nmonitors:\n  perf-profile:\n  vmstat:\n")
+    (before,), (after,) = expand(str(plain), 2), expand(str(lkp), 2)
+    assert (before["counters"], before["profile"]) == (False, False)
+    assert (after["counters"], after["profile"]) == (True, True)
+    assert after["run_request"]["counters"] is True
+    assert before["id"] == after["id"]  # counting and profiling change nothing measured
+    assert [w.split(": ")[1] for w in after["warnings"]] == ["monitors"]
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("suite: hackbench\ntest: pipe-process\nperf-stat:\ncounters: false\n")
+    proc = kbench("job", "validate", str(twice))
+    assert proc.returncode == 2 and "counters: already given as perf-stat at line 3" in proc.stderr

@@ -10,7 +10,7 @@ import pytest
 from kbench.contract.measurement import Measurement
 from kbench.engine import warnings as W
 from kbench.engine.warnings import run_warnings, usage_warnings
-from kbench.sysinfo.usage import parse_usage, usage_lines
+from kbench.sysinfo.usage import MIN_STAT_TICKS, parse_usage, usage_lines
 
 
 def _machine(busy: float, ticks: int = 200, steal: float = 0.0) -> dict[str, Any]:
@@ -111,9 +111,9 @@ def test_involuntary_switch_rate_needs_a_minimum_count(switches: int, wall: floa
 
 def test_machine_fractions_need_enough_ticks() -> None:
     header = copy.deepcopy(QUIET)
-    header["usage"]["machine"] = _machine(1.0, ticks=W.MIN_STAT_TICKS - 1, steal=0.5)
+    header["usage"]["machine"] = _machine(1.0, ticks=MIN_STAT_TICKS - 1, steal=0.5)
     assert disturbed(header) == []
-    header["usage"]["machine"] = _machine(0.6, ticks=W.MIN_STAT_TICKS, steal=0.06)
+    header["usage"]["machine"] = _machine(0.6, ticks=MIN_STAT_TICKS, steal=0.06)
     found = disturbed(header)
     assert any("stole 6%" in w for w in found) and not any("other work" in w for w in found)
 
@@ -142,3 +142,40 @@ def test_usage_lines() -> None:
     no_machine["usage"]["machine"] = None
     usage = parse_usage(no_machine)
     assert usage is not None and "not visible" in usage_lines(usage)[2]
+
+
+def test_a_short_run_says_too_short_to_measure_instead_of_one_tick_fractions() -> None:
+    # A 4 ms getppid run: its thread CPU clock (read around the snapshot's own reads) shows
+    # 4.02 ms, one CPU saw no tick at all (NaN) and the machine counted 1 tick over 2 CPUs.
+    short = copy.deepcopy(QUIET)
+    short["usage"].update(wall_s=0.004, thread_cpu_s=0.00402, runqueue_wait_s=0.0)
+    short["usage"]["machine"] = {"source": "/proc/stat", "user_hz": 100, "cpus": 2, "ticks": 1,
+                                 "busy_fraction": 1.0, "steal_fraction": 0.0,
+                                 "per_cpu_busy": {"0": 1.0, "1": float("nan")}}
+    usage = parse_usage(short)
+    assert usage is not None and usage.on_cpu_fraction == 1.0
+    thread, _, machine = usage_lines(usage)
+    assert thread.startswith("thread on CPU 100.0% of 0.004 s") and "100.5" not in thread
+    assert machine == "machine busy: too short to measure (1 ticks at 100 Hz over 2 CPUs, fewer than 20)"
+    assert usage.outside_busy_fraction is None
+    tiny = copy.deepcopy(short)
+    tiny["usage"].update(wall_s=0.0004, thread_cpu_s=0.00045)
+    tiny_usage = parse_usage(tiny)
+    assert tiny_usage is not None and tiny_usage.on_cpu_fraction is None
+    assert usage_lines(tiny_usage)[0].startswith("thread on CPU: too short to measure in 0.4 ms")
+
+
+def test_per_cpu_fractions_need_their_own_ticks_and_never_print_a_question_mark() -> None:
+    header = copy.deepcopy(QUIET)
+    header["usage"]["machine"] = {"source": "/proc/stat", "user_hz": 100, "cpus": 2, "ticks": 30,
+                                  "busy_fraction": 0.5, "steal_fraction": 0.0,
+                                  "per_cpu_busy": {"0": 1.0, "1": float("nan")}}
+    usage = parse_usage(header)
+    assert usage is not None
+    machine = usage_lines(usage)[2]
+    assert machine.startswith("machine busy 50.0% of 2 CPUs") and "per CPU" not in machine and "?" not in machine
+    header["usage"]["machine"].update(ticks=200)
+    usage = parse_usage(header)
+    assert usage is not None
+    machine = usage_lines(usage)[2]
+    assert "per CPU 0: 100.0%)" in machine and "?" not in machine

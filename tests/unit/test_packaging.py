@@ -12,8 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-IMPORT_NAMES = {"pyyaml": "yaml", "sqlalchemy": "sqlalchemy", "psycopg": "psycopg", "celery": "celery",
-                "apache-otava": "otava"}
+IMPORT_NAMES = {"pyyaml": "yaml", "sqlalchemy": "sqlalchemy", "psycopg": "psycopg", "celery": "celery"}
 """Distribution name -> the module it installs, where they differ (lower-case)."""
 
 
@@ -60,7 +59,11 @@ def test_every_runtime_extra_is_imported_by_kbench(extra: str) -> None:
 
 def test_heavy_optional_parts_are_not_required() -> None:
     required = {_distribution(req) for req in PYPROJECT["project"]["dependencies"]}
-    assert not required & {"pyarrow", "psycopg", "pydantic", "celery", "fastapi", "plotly", "apache-otava"}
+    # pydantic is required: `kbench import` validates other tools' files against its schemas
+    assert not required & {"pyarrow", "psycopg", "celery", "fastapi", "plotly", "apache-otava"}
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    runtime = {_distribution(r) for name, reqs in extras.items() if name != "test" for r in reqs}
+    assert not runtime & {"plotly", "apache-otava", "pytest", "mypy", "ruff", "playwright"}
     assert PYPROJECT["project"]["optional-dependencies"]["parquet"] == ["pyarrow>=14"]
 
 
@@ -85,3 +88,25 @@ def test_a_postgresql_url_without_its_driver_is_a_one_line_error_naming_the_extr
         "kbench: error: cannot open results database 'postgresql+psycopg://kbench@127.0.0.1:1/x': its driver "
         "'psycopg' is not installed (pip install 'kbench-lab[postgres]')"
     ]
+
+
+def test_pip_check_is_clean_with_every_extra_installed() -> None:
+    """`make test` installs kbench-lab[test], which holds every runtime extra: nothing it
+    installed may have a broken requirement (apache-otava's pins once did)."""
+    import subprocess
+
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    test_extra = "".join(extras["test"])
+    assert all(name in test_extra for name in ("postgres", "parquet", "fleet", "web")), test_extra
+    proc = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_user_install_has_no_test_tools_and_make_test_installs_them() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    install = makefile.split("\ninstall:", 1)[1].split("\n\n", 1)[0]
+    assert "'.[web]'" in install and "test" not in install
+    setup = makefile.split("\nsetup:", 1)[1].split("\n", 1)[0]
+    assert "deps-run" in setup and "install" in setup and " deps " not in f" {setup} "
+    assert makefile.split("\ntest:", 1)[1].split("\n", 1)[0].strip() == "install-test"
+    assert "-e '.[test]'" in makefile.split("\ninstall-test:", 1)[1].split("\n\n", 1)[0]

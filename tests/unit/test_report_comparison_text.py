@@ -133,11 +133,11 @@ def test_beyond_three_metrics_the_unchanged_ones_share_a_line() -> None:
 
 def test_overall_geometric_mean_is_direction_aware() -> None:
     text = render(_report())
-    # each metric's own estimate of the change, direction-aware (> 1 means better): getppid +3.1 %
-    # (lower is better), writev -6.2 % (lower is better), mmap1 +0.12 % (higher is better)
-    ratios = [1 / 1.031, 1 / 0.938, 1.0012]
-    pct = (statistics.geometric_mean(ratios) - 1) * 100
-    assert pct > 0
+    # each metric's change towards worse: getppid +3.1 % (lower is better: new/base), writev
+    # -6.2 % (lower is better), mmap1 +0.12 % (higher is better: base/new)
+    towards_worse = [1.031, 0.938, 1 / 1.0012]
+    pct = (statistics.geometric_mean(towards_worse) - 1) * 100
+    assert pct < 0
     assert f"kernel 6.12.5 is {abs(pct):.1f}% better overall vs 6.1.0-56-amd64" in text
     assert "over 3 metrics; 1 regression, 1 improvement, 1 no change" in text
 
@@ -145,10 +145,34 @@ def test_overall_geometric_mean_is_direction_aware() -> None:
 def test_overall_worse_when_the_regressions_weigh_more() -> None:
     report = _report()
     worse = _report(metrics=report.metrics[:2])
-    ratios = [1 / 1.031, 1.0012]
-    pct = (statistics.geometric_mean(ratios) - 1) * 100
-    assert pct < 0
+    towards_worse = [1.031, 1 / 1.0012]
+    pct = (statistics.geometric_mean(towards_worse) - 1) * 100
+    assert pct > 0
     assert f"{abs(pct):.1f}% worse overall" in render(worse)
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "html"])
+def test_one_change_is_printed_with_one_figure(fmt: str) -> None:
+    # One metric 90.8 % slower: "+90.8%" is its size; an overall line would have added
+    # "47.6% worse" (1 - 1/1.908), a second size for the same change.
+    slower = MetricComparison(
+        metric="command.wall", unit="ns", direction="lower", base=10.0e6, new=19.08e6, change_pct=90.8,
+        ci_pct=(85.0, 96.0), p_value=0.001, verdict="regression", trials=(10, 10),
+    )
+    text = FORMATS[fmt](_report(metrics=(slower,)))
+    assert "+90.8%" in text
+    assert not re.search(r"47\.6\s*%|\boverall\b(?! \{)", text)  # (the HTML's CSS names an .overall class)
+
+
+def test_equal_changes_give_the_same_overall_figure() -> None:
+    # Two lower-is-better metrics both +27.9 %: the overall is +27.9 % worse, not 21.8 % (1 - 1/1.279).
+    both = tuple(
+        MetricComparison(metric=f"m{i}", unit="ns", direction="lower", base=100.0, new=127.9, change_pct=27.9,
+                         ci_pct=(25.0, 31.0), p_value=0.001, verdict="regression", trials=(8, 8))
+        for i in range(2)
+    )
+    text = render(_report(metrics=both))
+    assert "kernel 6.12.5 is 27.9% worse overall" in text and "21.8" not in text
 
 
 def test_machine_and_parameters_follow_the_table() -> None:
@@ -189,7 +213,7 @@ def test_nan_values_do_not_break_the_table() -> None:
     assert "x.y.z (ns)" in text
     assert "nan" not in text.lower()
     assert "x.y.z on kernel 6.12.5: inconclusive compared to" in text and "CI n/a" in text
-    assert "no overall figure" in text
+    assert "overall" not in text
 
 
 def test_text_is_registered() -> None:
@@ -210,3 +234,59 @@ def test_an_unchanged_label_has_no_overall_change() -> None:
     text = render(_report(metrics=same))
     # the medians differ by 0.4 %, the verdicts' estimates by 0.01 %: the estimates decide
     assert "kernel 6.12.5 has no overall change (within 0.05%) vs 6.1.0-56-amd64" in text
+
+
+def test_long_side_labels_never_run_together_in_the_header() -> None:
+    base = _report()
+    report = _report(base_label="runs 31,32,33,34,35,36,37,38,39", new_labels=("runs 40,41,42,43,44,45,46,47,48",))
+    title, rule = table_lines(report)[:2]
+    # each label sits over its own block of the rule, with a blank between them
+    blocks = [(m.start(), m.end()) for m in re.finditer(r"-+", rule)]
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+(?: \S+)*", title)]
+    assert len(words) == 2, title
+    for (w_start, w_end), (b_start, b_end) in zip(words, blocks, strict=True):
+        assert b_start <= w_start and w_end <= b_end, (title, rule)
+    assert "runs 31" in title and "runs 40" in title and "39runs" not in title
+    assert base.base_label in table_lines(base)[0]
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "html", "json"])
+def test_a_real_change_inside_the_margin_is_called_real(fmt: str) -> None:
+    import json
+
+    # spin=100|101: +0.4%, CI +0.3…+0.5%, inside ±0.5%: a "no change" by the margin, but real
+    small = MetricComparison(
+        metric="syscall.getppid.latency", unit="ns", direction="lower", base=250.0, new=251.0, change_pct=0.4,
+        ci_pct=(0.3, 0.5), p_value=0.0001, verdict="no change", trials=(40, 40), margin_pct=0.5,
+    )
+    straddling = MetricComparison(
+        metric="syscall.getpid.latency", unit="ns", direction="lower", base=250.0, new=250.1, change_pct=0.04,
+        ci_pct=(-0.2, 0.3), p_value=0.7, verdict="no change", trials=(40, 40), margin_pct=0.5,
+    )
+    text = FORMATS[fmt](_report(metrics=(small, straddling)))
+    if fmt == "json":
+        real, unclear = json.loads(text)["metrics"]
+        assert real["real_within_margin"] is True and unclear["real_within_margin"] is False
+        return
+    assert "+0.4%, CI +0.3…+0.5%: real but within the ±0.5% margin" in text
+    assert "CI -0.2…+0.3%, within ±0.5%" in text
+    assert "syscall.getpid.latency on kernel 6.12.5: no change compared to 6.1.0-56-amd64 (+0.0%, CI -0.2…+0.3%, "\
+           "within ±0.5%)" in text
+
+
+def test_an_empty_mapping_of_parameters_prints_a_dash_not_braces() -> None:
+    text = render(_report(parameters={"params": {}, "trials": 4}))
+    (line,) = [line for line in text.splitlines() if line.strip().startswith("params")]
+    assert line.split() == ["params", "-"]
+
+
+def test_a_programs_cpu_and_wall_time_are_one_change_without_an_overall_third_size() -> None:
+    # compare --command ./a --command ./b: command.cpu +1.2% (judged) and command.wall +0.2% are
+    # two measures of one program's change; their geometric mean (+0.7%) would be a third size.
+    cpu = MetricComparison(metric="command.cpu", unit="ns", direction="lower", base=90.76e6, new=91.82e6,
+                           change_pct=1.2, ci_pct=(0.4, 2.3), p_value=0.0078, verdict="regression", trials=(8, 8))
+    wall = MetricComparison(metric="command.wall", unit="ns", direction="lower", base=325.8e6, new=348.8e6,
+                            change_pct=0.2, ci_pct=(-11.1, 12.5), p_value=0.82, verdict="no change", trials=(8, 8))
+    text = render(_report(metrics=(cpu, wall)))
+    assert "+1.2%" in text and "+0.2%" in text
+    assert "overall" not in text.replace("overall alpha", "") and "0.7%" not in text

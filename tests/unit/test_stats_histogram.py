@@ -1,11 +1,13 @@
 """Histograms, ECDF and compact CDF against numpy/scipy and hand cases."""
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 from scipy import stats
 
 from kbench.stats import cdf_at, compact_cdf, ecdf, linear_histogram, log2_histogram
-from kbench.stats.histogram import freedman_diaconis_bins
+from kbench.stats.histogram import freedman_diaconis_bins, value_step
 from kbench.stats.thresholds import HISTOGRAM_MAX_AUTO_BINS
 
 
@@ -20,9 +22,38 @@ def test_linear_histogram_matches_numpy():
 
 
 def test_maximum_lands_in_the_last_bin():
-    histogram = linear_histogram([0.0, 1.0, 2.0, 3.0, 4.0], bins=2)
+    histogram = linear_histogram([0.0, 1.0, 2.0, 3.0, 4.0], bins=2, quantized=False)
     assert histogram.edges.tolist() == [0.0, 2.0, 4.0]
     assert histogram.counts.tolist() == [2, 3]
+
+
+def test_quantized_values_get_bins_of_whole_steps_centred_off_the_values():
+    # getppid per call at batch 16 on a timer that steps by 10.01 ns: values 0.6256 ns apart.
+    # Plain bins 1.35 ns wide (2.15 steps) would hold 2 or 3 possible values in turn.
+    step = 10.01 / 16
+    grid = 118.9 + step * np.arange(44)
+    values = np.repeat(grid, 50)
+    histogram = linear_histogram(values, bins=20)
+    width = np.diff(histogram.edges)
+    assert np.allclose(width, 3 * step)  # 43 steps / 20 bins = 2.15 steps, rounded up
+    assert histogram.edges[0] == pytest.approx(grid[0] - step / 2)
+    held = [int(np.count_nonzero((grid >= a) & (grid < b))) for a, b in pairwise(histogram.edges)]
+    assert held == [3] * 14 + [2]  # 44 = 14 * 3 + 2: every bin but the last holds 3 possible values
+    assert histogram.counts.tolist() == [50 * h for h in held]
+    assert histogram.counts.sum() == values.size
+
+
+def test_a_step_is_found_only_when_every_value_lies_on_it():
+    step = 10.01 / 16
+    on_grid = 118.9 + step * np.random.default_rng(3).integers(0, 400, 20_000)
+    assert value_step(on_grid) == pytest.approx(step, rel=1e-9)
+    assert value_step(np.random.default_rng(4).lognormal(5, 0.2, 20_000)) is None
+    off_the_grid = np.append(on_grid, on_grid[0] + 0.37 * step)
+    assert value_step(off_the_grid) is None
+    assert value_step([1.0, 2.0]) is None  # two values say nothing about a step
+    # past the probe: a value off the first 100,000 values' grid is still seen
+    late = np.concatenate([118.9 + 2 * step * (np.arange(100_000) % 50), [118.9 + step]])
+    assert value_step(late) == pytest.approx(step, rel=1e-9)
 
 
 def test_freedman_diaconis_matches_numpy_when_not_capped():

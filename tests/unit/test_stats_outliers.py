@@ -61,12 +61,20 @@ def test_all_equal_values_have_no_outliers():
     assert np.all(modified_z_scores(values) == 0.0)
 
 
-def test_mad_zero_makes_every_value_off_the_median_an_outlier():
-    values = [5.0] * 10 + [5.5, 4.0]
+def test_mad_zero_judges_against_the_resolution_not_everything_off_the_median():
+    # Quantized samples (getppid at batch 16 on a 10 ns timer: steps of 0.625 ns): 60% at the
+    # median, the rest one or two steps off, and two far values. The smallest non-zero deviation
+    # is one step, so the limit is 3.5 / 0.6745 = 5.19 steps: only the two far values are outliers.
+    step = 0.625
+    values = np.array([160.0] * 60 + [160 + step] * 20 + [160 - step] * 12 + [160 + 2 * step] * 6
+                      + [160 + 6 * step, 160 + 400 * step])
     assert mad(values) == 0.0
-    assert outlier_mask(values).tolist() == [False] * 10 + [True, True]
+    assert outlier_count(values) == 2
+    assert outlier_mask(values).tolist() == [False] * 98 + [True, True]
     scores = modified_z_scores(values)
-    assert scores[-2] == np.inf and scores[-1] == -np.inf
+    assert scores[60] == pytest.approx(0.6745) and scores[-2] == pytest.approx(6 * 0.6745)
+    # and the same scale when the median and MAD are passed in
+    assert outlier_count(values, center=160.0, mad=0.0) == 2
 
 
 def test_custom_threshold_and_limit():

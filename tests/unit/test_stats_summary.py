@@ -95,11 +95,13 @@ def test_all_equal_values():
     assert summary.warnings == ()
 
 
-def test_mad_zero_warning_when_other_values_exist():
+def test_mad_zero_counts_outliers_against_the_resolution():
+    # 101 is one step (the smallest non-zero deviation) off the median; 250 is 150 steps off,
+    # beyond 3.5 / 0.6745 = 5.19 steps.
     summary = summarize([100.0] * 30 + [101.0, 250.0])
     assert summary.mad == 0.0
-    assert summary.outliers == 2
-    assert any(w.startswith("mad-zero:") for w in summary.warnings)
+    assert summary.outliers == 1
+    assert summary.warnings == ()
 
 
 def test_warmup_is_reported_not_removed():

@@ -15,6 +15,7 @@ import pytest
 
 from kbench.store import schema
 from kbench.store.db import RunNotFound, Store, StoreError, SummaryRecord, default_db_url
+from kbench.store.recovery import PendingRun
 
 TARGET = {"kind": "local", "kernel_release": "6.1.0-56-amd64", "kernel_version": "#1 SMP"}
 SYSINFO = {"hostname": "box", "cpu": {"model": "cpu", "count": 2}, "memory_bytes": 1 << 30,
@@ -212,7 +213,7 @@ def test_a_version_1_database_is_migrated(url: str) -> None:
         conn.execute("drop table calibrations")
         conn.execute("update kbench_meta set value = '1' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 6
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 9
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     cal = upgraded.save_calibration(benchmark="syscall.getppid", metric="m", target="local", params={},
                                     trials={"A1": [1.0], "A2": [1.1]}, run_ids=[1, 2], sigma_log=0.01,
@@ -288,17 +289,100 @@ def test_a_version_4_database_gains_the_fleet_tables(url: str) -> None:
     assert upgraded.get_run(big).sysinfo["memory_bytes"] == 384 << 30
 
 
-def test_a_version_5_database_gains_the_watch_tables(url: str) -> None:
+def _pending(command: str, digest: str | None, started_at: str = "2026-11-20T03:00:00+00:00") -> PendingRun:
+    """An imported run of ``hyperfine.command`` with three samples."""
+    return PendingRun(
+        run={"benchmark": "hyperfine.command", "metric": "hyperfine.command.time", "unit": "s", "direction": "lower",
+             "params": {"command": command}, "request": {}, "sysinfo": None, "target": None,
+             "tags": ["imported:hyperfine"], "started_at": started_at},
+        status="complete", columns={"hyperfine.command.time": np.array([0.1, 0.2, 0.3])}, probe_header={},
+        summaries=[], warnings=[], error=None, tool_output=None, digest=digest,
+    )
+
+
+def test_a_version_5_database_gains_the_import_digest_and_still_knows_its_imports(url: str) -> None:
+    store = Store.open(url)
+    old, how = store.store_pending_run(_pending("sleep 1", digest=None))  # as kbench < schema 6 stored it
+    assert how == "added"
+    store.engine.dispose()
+    with raw(url) as conn:  # take the database back to schema v5
+        conn.execute("drop index ux_runs_import_digest")
+        conn.execute("alter table runs drop column import_digest")
+        conn.execute("update kbench_meta set value = '5' where key = 'schema_version'")
+    assert "import_digest" not in _run_columns(url)
+    upgraded = Store.open(url)
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 9
+    assert _unique_indexes_of_runs(url).get("ux_runs_import_digest") is True
+    assert upgraded.get_run(old).n_samples == 3  # nothing lost
+    # The same entry imported again, now with its digest: recognised by benchmark, parameters, start, n, status.
+    assert upgraded.store_pending_run(_pending("sleep 1", digest="a" * 64)) == (old, "exists")
+    # Another command with the same start (two hyperfine files with one mtime) is another run.
+    other, how = upgraded.store_pending_run(_pending("sleep 2", digest="b" * 64))
+    assert how == "added" and other != old
+    assert upgraded.store_pending_run(_pending("sleep 2", digest="b" * 64, started_at="2030-01-01T00:00:00")) == (
+        other, "exists")  # the digest identifies it, whatever its start
+
+
+def test_runs_with_one_digest_are_stored_once_and_a_batch_is_all_or_nothing(url: str) -> None:
+    store = Store.open(url)
+    first = store.store_pending_runs([_pending("a", "1" * 64), _pending("b", "2" * 64), _pending("a", "1" * 64)])
+    assert [how for _, how in first] == ["added", "added", "exists"]
+    assert first[2][0] == first[0][0] and first[1][0] != first[0][0]
+    broken = PendingRun(**{**_pending("c", "3" * 64).__dict__, "status": "weird"})
+    with pytest.raises(ValueError, match="invalid final run status 'weird'"):
+        store.store_pending_runs([_pending("d", "4" * 64), broken])
+    assert store.count_runs() == 2  # neither run of the failed batch, and no run left `running`
+    assert store.list_runs(status="running") == []
+
+
+def test_a_version_6_database_gains_the_profiles_table(url: str) -> None:
     store = Store.open(url)
     run_id = _begin(store)
     store.engine.dispose()
-    with raw(url) as conn:  # take the database back to schema v5
+    with raw(url) as conn:  # take the database back to schema v6
+        conn.execute("drop table profiles")
+        conn.execute("update kbench_meta set value = '6' where key = 'schema_version'")
+    upgraded = Store.open(url)
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 9
+    assert upgraded.load_profile(run_id) is None
+    upgraded.save_profile(run_id, event="cpu-clock", frequency_hz=999, samples=3, weight=30, data=b"x",
+                          details={"tool": "perf record"})
+    assert upgraded.profiled_runs([run_id, run_id + 1]) == {run_id}
+
+
+def test_a_profile_is_stored_beside_its_run_and_read_back_by_either_reader(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    store = Store.open(url)
+    run_id = _begin(store)
+    data = zlib.compress(b"prog;main;mix_b 30\nprog;main;mix_a 10\n")
+    store.save_profile(run_id, event="cpu-clock", frequency_hz=999, samples=4, weight=40, data=data,
+                       details={"window": "measured region"})
+    store.save_profile(run_id, event="cpu-clock", frequency_hz=999, samples=4, weight=40, data=data,
+                       details={"window": "measured region", "again": True})  # replaced, not added
+    reader = Store.open(url, read_only=True)  # the standard library's sqlite3
+    for found in (store.load_profile(run_id), reader.load_profile(run_id)):
+        assert found is not None
+        assert zlib.decompress(found["data"]).startswith(b"prog;main;mix_b 30")
+        assert (found["event"], found["samples"], found["weight"]) == ("cpu-clock", 4, 40)
+        assert found["details"] == {"window": "measured region", "again": True}
+    with raw(url) as conn:
+        assert conn.execute("select count(*) from profiles").fetchone() == (1,)
+    with pytest.raises(RunNotFound):
+        store.save_profile(run_id + 99, event="cpu-clock", frequency_hz=None, samples=0, weight=0, data=b"",
+                           details={})
+
+
+def test_a_version_8_database_gains_the_watch_tables(url: str) -> None:
+    store = Store.open(url)
+    run_id = _begin(store)
+    store.engine.dispose()
+    with raw(url) as conn:  # take the database back to schema v8
         for table in ("watch_findings", "watch_commits", "watches"):
             conn.execute(f"drop table {table}")
         conn.execute("alter table fleet_tasks drop column spec")
-        conn.execute("update kbench_meta set value = '5' where key = 'schema_version'")
+        conn.execute("update kbench_meta set value = '8' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == 6
+    assert upgraded.schema_version == 9
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     with raw(url) as conn:
         for table in ("watches", "watch_commits", "watch_findings"):

@@ -46,6 +46,10 @@ def test_kfunc_run_in_a_debian_kernel_is_stored_with_its_target(tmp_path: Path) 
     ticks = np.array(exported["samples"]["ticks"])
     assert int(kernel_line["min"]) == ticks.min() // header["batch"]
     assert int(kernel_line["max"]) == ticks.max() // header["batch"]
+    # ns beside cycles, at the TSC rate kbench.ko reported (cycles x 1e6 / tsc_khz)
+    tsc_khz = int(kernel_line["tsc_khz"])
+    assert run["ns"]["median"] == pytest.approx(run["median"] * 1e6 / tsc_khz)
+    assert run["ns"]["p99"] == pytest.approx(run["p99"] * 1e6 / tsc_khz)
 
 
 def test_syscall_run_in_a_debian_kernel(tmp_path: Path) -> None:

@@ -15,7 +15,6 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from kbench.store.db import Store
-from tests.history.conftest import needs_otava  # noqa: F401  (autouse: Otava is needed here too)
 from tests.history.planting import fake_commits, noisy, plant_series
 from tests.services import LOOPBACK, free_port, wait_for_port
 

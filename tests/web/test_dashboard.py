@@ -181,7 +181,7 @@ def test_compare_and_regressions_pages(dashboard: Planted, page: Any) -> None:
 
 def test_unknown_pages_and_bad_input(dashboard: Planted) -> None:
     for path, status in (("/series/0123456789ab", 404), ("/api/series/0123456789ab", 404), ("/runs/99999", 404),
-                         ("/api/runs/99999", 404), ("/api/regressions?since=yesterday", 400)):
+                         ("/api/runs/99999", 404), ("/api/regressions?since=yesterday", 422)):
         with pytest.raises(urllib.error.HTTPError) as raised:
             urllib.request.urlopen(dashboard.url + path, timeout=60)
         assert raised.value.code == status, path

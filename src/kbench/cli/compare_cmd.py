@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import functools
-import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kbench.cli.console import label_column, write_stdout
 from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.main import Context, err_console, pass_context, user_errors
-from kbench.cli.parsing import Duration, KeyValue, Runs
+from kbench.cli.parsing import Duration, KeyValue, Runs, complete_benchmarks
 from kbench.compare.budget import check_blocks, check_trials
 from kbench.compare.multiple import Method
 from kbench.compare.thresholds import DEFAULT_MARGIN, MAX_NOISE_MARGIN
 from kbench.contract.request import BadRequest
-from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, run_comparison
+from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, TargetFactory, run_comparison
 from kbench.engine.comparison_sides import (
     AUTO,
     DESIGNS,
@@ -25,19 +26,33 @@ from kbench.engine.comparison_sides import (
     build_sides,
     choose_design,
     default_margin,
+    module_sides,
 )
-from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome, run_interleaved
+from kbench.engine.in_kernel import interleaved_comparison
+from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome
 from kbench.engine.noise_floor import comparison_noise_floor
+from kbench.engine.profiling import ProfiledSide, profile_sides, stored_side_profiles
 from kbench.engine.run_selection import RunSelector, select_runs
-from kbench.engine.stored_comparison import measure_stored_margins, stored_interleaved, stored_outcome
-from kbench.report.comparison import EXTENSIONS, FORMATS, gobench, render
+from kbench.engine.stored_comparison import (
+    measure_stored_margins,
+    measured_on,
+    stored_interleaved,
+    stored_outcome,
+)
+from kbench.kinds.kfunc.loaded import module_suffixes
+from kbench.profile.defaults import COUNTERS_BY_DEFAULT
+from kbench.profile.folded import FoldedProfile
+from kbench.report.comparison import EXTENSIONS, FORMATS, render
 from kbench.report.comparison.build import build_interleaved_report, build_report
 from kbench.report.comparison.model import ComparisonReport, MetricComparison
 from kbench.report.comparison.noise_floor import noise_floor_text
+from kbench.report.comparison.profiles import STORED_PROFILES, with_profiles, write_flame_graphs
 from kbench.store.db import Store
 from kbench.sysinfo.collect import collect_sysinfo
+from kbench.targets.base import Target
 from kbench.targets.factory import make_target
 from kbench.targets.suite_runner import suite_tools
+from kbench.targets.transport import Transport
 
 
 def parse_margin(text: str | None) -> float | None:
@@ -54,7 +69,7 @@ def parse_margin(text: str | None) -> float | None:
 
 
 @click.command("compare")
-@click.argument("benchmark", required=False)
+@click.argument("benchmark", required=False, shell_complete=complete_benchmarks)
 @click.option("--kernel", "kernels", multiple=True, metavar="SPEC",
               help="A side per kernel (deb:<release>, bzImage, build tree, or local); the first is the base. "
               "With one --kernel and a parameter varied with '|', the sides run in that kernel.")
@@ -65,6 +80,17 @@ def parse_margin(text: str | None) -> float | None:
               "(with BENCHMARK to pick the benchmark).")
 @click.option("-p", "--param", "params", multiple=True, type=KeyValue(),
               help="Benchmark parameter KEY=VALUE; KEY=V1|V2 makes one side per value (the first is the base).")
+@click.option("--module", "modules", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="A benchmark module of your own (NAME.c or a module directory), built and loaded next to "
+              "kbench.ko in the --kernel (or, with --local-kernel, this kernel). Once: vary its benchmark's "
+              "parameter with '|'. Twice or more: each module is a side, built under a name of its own so that "
+              "all load at once.")
+@click.option("--local-kernel", is_flag=True,
+              help="In-kernel benchmarks without --kernel: build kbench.ko (and --module's) and load them into "
+              "the running kernel.")
+@click.option("--whole-runs", is_flag=True,
+              help="Interleaved, in-kernel benchmarks: alternate whole kbench.ko runs from outside instead of "
+              "short slots inside one kernel thread (the default).")
 @click.option("--design", type=click.Choice(DESIGNS), default=AUTO, show_default=True,
               help="interleaved: sides alternate slot by slot in random ABBA blocks (commands, syscalls, "
               "in-kernel functions on one target); trials: whole runs, per kernel boot. auto picks interleaved "
@@ -92,6 +118,14 @@ def parse_margin(text: str | None) -> float | None:
 @click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
               help="Multiple-comparison control for secondary metrics (family-wise Holm or FDR).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the randomized order.")
+@click.option("--profile", "profile", is_flag=True,
+              help="After the timed blocks or trials, profile each side in a run of its own (perf record, call "
+              "graphs) and report the profile delta against the base and flame graphs (stored runs: their stored "
+              "profiles are used when every side has one).")
+@click.option("--counters/--no-counters", default=None,
+              help="perf event counters in every slot or trial (stored runs: those they counted), judged per "
+              "operation as secondary metrics "
+              f"(default: {'on' if COUNTERS_BY_DEFAULT else 'off'}).")
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here.")
@@ -103,17 +137,21 @@ def parse_margin(text: str | None) -> float | None:
 @pass_context
 def compare_cmd(
     ctx: Context, benchmark: str | None, kernels: tuple[str, ...], commands: tuple[str, ...],
-    run_sets: tuple[RunSelector, ...], params: tuple[tuple[str, str], ...], design: str, metric: str, budget: float,
+    run_sets: tuple[RunSelector, ...], params: tuple[tuple[str, str], ...], modules: tuple[Path, ...],
+    local_kernel: bool, whole_runs: bool, design: str, metric: str, budget: float,
     blocks: int | None, samples: int | None, trials: int | None, min_trials: int | None, fixed: bool,
-    trials_per_boot: int, margin: str | None, alpha: float, correction: str, seed: int, fmt: str, as_json: bool,
-    output: Path | None, report_dir: Path | None, fail_on: frozenset[str],
+    trials_per_boot: int, margin: str | None, alpha: float, correction: str, seed: int, profile: bool,
+    counters: bool | None, fmt: str, as_json: bool, output: Path | None, report_dir: Path | None,
+    fail_on: frozenset[str],
 ) -> None:
     """Compare programs (--command A --command B), configurations (BENCH -p KEY=V1|V2),
     kernels (--kernel A --kernel B BENCH) or stored runs (--runs 1,2,3 --runs 4,5,6): a verdict
     per metric - regression, improvement, no change or inconclusive with its reason - with the
     change, its confidence interval and p-value, and the design that measured it."""
     kinds = [name for name, given in (("--kernel", kernels), ("--command", commands), ("--runs", run_sets)) if given]
-    if len(kinds) > 1 or (not kinds and not any("|" in value for _, value in params)):
+    if modules:
+        _check_modules(kernels, commands, run_sets, local_kernel, design)
+    elif len(kinds) > 1 or (not kinds and not any("|" in value for _, value in params)):
         raise click.UsageError("give the sides with exactly one of --kernel, --command or --runs (twice or more), "
                                "or vary one parameter with -p KEY=V1|V2")
     margin_value = parse_margin(margin)
@@ -123,7 +161,8 @@ def compare_cmd(
         store = ctx.reader if run_sets else ctx.store  # stored runs are only read
         correction_method: Method = "bh" if correction == "bh" else "holm"
         selected = [select_runs(store, selector, benchmark) for selector in run_sets]
-        replayed = stored_interleaved(store, selected, alpha=alpha, margin=margin_value) if run_sets else None
+        replayed = (stored_interleaved(store, selected, alpha=alpha, margin=margin_value, counters=bool(counters))
+                    if run_sets else None)
         if replayed is not None:
             margin_value, margin_source = _margin(store, replayed.sides[0].side, margin_value, margin, INTERLEAVED)
             if margin_value is None:
@@ -131,20 +170,52 @@ def compare_cmd(
             report = build_interleaved_report(
                 replayed, title=f"{replayed.metrics[0].name}: {' vs '.join(s.label for s in replayed.sides)}",
                 label_kind="stored", alpha=alpha, margin=margin_value, correction=correction_method,
-                context=_context(), parameters=_parameters(params, samples, seed, alpha, margin_source),
+                context=measured_on(store, selected, [s.side.label for s in replayed.sides]),
+                parameters=_parameters(params, samples, seed, alpha, margin_source),
             )
+            report = with_profiles(report, stored_side_profiles(
+                store, {s.label: s.run_id for s in replayed.sides}), note=STORED_PROFILES, every_side=True)
         elif run_sets:
-            outcome = stored_outcome(store, selected, benchmark=benchmark)
+            outcome = stored_outcome(store, selected, benchmark=benchmark, counters=bool(counters))
             base = outcome.sides[0].side
             margin_value, margin_source = _margin(store, base, margin_value, margin, TRIALS)
             report = build_report(
                 outcome, title=f"{outcome.sides[0].primary_metric}: {' vs '.join(s.side.label for s in outcome.sides)}",
                 label_kind="stored", alpha=alpha, margin=margin_value, correction=correction_method,
-                context=_context(), parameters=_parameters(params, samples, seed, alpha, margin_source)
+                context=measured_on(store, selected, [s.side.label for s in outcome.sides]),
+                parameters=_parameters(params, samples, seed, alpha, margin_source)
                 | {"noise floor": noise_floor_text(comparison_noise_floor(store, outcome))},
             )
+            first_runs = {s.side.label: s.runs[0].run_id for s in outcome.sides if s.runs}
+            report = with_profiles(report, stored_side_profiles(store, first_runs), note=STORED_PROFILES,
+                                   every_side=True)
+        elif modules:
+            kernel = kernels[0] if kernels else None
+            with make_target(kernel, modules, local_kernel=local_kernel,
+                             module_suffixes=module_suffixes(modules)) as target:
+                if not isinstance(target, Transport):
+                    raise BadRequest(f"{kernel or 'this kernel'} cannot load benchmark modules")
+                found = module_sides(target, modules, benchmark, dict(params), samples)
+                sides = [replace(side, kernel=kernel) for side in found.sides]
+                margin_value, margin_source = _margin(store, sides[0], margin_value, margin, INTERLEAVED)
+                if blocks is not None and (refusal := check_blocks(blocks, alpha=alpha)):
+                    raise BadRequest(refusal)
+                interleaved, profiles = _measure_interleaved(store, sides, budget, blocks, metric, alpha,
+                                                             margin_value, seed, samples, not fixed, profile,
+                                                             target=target, in_kernel=not whole_runs)
+            report = build_interleaved_report(
+                interleaved, title=f"{found.title}: {' vs '.join(s.label for s in sides)}",
+                label_kind=found.label_kind, alpha=alpha, margin=margin_value, correction=correction_method,
+                context=_context(), parameters=_parameters(params, samples, seed, alpha, margin_source)
+                | {"modules": " ".join(str(m) for m in modules)},
+            )
+            if profile:
+                report = with_profiles(report, *profiles)
         else:
             found = build_sides(benchmark, kernels, commands, dict(params), samples)
+            counting = COUNTERS_BY_DEFAULT if counters is None else counters
+            found = replace(found, sides=[replace(side, request=replace(side.request, counters=counting))
+                                          for side in found.sides])
             chosen = choose_design(TRIALS if design == AUTO and trial_options else design, found.sides)
             margin_value, margin_source = _margin(store, found.sides[0], margin_value, margin, chosen)
             title = f"{found.title}: {' vs '.join(s.label for s in found.sides)}"
@@ -152,12 +223,15 @@ def compare_cmd(
             if chosen == INTERLEAVED:
                 if blocks is not None and (refusal := check_blocks(blocks, alpha=alpha)):
                     raise BadRequest(refusal)
-                interleaved = _measure_interleaved(store, found.sides, budget, blocks, metric, alpha, margin_value,
-                                                   seed, samples, not fixed)
+                interleaved, profiles = _measure_interleaved(store, found.sides, budget, blocks, metric, alpha,
+                                                             margin_value, seed, samples, not fixed, profile,
+                                                             local_kernel=local_kernel, in_kernel=not whole_runs)
                 report = build_interleaved_report(
                     interleaved, title=title, label_kind=found.label_kind, alpha=alpha, margin=margin_value,
                     correction=correction_method, context=_context(), parameters=parameters,
                 )
+                if profile:
+                    report = with_profiles(report, *profiles)
             else:
                 max_trials = trials or 10
                 first_look = min(min_trials or 5, max_trials)
@@ -165,25 +239,32 @@ def compare_cmd(
                 if refusal is not None:
                     raise BadRequest(refusal)
                 outcome = _measure(store, found.sides, max_trials, first_look, not fixed, alpha, margin_value, seed,
-                                   trials_per_boot)
+                                   trials_per_boot, metric)
                 report = build_report(
                     outcome, title=title, label_kind=found.label_kind, alpha=alpha, margin=margin_value,
                     correction=correction_method, context=_context(),
                     parameters=parameters | {"noise floor": noise_floor_text(comparison_noise_floor(store, outcome))},
                 )
+                if profile:
+                    profiled = [ProfiledSide(s.side.label, s.runs[0].run_id, s.side.benchmark, s.side.request,
+                                             s.side.kernel) for s in outcome.sides if s.runs]
+                    report = with_profiles(report, *profile_sides(store, profiled, _target_factory(found.sides)))
     if report_dir is not None:
         report_dir.mkdir(parents=True, exist_ok=True)
         for name in ("text", "json", "markdown", "html"):
             (report_dir / f"report.{EXTENSIONS[name]}").write_text(render(report, name))
+        from kbench.report.comparison import gobench
+
         gobench.write_files(report, report_dir / "benchstat")
-        err_console.print(f"wrote the text, JSON, markdown, HTML and benchstat reports to {report_dir}")
+        flames = write_flame_graphs(report, report_dir)
+        err_console.print(f"wrote the text, JSON, markdown, HTML and benchstat reports"
+                          f"{' and ' + str(len(flames)) + ' flame graphs' if flames else ''} to {report_dir}")
     text = render(report, fmt)
     if output is not None:
         output.write_text(text)
         err_console.print(f"wrote {output}")
     else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        sys.stdout.flush()
+        write_stdout(text if text.endswith("\n") else text + "\n", data=fmt != "text")
     exit_if_found(fail_on, ((m.verdict, _named(report, m)) for m in report.metrics))
 
 
@@ -192,6 +273,13 @@ def _named(report: ComparisonReport, metric: MetricComparison) -> str:
     if len(report.new_labels) == 1:
         return metric.metric
     return f"{metric.metric} on {report.new_label_of(metric)}"
+
+
+def _target_factory(sides: list[ComparisonSide]) -> TargetFactory:
+    return functools.partial(
+        make_target, suite_tools=suite_tools(side.benchmark for side in sides),
+        with_module=any(side.benchmark.kind != "suite" for side in sides),
+    )
 
 
 def _margin(
@@ -211,10 +299,10 @@ def _parameters(
 
 def _measure(
     store: Store, sides: list[ComparisonSide], trials: int, min_trials: int, adaptive: bool, alpha: float,
-    margin: float | None, seed: int, trials_per_boot: int,
+    margin: float | None, seed: int, trials_per_boot: int, metric: str,
 ) -> ComparisonOutcome:
     with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        label_column(), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=err_console, transient=True, disable=not err_console.is_terminal,
     ) as bar:
         task = bar.add_task("trials", total=trials * len(sides))
@@ -223,22 +311,33 @@ def _measure(
             bar.update(task, description=f"{label} trial {index + 1}")
             bar.advance(task)
 
-        factory = functools.partial(
-            make_target, suite_tools=suite_tools(side.benchmark for side in sides),
-            with_module=any(side.benchmark.kind != "suite" for side in sides),
-        )
         return run_comparison(
-            store, sides, factory, max_trials=trials, min_trials=min(min_trials, trials), adaptive=adaptive,
-            alpha=alpha, margin=margin, seed=seed, trials_per_boot=trials_per_boot, on_trial=on_trial,
+            store, sides, _target_factory(sides), max_trials=trials, min_trials=min(min_trials, trials),
+            adaptive=adaptive, alpha=alpha, margin=margin, seed=seed, trials_per_boot=trials_per_boot,
+            on_trial=on_trial, metric=metric,
         )
+
+
+def _check_modules(kernels: tuple[str, ...], commands: tuple[str, ...], run_sets: tuple[RunSelector, ...],
+                   local_kernel: bool, design: str) -> None:
+    if commands or run_sets:
+        raise click.UsageError("--module compares in-kernel benchmarks: give no --command or --runs")
+    if len(kernels) > 1:
+        raise click.UsageError("--module loads the modules into one kernel: give --kernel once")
+    if not kernels and not local_kernel:
+        raise click.UsageError("--module loads the modules into a kernel booted in qemu (--kernel SPEC), or with "
+                               "--local-kernel into the running kernel")
+    if design == TRIALS:
+        raise click.UsageError("--module sides run in one kernel: they are compared with the interleaved design")
 
 
 def _measure_interleaved(
     store: Store, sides: list[ComparisonSide], budget: float, blocks: int | None, metric: str, alpha: float,
-    margin: float | None, seed: int, samples: int | None, adaptive: bool,
-) -> InterleavedOutcome:
+    margin: float | None, seed: int, samples: int | None, adaptive: bool, profile: bool, *,
+    target: Target | None = None, local_kernel: bool = False, in_kernel: bool = True,
+) -> tuple[InterleavedOutcome, tuple[dict[str, FoldedProfile], list[str]]]:
     with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}% of the budget"),
+        label_column(), BarColumn(), TextColumn("{task.percentage:>3.0f}% of the budget"),
         TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
     ) as bar:
         task = bar.add_task("pilot block", total=1.0)
@@ -246,11 +345,20 @@ def _measure_interleaved(
         def on_slot(label: str, block: int, fraction: float) -> None:
             bar.update(task, description=f"block {block + 1}: {label}", completed=fraction)
 
-        with make_target(sides[0].kernel) as target:
-            return run_interleaved(store, sides, target, budget_s=budget, max_blocks=blocks, metric=metric,
-                                   alpha=alpha, margin=margin, margin_from_noise=margin is None, seed=seed,
-                                   samples=samples, adaptive=adaptive,
-                                   on_slot=on_slot)
+        def measure(machine: Target) -> tuple[InterleavedOutcome, tuple[dict[str, FoldedProfile], list[str]]]:
+            outcome = interleaved_comparison(store, sides, machine, budget_s=budget, max_blocks=blocks, metric=metric,
+                                             alpha=alpha, margin=margin, margin_from_noise=margin is None, seed=seed,
+                                             samples=samples, adaptive=adaptive, on_slot=on_slot, in_kernel=in_kernel)
+            if not profile:
+                return outcome, ({}, [])
+            bar.update(task, description="profiling each side (a run of its own)", completed=1.0)
+            profiled = [ProfiledSide(s.label, s.run_id, s.side.benchmark, s.side.request) for s in outcome.sides]
+            return outcome, profile_sides(store, profiled, machine)
+
+        if target is not None:
+            return measure(target)
+        with make_target(sides[0].kernel, local_kernel=local_kernel) as machine:
+            return measure(machine)
 
 
 def _context() -> dict[str, object]:

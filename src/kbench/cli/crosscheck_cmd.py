@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import click
+from rich.text import Text
 
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
 from kbench.cli.main import Context, emit_json, err_console, fail, out_console, pass_context, user_errors
-from kbench.cli.parsing import KeyValue
+from kbench.cli.parsing import KeyValue, complete_benchmarks
 from kbench.contract.request import RunRequest
 
 
 @click.command("crosscheck")
-@click.argument("benchmark")
+@click.argument("benchmark", shell_complete=complete_benchmarks)
 @click.option("-p", "--param", "params", multiple=True, type=KeyValue(), help="Benchmark parameter KEY=VALUE.")
 @click.option("--kernel", metavar="SPEC", help="Check in this kernel booted in qemu (deb:<release>, …); "
               "default: the running kernel (tracefs; kfunc.* needs --kernel).")
@@ -72,4 +73,4 @@ def crosscheck_cmd(
 
 
 def _progress(text: str) -> None:
-    err_console.print(f"[dim]{text}[/]", highlight=False)
+    err_console.print(Text(text, style="dim"), highlight=False)

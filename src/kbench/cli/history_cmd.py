@@ -41,7 +41,7 @@ def history_cmd(
     window: int, max_pvalue: float, raw_values: bool, as_json: bool, fail_on: frozenset[str],
 ) -> None:
     """List the series of stored runs (benchmark + parameters + metric + machine + target), points
-    newest last, with their change points (Apache Otava).
+    newest last, with their change points (E-divisive means, t-test).
 
     BENCH is a benchmark or metric name or glob (syscall.*); SERIES is a series id from this list.
     --fail-on looks at every change point listed (narrow it with --since).
@@ -52,9 +52,9 @@ def history_cmd(
     settings = settings_from(window, max_pvalue, raw_values)
     notes: list[str] = []
     with user_errors(), history_errors():
-        series = load_series(ctx.reader.engine, selector, since=since)
+        series = load_series(ctx.reader, selector, since=since)
         if control is not None:
-            series, notes = _relative_to_control(series, load_series(ctx.reader.engine, control, since=since))
+            series, notes = _relative_to_control(series, load_series(ctx.reader, control, since=since))
         histories = analyse(series, settings, repo=repo)
     if as_json:
         emit_json({"settings": settings.to_json(), "series": [h.to_json() for h in histories],

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from kbench.cli import exit_codes
+from kbench.cli.console import echo_literal
 from kbench.cli.main import Context, fail, pass_context, user_errors
 from kbench.importers import IMPORTERS, ImportProblem, read_runs
 
@@ -29,7 +30,10 @@ def import_cmd(ctx: Context, files: tuple[Path, ...], fmt: str) -> None:
                  (parameter command), every execution's time in seconds
       pyperf     pyperf JSON (pyperf timeit -o, pyperformance): a run of
                  pyperf.benchmark per benchmark (parameter name), every value
-    Importing a file twice adds nothing. Compare imported runs with
+    Each file's runs are stored together or not at all. A run is identified by
+    a digest of its content: importing a file twice adds nothing. A file must
+    be a regular file of at most 32 MiB (1 GiB for a recovery file), inflated.
+    Compare imported runs with
     `kbench compare --runs ID --runs ID`; see docs/interop.md.
     """
     loaded = []
@@ -41,8 +45,7 @@ def import_cmd(ctx: Context, files: tuple[Path, ...], fmt: str) -> None:
     with user_errors():
         store = ctx.store
         for path, found_format, runs in loaded:
-            for run in runs:
-                run_id, how = store.store_pending_run(run)
+            for run, (run_id, how) in zip(runs, store.store_pending_runs(runs), strict=True):
                 what = {"completed": "completed run", "added": "added as run", "exists": "already stored as run"}[how]
-                click.echo(f"{path}: {found_format}: {what} {run_id} ({run.run['benchmark']}, {run.status}, "
-                           f"{len(next(iter(run.columns.values()))) if run.columns else 0} samples)")
+                echo_literal(f"{path}: {found_format}: {what} {run_id} ({run.run['benchmark']}, {run.status}, "
+                                             f"{len(next(iter(run.columns.values()))) if run.columns else 0} samples)")

@@ -49,6 +49,17 @@ class LazyGroup(click.Group):
             self.add_command(self.lazy[cmd_name].load(), cmd_name)
         return super().get_command(ctx, cmd_name)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """As Click's, with "did you mean" among every command, not only those already imported."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand:
+            raise click.exceptions.NoSuchCommand(
+                str(args[0]), possibilities=self.list_commands(ctx), ctx=ctx
+            ) from None
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """As Click's own listing, but the help of a command not yet imported comes from ``lazy``."""
         names = [name for name in self.list_commands(ctx) if not self._hidden(name)]

@@ -5,11 +5,31 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import click
+import click.shell_completion
 
 from kbench.durations import match_duration, parse_duration
 
 if TYPE_CHECKING:
     from kbench.engine.run_selection import RunSelector
+
+
+def complete_benchmarks(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[click.shell_completion.CompletionItem]:
+    """Shell completion of a benchmark argument: every catalog name starting with what was typed;
+    a path (``./``, ``/``, ``~``: a job file for ``kbench run``) is left to the shell's file completion."""
+    from click.shell_completion import CompletionItem
+
+    from kbench.catalog.benchmarks import all_benchmarks
+
+    if incomplete.startswith((".", "/", "~")):
+        return [CompletionItem(incomplete, type="file")]
+
+    try:
+        names = sorted(all_benchmarks())
+    except Exception:  # a completion never fails loudly (no probe built yet, ...)
+        return []
+    return [CompletionItem(name) for name in names if name.startswith(incomplete)]
 
 
 class Duration(click.ParamType):  # type: ignore[type-arg]

@@ -6,19 +6,30 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.console import Console
-from rich.markup import escape
 from rich.text import Text
 
-from kbench.report.run_json import summary_line
+from kbench.report.run_json import child_cpu_summary, cycle_ns, summary_line
 from kbench.report.terminal import body_histogram_lines, cdf_lines, log2_histogram_lines, seed_line
 from kbench.report.units import format_value
 from kbench.sysinfo.usage import parse_usage, usage_lines
 
 if TYPE_CHECKING:
     from kbench.engine.stored_run import StoredRun
+    from kbench.profile.folded import FoldedProfile
 
 MIN_SAMPLES_FOR_DISTRIBUTION = 20
 """Below this many values a histogram says nothing: the values are listed instead."""
+
+
+def _section(console: Console, title: str, lines: list[str]) -> None:
+    """A blank line, the title (if any) and the lines; nothing at all when there are no lines."""
+    if not lines:
+        return
+    console.print()
+    if title:
+        console.print(title, highlight=False, markup=False)
+    for line in lines:
+        console.print(Text(line), highlight=False)
 
 
 def render_quiet(console: Console, report: StoredRun, benchmark: str) -> None:
@@ -27,6 +38,39 @@ def render_quiet(console: Console, report: StoredRun, benchmark: str) -> None:
     line = summary_line(benchmark, summary.p50 if summary else None, report.unit, summary.n if summary else 0)
     line += f" run {report.run_id}" + ("" if report.status == "complete" else f" {report.status}")
     console.print(Text(line), highlight=False)
+
+
+def render_counters(console: Console, header: dict[str, object]) -> None:
+    """The run's perf counters (``kbench.profile.counters``), when it counted."""
+    from kbench.profile.counters import counter_lines, parse_counters
+
+    counters = parse_counters(header)
+    if counters is None:
+        return
+    usage = header.get("usage")
+    wall = usage.get("wall_s") if isinstance(usage, dict) else header.get("elapsed_s")
+    ops = f", {counters.operations:,.0f} {counters.operation}s" if counters.operations else ""
+    wall_ns = float(wall) * 1e9 if isinstance(wall, int | float) else None
+    _section(console, f"perf counters ({counters.source}, {counters.scope}{ops})",
+             [f"  {line}" for line in counter_lines(counters, wall_ns=wall_ns)])
+
+
+def render_profile(console: Console, profile: FoldedProfile | None, problem: str | None, run_id: int) -> None:
+    """The frames with the largest self share of the run's profile, or why it has none."""
+    from kbench.profile.folded import is_kernel, plain_symbol
+
+    if profile is None:
+        if problem:
+            console.print(Text.assemble(("warning:", "yellow"), f" no profile: {problem}"), highlight=False)
+        return
+    console.print(f"\nprofile ({profile.event} at {profile.frequency_hz} Hz, {profile.samples:,} samples, "
+                  f"{profile.details.get('window', '')}; `kbench show {run_id} --flame FILE.svg` draws it)",
+                  highlight=False)
+    console.print(f"  {'self %':>7} {'children %':>10}  symbol", highlight=False)
+    for frame, own, children in profile.top(12):
+        where = " [k]" if is_kernel(frame) else ""
+        console.print(Text(f"  {100 * own:7.2f} {100 * children:10.2f}  {plain_symbol(frame)}{where}"),
+                      highlight=False)
 
 
 def render_run(console: Console, report: StoredRun, hist: str = "linear", *, histogram: bool = True) -> None:
@@ -42,7 +86,7 @@ def render_run(console: Console, report: StoredRun, hist: str = "linear", *, his
     if header.get("tool_version"):
         how.append(str(header["tool_version"]))
     how.append(report.basis)
-    console.print(f"[bold]{escape(metric)}[/]  run {report.run_id}  {report.status}  ({escape(', '.join(how))})",
+    console.print(Text.assemble((metric, "bold"), f"  run {report.run_id}  {report.status}  ({', '.join(how)})"),
                   highlight=False)
     if summary is None:
         console.print("no samples were collected")
@@ -57,6 +101,15 @@ def render_run(console: Console, report: StoredRun, hist: str = "linear", *, his
             f"steady from sample {summary.steady_state_index}",
             highlight=False,
         )
+        ns_per_cycle = cycle_ns(header) if unit == "cycles" else None
+        if ns_per_cycle is not None:
+            console.print(
+                f"in ns (TSC {1e3 / ns_per_cycle:.3f} MHz): min {format_value(summary.min * ns_per_cycle, 'ns')} "
+                f"median {format_value(summary.p50 * ns_per_cycle, 'ns')} "
+                f"p99 {format_value(summary.p99 * ns_per_cycle, 'ns')} "
+                f"mean {format_value(summary.mean * ns_per_cycle, 'ns')}",
+                highlight=False,
+            )
         if header.get("overhead") and unit == "cycles":
             sample = float(header["overhead"]["median_ticks"])
             batch = max(int(header.get("batch") or 1), 1)
@@ -73,51 +126,48 @@ def render_run(console: Console, report: StoredRun, hist: str = "linear", *, his
                 f"({format_value(overhead['median'] / max(int(header.get('batch') or 1), 1), 'ns')} per op)",
                 highlight=False,
             )
+        cpu = child_cpu_summary(report)
+        if cpu is not None:
+            low, high = cpu.median_ci
+            console.print(
+                f"CPU time (user + system of each execution): median {format_value(cpu.p50, 'ns')} "
+                f"[{100 * cpu.median_ci_level:.0f}% CI {format_value(low, 'ns')}…{format_value(high, 'ns')}]  "
+                f"mean {format_value(cpu.mean, 'ns')} ± {format_value(cpu.stdev, 'ns')}  "
+                f"min {format_value(cpu.min, 'ns')}  max {format_value(cpu.max, 'ns')}",
+                highlight=False,
+            )
         if values.size < MIN_SAMPLES_FOR_DISTRIBUTION:
             listed = ", ".join(format_value(float(v), unit) for v in values)
             console.print(f"values in order: {listed}", highlight=False)
         elif histogram:
             lines = log2_histogram_lines(values, unit) if hist == "log2" else body_histogram_lines(values, unit)
-            console.print(f"\nhistogram ({hist} bins)")
-            for line in lines:
-                console.print(line, highlight=False)
-            console.print("\nCDF")
-            for line in cdf_lines(values, unit):
-                console.print(line, highlight=False)
+            _section(console, f"histogram ({hist} bins)", lines)
+            _section(console, "CDF", cdf_lines(values, unit))
     if series and len(series) > 1:
-        console.print("\nall metrics")
-        for item in series:
-            median = format_value(float(np.median(item.values)), item.unit)
-            lowest = format_value(float(item.values.min()), item.unit)
-            highest = format_value(float(item.values.max()), item.unit)
-            console.print(
-                f"  {item.name:<45} {item.direction:>6} is better  median {median}  min {lowest}  max {highest}"
-                f"  n={item.values.size}",
-                highlight=False,
-            )
+        _section(console, "all metrics", [
+            f"  {item.name:<45} {item.direction:>6} is better"
+            f"  median {format_value(float(np.median(item.values)), item.unit)}"
+            f"  min {format_value(float(item.values.min()), item.unit)}"
+            f"  max {format_value(float(item.values.max()), item.unit)}  n={item.values.size}"
+            for item in series
+        ])
     usage = parse_usage(header)
     if usage is not None:
-        console.print("\nrun context")
-        for line in usage_lines(usage):
-            console.print(Text(f"  {line}"), highlight=False)
+        _section(console, "run context", [f"  {line}" for line in usage_lines(usage)])
+    if header.get("counters"):
+        render_counters(console, header)
     if header.get("crosscheck"):
         from kbench.engine.crosscheck_store import crosscheck_lines
 
-        console.print()
-        for line in crosscheck_lines(header["crosscheck"]):
-            console.print(Text(line), highlight=False)
+        _section(console, "", crosscheck_lines(header["crosscheck"]))
     if header.get("tracking"):
         from kbench.trace.tracking_report import tracking_lines
 
         for title, lines in tracking_lines(header):
-            console.print(f"\n{title}")
-            for line in lines:
-                console.print(Text(line), highlight=False)
+            _section(console, title, lines)
     if header.get("trace"):
         from kbench.report.trace_run import run_trace_lines
 
-        console.print("\ntrace log")
-        for line in run_trace_lines(measurement, "log2" if hist == "log2" else "both"):
-            console.print(Text(line), highlight=False)
+        _section(console, "trace log", run_trace_lines(measurement, "log2" if hist == "log2" else "both"))
     for warning in warnings:
         console.print(Text.assemble(("warning:", "yellow"), " ", warning), highlight=False)

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from kbench.cli import exit_codes
+from kbench.cli.console import write_stdout
 from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.history_options import Since, detection_options, history_errors, settings_from
 from kbench.cli.main import Context, fail, pass_context, user_errors
@@ -51,11 +52,12 @@ def regressions_cmd(
     from kbench.history.confirmed import load_confirmations, unmatched_confirmations
     from kbench.history.load import load_series
     from kbench.history.regressions import regression_entries, wanted_runs
+    from kbench.report.why import entry_why_rows, why_json
     from kbench.store.series import run_requests
 
     settings = settings_from(window, max_pvalue, raw_values)
     with user_errors(), history_errors():
-        engine = ctx.reader.engine
+        engine = ctx.reader  # a Store: read-only SQLite is read without SQLAlchemy
         histories = analyse(load_series(engine, selector), settings, repo=repo)
         confirmations = load_confirmations(engine)
         entries = regression_entries(
@@ -63,15 +65,17 @@ def regressions_cmd(
             confirmations=confirmations,
         )
         unmatched = unmatched_confirmations(confirmations, entries, [h.series for h in histories], since)
+        why = entry_why_rows(ctx.reader, entries)
     scope = _scope(len(histories), since, improvements)
     if fmt == "json":
         text = _json({"settings": settings.to_json(), "since": since.isoformat() if since else None,
-                      "series_checked": len(histories), "entries": [e.to_json() for e in entries],
+                      "series_checked": len(histories),
+                      "entries": [{**e.to_json(), **why_json(why, e)} for e in entries],
                       "confirmed": [c.to_json() for c in unmatched]})
     elif fmt == "markdown":
         from kbench.report.regression_text import render_markdown
 
-        text = render_markdown(entries, scope, unmatched)
+        text = render_markdown(entries, scope, why, unmatched)
     elif fmt == "html":
         from kbench.report.regression_html import render_page
 
@@ -79,8 +83,8 @@ def regressions_cmd(
     else:
         from kbench.report.regression_text import render_text
 
-        text = render_text(entries, scope, unmatched)
-    _write(text, output)
+        text = render_text(entries, scope, why, unmatched)
+    _write(text, output, data=fmt != "text")
     exit_if_found(fail_on, ((e.point.verdict, e.series.metric) for e in entries))
 
 
@@ -119,10 +123,13 @@ def releases_cmd(
         raise click.BadParameter(f"{plot}: the plot is written as .png, .svg or .pdf", param_hint="--plot")
     names = [normalise_kernel(k) for k in kernels]
     with user_errors(), history_errors():
-        engine = ctx.reader.engine
+        engine = ctx.reader  # a Store: read-only SQLite is read without SQLAlchemy
         series = load_series(engine, selector)
         ids = [p.run_id for s in series for p in s.points if p.kernel in names]
         rows = release_rows(series, names, median_intervals(engine, ids))
+    if not rows:
+        fail(f"nothing to compare: no series has runs on {names[0]} and on another of {', '.join(names[1:])} "
+             "(`kbench history --json` lists the kernels of every point)", exit_codes.NOT_FOUND)
     if fmt == "json":
         text = _json({"kernels": names, "base": names[0], "confidence": 0.95, "rows": [r.to_json() for r in rows]})
     elif fmt == "markdown":
@@ -130,10 +137,8 @@ def releases_cmd(
     else:
         text = render_text(rows, names)
     if plot is not None:
-        if not rows:
-            fail(f"nothing to plot: no series has runs on {names[0]} and another kernel", exit_codes.NOT_FOUND)
         render_plot(rows, names, plot)
-    _write(text, output)
+    _write(text, output, data=fmt != "text")
 
 
 def _json(data: object) -> str:
@@ -142,9 +147,9 @@ def _json(data: object) -> str:
     return dumps(data) + "\n"
 
 
-def _write(text: str, output: Path | None) -> None:
+def _write(text: str, output: Path | None, *, data: bool) -> None:
     if output is None:
-        click.echo(text, nl=False)
+        write_stdout(text, data=data)
         return
     try:
         output.write_text(text)

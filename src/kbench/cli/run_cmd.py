@@ -2,40 +2,48 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
-from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kbench import interrupts
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
+from kbench.cli.console import label_column
 from kbench.cli.job_run import run_job_file
 from kbench.cli.main import Context, emit_json, err_console, fail, literal, out_console, pass_context, user_errors
-from kbench.cli.parsing import Duration, KeyValue, Warmup
-from kbench.cli.render import render_quiet, render_run
+from kbench.cli.parsing import Duration, KeyValue, Warmup, complete_benchmarks
+from kbench.cli.render import render_profile, render_quiet, render_run
 from kbench.contract.benchmark import Benchmark, UnknownBenchmark
 from kbench.contract.limits import request_problems
 from kbench.contract.request import LABEL_MAX, BadRequest, RunRequest
-from kbench.engine.runner import execute_run
+from kbench.engine.profiling import stored_profile
+from kbench.engine.runner import execute_run, store_failed_start
 from kbench.engine.stored_run import stored_run
 from kbench.jobs import is_job_file
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
 from kbench.kinds.kfunc.loaded import loaded_benchmark
-from kbench.report.run_json import run_context_json, run_json
+from kbench.profile.defaults import counters_by_default
+from kbench.report.run_json import profile_json, run_context_json, run_json
 from kbench.store.db import Store
+from kbench.targets.base import Target, TargetError
 from kbench.targets.factory import make_target, target_cpus
 from kbench.targets.local_kmod import LOCAL_KERNEL_HINT, what_loads_locally
 from kbench.targets.suite_runner import suite_tools
+from kbench.targets.vm.errors import ModuleBuildError
 from kbench.targets.vm_target import VmTarget
 from kbench.trace.tracking import parse_track, tracked
 
 
 @click.command("run")
-@click.argument("benchmark")
+@click.argument("benchmark", shell_complete=complete_benchmarks)
 @click.option(
     "-p", "--param", "params", multiple=True, type=KeyValue(), help="Benchmark parameter KEY=VALUE (repeatable)."
 )
@@ -82,6 +90,18 @@ from kbench.trace.tracking import parse_track, tracked
 )
 @click.option("--label", metavar="TEXT", help="A free name for the version measured (shown in history).")
 @click.option(
+    "--profile", "profile", is_flag=True,
+    help="After the run, profile the benchmark in a run of its own (perf record: call graphs, kernel and user "
+    "symbols) and store it with the run; `kbench show RUN --flame FILE.svg` draws it.",
+)
+@click.option(
+    "--counters/--no-counters", default=None,
+    help="perf event counters around the measured region: task-clock, context switches, migrations, page "
+    "faults and, where the machine has a PMU, cycles, instructions, branches and caches "
+    "(default: on for syscall.* and command, whose cost was measured negligible, off for the others; "
+    "docs/PERFORMANCE.md has their cost).",
+)
+@click.option(
     "--local-kernel", is_flag=True,
     help="kfunc benchmarks without --kernel: allow building kbench.ko and loading it into the running kernel.",
 )
@@ -112,6 +132,8 @@ def run_cmd(
     track: str | None,
     commit: str | None,
     label: str | None,
+    profile: bool,
+    counters: bool | None,
     local_kernel: bool,
     max_instances: int,
     no_hist: bool,
@@ -157,6 +179,10 @@ def run_cmd(
             label=label,
         )
         kind = known.kind if known else "kfunc"
+        request = replace(request, counters=counters_by_default(kind) if counters is None else counters)
+        if counters and kind not in ("probe", "suite"):
+            err_console.print(literal(f"warning: --counters: not taken for {kind} benchmarks yet (syscalls, commands "
+                                      "and suites are counted)"), highlight=False)
         problems = request_problems(request, kind, target_cpus(kernel))
         if problems:
             raise BadRequest("; ".join(str(p) for p in problems))
@@ -166,13 +192,13 @@ def run_cmd(
     store = _writable_store(ctx)
     tools = suite_tools([known]) if known is not None else ()
     suite_only = known is not None and known.kind == "suite"
-    with user_errors(), make_target(kernel, modules, local_kernel=local_kernel, suite_tools=tools,
-                                    with_module=not suite_only) as target:
+    with user_errors(), _started(store, request, kernel, modules, make_target(
+            kernel, modules, local_kernel=local_kernel, suite_tools=tools, with_module=not suite_only)) as target:
         bench = known or _lookup(benchmark, target)
         request = replace(request, benchmark=bench.name)
         bench.validate_params(request.params)
         with Progress(
-            TextColumn(f"[bold]{escape(bench.name)}"),
+            label_column(),
             BarColumn(),
             TextColumn("{task.percentage:>3.0f}%"),
             TimeElapsedColumn(),
@@ -188,16 +214,66 @@ def run_cmd(
                 tracked(target, tracking),
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
+        profile_problem = _profile(store, result.run_id, target, bench, request) if profile else None
     with user_errors():
         report = stored_run(store, result)
+    extra = run_context_json(report.record)
+    if profile:
+        extra.update(profile_json(stored_profile(store, result.run_id), profile_problem))
     if as_json:
-        emit_json(run_json(report, extra=run_context_json(report.record)))
+        emit_json(run_json(report, extra=extra))
     elif quiet:
         render_quiet(out_console(), report, bench.name)
     else:
         render_run(out_console(), report, hist, histogram=not no_hist)
+        if profile:
+            render_profile(out_console(), stored_profile(store, result.run_id), profile_problem, report.run_id)
     if result.status == "interrupted":
         sys.exit(interrupts.exit_status())
+
+
+@contextlib.contextmanager
+def _started(
+    store: Store, request: RunRequest, kernel: str | None, modules: tuple[Path, ...],
+    target: AbstractContextManager[Target],
+) -> Iterator[Target]:
+    """``target`` entered; a module of the user's that does not compile is stored as a ``failed``
+    run with the compiler's output (docs/exit-codes.md, exit 3) before the error goes on."""
+    try:
+        started = target.__enter__()
+    except TargetError as exc:
+        if isinstance(exc, ModuleBuildError) or isinstance(exc.__cause__, ModuleBuildError):
+            with contextlib.suppress(Exception):  # the compiler's error matters more than the store's
+                store_failed_start(store, request, _unstarted_target(kernel, modules), str(exc))
+        raise
+    with contextlib.ExitStack() as stack:
+        stack.push(target)
+        yield started
+
+
+def _unstarted_target(kernel: str | None, modules: tuple[Path, ...]) -> dict[str, Any]:
+    """The stored target of a guest that never booted: its kernel as resolved (cached by then);
+    its version string is unknown (the guest's uname never ran)."""
+    from kbench.targets.vm import default_cache_dir, resolve_kernel
+
+    release = (kernel or "").removeprefix("deb:")
+    with contextlib.suppress(Exception):
+        release = resolve_kernel(kernel or "", default_cache_dir()).release
+    return {"kind": "vm", "kernel_release": release, "kernel_version": "", "accel": None,
+            "details": {"spec": kernel, "modules": [str(module) for module in modules], "booted": False}}
+
+
+def _profile(store: Store, run_id: int, target: Target, bench: Benchmark, request: RunRequest) -> str | None:
+    """Profile the run just stored (``kbench.engine.profiling``); why not, when it could not be."""
+    from kbench.engine.profiling import profile_run
+    from kbench.targets.base import TargetError
+
+    with err_console.status("profiling (a run of its own, under perf record)"):
+        try:
+            profile_run(store, run_id, target, bench, request)
+        except TargetError as exc:
+            return str(exc)
+    return None
 
 
 def _agree_to_local_kernel(benchmark: str) -> None:

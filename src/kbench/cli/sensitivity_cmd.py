@@ -6,19 +6,21 @@ from typing import Any
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
-from kbench.cli.parsing import Duration, KeyValue
+from kbench.cli.parsing import Duration, KeyValue, complete_benchmarks
 from kbench.compare.sensitivity import paired_sensitivity_matrix, sensitivity_matrix
 from kbench.contract.request import BadRequest
 from kbench.engine.compare_protocol import run_comparison
 from kbench.engine.comparison_sides import AUTO, DESIGNS, INTERLEAVED, build_sides, choose_design
-from kbench.engine.interleaved import DEFAULT_BUDGET_S, run_interleaved
+from kbench.engine.in_kernel import interleaved_comparison
+from kbench.engine.interleaved import DEFAULT_BUDGET_S
 from kbench.targets.factory import make_target
 
 
 @click.command("sensitivity")
-@click.argument("benchmark", required=False)
+@click.argument("benchmark", required=False, shell_complete=complete_benchmarks)
 @click.option("--command", "commands", multiple=True, metavar="CMD", help="A configuration per command line.")
 @click.option("--kernel", "kernels", multiple=True, metavar="SPEC",
               help="A configuration per kernel (with BENCHMARK); or one kernel for all with -p KEY=V1|V2.")
@@ -27,7 +29,7 @@ from kbench.targets.factory import make_target
 @click.option("--design", type=click.Choice(DESIGNS), default=AUTO, show_default=True,
               help="interleaved (one target, slot by slot) or trials (whole runs).")
 @click.option("--metric", type=click.Choice(["cpu", "wall"]), default="cpu", show_default=True,
-              help="Commands: CPU time or wall time.")
+              help="Commands: CPU time (user + system of the child) or wall time.")
 @click.option("--budget", type=Duration(), default=f"{DEFAULT_BUDGET_S:g}s", show_default=True,
               help="Interleaved design: measuring time (no early stop).")
 @click.option("--samples", type=click.IntRange(min=1), help="Samples per trial or per interleaved slot.")
@@ -51,8 +53,8 @@ def sensitivity_cmd(
         chosen = choose_design(design, found.sides)
         if chosen == INTERLEAVED:
             with make_target(found.sides[0].kernel) as target:
-                outcome = run_interleaved(ctx.store, found.sides, target, budget_s=budget, metric=metric, seed=seed,
-                                          samples=samples, adaptive=False, tags=("sensitivity",))
+                outcome = interleaved_comparison(ctx.store, found.sides, target, budget_s=budget, metric=metric,
+                                                 seed=seed, samples=samples, adaptive=False, tags=("sensitivity",))
             metric_name = outcome.metrics[0].name
             paired = paired_sensitivity_matrix(
                 [s.label for s in outcome.sides],
@@ -66,7 +68,7 @@ def sensitivity_cmd(
                        "blocks of the same configuration, Mann-Whitney / KS, A/A)")
         else:
             trial_outcome = run_comparison(ctx.store, found.sides, make_target, max_trials=trials, adaptive=False,
-                                           seed=seed, tags=("sensitivity",))
+                                           seed=seed, tags=("sensitivity",), metric=metric)
             metric_name = trial_outcome.sides[0].primary_metric
             plain = sensitivity_matrix({s.side.label: s.statistics(metric_name) for s in trial_outcome.sides})
             result = {"metric": metric_name, "design": trial_outcome.design, "test": "mann-whitney",
@@ -78,7 +80,7 @@ def sensitivity_cmd(
         emit_json(result)
         return
     console = out_console()
-    console.print(f"[bold]{metric_name}[/]: {heading}", highlight=False)
+    console.print(Text.assemble((metric_name, "bold"), f": {heading}"), highlight=False)
     table = Table(box=None, pad_edge=False)
     table.add_column("")
     for index, _ in enumerate(names):

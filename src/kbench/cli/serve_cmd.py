@@ -19,16 +19,17 @@ def serve_cmd(ctx: Context, host: str, port: int, window: int, max_pvalue: float
     points, each run (histogram, CDF, context), two runs side by side, the regression report.
     Every page has a JSON endpoint behind it (/api/...)."""
     try:
-        from kbench.web.server import serve
+        from kbench.web.server import prepare, serve
     except ImportError as exc:
         raise click.ClickException(
             f"the dashboard needs its extra: pip install 'kbench-lab[web]' ({exc.name} missing)"
         ) from None
     settings = settings_from(window, max_pvalue, raw_values)
+    with user_errors():
+        prepared = prepare(ctx.db_url, host, port, settings)
     if host not in ("127.0.0.1", "localhost", "::1"):
         err_console.print(f"kbench serve: listening on {host}: the dashboard is reachable from other machines "
-                          "(read-only, no authentication)", highlight=False)
-    shown = f"[{host}]" if ":" in host else host
-    err_console.print(f"kbench dashboard on http://{shown}:{port}/ (Ctrl-C stops it)", highlight=False)
+                          "(read-only, no authentication)", highlight=False, markup=False)
+    err_console.print(f"kbench dashboard on {prepared.url} (Ctrl-C stops it)", highlight=False, markup=False)
     with user_errors():
-        serve(ctx.db_url, host, port, settings)
+        serve(prepared)

@@ -21,8 +21,6 @@ from kbench.sysinfo.tune import (
     reset_tuning,
 )
 
-"""Exit status when a knob that exists here could not be changed (e.g. not root)."""
-
 _STYLE = {APPLIED: "green", RESTORED: "green", FAILED: "red", NOT_AVAILABLE: "dim"}
 
 
@@ -41,7 +39,8 @@ def tune_cmd(reset: bool, dry_run: bool, knobs: tuple[str, ...], as_json: bool) 
     The previous values are saved first in $XDG_STATE_HOME/kbench/tune.json
     (env KBENCH_TUNE_STATE overrides); --reset writes them back and removes the file.
     A knob this machine lacks is reported as not available here, with the reason.
-    Exit status 1 when a knob that exists could not be changed (e.g. not root).
+    Exit status 6 when a knob that exists could not be changed (e.g. not root),
+    2 when the state file is refused (see docs/exit-codes.md).
     """
     try:
         if reset:

@@ -151,14 +151,34 @@ def side_modes(base: ArrayLike, new: ArrayLike) -> dict[str, Modes]:
     return found
 
 
+def mode_distance(modes: Modes) -> float:
+    """How far apart the extreme modes are, as a log ratio: log(highest centre / lowest centre)."""
+    return math.log(modes.centres[-1] / modes.centres[0]) if modes.multimodal else 0.0
+
+
+def beyond_modes(ci_pct: tuple[float, float], found: dict[str, Modes]) -> bool:
+    """Whether every change in the interval ``ci_pct`` (in %, excluding 0) is larger than the
+    distance between the modes of each side: trials landing in one mode on one side and in
+    another on the other cannot move the sides that far apart, so the change does not rest
+    on the modes."""
+    low, high = ci_pct
+    if not (math.isfinite(low) and math.isfinite(high)) or low <= 0 <= high or min(low, high) <= -100:
+        return False
+    nearest = min(abs(math.log1p(low / 100)), abs(math.log1p(high / 100)))
+    return all(nearest > mode_distance(modes) for modes in found.values())
+
+
 def guard_trials(verdict: Verdict, base: ArrayLike, new: ArrayLike) -> Verdict:
     """A trial-level verdict made safe from a machine that switches speed.
 
     When either side's trial statistics fall into two or more modes, a Mann-Whitney
     verdict could rest on which mode each side's few trials happened to meet (block
-    medians carry the mode of their time), so a regression, improvement or "no change"
-    becomes "inconclusive" with reason ``multimodal`` naming the modes. Verdicts that are
-    already inconclusive keep their reason and gain the modes as a warning.
+    medians carry the mode of their time), so a "no change", and a regression or
+    improvement whose interval reaches within the distance between the modes, becomes
+    "inconclusive" with reason ``multimodal`` naming the modes. A regression or
+    improvement larger than that distance over its whole interval (``beyond_modes``:
+    ``sleep 0.01`` against ``sleep 0.02``, whose runs each flip by a few %) keeps its
+    verdict with the modes as a warning, as do verdicts already inconclusive.
     """
     found = side_modes(base, new)
     if not found:
@@ -166,6 +186,12 @@ def guard_trials(verdict: Verdict, base: ArrayLike, new: ArrayLike) -> Verdict:
     described = "; ".join(f"{name}: {modes.describe(verdict.unit)}" for name, modes in found.items())
     if verdict.verdict == INCONCLUSIVE:
         return dataclasses.replace(verdict, warnings=(*verdict.warnings, f"{WARNING_MODES}: {described}"))
+    if verdict.significant and beyond_modes(verdict.ci_pct, found):
+        return dataclasses.replace(verdict, warnings=(
+            *verdict.warnings,
+            f"{WARNING_MODES}: {described}; the change is larger than the distance between the modes over its "
+            "whole interval, so it does not rest on which mode the trials met",
+        ))
     return dataclasses.replace(
         verdict,
         verdict=INCONCLUSIVE,

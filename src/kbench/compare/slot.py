@@ -17,7 +17,7 @@ executions of a command, or a short run of the probe or of kbench.ko.
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from kbench.stats.validate import as_samples
 
@@ -35,6 +35,26 @@ def interquartile_mean(values: ArrayLike) -> float:
     ordered = np.sort(as_samples(values))
     quarter = ordered.size // 4
     return float(ordered[quarter : ordered.size - quarter].mean())
+
+
+def interquartile_means(values: ArrayLike, valid: ArrayLike) -> NDArray[np.float64]:
+    """``interquartile_mean`` of each row's valid values (``valid`` a boolean array of the same
+    shape); NaN for a row without any. Rows may hold different numbers of valid values."""
+    rows = np.asarray(values, dtype=np.float64)
+    keep = np.asarray(valid, dtype=bool)
+    if rows.ndim != 2 or keep.shape != rows.shape:
+        raise ValueError(f"values and valid must be 2-D arrays of one shape, got {rows.shape} and {keep.shape}")
+    ordered = np.sort(np.where(keep, rows, np.inf), axis=1)  # valid values first, in order
+    count = keep.sum(axis=1)
+    low = count // 4
+    high = count - low
+    sums = np.concatenate([np.zeros((rows.shape[0], 1)), np.cumsum(np.where(np.isfinite(ordered), ordered, 0.0),
+                                                                   axis=1)], axis=1)
+    index = np.arange(rows.shape[0])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means: NDArray[np.float64] = (sums[index, high] - sums[index, low]) / (high - low)
+    means[count == 0] = np.nan
+    return means
 
 
 def command_slot(wall_ns: ArrayLike, utime_ns: ArrayLike, stime_ns: ArrayLike) -> dict[str, float]:

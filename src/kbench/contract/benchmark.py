@@ -7,6 +7,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kbench.contract.text import shown
+
 
 class UnknownBenchmark(LookupError):
     """No benchmark has that name; the message suggests the closest ones."""
@@ -93,14 +95,14 @@ def _check_type(bench: str, spec: ParamSpec, value: str) -> None:
         try:
             int(value, 0)
         except ValueError:
-            raise BadParameter(f"{bench}: {spec.name} must be an integer, got {value!r}") from None
+            raise BadParameter(f"{bench}: {spec.name} must be an integer, got {shown(value)}") from None
     elif spec.type == "float":
         try:
             float(value)
         except ValueError:
-            raise BadParameter(f"{bench}: {spec.name} must be a number, got {value!r}") from None
+            raise BadParameter(f"{bench}: {spec.name} must be a number, got {shown(value)}") from None
     elif spec.type == "bool" and value not in ("0", "1", "true", "false", "yes", "no"):
-        raise BadParameter(f"{bench}: {spec.name} must be 0 or 1, got {value!r}")
+        raise BadParameter(f"{bench}: {spec.name} must be 0 or 1, got {shown(value)}")
 
 
 def did_you_mean(name: str, choices: list[str]) -> str:

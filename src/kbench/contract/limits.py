@@ -78,7 +78,8 @@ def request_problems(request: RunRequest, kind: str, cpus: Sequence[int] | None 
         if seconds is not None and seconds > MAX_DURATION_S:
             label = "duration" if name == "duration" else "warm-up duration"
             problems.append(LimitProblem(
-                name, f"{label} {seconds:g} s is more than the limit of {MAX_DURATION_S:g} s"))
+                name, f"{label} {exact_seconds(seconds)} is more than the limit of {exact_seconds(MAX_DURATION_S)} "
+                      f"({MAX_DURATION_S / 86400:.1f} days)"))
     if request.iterations > MAX_ITERATIONS:
         problems.append(LimitProblem(
             "iterations", f"iterations {request.iterations} is more than the limit of {MAX_ITERATIONS:,}"))
@@ -86,6 +87,14 @@ def request_problems(request: RunRequest, kind: str, cpus: Sequence[int] | None 
         problems.append(LimitProblem("cpu", f"cpu {request.cpu} does not exist on this target; its usable CPUs "
                                             f"are {cpu_list(cpus)}"))
     return problems
+
+
+def exact_seconds(seconds: float) -> str:
+    """``1,000,000 s``, ``1000000.4 s``: never rounded, so a value just over a limit does
+    not read as the limit itself."""
+    if seconds.is_integer() and abs(seconds) < 1e15:
+        return f"{int(seconds):,} s"
+    return f"{seconds!r} s"
 
 
 def cpu_list(cpus: Sequence[int]) -> str:

@@ -34,6 +34,7 @@ class RunRequest:
     overhead_pairs: int | None = None  # probe empty-region pairs (None: the probe's default)
     commit: str | None = None  # the git commit measured (history series carry it)
     label: str | None = None  # a free name for the measured version
+    counters: bool = False  # perf event counters around the measured region (kbench.profile.counters)
 
     def __post_init__(self) -> None:
         if self.commit is not None and not _COMMIT.match(self.commit):
@@ -83,6 +84,8 @@ class RunRequest:
             args += ["--timer", self.timer]
         if self.overhead_pairs is not None:
             args += ["--overhead-pairs", str(self.overhead_pairs)]
+        if self.counters:
+            args.append("--counters")
         return args
 
     def to_dict(self) -> dict[str, Any]:

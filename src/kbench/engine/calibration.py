@@ -32,7 +32,7 @@ from kbench.compare.thresholds import DEFAULT_MIN_TRIALS
 from kbench.contract.request import BadRequest, RunRequest
 from kbench.engine.compare_protocol import ComparisonSide, run_comparison
 from kbench.engine.comparison_sides import INTERLEAVED, choose_design
-from kbench.engine.interleaved import run_interleaved
+from kbench.engine.in_kernel import interleaved_comparison
 from kbench.stats.thresholds import MAD_TO_SIGMA
 from kbench.store.db import Store
 from kbench.targets.factory import make_target
@@ -76,7 +76,7 @@ def calibrate(
     target = kernel or "local"
     if choose_design(design, sides) == INTERLEAVED:
         return _interleaved(store, sides, target, metric, budget_s, samples, alpha, seed)
-    return _trials(store, sides, target, trials, budgets, alpha, seed)
+    return _trials(store, sides, target, metric, trials, budgets, alpha, seed)
 
 
 def _interleaved(
@@ -84,8 +84,8 @@ def _interleaved(
     alpha: float, seed: int,
 ) -> Calibration:
     with make_target(sides[0].kernel) as machine:
-        outcome = run_interleaved(store, sides, machine, budget_s=budget_s, metric=metric, alpha=alpha, seed=seed,
-                                  samples=samples, adaptive=False, tags=("calibration",))
+        outcome = interleaved_comparison(store, sides, machine, budget_s=budget_s, metric=metric, alpha=alpha,
+                                         seed=seed, samples=samples, adaptive=False, tags=("calibration",))
     primary = outcome.metrics[0]
     d = outcome.log_ratios(1, primary.name)
     sets = {"A1": outcome.side_values(0, primary.name), "A2": outcome.side_values(1, primary.name)}
@@ -114,11 +114,11 @@ def _interleaved(
 
 
 def _trials(
-    store: Store, sides: list[ComparisonSide], target: str, trials: int, budgets: tuple[int, ...], alpha: float,
-    seed: int,
+    store: Store, sides: list[ComparisonSide], target: str, metric: str, trials: int, budgets: tuple[int, ...],
+    alpha: float, seed: int,
 ) -> Calibration:
     outcome = run_comparison(store, sides, make_target, max_trials=trials, adaptive=False, seed=seed,
-                             min_trials=min(DEFAULT_MIN_TRIALS, trials), tags=("calibration",))
+                             min_trials=min(DEFAULT_MIN_TRIALS, trials), tags=("calibration",), metric=metric)
     metric = outcome.sides[0].primary_metric
     sets = {"A1": outcome.sides[0].statistics(metric), "A2": outcome.sides[1].statistics(metric)}
     rows: list[dict[str, Any]] = []

@@ -19,7 +19,9 @@ trials design ``DEFAULT_MARGIN``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from kbench.catalog.benchmarks import lookup
@@ -28,7 +30,9 @@ from kbench.compare.thresholds import DEFAULT_MARGIN, MAX_NOISE_MARGIN, NOISE_MA
 from kbench.contract.request import BadRequest, RunRequest
 from kbench.engine.compare_protocol import ComparisonSide
 from kbench.engine.interleaved import supports_interleaving
+from kbench.kinds.kfunc.loaded import loaded_benchmark, module_suffixes, registered_by
 from kbench.store.db import Store
+from kbench.targets.transport import Transport
 
 ALTERNATIVES = "|"
 AUTO, INTERLEAVED, TRIALS = "auto", "interleaved", "trials"
@@ -104,6 +108,73 @@ def build_sides(
                             request=RunRequest(benchmark=bench.name, params=params, samples=samples))
              for spec in kernels]
     return Sides(sides, "kernel", bench.name)
+
+
+def module_sides(
+    target: Transport, modules: Sequence[Path], benchmark: str | None, params: dict[str, str], samples: int | None,
+) -> Sides:
+    """The sides of a comparison of the user's own modules, loaded on ``target`` (``--module``):
+
+    - one module and one parameter varied with '|': its benchmark (``benchmark``, or the one it
+      registered), one side per value;
+    - two or more modules (each built under a name of its own, ``module_suffixes``): one side per
+      module, its benchmark (``benchmark`` + its suffix, or the one it registered), all under one
+      metric named after the benchmark without the suffix.
+    BadRequest names what is wrong."""
+    varying = _varying(params)
+    wanted = benchmark.removeprefix("kfunc.") if benchmark else None
+    if len(modules) == 1:
+        if varying is None:
+            raise BadRequest("with one --module, vary one parameter with '|' (e.g. -p 'work=2000|2020'), or give "
+                             "--module twice to compare two versions of the module")
+        name = wanted or _only_benchmark(registered_by(target, 0), modules[0])
+        bench = loaded_benchmark(target, f"kfunc.{name}")
+        key, values = varying
+        sides = []
+        for value in values:
+            side_params = {**params, key: value}
+            bench.validate_params(side_params)
+            sides.append(ComparisonSide(label=f"{key}={value}", kernel=None, benchmark=bench,
+                                        request=RunRequest(benchmark=bench.name, params=side_params, samples=samples)))
+        return Sides(sides, "configuration", bench.name)
+    if varying is not None:
+        raise BadRequest("with --module twice or more the modules are the sides: vary no parameter with '|'")
+    suffixes = module_suffixes(modules)
+    labels = _module_labels(modules)
+    sides = []
+    common = None
+    for index, (module, suffix) in enumerate(zip(modules, suffixes, strict=True)):
+        found = registered_by(target, index)
+        name = f"{wanted}{suffix or ''}" if wanted else _only_benchmark(found, module)
+        if wanted and name not in found:
+            raise BadRequest(f"{module} registered no benchmark {wanted} (as {name}); it registered: "
+                             + (", ".join(found) or "none"))
+        base = name.removesuffix(suffix or "")
+        common = common or base
+        if base != common:
+            raise BadRequest(f"the modules register different benchmarks ({common}, {base}): give the one to "
+                             "compare as BENCHMARK")
+        bench = loaded_benchmark(target, f"kfunc.{name}")
+        bench = replace(bench, metric=f"kfunc.{base}.cycles")
+        bench.validate_params(params)
+        sides.append(ComparisonSide(label=labels[index], kernel=None, benchmark=bench,
+                                    request=RunRequest(benchmark=bench.name, params=dict(params), samples=samples)))
+    return Sides(sides, "module", f"kfunc.{common}")
+
+
+def _only_benchmark(found: list[str], module: Path) -> str:
+    if len(found) != 1:
+        raise BadRequest(f"{module} registered {len(found)} benchmarks ({', '.join(found) or 'none'}): give the one "
+                         "to compare as BENCHMARK (kfunc.NAME)")
+    return found[0]
+
+
+def _module_labels(modules: Sequence[Path]) -> list[str]:
+    """The modules' file names, or their paths where two file names are alike."""
+    names = [Path(m).name for m in modules]
+    if len(set(names)) == len(names):
+        return names
+    return [str(m) for m in modules]
 
 
 def choose_design(requested: str, sides: list[ComparisonSide]) -> str:

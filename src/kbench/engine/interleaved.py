@@ -50,6 +50,7 @@ from kbench.engine.interleave import mirrored_order
 from kbench.engine.runner import StartedRun, begin_stored_run, finish_stored_run
 from kbench.kinds.registry import measure as measure_on
 from kbench.kinds.registry import measure_sequence, runs_in_one_process
+from kbench.profile.counters import Counters, counter_metric_values, parse_counters, sum_raw
 from kbench.store.db import Store
 from kbench.targets.base import Target
 
@@ -83,6 +84,8 @@ under 30 s even when the machine is busy."""
 
 INTERLEAVED_DESIGN = "interleaved: randomized mirrored blocks, Wilcoxon signed-rank on block log-ratios"
 """The design in a few words (every verdict of it starts its ``design`` with this)."""
+
+_NO_COUNTERS = Counters("none", "none", ())
 
 SlotCallback = Callable[[str, int, float], None]  # side label, judged blocks so far, fraction of budget used
 
@@ -118,6 +121,8 @@ class InterleavedSide:
     header: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
     interrupted: bool = False
+    counter_readings: list[dict[str, Any]] = field(default_factory=list)
+    counter_slots: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -139,16 +144,19 @@ class InterleavedOutcome:
     slot_text: str
     metric_reason: str
     comparison_id: str
+    ns_per_unit: dict[str, float] = field(default_factory=dict)
+    """Nanoseconds per unit of a metric counted in cycles (the TSC rate of the target)."""
 
     def side_values(self, side: int, metric: str) -> list[float]:
-        """Every judged slot's value of ``metric`` for one side, in order."""
-        return [s.values[metric] for s in self.slots if s.side == side and s.block < self.blocks]
+        """Every judged slot's value of ``metric`` for one side, in order (NaN where a slot has none:
+        a counter that was not counted in it)."""
+        return [s.values.get(metric, math.nan) for s in self.slots if s.side == side and s.block < self.blocks]
 
     def block_values(self, side: int, metric: str) -> list[list[float]]:
         per_block: list[list[float]] = [[] for _ in range(self.blocks)]
         for s in self.slots:
             if s.side == side and s.block < self.blocks:
-                per_block[s.block].append(s.values[metric])
+                per_block[s.block].append(s.values.get(metric, math.nan))
         return per_block
 
     def log_ratios(self, new: int, metric: str) -> np.ndarray:
@@ -172,12 +180,33 @@ def metrics_of(benchmark: Benchmark, metric: str) -> list[MetricInfo]:
     return [MetricInfo(benchmark.metric, benchmark.unit, benchmark.direction)]
 
 
-def slot_values(benchmark: Benchmark, measurement: Measurement) -> dict[str, float]:
+def slot_values(benchmark: Benchmark, measurement: Measurement, *, counters: bool = True) -> dict[str, float]:
+    """The slot's value of every metric: the timed ones and, when it counted (``counters``), its
+    perf counters per operation (``kbench.profile.counters``)."""
     if benchmark.name == "command":
         columns = measurement.columns
-        return command_slot(measurement.per_op("ns"), columns["utime_ns"], columns["stime_ns"])
-    unit = "cycles" if benchmark.kind == "kfunc" else "ns"
-    return {benchmark.metric: interquartile_mean(measurement.per_op(unit))}
+        values = command_slot(measurement.per_op("ns"), columns["utime_ns"], columns["stime_ns"])
+    else:
+        unit = "cycles" if benchmark.kind == "kfunc" else "ns"
+        timed = measurement.per_op(unit)
+        disturbed = measurement.columns.get("disturbed")
+        if disturbed is not None:  # samples an interrupt or a context switch reached (kbench.ko's A/B runs)
+            timed = timed[np.asarray(disturbed) == 0]
+        values = {benchmark.metric: interquartile_mean(timed) if timed.size else float("nan")}
+    if counters:
+        values.update((name, value) for name, (value, _, _) in
+                      counter_metric_values(measurement.header, benchmark.metric).items())
+    return values
+
+
+def counter_metrics(benchmark: Benchmark, measurements: Sequence[Measurement]) -> list[MetricInfo]:
+    """The counter metrics every one of ``measurements`` (the pilot's slots) has, in their order."""
+    found: list[dict[str, tuple[float, str, str]]] = [
+        counter_metric_values(m.header, benchmark.metric) for m in measurements]
+    if not found:
+        return []
+    common = [name for name in found[0] if all(name in other for other in found[1:])]
+    return [MetricInfo(name, found[0][name][1], found[0][name][2]) for name in common]
 
 
 class _Runner:
@@ -274,6 +303,12 @@ class _Runner:
         side.columns.setdefault("block", []).append(np.full(rows, block, dtype=np.int64))
         if side.header is None:
             side.header = dict(measurement.header)
+        raw = measurement.header.get("counters")
+        if raw:
+            side.counter_readings.append(raw)
+            side.counter_slots.append({"slot": slot, "block": block, "metrics": {
+                figure: value for figure, (value, _, _) in
+                (parse_counters(measurement.header) or _NO_COUNTERS).metric_values().items()}})
         side.warnings.extend(w for w in measurement.header.get("warnings", []) if w not in side.warnings)
 
     def begin(self, sysinfo: dict[str, Any]) -> None:
@@ -300,6 +335,10 @@ class _Runner:
                                        "slots": int(np.unique(columns["slot"]).size) if columns else 0})
             interrupted = status == "interrupted" or side.interrupted
             header["interrupted"] = interrupted
+            header.pop("counters", None)  # the first slot's: the side's are the sum of all its slots
+            counters = sum_raw(side.counter_readings)
+            if counters is not None:
+                header["counters"] = {**counters, "slots": side.counter_slots}
             measurement = Measurement(header=header, columns=columns, interrupted=interrupted, stderr="")
             finish_stored_run(self.store, side.started, side.side.benchmark, request, measurement, sysinfo)
 
@@ -369,6 +408,7 @@ def run_interleaved(
         for _, index, measurement, seconds in runner.measure_blocks([mirrored_order(rng, k)]):
             pilot[index] = (measurement, seconds)
         slot_text = runner.fix_slot_requests(pilot)
+        metrics.extend(counter_metrics(benchmark, [m for m, _ in pilot]))
         per_process = runner.blocks_per_process(pilot)
         design["slot"] = slot_text
         measuring_started = clock()
@@ -429,7 +469,13 @@ def run_interleaved(
     runner.finish(sysinfo, design)
     reason = METRIC_REASONS.get(metric, "") if benchmark.name == "command" else ""
     return InterleavedOutcome(runner.sides, metrics, slots, blocks, sequential, design_text, elapsed, budget_s,
-                              slot_text, reason, comparison_id)
+                              slot_text, reason, comparison_id, ns_per_unit=_ns_per_cycle(primary, runner))
+
+
+def _ns_per_cycle(primary: MetricInfo, runner: _Runner) -> dict[str, float]:
+    """{metric: ns per cycle} for a metric counted in cycles (the TSC rate its runs recorded)."""
+    hz = float(((runner.sides[0].header or {}).get("timer") or {}).get("hz") or 0)
+    return {primary.name: 1e9 / hz} if primary.unit == "cycles" and hz > 0 else {}
 
 
 def _blocks_next(per_process: int, blocks: int, elapsed: float, budget_s: float, max_blocks: int | None) -> int:

@@ -8,11 +8,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kbench.catalog.benchmarks import lookup
+from kbench.contract.benchmark import Benchmark
+from kbench.contract.request import RunRequest
 from kbench.engine.runner import RunResult, execute_run
 from kbench.jobs import JobInstance
 from kbench.store.db import Store
 from kbench.sysinfo.tune import APPLIED, UNCHANGED, apply_tuning, reset_tuning
-from kbench.targets.base import Target
+from kbench.targets.base import Target, TargetError
 
 TargetFactory = Callable[[str | None], AbstractContextManager[Target]]
 InstanceCallback = Callable[[JobInstance, int], None]
@@ -103,6 +105,20 @@ def _run_groups(
                     runs.append(run)
                     if run.status == "interrupted":
                         return
+                if instance.profile and runs:
+                    _profile_instance(store, runs[-1], target, benchmark, request)
+
+
+def _profile_instance(store: Store, run: RunResult, target: Target, benchmark: Benchmark,
+                      request: RunRequest) -> None:
+    """The instance's profile (``profile:``, LKP's ``perf-profile:``), stored with its last run; a
+    profile that cannot be taken is a warning of that run, not the job's failure."""
+    from kbench.engine.profiling import profile_run
+
+    try:
+        profile_run(store, run.run_id, target, benchmark, request)
+    except TargetError as exc:
+        store.add_warning(run.run_id, f"no profile: {exc}")
 
 
 def _apply_governor(instance: JobInstance, target_spec: str) -> list[str]:

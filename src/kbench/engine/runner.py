@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,12 +16,15 @@ from kbench.contract.benchmark import Benchmark
 from kbench.contract.limits import request_problems
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import BadRequest, RunRequest
+from kbench.contract.spill import spilling_to
+from kbench.contract.vocabulary import LOWER_IS_BETTER
 from kbench.engine.series import MetricSeries, metric_series
 from kbench.engine.warnings import run_warnings
 from kbench.kinds.registry import measure
 from kbench.stats.summary import Summary, summarize
 from kbench.store.db import Store, SummaryRecord
 from kbench.store.errors import StoreError, database_error_message
+from kbench.store.records import summary_columns as summary_columns  # its old home
 from kbench.store.recovery import save_recovery
 from kbench.targets.base import ProgressCallback, Target, TargetError
 
@@ -39,6 +43,13 @@ class RunResult:
     warnings: list[str]
     per_op_values: np.ndarray
     series: list[MetricSeries]
+
+    @property
+    def counter_series(self) -> list[MetricSeries]:
+        """The run's perf counters per operation as one-value series (``kbench.profile.counters``)."""
+        from kbench.profile.counters import counter_series
+
+        return counter_series(self.measurement.header, self.metric)
 
 
 def execute_run(
@@ -66,18 +77,34 @@ def execute_run(
     sysinfo = target.sysinfo()
     started = begin_stored_run(store, benchmark, request, target_info, sysinfo)
     run_id = started.run_id
+    spill, spill_problem = _spill_destination(store, run_id)
     try:
-        measurement = measure(target, benchmark, request, progress)
+        with spilling_to(spill):
+            measurement = measure(target, benchmark, request, progress)
     except TargetError as exc:
         _mark_unfinished(store, run_id, "failed", str(exc))
         raise
     except KeyboardInterrupt:
-        _mark_unfinished(store, run_id, "interrupted", "interrupted before any sample was taken")
+        _mark_unfinished(store, run_id, "interrupted", "interrupted before the measurement came back")
         raise
     except BaseException as exc:
         _mark_unfinished(store, run_id, "failed", f"{type(exc).__name__}: {exc}")
         raise
-    return finish_stored_run(store, started, benchmark, request, measurement, sysinfo, context_warnings)
+    warnings = [*context_warnings, *([spill_problem] if spill_problem else [])]
+    return finish_stored_run(store, started, benchmark, request, measurement, sysinfo, warnings)
+
+
+def _spill_destination(store: Store, run_id: int) -> tuple[Path | None, str | None]:
+    """Where run ``run_id`` streams its samples while measured, or why nowhere."""
+    path = store.spill_path(run_id)
+    if path is None:
+        return None, None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return None, (f"the samples were not streamed to disk while measured (cannot create {path.parent}: "
+                      f"{exc.strerror or exc}): a kbench killed meanwhile would have lost them")
+    return path, None
 
 
 @dataclass(frozen=True)
@@ -159,9 +186,12 @@ def finish_stored_run(
             reason=reason, database=store.where, run_id=run_id,
             run={**started.fields, "started_at": started.started_at.isoformat()}, error=None, **finished,
         )
+        if not_stored.path is not None:  # the recovery file holds them all: the spill would store them twice
+            store.discard_spill(run_id)
         where = f"they are in {not_stored.path}" if not_stored.path else "they were lost"
         _mark_unfinished(store, run_id, "failed", f"measured, but its samples could not be stored ({reason}); {where}")
         raise not_stored from exc
+    store.discard_spill(run_id)
     return RunResult(
         run_id=run_id,
         benchmark=benchmark,
@@ -176,31 +206,31 @@ def finish_stored_run(
     )
 
 
+def store_failed_start(store: Store, request: RunRequest, target: dict[str, Any], error: str) -> int:
+    """A ``failed`` run for a request whose target never started (a module of the user's that
+    did not compile): the benchmark is known only by name then, an in-kernel one (cycles,
+    lower is better). Returns its id."""
+    from kbench.sysinfo.collect import collect_sysinfo
+
+    run_id = store.begin_run(
+        benchmark=request.benchmark, metric=f"{request.benchmark}.cycles", unit="cycles", direction=LOWER_IS_BETTER,
+        params=request.params, request=request.to_dict(), sysinfo=collect_sysinfo(), target=target,
+        tags=request.tags, commit=request.commit, label=request.label,
+    )
+    _mark_unfinished(store, run_id, "failed", error)
+    return run_id
+
+
 def _mark_unfinished(store: Store, run_id: int, status: str, error: str) -> None:
-    """Record why a run produced nothing. If even that fails, the original error matters
-    more: the run stays ``running`` and is marked ``abandoned`` by the next kbench."""
+    """Record why a run produced no measurement, with the samples its spill kept. If even
+    that fails, the original error matters more: the run stays ``running`` and the next
+    kbench marks it ``abandoned`` and stores the spill's samples with it."""
     try:
-        store.finish_run(run_id, status=status, error=error)
+        with interrupts.deferred():  # a second Ctrl-C here would leave the row ``running``
+            store.finish_unfinished(run_id, status=status, error=error)
     except Exception as exc:
-        if not isinstance(exc, StoreError) and database_error_message(exc) is None:
+        if not isinstance(exc, StoreError | OSError | ValueError) and database_error_message(exc) is None:
             raise
-
-
-def summary_columns(summary: Summary) -> dict[str, Any]:
-    """The summary columns the store keeps next to a run (``runs`` list them)."""
-    return {
-        "n": summary.n,
-        "min": summary.min,
-        "median": summary.p50,
-        "p90": summary.p90,
-        "p95": summary.p95,
-        "p99": summary.p99,
-        "max": summary.max,
-        "mean": summary.mean,
-        "stdev": summary.stdev,
-        "mad": summary.mad,
-        "steady_state_index": summary.steady_state_index,
-    }
 
 
 def _as_dict(value: Any) -> dict[str, Any]:

@@ -25,9 +25,6 @@ MAX_OUTSIDE_BUSY_FRACTION = 0.25
 competes for caches, memory bandwidth and (in a VM) the host: worth a warning."""
 MAX_STEAL_FRACTION = 0.05
 """Hypervisor steal time above 5% of the machine's time: the vCPUs were not running."""
-MIN_STAT_TICKS = 20
-"""/proc/stat counts in USER_HZ ticks (10 ms): with fewer ticks over all CPUs the
-machine fractions are too coarse (±2 ticks) to judge."""
 
 
 def run_warnings(
@@ -62,7 +59,7 @@ def usage_warnings(usage: RunUsage) -> list[str]:
     Checked: the thread was preempted (run-queue wait, or time off CPU without ever
     blocking, above 1 − MIN_ON_CPU_FRACTION of the wall time); preemptions per second;
     other work on the machine (MAX_OUTSIDE_BUSY_FRACTION) and steal time, both only
-    with at least MIN_STAT_TICKS of /proc/stat ticks; major page faults. CPU migrations
+    with enough /proc/stat ticks (MachineUsage.measurable); major page faults. CPU migrations
     are reported by the probe itself (header ``warnings``).
     """
     found = []
@@ -85,7 +82,7 @@ def usage_warnings(usage: RunUsage) -> list[str]:
             f"({rate:.0f}/s): samples that contain a switch are outliers"
         )
     machine = usage.machine
-    if machine is not None and machine.ticks >= MIN_STAT_TICKS:
+    if machine is not None and machine.measurable:
         outside = usage.outside_busy_fraction
         if outside is not None and outside > MAX_OUTSIDE_BUSY_FRACTION:
             found.append(

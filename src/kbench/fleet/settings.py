@@ -33,16 +33,19 @@ class FleetTiming:
     """How often workers speak up and how long silence is tolerated.
 
     ``heartbeat_s``: a worker's heartbeat and lease renewal period. ``lease_s``: a running
-    task whose worker has not renewed its lease for this long is presumed lost and queued
-    again (also: a machine not seen for this long is ``offline``). ``visibility_timeout_s``:
+    task whose worker has not renewed its lease for this long (missed its heartbeats: 5 of
+    them by default) is presumed lost and queued again by a live worker's next heartbeat, so
+    a worker killed mid-task is replaced within about 10 to 12 s; a machine not seen for
+    this long is ``offline``. A live worker cut from the database longer than that loses its
+    task too (its run is then stored ``interrupted``, never twice). ``visibility_timeout_s``:
     Redis redelivers a message nobody acknowledged after this long (the backstop behind
     leases; keep it above the longest task). ``db_retry_s``: how long a worker keeps
     retrying an unreachable database before giving the attempt up. ``max_attempts``:
     failed or lost attempts before a task is ``failed``.
     """
 
-    heartbeat_s: float = 5.0
-    lease_s: float = 60.0
+    heartbeat_s: float = 2.0
+    lease_s: float = 10.0
     visibility_timeout_s: float = 3600.0
     db_retry_s: float = 300.0
     max_attempts: int = 3

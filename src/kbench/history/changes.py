@@ -1,8 +1,9 @@
-"""Change points of a series with Apache Otava (E-divisive means with a significance test).
+"""Change points of a series: E-divisive means with a significance test (``history.edivisive``).
 
-Otava's ``compute_change_points`` (the Hunter algorithm: E-divisive in sliding windows,
-weak change points merged away until each remaining one passes a two-sample t-test at
-``max_pvalue``) runs on the series *winsorized*: values further than ``winsorize`` robust
+The Hunter method (E-divisive in sliding windows, weak change points merged away until each
+remaining one passes a two-sample t-test at ``max_pvalue``; Apache Otava's algorithm,
+written in ``edivisive.py`` on numpy and scipy) runs on the series *winsorized*: values
+further than ``winsorize`` robust
 standard deviations (1.4826 × MAD) from the series' median are clipped to that bound. A
 disturbed run (a spike of +50 %) then weighs no more than a 3-sigma point, so it can
 neither inflate the t-test's variance enough to hide a step nor make one by itself, while
@@ -10,8 +11,8 @@ ordinary points keep their values (ranks would lose the gap at a step and mispla
 Measured on simulated series (benchmarks/history_detection.py, docs/history.md).
 
 The original values then describe each change: the segments between neighbouring change
-points give the median, mean and standard deviation before and after. Otava and scipy
-are imported on first use (``pip install 'kbench-lab[history]'``).
+points give the median, mean and standard deviation before and after. scipy is imported
+on first use.
 """
 
 from __future__ import annotations
@@ -33,14 +34,14 @@ PARALLEL_MIN_POINTS = 50_000
 
 
 class HistoryUnavailable(RuntimeError):
-    """The change-point library is not installed."""
+    """Change points cannot be computed here (kept for callers that map it to an exit code)."""
 
 
 @dataclass(frozen=True)
 class DetectionSettings:
     """How change points are found; the defaults are the ones measured in docs/history.md."""
 
-    window: int = 50  # Otava's sliding window (points) for the split step
+    window: int = 50  # the sliding window (points) of the split step
     max_pvalue: float = 0.001  # a change point must pass the t-test at this level
     winsorize: float | None = 3.0  # clip at median ± this many robust SDs before testing; None: raw values
 
@@ -54,7 +55,7 @@ class DetectionSettings:
 
     def to_json(self) -> dict[str, Any]:
         tested = f"values winsorized at {self.winsorize:g} robust SD" if self.winsorize else "raw values"
-        return {**asdict(self), "method": f"apache-otava e-divisive, t-test on {tested}"}
+        return {**asdict(self), "method": f"e-divisive means in sliding windows (Hunter), t-test on {tested}"}
 
 
 @dataclass(frozen=True)
@@ -105,14 +106,11 @@ def detect(values: Sequence[float] | np.ndarray, settings: DetectionSettings | N
         raise ValueError("a series must hold finite values only")
     if data.size < MIN_POINTS or float(np.ptp(data)) == 0.0:
         return []
-    compute_change_points = _library()
+    from kbench.history.edivisive import change_points
+
     tested = winsorized(data, settings.winsorize) if settings.winsorize else data
-    # Otava wants a plain sequence: an ndarray makes its window step analyse the whole
-    # series for every window (slow, and the indexes come out shifted).
-    found, _weak = compute_change_points(
-        tested.tolist(), window_len=settings.window, max_pvalue=settings.max_pvalue
-    )
-    indexes = sorted({int(point.index): float(point.stats.pvalue) for point in found}.items())
+    found = change_points(tested, window=settings.window, max_pvalue=settings.max_pvalue)
+    indexes = [(point.index, point.p_value) for point in found]
     bounds = [0, *(index for index, _ in indexes), int(data.size)]
     return [
         Change(
@@ -138,11 +136,10 @@ def detect_many(
 ) -> list[list[Change]]:
     """``detect`` for many series; on several CPUs when there is enough work to share.
 
-    Otava spends its time in small numpy calls per 50-point window (about 15 ms per
-    1,000 points here), so the series are spread over worker processes, one per CPU.
+    The detection spends its time in small numpy calls per window, so many series are
+    spread over worker processes, one per CPU.
     """
     settings = settings or DetectionSettings()
-    _library()  # fail here, with the install hint, rather than in a worker
     if workers is None:
         workers = len(os.sched_getaffinity(0))
     total = sum(len(s) for s in series)
@@ -164,14 +161,3 @@ def _worker_dies_with_parent(parent: int) -> None:
         return
     if os.getppid() != parent:  # the parent died before the signal was armed
         os._exit(1)
-
-
-def _library() -> Any:
-    try:
-        from otava.analysis import compute_change_points
-    except ImportError as exc:
-        raise HistoryUnavailable(
-            "change-point detection needs Apache Otava: pip install --no-deps 'apache-otava>=0.8' "
-            "(or pip install 'kbench-lab[history]', which also pins numpy 2.2)"
-        ) from exc
-    return compute_change_points

@@ -16,12 +16,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
-
-from sqlalchemy import Engine
+from typing import TYPE_CHECKING, Any
 
 from kbench.history.series import Series
 from kbench.history.since import as_utc
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from kbench.store.db import Store
 
 CONFIRMED, SUSPECTED = "confirmed", "suspected"
 
@@ -84,16 +87,11 @@ def _number(value: Any) -> float:
     return float(value) if isinstance(value, int | float) else math.nan
 
 
-def load_confirmations(engine: Engine) -> list[Confirmation]:
+def load_confirmations(source: Engine | Store) -> list[Confirmation]:
     """Every regression a watch of this database confirmed (none when it has no watch tables yet)."""
-    from sqlalchemy.exc import SQLAlchemyError
+    from kbench.store.series import confirmed_findings
 
-    from kbench.store.watch import WatchStore
-
-    try:
-        rows = WatchStore(engine).findings(states=("confirmed",), kind="regression")
-    except SQLAlchemyError:  # a read-only database of an older schema: no watch ever ran on it
-        return []
+    rows = confirmed_findings(source)
     found = []
     for row in rows:
         verdict = _verified(row)

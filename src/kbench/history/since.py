@@ -14,7 +14,10 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
     stripped = text.strip()
     age = _AGE.match(stripped)
     if age:
-        return (now or datetime.now(UTC)) - float(age.group(1)) * _UNIT[age.group(2)]
+        try:
+            return (now or datetime.now(UTC)) - float(age.group(1)) * _UNIT[age.group(2)]
+        except OverflowError:  # beyond timedelta's 10⁹ days, or before year 1
+            raise ValueError(f"{text!r} reaches back before the year 1; give a date, or a smaller age") from None
     try:
         moment = datetime.fromisoformat(stripped)
     except ValueError:

@@ -10,12 +10,15 @@ same format gives the file back.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, Strict, StrictBool, StrictInt, StrictStr, ValidationError
 
 from kbench.contract.formats import SUITE_FORMAT
 from kbench.contract.vocabulary import LOWER_IS_BETTER
@@ -44,6 +47,7 @@ def imported_run(
     extra_columns: Mapping[str, np.ndarray],
     imported: Mapping[str, Any],
     started_at: datetime,
+    digest: str,
     tags: Sequence[str] = (),
 ) -> PendingRun:
     """A complete run of ``benchmark`` whose first metric is the primary one."""
@@ -82,23 +86,115 @@ def imported_run(
                   "target was recorded with it"],
         error=None,
         tool_output=None,
+        digest=digest,
     )
 
 
-def load_json_object(path: Any, tool: str) -> dict[str, Any]:
-    """The JSON object in ``path``, gzip-compressed or not (ValueError naming the file and
-    the tool otherwise)."""
-    import gzip
-    import json
+FiniteNumber = Annotated[float, Strict(), Field(allow_inf_nan=False)]
+"""A JSON number (an integer or a float, not true/false, not NaN or infinite)."""
+Seconds = Annotated[float, Strict(), Field(ge=0, allow_inf_nan=False)]
+Int64 = Annotated[int, Strict(), Field(ge=-(2**63), le=2**63 - 1)]
+"""A JSON integer that fits a stored 64-bit column."""
+NonNegativeInt64 = Annotated[int, Strict(), Field(ge=0, le=2**63 - 1)]
+JsonScalar = StrictStr | StrictBool | StrictInt | FiniteNumber | None
 
+MAX_PROBLEMS_SHOWN = 1
+"""An invalid file is named with its first problem (and how many more there are): one line."""
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+class ImportedFile(BaseModel):
+    """A tool's file as read: fields kbench does not use are kept (and ignored)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+def validated_json(model: type[Model], data: bytes, path: Path, what: str) -> Model:
+    """``data`` parsed as JSON and checked against ``model`` in one pass (pydantic); a
+    ValueError naming the file, the field and what is wrong with it otherwise."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-        if data.startswith(b"\x1f\x8b"):
-            data = gzip.decompress(data)
-        document = json.loads(data)
-    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: cannot read it as {tool} JSON: {exc}") from exc
-    if not isinstance(document, dict):
-        raise ValueError(f"{path}: not {tool} JSON (a JSON object expected)")
-    return document
+        return model.model_validate_json(data)
+    except ValidationError as exc:
+        raise ValueError(problem_line(path, exc, what)) from None
+
+
+def problem_line(path: Path, error: ValidationError, what: str) -> str:
+    """``FILE: damaged WHAT: FIELD: what is wrong (got VALUE)``, and how many more problems
+    the file has; ``FILE: cannot read it as a WHAT: not valid JSON: …`` for text that is not JSON."""
+    problems = error.errors(include_url=False)
+    first = problems[0]
+    if first["type"] == "json_invalid":
+        return f"{path}: cannot read it as a {what}: not valid JSON: {first['msg'].removeprefix('Invalid JSON: ')}"
+    where = field_path(first["loc"]) or "the file"
+    line = f"{path}: damaged {what}: {where}: {_message(first)}"
+    if len(problems) > MAX_PROBLEMS_SHOWN:
+        extra = len(problems) - MAX_PROBLEMS_SHOWN
+        line += f" (and {extra} more problem{'s' if extra > 1 else ''})"
+    return line
+
+
+def field_path(loc: Sequence[int | str]) -> str:
+    """``results[0].exit_codes[3]`` from pydantic's location tuple."""
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif part in _UNION_BRANCHES:
+            continue  # which branch of a union pydantic tried: not a field of the file
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+_UNION_BRANCHES = {"str", "bool", "int", "float", "none", "list[...]", "dict[str,...]", "function-after[...]"}
+
+
+_EXPECTED = {
+    "list_type": "a list expected", "tuple_type": "a list expected", "dict_type": "a mapping expected",
+    "model_type": "a mapping expected", "model_attributes_type": "a mapping expected",
+    "float_type": "a number expected", "float_parsing": "a number expected", "int_type": "an integer expected",
+    "int_from_float": "an integer expected", "int_parsing": "an integer expected", "string_type": "a string expected",
+    "bool_type": "true or false expected", "finite_number": "a finite number expected",
+    "datetime_type": "a date and time expected (ISO 8601: 2026-11-20T03:00:00+00:00)",
+    "datetime_parsing": "a date and time expected (ISO 8601: 2026-11-20T03:00:00+00:00)",
+    "datetime_from_date_parsing": "a date and time expected (ISO 8601: 2026-11-20T03:00:00+00:00)",
+    "string_pattern_mismatch": "holds a control character", "none_required": "null expected",
+}
+"""pydantic's error types, said the way kbench says them."""
+
+
+def _message(problem: Mapping[str, Any]) -> str:
+    kind = str(problem["type"])
+    context = problem.get("ctx") or {}
+    if kind == "missing":
+        return "missing (it is required)"
+    if kind == "value_error":
+        return str(problem["msg"]).removeprefix("Value error, ")
+    if kind in _EXPECTED:
+        message = _EXPECTED[kind]
+    elif kind == "too_short" and context.get("min_length") == 1:
+        message = "must not be empty"
+    elif kind == "literal_error":
+        message = f"one of {context.get('expected')} expected"
+    elif kind == "string_too_long":
+        message = f"longer than {context.get('max_length')} characters"
+    elif kind == "greater_than_equal":
+        message = f"must be at least {context.get('ge')}"
+    elif kind == "less_than_equal":
+        message = f"must be at most {context.get('le')}"
+    else:
+        text = str(problem["msg"])
+        message = text[:1].lower() + text[1:]
+    shown = _shown(problem.get("input"))
+    return f"{message} (got {shown})" if shown and kind not in ("string_too_long",) else message
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    """A short, printable rendering of a rejected value."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list" if value else "[]"
+    text = json.dumps(value) if value is None or isinstance(value, bool | str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -10,20 +10,33 @@ codes as a column, the peak memory as a second metric when hyperfine measured it
 fresh process: column ``trial`` numbers them, and ``kbench compare`` takes each as a trial. All commands share
 one metric, so ``kbench compare --runs A --runs B`` compares two commands of a file.
 
+Every field kbench reads is checked for its type first (``HyperfineResult``): a file with
+``exit_codes: [1e30]`` or ``times: [true]`` is refused, naming the file and the field.
 hyperfine records no time: a run starts at the file's modification time, 10 ms apart per
-result, which keeps the runs of one file distinct and a second import of it a no-op.
+result. A run is identified by a digest of its entry (position and content), so a second
+import of the file is a no-op and two files with the same modification time are two runs.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import numpy as np
+from pydantic import Field, StrictStr, model_validator
 
-from kbench.importers.common import ImportedMetric, imported_run, load_json_object
-from kbench.store.recovery import PendingRun
+from kbench.importers.common import (
+    FiniteNumber,
+    ImportedFile,
+    ImportedMetric,
+    Int64,
+    JsonScalar,
+    NonNegativeInt64,
+    Seconds,
+    imported_run,
+    validated_json,
+)
+from kbench.store.recovery import PendingRun, content_digest
 
 TOOL = "hyperfine"
 BENCHMARK = "hyperfine.command"
@@ -33,44 +46,63 @@ KEPT = ("mean", "stddev", "median", "user", "system", "min", "max")
 """The per-command figures hyperfine computed, kept in the header as it wrote them."""
 
 
+class HyperfineResult(ImportedFile):
+    """One command's entry of ``--export-json``: what kbench reads of it, with its type."""
+
+    command: StrictStr
+    times: list[Seconds] = Field(min_length=1)
+    exit_codes: list[Int64 | None] | None = None
+    memory_usage_byte: list[NonNegativeInt64] | None = None
+    parameters: dict[str, JsonScalar] | None = None
+    mean: FiniteNumber | None = None
+    stddev: FiniteNumber | None = None
+    median: FiniteNumber | None = None
+    user: FiniteNumber | None = None
+    system: FiniteNumber | None = None
+    min: FiniteNumber | None = None
+    max: FiniteNumber | None = None
+
+    @model_validator(mode="after")
+    def _one_value_per_execution(self) -> HyperfineResult:
+        for name in ("exit_codes", "memory_usage_byte"):
+            values = getattr(self, name)
+            if values is not None and len(values) != len(self.times):
+                raise ValueError(f"{name} has {len(values)} values for {len(self.times)} times "
+                                 "(one per execution expected)")
+        return self
+
+
+class HyperfineFile(ImportedFile):
+    results: list[HyperfineResult] = Field(min_length=1)
+
+
 def looks_like_hyperfine(head: bytes) -> bool:
     text = head.lstrip()
     return text.startswith(b"{") and b'"results"' in text[:64] and b'"command"' in text
 
 
-def load_hyperfine(path: Path) -> list[PendingRun]:
-    document = load_json_object(path, TOOL)
-    results = document.get("results")
-    if not isinstance(results, list) or not results:
-        raise ValueError(f"{path}: not a hyperfine --export-json file (no list of results)")
+def load_hyperfine(path: Path, data: bytes) -> list[PendingRun]:
+    document = validated_json(HyperfineFile, data, path, "hyperfine file")
     mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC)
     return [_run(path, index, result, mtime + timedelta(milliseconds=10 * index))
-            for index, result in enumerate(results)]
+            for index, result in enumerate(document.results)]
 
 
-def _run(path: Path, index: int, result: Any, started_at: datetime) -> PendingRun:
-    where = f"{path}: results[{index}]"
-    if not isinstance(result, dict) or not isinstance(result.get("command"), str):
-        raise ValueError(f"{where}: has no command")
-    times = result.get("times")
-    if not isinstance(times, list) or not times or not all(isinstance(t, int | float) for t in times):
-        raise ValueError(f"{where}: has no times (a list of seconds)")
-    parameters = result.get("parameters") or {}
-    if not isinstance(parameters, dict):
-        raise ValueError(f"{where}: parameters is not a mapping")
-    params = {"command": result["command"], **{str(k): str(v) for k, v in parameters.items()}}
-    metrics = [ImportedMetric(TIME_METRIC, "s", [float(t) for t in times])]
-    memory = result.get("memory_usage_byte")
-    if isinstance(memory, list) and len(memory) == len(times):
-        metrics.append(ImportedMetric(MEMORY_METRIC, "B", [float(m) for m in memory]))
-    extra = {"trial": np.arange(len(times), dtype=np.int64)}
-    exit_codes = result.get("exit_codes")
-    if isinstance(exit_codes, list) and len(exit_codes) == len(times):
-        extra["exit_code"] = np.asarray([-1 if c is None else int(c) for c in exit_codes], dtype=np.int64)
+def _run(path: Path, index: int, result: HyperfineResult, started_at: datetime) -> PendingRun:
+    parameters = result.parameters or {}
+    params = {"command": result.command, **{str(k): str(v) for k, v in parameters.items()}}
+    metrics = [ImportedMetric(TIME_METRIC, "s", result.times)]
+    if result.memory_usage_byte is not None:
+        metrics.append(ImportedMetric(MEMORY_METRIC, "B", [float(m) for m in result.memory_usage_byte]))
+    extra = {"trial": np.arange(len(result.times), dtype=np.int64)}
+    if result.exit_codes is not None:
+        extra["exit_code"] = np.asarray([-1 if c is None else c for c in result.exit_codes], dtype=np.int64)
+    kept = {key: getattr(result, key) for key in KEPT if getattr(result, key) is not None}
     imported = {
-        "format": TOOL, "file": str(path), "index": index, "command": result["command"],
-        "parameters": {str(k): v for k, v in parameters.items()},
-        **{key: result[key] for key in KEPT if isinstance(result.get(key), int | float)},
+        "format": TOOL, "file": str(path), "index": index, "command": result.command,
+        "parameters": dict(parameters), **kept,
     }
+    digest = content_digest(TOOL, index, result.model_dump(mode="json", exclude_unset=True))
     return imported_run(tool=TOOL, benchmark=BENCHMARK, params=params, metrics=metrics, extra_columns=extra,
-                        imported=imported, started_at=started_at)
+                        imported=imported, started_at=started_at, digest=digest)
+

@@ -168,6 +168,11 @@ def _check_against_catalog(spec: JobSpec, benchmarks: Axis, problems: ProblemCol
             if axis.field == "runtime" and bench.kind == "suite":
                 _check_suite_runtime(bench, axis, given, problems)
                 continue
+            if axis.field in ("counters", "profile") and bench.kind not in PERF_KINDS[axis.field]:
+                if any(v.value for v in axis.values):
+                    problems.warn(axis.line, axis.label, f"ignored for {bench.name}: {axis.field} are not taken for "
+                                                         f"{bench.kind} benchmarks yet", bench.name)
+                continue
             if param is None or axis.field not in ("param", "mode"):
                 continue
             try:
@@ -194,6 +199,10 @@ def _check_task_count(bench: Benchmark, axis: Axis, given: dict[str, Axis], prob
         twice = given[tasks.param]
         problems.add(twice.line, twice.label, f"{bench.name}: {axis.label} (line {axis.line}) sets {tasks.param} "
                                               "already; give one of them")
+
+
+PERF_KINDS = {"counters": ("probe", "suite"), "profile": ("probe", "suite")}
+"""The kinds of benchmark that take counters and profiles (``kbench.profile``)."""
 
 
 def _check_suite_runtime(bench: Benchmark, axis: Axis, given: dict[str, Axis], problems: ProblemCollector) -> None:
@@ -315,6 +324,8 @@ def _instance(
         batch=settings.get("batch"),
         cpu=settings.get("cpu"),
         subtract_overhead=settings.get("subtract_overhead", False),
+        counters=settings.get("counters", False),
+        profile=settings.get("profile", False),
         tags=tags,
         source=source,
         derived_params=derived,

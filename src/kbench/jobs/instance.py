@@ -60,6 +60,11 @@ class JobInstance:
     batch: int | None = None
     cpu: int | None = None
     subtract_overhead: bool = False
+    counters: bool = False
+    """perf counters around each run (``counters:`` or LKP's ``perf-stat:``); not part of the id: they
+    change nothing measured."""
+    profile: bool = False
+    """A profile in a run of its own after the instance's runs (``profile:`` or LKP's ``perf-profile:``)."""
     tags: tuple[str, ...] = ()
     source: str = "<job>"
     derived_params: dict[str, str] = field(default_factory=dict)
@@ -106,6 +111,7 @@ class JobInstance:
             cpu=self.cpu,
             subtract_overhead=self.subtract_overhead,
             tags=(*self.tags, f"job:{self.id}"),
+            counters=self.counters,
         )
 
     def describe(self) -> dict[str, str]:
@@ -130,6 +136,8 @@ class JobInstance:
             "batch": None if self.batch is None else str(self.batch),
             "cpu": None if self.cpu is None else str(self.cpu),
             "subtract_overhead": "true" if self.subtract_overhead else None,
+            "counters": "true" if self.counters else None,
+            "profile": "true" if self.profile else None,
         }
         derived = {name: value for name, value in self.derived_params.items() if name != "nr_task"}
         for name, value in {**self.params, **derived}.items():

@@ -57,6 +57,8 @@ def setting_keys(cpu_count: int) -> dict[str, SettingKey]:
         "batch": SettingKey("batch", values.batch),
         "cpu": SettingKey("cpu", values.cpu_number(cpu_count)),
         "subtract_overhead": SettingKey("subtract_overhead", values.boolean),
+        "counters": SettingKey("counters", values.boolean),
+        "profile": SettingKey("profile", values.boolean),
     }
 
 
@@ -179,12 +181,42 @@ class _Reader:
             label = f"{key}.{name}"
             if name in SECTION_SETTINGS:
                 self.setting(name, label, value_node, name_line)
+            elif name in lkp.SECTION_KEYS:
+                self.problems.warn(name_line, label, str(lkp.ignored(name)))
             elif name in self.keys or name in FIXED_KEYS:
                 self.problems.add(
                     name_line, label, f"{name} is a job setting, not a benchmark parameter; write it at top level"
                 )
             else:
                 self.axes.append(self.axis("param", name, label, value_node, name_line, values.any_text))
+
+    def perf_monitor(self, key: str, node: yaml.Node, line: int) -> None:
+        """LKP's ``perf-stat:`` / ``perf-profile:`` monitors: the run's counters / a profile, as kbench
+        takes them (``kbench.profile``); LKP's own options of the monitor are named and left out."""
+        field = lkp.PERF_MONITORS[key]
+        if field in self.seen:
+            first_label, first_line = self.seen[field]
+            self.problems.add(line, key, f"already given as {first_label} at line {first_line}; give it once")
+            return
+        self.seen[field] = (key, line)
+        self.axes.append(Axis(field, None, key, line, (AxisValue(True, line),)))
+        if isinstance(node, yaml.MappingNode):
+            for name, _, name_line in mapping_items(node, f"{key}.", self.problems):
+                self.problems.warn(name_line, f"{key}.{name}", lkp.perf_option_ignored(key))
+        elif not (isinstance(node, yaml.ScalarNode) and scalar(node).type == "null"):
+            self.problems.warn(line, key, lkp.perf_option_ignored(key))
+
+    def monitor_list(self, key: str, node: yaml.MappingNode, line: int) -> None:
+        """LKP's ``default-monitors:`` / ``monitors:``: its perf-stat and perf-profile are done, the rest
+        is one warning naming them."""
+        others = []
+        for name, value_node, name_line in mapping_items(node, f"{key}.", self.problems):
+            if name in lkp.PERF_MONITORS:
+                self.perf_monitor(name, value_node, name_line)
+            else:
+                others.append(name)
+        if others:
+            self.problems.warn(line, key, f"{lkp.ignored(key)}: {', '.join(others)}")
 
     def single_name(self, key: str, node: yaml.Node, line: int, advice: str) -> Scalar | None:
         if isinstance(node, yaml.ScalarNode) and scalar(node).type != "null" and str(node.value).strip():
@@ -223,6 +255,8 @@ class _Reader:
         known = [*self.keys, *FIXED_KEYS, PARAMS_SECTION, *([suite] if suite else [])]
         close = (difflib.get_close_matches(key, known, n=3, cutoff=0.6)
                  or difflib.get_close_matches(key, sorted(lkp.KNOWN), n=3, cutoff=0.6))
+        perf = difflib.get_close_matches(key, list(lkp.PERF_MONITORS), n=1, cutoff=0.8)
+        close = list(dict.fromkeys([*perf, *close]))[:3]
         if close:
             message = f"unknown key (did you mean {' or '.join(close)}?)"
         elif key == "<<":
@@ -266,6 +300,10 @@ def read_job(root: yaml.MappingNode, *, cpu_count: int, problems: ProblemCollect
             reader.params_section(key, node, line)
         elif key in reader.keys:
             reader.setting(key, key, node, line)
+        elif key in lkp.PERF_MONITORS:
+            reader.perf_monitor(key, node, line)
+        elif key in lkp.MONITOR_LISTS and isinstance(node, yaml.MappingNode):
+            reader.monitor_list(key, node, line)
         elif lkp.ignored(key) is not None:
             problems.warn(line, key, str(lkp.ignored(key)))
         else:

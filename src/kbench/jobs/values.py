@@ -23,6 +23,9 @@ MODES = ("process", "thread")
 GOVERNORS = ("performance", "powersave", "ondemand", "conservative", "schedutil", "userspace")
 
 _INTEGER = re.compile(r"^\+?\d+$")
+MAX_DIGITS = 20
+"""More digits than any limit has (the largest, 10¹¹ calls, has 12): a longer number is
+refused as such, before Python's own limit on converting text (4,300 digits) is reached."""
 _PERCENT = re.compile(r"^(\d+)\s*%$")
 _DEB_RELEASE = re.compile(r"^deb:[0-9][A-Za-z0-9.+~_-]*$")
 
@@ -65,18 +68,32 @@ def name(value: Scalar) -> str:
     return value.text.strip()
 
 
+def whole(text: str) -> int | None:
+    """The whole number ``text`` writes in decimal (``+`` allowed), or None if it is not
+    one; ValueError for more than MAX_DIGITS digits."""
+    text = text.strip()
+    if not _INTEGER.match(text):
+        return None
+    digits = text.lstrip("+").lstrip("0")
+    if len(digits) > MAX_DIGITS:
+        raise ValueError(f"must be a number of at most {MAX_DIGITS} digits, got one of {len(digits):,} digits")
+    return int(text)
+
+
 def positive_int(value: Scalar) -> int:
     """A whole number >= 1, written in decimal."""
-    if value.type in ("str", "int") and _INTEGER.match(value.text.strip()) and int(value.text) >= 1:
-        return int(value.text)
+    number = whole(value.text) if value.type in ("str", "int") else None
+    if number is not None and number >= 1:
+        return number
     raise ValueError(f"must be an integer >= 1, got {value.shown}")
 
 
 def iterations(value: Scalar) -> int:
     """Trials: a whole number >= 1, or LKP's ``3x``."""
     text = value.text.strip()
-    if value.type == "str" and text.endswith("x") and _INTEGER.match(text[:-1]) and int(text[:-1]) >= 1:
-        return int(text[:-1])
+    number = whole(text[:-1]) if value.type == "str" and text.endswith("x") else None
+    if number is not None and number >= 1:
+        return number
     return positive_int(value)
 
 
@@ -99,13 +116,15 @@ def nr_task(value: Scalar) -> NrTask:
     text = value.text.strip()
     percent = _PERCENT.match(text) if value.type == "str" else None
     if percent is not None:
-        if int(percent.group(1)) == 0:
+        share = whole(percent.group(1))
+        if share == 0:
             raise ValueError(f"0% of the CPUs is no task at all; give a percentage above 0, got {value.shown}")
-        return NrTask(percent=int(percent.group(1)))
-    if value.type in ("str", "int") and _INTEGER.match(text):
-        if int(text) == 0:
+        return NrTask(percent=share)
+    count = whole(text) if value.type in ("str", "int") else None
+    if count is not None:
+        if count == 0:
             raise ValueError("must be at least 1 task, got 0")
-        return NrTask(count=int(text))
+        return NrTask(count=count)
     raise ValueError(f"must be a task count (4) or a percentage of the CPUs (50%), got {value.shown}")
 
 
@@ -132,12 +151,12 @@ def cpu_number(cpu_count: int) -> Converter[int]:
     """A CPU number from 0 to ``cpu_count - 1``."""
 
     def convert(value: Scalar) -> int:
-        text = value.text.strip()
-        if value.type not in ("str", "int") or not _INTEGER.match(text):
+        number = whole(value.text) if value.type in ("str", "int") else None
+        if number is None:
             raise ValueError(f"must be a CPU number (0, 1, ...), got {value.shown}")
-        if int(text) >= cpu_count:
-            raise ValueError(f"there is no CPU {int(text)} among {cpu_count} CPUs (0-{cpu_count - 1})")
-        return int(text)
+        if number >= cpu_count:
+            raise ValueError(f"there is no CPU {number} among {cpu_count} CPUs (0-{cpu_count - 1})")
+        return number
 
     return convert
 
@@ -154,8 +173,9 @@ def warmup(value: Scalar) -> Warmup:
     """A count >= 0 (``1000``) or a duration with a unit (``0.5s``, ``200ms``); a bare
     ``0.5`` is ambiguous and refused."""
     text = value.text.strip()
-    if value.type in ("str", "int") and _INTEGER.match(text):
-        return Warmup(samples=int(text))
+    count = whole(text) if value.type in ("str", "int") else None
+    if count is not None:
+        return Warmup(samples=count)
     match = match_duration(text) if value.type == "str" else None
     if match is not None and match[1] is not None:
         return Warmup(duration_s=duration(value))

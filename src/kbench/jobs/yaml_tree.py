@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from kbench.contract.text import cut, printable, shown
 from kbench.jobs.problems import ProblemCollector
 
 _KIND_NAMES = {"ScalarNode": "a single value", "SequenceNode": "a list", "MappingNode": "a mapping"}
@@ -71,8 +72,9 @@ class Scalar:
 
     @property
     def shown(self) -> str:
-        """The value for a message: quoted if it is a string, as written otherwise."""
-        return repr(self.text) if self.type == "str" else self.text
+        """The value for a message: quoted if it is a string, as written otherwise (control
+        characters escaped, a very long value cut)."""
+        return shown(self.text) if self.type == "str" else cut(printable(self.text))
 
 
 def line_of(node: yaml.Node) -> int:
@@ -88,10 +90,24 @@ def scalar(node: yaml.ScalarNode) -> Scalar:
     return Scalar(text=str(node.value), type=str(node.tag).rsplit(":", 1)[-1], line=line_of(node))
 
 
+def _unprintable(text: str, error: yaml.reader.ReaderError) -> tuple[int, str, str]:
+    """(line, key, message) for a character YAML does not allow (a NUL byte, a terminal escape)."""
+    position = int(error.position)
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    character = error.character if isinstance(error.character, str) else chr(int(error.character))
+    return line, "yaml", (f"the file holds the control character U+{ord(character):04X} at column {column}; "
+                          "a job file may hold printable text only (YAML)")
+
+
 def compose_mapping(text: str, problems: ProblemCollector) -> yaml.MappingNode | None:
     """The document's top-level mapping; None (with a problem recorded) if the text is
     not valid YAML, holds more than one document, is empty, or is not a mapping."""
-    loader = _BoundedLoader(text)
+    try:
+        loader = _BoundedLoader(text)
+    except yaml.reader.ReaderError as exc:  # PyYAML checks every character before parsing
+        problems.add(*_unprintable(text, exc))
+        return None
     try:
         root = loader.get_single_node()
     except _DepthError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from kbench.contract.benchmark import Benchmark
@@ -63,12 +64,13 @@ def transport_of(target: Target, benchmark: Benchmark) -> Transport:
 
 def run_probe_measurement(
     target: Transport, benchmark: Benchmark, args: Sequence[str], bound: float | None,
-    progress: ProgressCallback | None = None,
+    progress: ProgressCallback | None = None, spill: Path | None = None,
 ) -> Measurement:
-    """``kbench-probe ARGS`` on the target, its output as a measurement."""
+    """``kbench-probe ARGS`` on the target, its output as a measurement (its samples streamed
+    to ``spill`` as they are taken, when given)."""
     from kbench.targets.probe_measurement import measurement_from_invocation
 
-    invocation = target.run_probe(args, progress, bound)
+    invocation = target.run_probe(args, progress, bound, spill)
     if invocation.exit_code == TIMED_OUT:
         raise TargetError(f"{benchmark.name} did not finish within its bound of {bound or 0:.0f} s in the guest; "
                           "it was stopped")

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
 from kbench.kinds import kfunc, probe, scale, suite, trace
 from kbench.kinds.base import Kind, transport_of
+from kbench.profile.folded import FoldedProfile
 from kbench.targets.base import ProgressCallback, Target, TargetError
 from kbench.targets.transport import RunWrapper
+
+if TYPE_CHECKING:
+    from kbench.kinds.kfunc.ab import KernelSlots
 
 KINDS: tuple[Kind, ...] = (probe.KIND, kfunc.KIND, scale.KIND, suite.KIND, trace.KIND)
 """In catalog order."""
@@ -53,6 +57,31 @@ def measure(
     return kind.run(target, benchmark, request, progress)
 
 
+def profile(target: Target, benchmark: Benchmark, request: RunRequest, seconds: float) -> FoldedProfile:
+    """A profile of ``benchmark`` run as ``request`` says on ``target``, in a run of its own
+    (``kbench.profile``): the probe's workloads for ``seconds`` of their measured region, a
+    whole tool for one iteration (in-kernel benchmarks and guests: not yet). TargetError
+    when the kind or the target cannot be profiled, or recording fails."""
+    if isinstance(target, RunWrapper):
+        raise TargetError(f"{benchmark.name}: --profile cannot be combined with a run made by another method "
+                          "(--track, a crosscheck)")
+    transport = transport_of(target, benchmark)
+    if benchmark.kind == probe.NAME:
+        from kbench.kinds.probe.profile import profile_probe
+
+        return profile_probe(transport, benchmark, request, seconds)
+    if benchmark.kind == suite.KIND.name:
+        from kbench.kinds.suite.profile import profile_suite
+
+        return profile_suite(transport, benchmark, request)
+    if benchmark.kind == kfunc.KIND.name:
+        from kbench.kinds.kfunc.profile import profile_kfunc
+
+        return profile_kfunc(transport, benchmark, request, seconds)
+    raise TargetError(f"{benchmark.name}: --profile is not supported for {benchmark.kind} benchmarks "
+                      "(user-space workloads, commands, suites and in-kernel benchmarks are)")
+
+
 def runs_in_one_process(target: Target, benchmarks: Sequence[Benchmark]) -> bool:
     """True when runs of ``benchmarks`` on ``target`` can share one process (``measure_sequence``):
     the probe's workloads other than ``command``, on a target that wraps no runs."""
@@ -70,3 +99,13 @@ def measure_sequence(target: Target, runs: Sequence[tuple[Benchmark, RunRequest]
     if not runs_in_one_process(target, [benchmark for benchmark, _ in runs]):
         raise TargetError("these runs cannot share one process: only the probe's workloads (not command) can")
     return run_probe_sequence(transport_of(target, runs[0][0]), runs)
+
+
+def kernel_slots(target: Target, sides: Sequence[tuple[Benchmark, RunRequest]]) -> KernelSlots | None:
+    """The sides alternated inside kbench.ko (``kinds.kfunc.ab``) when they all are in-kernel
+    benchmarks that can share one thread on ``target``; None otherwise."""
+    from kbench.kinds.kfunc.ab import KernelSlots, why_not_in_module
+
+    if why_not_in_module(target, sides) is not None:
+        return None
+    return KernelSlots(target, sides)

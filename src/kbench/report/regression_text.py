@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from kbench.history.confirmed import Confirmation
 from kbench.history.regressions import RegressionEntry
 from kbench.report.history_text import short
 from kbench.report.units import format_value
+from kbench.report.why import WhyRows
 
 INDENT = " " * 8
 SUSPECTED_NOTE = ("a change point of the stored runs: a candidate, not a culprit; nothing measured it again "
@@ -20,12 +21,15 @@ def counts(entries: Sequence[RegressionEntry], unmatched: Sequence[Confirmation]
     return f"{confirmed} confirmed regression(s) and {suspected} suspected change point(s)"
 
 
-def render_text(entries: Sequence[RegressionEntry], scope: str, unmatched: Sequence[Confirmation] = ()) -> str:
-    """Every entry as one mail, separated by a rule; ``scope`` says what was searched.
+def render_text(entries: Sequence[RegressionEntry], scope: str, why: Mapping[int, WhyRows] | None = None,
+                unmatched: Sequence[Confirmation] = ()) -> str:
+    """Every entry as one mail, separated by a rule; ``scope`` says what was searched; ``why``:
+    the counters' and profile rows of each entry (by its first run after the change);
     ``unmatched``: confirmed regressions no change point of the stored runs shows."""
     if not entries and not unmatched:
         return f"kbench found no regression {scope}.\n"
-    mails = [_confirmation_mail(c) for c in unmatched] + [_mail(entry) for entry in entries]
+    mails = [_confirmation_mail(c) for c in unmatched]
+    mails += [_mail(entry, (why or {}).get(entry.point.correlated.after.run_id)) for entry in entries]
     header = f"kbench found {counts(entries, unmatched)} {scope}.\n\n"
     return header + ("\n" + "-" * 78 + "\n\n").join(mails)
 
@@ -66,7 +70,7 @@ def _headline(entry: RegressionEntry) -> list[str]:
     ]
 
 
-def _mail(entry: RegressionEntry) -> str:
+def _mail(entry: RegressionEntry, why: WhyRows | None = None) -> str:
     s, point = entry.series, entry.point
     correlated = point.correlated
     before, after = correlated.before, correlated.after
@@ -84,6 +88,9 @@ def _mail(entry: RegressionEntry) -> str:
         lines.append("")
     lines += _before_after(entry)
     lines.append("")
+    if why is not None and not why.empty:
+        lines += [f"{INDENT}{line}" for line in why.text_lines()]
+        lines.append("")
     if correlated.git_log is not None:
         lines.append(f"correlated commits ({short(before.commit)}..{short(after.commit)}, "
                      f"{len(correlated.git_log)} in all):")
@@ -130,7 +137,8 @@ def confidence(p_value: float) -> str:
     return "> 99.99%" if p_value < 1e-4 else f"{100 * (1 - p_value):.2f}%"
 
 
-def render_markdown(entries: Sequence[RegressionEntry], scope: str, unmatched: Sequence[Confirmation] = ()) -> str:
+def render_markdown(entries: Sequence[RegressionEntry], scope: str, why: Mapping[int, WhyRows] | None = None,
+                    unmatched: Sequence[Confirmation] = ()) -> str:
     if not entries and not unmatched:
         return f"# kbench regression report\n\nNo regression {scope}.\n"
     out = [f"# kbench regression report\n\n{counts(entries, unmatched)} {scope}.\n"]
@@ -162,6 +170,11 @@ def render_markdown(entries: Sequence[RegressionEntry], scope: str, unmatched: S
             f"| {c.change_pct:+.1f}% | {format_value(c.after.median, s.unit)} ± {c.after.stdev_pct:.1f}% "
             f"({c.after.n} runs) | `{s.metric}` | {c.p_value:.2g} |\n"
         )
+        rows = (why or {}).get(correlated.after.run_id)
+        if rows is not None and not rows.empty:
+            out.append("Why (perf counters per operation and the profile delta of the runs on either side):\n")
+            out += rows.markdown_lines()
+            out.append("")
         if correlated.git_log is not None:
             out.append(f"Correlated commits (`{correlated.commit_range}`):\n")
             out += [f"- `{g.id[:12]}` {g.subject} ({g.author}, {g.date[:10]})" for g in correlated.git_log]

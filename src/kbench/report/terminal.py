@@ -12,7 +12,8 @@ from kbench.stats.summary import Summary
 
 BAR_WIDTH = 40
 CDF_WIDTH = 60
-CDF_HEIGHT = 10
+CDF_LEVELS = 10
+"""The CDF plot has a row per tenth, 1.0 at the top down to 0.0; F is drawn at its nearest tenth."""
 BODY_QUANTILES = (0.005, 0.995)
 """Linear histograms and the CDF plot span this central range; the tails beyond it are
 counted on their own lines, since one 4 µs interrupt would otherwise squash the body."""
@@ -31,14 +32,17 @@ def seed_line(summary: Summary, unit: str) -> str:
     )
 
 
-def histogram_lines(edges: Sequence[float] | np.ndarray, counts: Sequence[int] | np.ndarray, unit: str) -> list[str]:
-    """One line per bin: ``[lo, hi)  ████  count (share)``; empty edge bins trimmed."""
+def histogram_lines(
+    edges: Sequence[float] | np.ndarray, counts: Sequence[int] | np.ndarray, unit: str, total: int | None = None
+) -> list[str]:
+    """One line per bin: ``[lo, hi)  ████  count (share)``; empty edge bins trimmed. Shares are
+    of ``total`` (every value, tails included), by default of the counts' sum."""
     counts_arr = np.asarray(counts)
     nonzero = np.flatnonzero(counts_arr)
     if nonzero.size == 0:
         return []
     first, last = int(nonzero[0]), int(nonzero[-1])
-    total = int(counts_arr.sum())
+    total = int(counts_arr.sum()) if total is None else total
     peak = int(counts_arr.max())
     labels = [
         f"[{format_value(edges[i], unit)}, {format_value(edges[i + 1], unit)})"
@@ -55,21 +59,28 @@ def histogram_lines(edges: Sequence[float] | np.ndarray, counts: Sequence[int] |
 
 
 def body_histogram_lines(values: np.ndarray, unit: str) -> list[str]:
-    """Linear bins over the central BODY_QUANTILES range, plus one line per tail."""
+    """Linear bins over the central BODY_QUANTILES range, plus one line per tail.
+
+    The bins are those of ``linear_histogram`` over the values inside that range (whole
+    timer steps wide for quantized values); every value between the first and the last
+    edge is counted in a bin, the others on the tail lines, so the lines add up to n.
+    """
     lo, hi = (float(q) for q in np.quantile(values, BODY_QUANTILES))
     if hi <= lo:
         lo, hi = float(values.min()), float(values.max())
     inside = values[(values >= lo) & (values <= hi)]
     bins = min(freedman_diaconis_bins(inside), MAX_TERMINAL_BINS)
-    histogram = linear_histogram(inside, bins=bins)
-    lines = histogram_lines(histogram.edges, histogram.counts, unit)
-    below, above = int((values < lo).sum()), int((values > hi).sum())
+    edges = linear_histogram(inside, bins=bins).edges
+    counts, _ = np.histogram(values, bins=edges)
+    lines = histogram_lines(edges, counts, unit, total=values.size)
+    first, last = float(edges[0]), float(edges[-1])
+    below, above = int((values < first).sum()), int((values > last).sum())
     total = values.size
     if below:
-        lines.insert(0, f"  below {format_value(lo, unit)}: {below} ({100 * below / total:.1f}%)")
+        lines.insert(0, f"  below {format_value(first, unit)}: {below} ({100 * below / total:.1f}%)")
     if above:
         lines.append(
-            f"  above {format_value(hi, unit)}: {above} ({100 * above / total:.1f}%), "
+            f"  above {format_value(last, unit)}: {above} ({100 * above / total:.1f}%), "
             f"max {format_value(float(values.max()), unit)}"
         )
     return lines
@@ -84,7 +95,12 @@ def log2_histogram_lines(values: np.ndarray, unit: str) -> list[str]:
 
 
 def cdf_lines(values: np.ndarray, unit: str) -> list[str]:
-    """An ASCII plot of the empirical CDF over the central BODY_QUANTILES range."""
+    """An ASCII plot of the empirical CDF over the central BODY_QUANTILES range.
+
+    Column c is x = lo + c (hi - lo) / (CDF_WIDTH - 1); its dot is on the row labelled with
+    F(x) = #{values <= x} / n rounded to the nearest tenth (halves up), so 90% of the
+    values at or below x draw a dot on the 0.9 row.
+    """
     if values.size == 0:
         return []
     ordered = np.sort(values)
@@ -93,14 +109,11 @@ def cdf_lines(values: np.ndarray, unit: str) -> list[str]:
         return [f"  all samples ≈ {format_value(lo, unit)} (CDF is a step)"]
     xs = np.linspace(lo, hi, CDF_WIDTH)
     fractions = np.searchsorted(ordered, xs, side="right") / ordered.size
-    grid = [[" "] * CDF_WIDTH for _ in range(CDF_HEIGHT)]
-    for col, fraction in enumerate(fractions):
-        row = min(int(fraction * CDF_HEIGHT), CDF_HEIGHT - 1)
-        grid[CDF_HEIGHT - 1 - row][col] = "•"
+    levels = np.floor(fractions * CDF_LEVELS + 0.5).astype(int)
     lines = []
-    for i, row_cells in enumerate(grid):
-        level = (CDF_HEIGHT - i) / CDF_HEIGHT
-        lines.append(f"  {level:4.1f} │{''.join(row_cells)}")
+    for level in range(CDF_LEVELS, -1, -1):
+        cells = "".join("•" if at == level else " " for at in levels)
+        lines.append(f"  {level / CDF_LEVELS:4.1f} │{cells}")
     lines.append("       └" + "─" * CDF_WIDTH)
     left, right = format_value(lo, unit), format_value(hi, unit)
     lines.append("        " + left + " " * max(CDF_WIDTH - len(left) - len(right), 1) + right)

@@ -17,10 +17,15 @@ def format_ns(value: float, *, digits: int = 4) -> str:
     return f"{_sig(value, digits)}ns"
 
 
+NS_PER = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
+"""Time units that are printed auto-scaled (pyperf and hyperfine store seconds)."""
+
+
 def format_value(value: float, unit: str, *, digits: int = 4) -> str:
-    """Format a value of ``unit`` (``ns`` auto-scales; other units are printed as is)."""
-    if unit == "ns":
-        return format_ns(value, digits=digits)
+    """Format a value of ``unit``: times (``NS_PER``) auto-scale (``7.556e-07`` s → ``755.6ns``);
+    other units are printed as they are."""
+    if unit in NS_PER:
+        return format_ns(value * NS_PER[unit], digits=digits)
     return f"{_sig(value, digits)} {unit}".rstrip()
 
 

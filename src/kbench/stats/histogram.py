@@ -3,6 +3,12 @@
 Bin conventions (all histograms): bins are half-open [edge_i, edge_{i+1}) except
 the last linear bin, which is closed [edge_{k-1}, edge_k] so that the maximum is
 counted (numpy's convention). Counts always sum to n (plus ``zeros`` for log2).
+
+Quantized samples (timer ticks divided by a batch: every value a whole number of one
+step) get linear bins a whole number of steps wide, with edges half a step off the
+values (``value_step``, ``bin_edges``): every bin then holds the same number of
+possible values, instead of bins finer than the step alternating between full and
+empty, or some bins holding one possible value more than their neighbours.
 """
 
 from __future__ import annotations
@@ -81,11 +87,70 @@ def freedman_diaconis_bins(values: ArrayLike, *, max_bins: int = HISTOGRAM_MAX_A
     return int(max(1, min(bins, max_bins)))
 
 
-def linear_histogram(values: ArrayLike, bins: int | None = None) -> Histogram:
+STEP_TOLERANCE = 1e-4
+"""How far (in steps) a gap between distinct values may be from a whole number of steps
+for the values to count as quantized: float rounding of ticks × constant is far below."""
+STEP_PROBE = 100_000
+"""The step is found among this many values, then checked against all of them."""
+
+
+def value_step(values: ArrayLike) -> float | None:
+    """The step q every value lies on (x_i = x_min + k_i q, k_i whole), or None.
+
+    q is the smallest gap between distinct values (of the first ``STEP_PROBE`` values,
+    then checked against every value); None when some value lies off that grid by more
+    than ``STEP_TOLERANCE`` steps (the values are not quantized), or when there are fewer
+    than 3 distinct values.
+    """
+    samples = as_samples(values)
+    probe = np.unique(samples[:STEP_PROBE])
+    if probe.size < 3:
+        return None
+    step = float(np.diff(probe).min())
+    low = float(samples.min())
+    if not _on_grid(samples, low, step):
+        probe = np.unique(samples)
+        step = float(np.diff(probe).min())
+        if not _on_grid(samples, low, step):
+            return None
+    return step
+
+
+def _on_grid(samples: NDArray[np.float64], low: float, step: float) -> bool:
+    if not step > 0:
+        return False
+    multiples = (samples - low) / step
+    return bool(np.all(np.abs(multiples - np.rint(multiples)) <= STEP_TOLERANCE))
+
+
+def bin_edges(low: float, high: float, bins: int, step: float | None = None) -> NDArray[np.float64]:
+    """Edges of about ``bins`` equal bins covering [low, high].
+
+    Without ``step``: ``bins`` bins from low to high (one bin [v - 0.5, v + 0.5] when
+    low == high). With the values' ``step`` (``value_step``, low on the grid): the bin
+    width is the plain width rounded up to whole steps (at least one), the first edge half
+    a step below low, and as many bins (at most ``bins`` + 1) as reach past high.
+    """
+    if bins < 1:
+        raise ValueError(f"bins must be at least 1, got {bins}")
+    if step is None or not step > 0:
+        if high == low:
+            low, high = low - 0.5, high + 0.5
+        return np.linspace(low, high, bins + 1)
+    steps_per_bin = max(1, math.ceil((high - low) / bins / step - STEP_TOLERANCE))
+    width = steps_per_bin * step
+    start = low - step / 2
+    count = int((high - start) // width) + 1
+    return start + width * np.arange(count + 1, dtype=np.float64)
+
+
+def linear_histogram(values: ArrayLike, bins: int | None = None, *, quantized: bool = True) -> Histogram:
     """Equal-width bins from min to max.
 
-    ``bins`` given: that many bins. ``bins=None``: ``freedman_diaconis_bins``.
-    If all values are equal, one bin [v - 0.5, v + 0.5] (numpy's convention).
+    ``bins`` given: about that many bins. ``bins=None``: ``freedman_diaconis_bins``.
+    If all values are equal, one bin [v - 0.5, v + 0.5] (numpy's convention). With
+    ``quantized`` (the default) values on a step (``value_step``) get bins a whole number
+    of steps wide (``bin_edges``): at most one bin more than asked.
     """
     samples = as_samples(values)
     if bins is None:
@@ -97,9 +162,8 @@ def linear_histogram(values: ArrayLike, bins: int | None = None) -> Histogram:
         count = int(bins)
         method = "fixed"
     low, high = float(samples.min()), float(samples.max())
-    if high == low:
-        low, high = low - 0.5, high + 0.5
-    edges = np.linspace(low, high, count + 1)
+    step = value_step(samples) if quantized and high > low else None
+    edges = bin_edges(low, high, count, step)
     counts, _ = np.histogram(samples, bins=edges)
     return Histogram(edges, counts.astype(np.int64), method)
 

@@ -6,10 +6,15 @@ Definition. With m the median and MAD the raw median absolute deviation,
 
 (constants ``MODIFIED_Z_FACTOR`` and ``MODIFIED_Z_OUTLIER``). The test is
 evaluated as |x_i - m| > L with the limit L = 3.5 * MAD / 0.6745
-(``deviation_limit``), which is the same for MAD > 0 and defines the
-degenerate case: when MAD = 0 (more than half of the values equal
-the median) every value different from the median is an outlier (|M_i| is
-infinite) and values equal to it are not. All-equal data have no outliers.
+(``deviation_limit``).
+
+MAD = 0 (more than half of the values equal the median) happens to quantized
+samples whose spread is below the timer's resolution: the MAD then says "less
+than one step", not "no spread at all". The scale used instead is the smallest
+non-zero |x_i - m| (``outlier_scale``): the data's resolution at its centre, one
+timer quantum for quantized samples. So a value one or two quanta off the median
+is not an outlier; one 3.5 / 0.6745 ≈ 5.2 quanta off is. All-equal data have no
+outliers (every deviation is 0).
 """
 
 from __future__ import annotations
@@ -22,11 +27,24 @@ from kbench.stats.thresholds import MODIFIED_Z_FACTOR, MODIFIED_Z_OUTLIER
 from kbench.stats.validate import as_samples
 
 
-def _center_and_mad(samples: NDArray[np.float64], center: float | None, mad: float | None) -> tuple[float, float]:
+def _center_and_scale(
+    samples: NDArray[np.float64], center: float | None, mad: float | None
+) -> tuple[float, float]:
     m = median_of_valid(samples) if center is None else float(center)
+    deviations = np.abs(samples - m)
     if mad is None:
-        mad = median_of_valid(np.abs(samples - m), overwrite=True)
-    return m, float(mad)
+        mad = median_of_valid(deviations.copy(), overwrite=True)
+    return m, outlier_scale(float(mad), deviations)
+
+
+def outlier_scale(mad: float, abs_deviations: NDArray[np.float64]) -> float:
+    """The scale of the modified z-score: the MAD, or when it is 0 the smallest non-zero
+    of ``abs_deviations`` (|x_i - median|), the data's resolution at its centre; 0 when
+    every deviation is 0."""
+    if mad > 0:
+        return mad
+    nonzero = abs_deviations[abs_deviations > 0]
+    return float(nonzero.min()) if nonzero.size else 0.0
 
 
 def deviation_limit(mad: float, threshold: float = MODIFIED_Z_OUTLIER) -> float:
@@ -41,17 +59,16 @@ def deviation_limit(mad: float, threshold: float = MODIFIED_Z_OUTLIER) -> float:
 def modified_z_scores(
     values: ArrayLike, *, center: float | None = None, mad: float | None = None
 ) -> NDArray[np.float64]:
-    """M_i = 0.6745 (x_i - median) / MAD for each value.
-
-    With MAD = 0: +/-inf for values different from the median, 0 for values equal
-    to it. ``center``/``mad`` may be passed when already known.
+    """M_i = 0.6745 (x_i - median) / scale for each value, the scale by ``outlier_scale``
+    (the MAD, or the smallest non-zero deviation when the MAD is 0); all 0 for all-equal
+    data. ``center``/``mad`` may be passed when already known.
     """
     samples = as_samples(values)
-    m, scale = _center_and_mad(samples, center, mad)
+    m, scale = _center_and_scale(samples, center, mad)
     deviation = MODIFIED_Z_FACTOR * (samples - m)
     if scale > 0:
         return deviation / scale
-    return np.where(deviation == 0, 0.0, np.copysign(np.inf, deviation))
+    return np.zeros_like(deviation)
 
 
 def outlier_mask(
@@ -61,9 +78,10 @@ def outlier_mask(
     center: float | None = None,
     mad: float | None = None,
 ) -> NDArray[np.bool_]:
-    """Boolean mask of outliers: |x_i - median| > ``deviation_limit(MAD, threshold)``."""
+    """Boolean mask of outliers: |x_i - median| > ``deviation_limit(scale, threshold)``, the
+    scale by ``outlier_scale``."""
     samples = as_samples(values)
-    m, scale = _center_and_mad(samples, center, mad)
+    m, scale = _center_and_scale(samples, center, mad)
     return np.abs(samples - m) > deviation_limit(scale, threshold)
 
 

@@ -22,7 +22,7 @@ from kbench.stats.ci import (
     ci_from_ranks_warning,
     quantile_ci_ranks,
 )
-from kbench.stats.outliers import deviation_limit
+from kbench.stats.outliers import deviation_limit, outlier_scale
 from kbench.stats.percentiles import interpolate, order_statistics, type7_positions
 from kbench.stats.thresholds import (
     DEFAULT_CONFIDENCE,
@@ -30,8 +30,6 @@ from kbench.stats.thresholds import (
     SUMMARY_PROBABILITIES,
 )
 from kbench.stats.validate import as_samples
-
-WARNING_MAD_ZERO = "mad-zero"
 
 
 @dataclass(frozen=True)
@@ -51,14 +49,13 @@ class Summary:
       median_ci_method: which construction (``ci.METHOD_*``).
     outliers: count of values with |0.6745 * (x - p50) / mad| > 3.5 (modified
       z-score, Iglewicz-Hoaglin, evaluated as |x - p50| > 3.5 * mad / 0.6745;
-      with mad = 0, every value != p50). See ``kbench.stats.outliers``.
+      with mad = 0, the smallest non-zero |x - p50| stands for the mad: the
+      data's resolution). See ``kbench.stats.outliers``.
     steady_state_index: first sample of the steady state by robust MSER-5
       (``kbench.stats.warmup``); 0 when no warm-up or detection was off.
     warnings: human-readable, each starting with a stable tag:
       "ci-level-unreachable" (too few samples for the level; CI is (min, max)),
-      "warm-up" / "no-steady-state" (``warmup.detect_warmup``),
-      "mad-zero" (more than half the values equal the median and some do not:
-      all those others count as outliers).
+      "warm-up" / "no-steady-state" (``warmup.detect_warmup``).
     """
 
     n: int
@@ -141,12 +138,7 @@ def summarize(values: ArrayLike, *, confidence: float = DEFAULT_CONFIDENCE, dete
     d_lower, d_upper, d_fraction = type7_positions(n, [0.5])
     mad_pair = order_statistics(scratch, [d_lower[0], d_upper[0]], overwrite=True)
     mad = float(interpolate(mad_pair[:1], mad_pair[1:], d_fraction)[0])
-    outliers = int(np.count_nonzero(scratch > deviation_limit(mad)))
-    if mad == 0 and outliers > 0:
-        warnings.append(
-            f"{WARNING_MAD_ZERO}: more than half of the values equal the median {p50:.6g}, "
-            f"so the MAD is 0 and all {outliers} other values count as outliers"
-        )
+    outliers = int(np.count_nonzero(scratch > deviation_limit(outlier_scale(mad, scratch))))
 
     steady_state_index = 0
     if detect_warmup:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,10 +16,14 @@ from kbench.store.errors import DAMAGED_ADVICE, database_error_message
 from kbench.store.errors import BisectionNotFound as BisectionNotFound  # re-exported: their old home
 from kbench.store.errors import RunNotFound as RunNotFound
 from kbench.store.errors import StoreError as StoreError
-from kbench.store.owners import current_owner, owner_gone
+from kbench.store.heartbeat import Heartbeat
+from kbench.store.liveness import Liveness
+from kbench.store.owners import current_owner
 from kbench.store.records import SCHEMA_VERSION
 from kbench.store.records import RunRecord as RunRecord  # re-exported: its old home
 from kbench.store.records import SummaryRecord as SummaryRecord
+from kbench.store.spills import SpilledRun, remove_spill, spill_dir_for, spill_file, spill_files, spilled_run
+from kbench.store.writes import insert_samples_and_summaries, inserted_id, machine_id, sample_rows, summary_rows
 
 if TYPE_CHECKING:
     import sqlite3
@@ -110,6 +114,7 @@ class Store:
         self._sqlite_file = sqlite_file
         self._sqlite: sqlite3.Connection | None = None
         self.read_only = read_only
+        self._heartbeat = Heartbeat(self)
         self.where = where or (str(sqlite_file) if engine is None else engine.url.render_as_string(hide_password=True))
 
     @property
@@ -131,6 +136,25 @@ class Store:
     @property
     def dialect(self) -> str:
         return "sqlite" if self._engine is None else self._engine.dialect.name
+
+    @property
+    def spill_dir(self) -> Path | None:
+        """Where runs of this store spill their samples as they are taken (``store.spills``);
+        None for a database that has no place for them (in memory, or not created yet)."""
+        sqlite_file = self._sqlite_file
+        if sqlite_file is None and self._engine is None:
+            return None
+        if sqlite_file is None and self._engine is not None and self._engine.dialect.name == "sqlite":
+            database = self._engine.url.database
+            if not database or database == ":memory:":
+                return None
+            sqlite_file = Path(database)
+        return spill_dir_for(self.where, sqlite_file)
+
+    def spill_path(self, run_id: int) -> Path | None:
+        """The spill file of run ``run_id`` (None: this store has no spill directory)."""
+        directory = self.spill_dir
+        return None if directory is None else spill_file(directory, run_id)
 
     def _query(self, sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Run one of ``kbench.store.reads``' statements: through sqlite3 on a read-only SQLite
@@ -156,7 +180,8 @@ class Store:
         """Open the database at ``url`` or the default one.
 
         For writing (the default) it is created if needed, migrated to the current schema,
-        and runs left ``running`` by a kbench that is gone are marked ``abandoned``. With
+        runs left ``running`` by a kbench that is gone are marked ``abandoned``, and the
+        samples such runs spilled (``store.spills``) are stored with them. With
         ``read_only`` nothing is written: SQLite opens the file read-only (as immutable on
         a read-only file system), and a database that does not exist yet reads as empty.
         An existing file that is not SQLite, or is cut short, is refused and left alone.
@@ -179,7 +204,6 @@ class Store:
                 store._check_schema(url)
             return store
         from sqlalchemy import create_engine, event
-        from sqlalchemy.exc import OperationalError
 
         try:
             if sqlite_path is not None:
@@ -200,14 +224,9 @@ class Store:
             if read_only:
                 store._check_schema(url)
             else:
-                try:
-                    store._ensure_schema()
-                except OperationalError as exc:
-                    # Two processes creating a fresh SQLite file at once: the loser finds the tables made.
-                    if "already exists" not in str(exc):
-                        raise
-                    store._ensure_schema()
+                store._ensure_schema()
                 store.mark_abandoned_runs()
+                store.import_spills()
         return store
 
     @classmethod
@@ -233,35 +252,64 @@ class Store:
                 ) from exc
 
     def _ensure_schema(self) -> None:
+        """Create the tables of a new database, or migrate an older one, once however many
+        processes open it at the same moment: a database whose schema is current is left
+        alone (no lock taken); otherwise the work is done under the database's schema lock
+        (``_schema_lock``), after looking again at what a process before us made."""
+        if self._schema_is_current():
+            return
+        from kbench.store import schema
+
+        with self.engine.begin() as conn:
+            _schema_lock(conn)
+            schema.metadata.create_all(conn)
+            self._migrate(conn)
+
+    def _schema_is_current(self) -> bool:
+        """True when the database has this kbench's schema version (read without a lock;
+        a newer version is refused here)."""
+        from sqlalchemy import inspect, select
+
+        from kbench.store import schema
+
+        with self.engine.connect() as conn:
+            if not inspect(conn).has_table(schema.meta.name):
+                return False
+            row = conn.execute(select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")).first()
+        if row is None:
+            return False
+        return self._known_version(int(row[0])) == schema.SCHEMA_VERSION
+
+    @staticmethod
+    def _known_version(version: int) -> int:
+        from kbench.store import schema
+
+        if version > schema.SCHEMA_VERSION:
+            raise StoreError(
+                f"database schema version {version} is newer than this kbench "
+                f"({schema.SCHEMA_VERSION}); upgrade kbench"
+            )
+        return version
+
+    def _migrate(self, conn: Connection) -> None:
+        """Under the schema lock: record the version of a new database, or run every step
+        from the stored version to this kbench's."""
         from sqlalchemy import insert, select, update
 
         from kbench.store import schema
         from kbench.store.migrations import MIGRATIONS
 
-        with self.engine.begin() as conn:
-            schema.metadata.create_all(conn)
-            row = conn.execute(
-                select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")
-            ).first()
-            if row is None:
-                conn.execute(
-                    insert(schema.meta).values(key="schema_version", value=str(schema.SCHEMA_VERSION))
-                )
-                return
-            version = int(row[0])
-            if version > schema.SCHEMA_VERSION:
-                raise StoreError(
-                    f"database schema version {version} is newer than this kbench "
-                    f"({schema.SCHEMA_VERSION}); upgrade kbench"
-                )
-            while version < schema.SCHEMA_VERSION:
-                MIGRATIONS[version](conn)
-                version += 1
-            conn.execute(
-                update(schema.meta)
-                .where(schema.meta.c.key == "schema_version")
-                .values(value=str(version))
-            )
+        row = conn.execute(select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")).first()
+        if row is None:
+            conn.execute(insert(schema.meta).values(key="schema_version", value=str(schema.SCHEMA_VERSION)))
+            return
+        version = self._known_version(int(row[0]))
+        while version < schema.SCHEMA_VERSION:
+            MIGRATIONS[version](conn)
+            version += 1
+        conn.execute(
+            update(schema.meta).where(schema.meta.c.key == "schema_version").values(value=str(version))
+        )
 
     @property
     def schema_version(self) -> int:
@@ -292,71 +340,147 @@ class Store:
         ``task_key`` (a fleet task's trial) is unique among runs: a second run with the
         same key raises IntegrityError and stores nothing. The run's owner (this
         process's pid, the boot id and the host name) is recorded: a later kbench marks
-        the run ``abandoned`` if that process is gone.
+        the run ``abandoned`` if that process is gone; while it runs, its heartbeat is
+        renewed (``heartbeat``), by which another host's kbench can tell.
         """
-        from sqlalchemy import insert
+        from sqlalchemy import func
+
+        from kbench.store.writes import insert_run
+
+        with self.engine.begin() as conn:
+            run_id = insert_run(
+                conn, benchmark=benchmark, metric=metric, unit=unit, direction=direction, params=params,
+                request=request, sysinfo=sysinfo, target=target, tags=tags, commit=commit, label=label,
+                task_key=task_key, started_at=started_at or _utcnow(), heartbeat_at=func.now(),
+            )
+        self._heartbeat.keep_beating()
+        return run_id
+
+    def mark_abandoned_runs(self) -> list[int]:
+        """Mark ``abandoned`` every run left ``running`` whose kbench is gone: killed, crashed
+        or its machine restarted (this host), its heartbeat stopped (another host), or its
+        fleet task's lease ended (``store.liveness``); returns their ids."""
+        from sqlalchemy import update
+
+        from kbench.store import schema
+
+        rows = self._query(
+            "SELECT id, owner_pid, owner_boot_id, owner_host, started_at, heartbeat_at, task_key "
+            "FROM runs WHERE status = 'running'", {},
+        )
+        if not rows:
+            return []
+        liveness = Liveness(self._query)
+        gone = [(int(row["id"]), why) for row in rows if (why := liveness.why_gone(row)) is not None]
+        r = schema.runs.c
+        with self.engine.begin() as conn:
+            for run_id, why in gone:
+                conn.execute(
+                    update(schema.runs)
+                    .where((r.id == run_id) & (r.status == "running"))
+                    .values(status="abandoned", finished_at=_utcnow(), error=f"abandoned: {why}")
+                )
+        return [run_id for run_id, _ in gone]
+
+    def heartbeat(self) -> int:
+        """Renew the heartbeat of every run this process is measuring in this database (the
+        runs it began that are still ``running``); returns how many. ``begin_run`` starts a
+        thread that calls it every HEARTBEAT_S while there are such runs."""
+        from sqlalchemy import func, update
 
         from kbench.store import schema
 
         owner = current_owner()
+        r = schema.runs.c
         with self.engine.begin() as conn:
-            machine_id = _machine_id(conn, sysinfo) if sysinfo else None
-            target_id = _target_id(conn, target) if target else None
-            result = conn.execute(
-                insert(schema.runs).values(
-                    benchmark=benchmark,
-                    metric=metric,
-                    unit=unit,
-                    direction=direction,
-                    status="running",
-                    params=dict(params),
-                    request=dict(request),
-                    sysinfo=dict(sysinfo) if sysinfo else None,
-                    noise=dict(sysinfo.get("noise", {})) if sysinfo else None,
-                    tags=list(tags),
-                    warnings=[],
-                    machine_id=machine_id,
-                    target_id=target_id,
-                    n_samples=0,
-                    started_at=started_at or _utcnow(),
-                    commit=commit,
-                    label=label,
-                    task_key=task_key,
-                    owner_pid=owner.pid,
-                    owner_boot_id=owner.boot_id,
-                    owner_host=owner.host,
-                )
+            renewed = conn.execute(
+                update(schema.runs)
+                .where((r.status == "running") & (r.owner_pid == owner.pid) & (r.owner_host == owner.host)
+                       & (r.owner_boot_id == owner.boot_id))
+                .values(heartbeat_at=func.now())
             )
-            return _inserted_id(result)
+        return int(renewed.rowcount)
 
-    def mark_abandoned_runs(self) -> list[int]:
-        """Mark ``abandoned`` every run this host left ``running`` whose kbench is gone
-        (killed, crashed, or the machine rebooted); returns their ids."""
+    def finish_unfinished(self, run_id: int, *, status: str, error: str) -> int:
+        """Close a run whose measurement did not come back (failed, interrupted before its
+        samples were fetched), with the samples its spill kept; returns how many. The spill
+        is removed once stored; when the database fails it stays for the next kbench."""
+        record = self.get_run(run_id)
+        spilled = self._spilled(record, why=f"it ended {status}")
+        if spilled is None:
+            self.finish_run(run_id, status=status, error=error)
+        else:
+            self.finish_run(
+                run_id, status=status, columns=spilled.columns, probe_header=spilled.probe_header,
+                summaries=spilled.summaries, warnings=[*record.warnings, spilled.warning],
+                error=f"{error}; {_recovered_note(spilled.rows)}",
+            )
+        remove_spill(self.spill_dir, run_id)
+        return 0 if spilled is None else spilled.rows
+
+    def discard_spill(self, run_id: int) -> None:
+        """Remove run ``run_id``'s spill: its samples are stored (or in a recovery file)."""
+        remove_spill(self.spill_dir, run_id)
+
+    def import_spills(self) -> list[int]:
+        """Store the samples of every spill whose run kbench left unfinished (abandoned,
+        failed or interrupted without them); returns the ids of the runs that got samples.
+        A spill of a run still ``running`` is left to its kbench; one whose run has its
+        samples, or is gone, is removed. A spill that cannot be stored now stays."""
         from sqlalchemy import select, update
 
         from kbench.store import schema
 
+        directory = self.spill_dir
+        imported: list[int] = []
         r = schema.runs.c
-        with self.engine.begin() as conn:
-            rows = conn.execute(
-                select(r.id, r.owner_pid, r.owner_boot_id, r.owner_host, r.started_at).where(r.status == "running")
-            ).all()
-            gone = [row for row in rows if owner_gone(row.owner_pid, row.owner_boot_id, row.owner_host,
-                                                      row.started_at)]
-            for row in gone:
-                conn.execute(
-                    update(schema.runs)
-                    .where((r.id == row.id) & (r.status == "running"))
-                    .values(status="abandoned", finished_at=_utcnow(),
-                            error=f"abandoned: kbench (pid {row.owner_pid}) ended without finishing this run "
-                                  "(killed, crashed, or the machine restarted)")
-                )
-        return [int(row.id) for row in gone]
+        for run_id in sorted(spill_files(directory)) if directory is not None else []:
+            try:
+                with self.engine.connect() as conn:
+                    row = conn.execute(select(r.status, r.n_samples).where(r.id == run_id)).first()
+                if row is not None and row.status == "running":
+                    continue
+                if row is None or row.n_samples:
+                    remove_spill(directory, run_id)
+                    continue
+                record = self.get_run(run_id)
+                spilled = self._spilled(record, why=f"it was left {record.status}")
+                if spilled is not None:
+                    with self.engine.begin() as conn:
+                        header = spilled.probe_header
+                        updated = conn.execute(
+                            update(schema.runs)
+                            .where((r.id == run_id) & (r.status != "running") & (r.n_samples == 0))
+                            .values(n_samples=spilled.rows, probe_header=header, timer=header.get("timer"),
+                                    overhead=header.get("overhead"), batch=header.get("batch"),
+                                    warnings=[*record.warnings, spilled.warning],
+                                    error=f"{record.error or record.status}; {_recovered_note(spilled.rows)}")
+                        )
+                        if updated.rowcount != 1:  # another kbench stored it meanwhile
+                            continue
+                        insert_samples_and_summaries(conn, sample_rows(run_id, spilled.columns),
+                                                     summary_rows(run_id, spilled.summaries))
+                    imported.append(run_id)
+                remove_spill(directory, run_id)
+            except (OSError, ValueError):
+                continue  # unreadable or damaged: left where it is, for a person to look at
+            except Exception as exc:
+                if database_error_message(exc) is None:
+                    raise
+                continue
+        return imported
+
+    def _spilled(self, record: RunRecord, *, why: str) -> SpilledRun | None:
+        path = self.spill_path(record.id)
+        if path is None or not path.exists():
+            return None
+        return spilled_run(path, metric=record.metric, unit=record.unit,
+                           subtract_overhead=bool(record.request.get("subtract_overhead")), why=why)
 
     def machine_id(self, sysinfo: Mapping[str, Any]) -> int:
         """The id of the machine ``sysinfo`` describes, recorded now if it is new."""
         with self.engine.begin() as conn:
-            return _machine_id(conn, sysinfo)
+            return machine_id(conn, sysinfo)
 
     def finish_run(
         self,
@@ -371,64 +495,58 @@ class Store:
         tool_output: str | None = None,
     ) -> None:
         """Store samples, summaries and final status of a run in one transaction."""
-        import numpy as np
-        from sqlalchemy import insert, update
+        from kbench.store.writes import write_result
+
+        with self.engine.begin() as conn:
+            write_result(conn, run_id, status=status, columns=columns, probe_header=probe_header,
+                          summaries=summaries, warnings=warnings, error=error, tool_output=tool_output)
+
+    def save_profile(
+        self, run_id: int, *, event: str, frequency_hz: int | None, samples: int, weight: int, data: bytes,
+        details: Mapping[str, Any], data_format: str = "folded", codec: str = "zlib",
+    ) -> None:
+        """Store (or replace) the sampled profile of run ``run_id`` (RunNotFound if there is no such run)."""
+        from sqlalchemy import delete, insert, select
 
         from kbench.store import schema
-        from kbench.store.codec import CODEC, encode_array
 
-        if status not in ("complete", "interrupted", "failed", "abandoned"):
-            raise ValueError(f"invalid final run status {status!r}")
-        columns = dict(columns or {})
-        lengths = {name: len(values) for name, values in columns.items()}
-        if len(set(lengths.values())) > 1:
-            raise ValueError(f"sample columns differ in length: {lengths}")
-        n_samples = next(iter(lengths.values()), 0)
-        header = dict(probe_header or {})
         with self.engine.begin() as conn:
-            for name, values in columns.items():
-                dtype, blob = encode_array(np.ascontiguousarray(values))
-                conn.execute(
-                    insert(schema.samples).values(
-                        run_id=run_id, column=name, dtype=dtype, codec=CODEC,
-                        count=len(values), data=blob,
-                    )
-                )
-            for summary in summaries:
-                conn.execute(
-                    insert(schema.summaries).values(
-                        run_id=run_id, metric=summary.metric, unit=summary.unit,
-                        basis=summary.basis, details=dict(summary.details),
-                        **{key: summary.values[key] for key in _SUMMARY_COLUMNS},
-                    )
-                )
-            updated = conn.execute(
-                update(schema.runs)
-                .where(schema.runs.c.id == run_id)
-                .values(
-                    status=status,
-                    n_samples=n_samples,
-                    probe_header=header or None,
-                    timer=header.get("timer"),
-                    overhead=header.get("overhead"),
-                    batch=header.get("batch"),
-                    warnings=list(warnings),
-                    error=error,
-                    tool_output=tool_output,
-                    finished_at=_utcnow(),
-                )
-            )
-            if updated.rowcount != 1:
+            if conn.execute(select(schema.runs.c.id).where(schema.runs.c.id == run_id)).first() is None:
                 raise RunNotFound(f"no run with id {run_id}")
+            conn.execute(delete(schema.profiles).where(schema.profiles.c.run_id == run_id))
+            conn.execute(insert(schema.profiles).values(
+                run_id=run_id, event=event, frequency_hz=frequency_hz, samples=samples, weight=weight,
+                format=data_format, codec=codec, data=data, details=dict(details), created_at=_utcnow(),
+            ))
+
+    def add_warning(self, run_id: int, warning: str) -> None:
+        """Append ``warning`` to a stored run's warnings (RunNotFound if there is no such run)."""
+        from sqlalchemy import select, update
+
+        from kbench.store import schema
+
+        with self.engine.begin() as conn:
+            row = conn.execute(select(schema.runs.c.warnings).where(schema.runs.c.id == run_id)).first()
+            if row is None:
+                raise RunNotFound(f"no run with id {run_id}")
+            conn.execute(update(schema.runs).where(schema.runs.c.id == run_id)
+                         .values(warnings=[*(row[0] or []), warning]))
 
     # -- reading -----------------------------------------------------------------
 
+    def load_profile(self, run_id: int) -> dict[str, Any] | None:
+        """The profile row of a run (``data`` compressed as ``codec`` says), or None."""
+        return reads.load_profile(self._query, run_id)
+
+    def profiled_runs(self, run_ids: list[int]) -> set[int]:
+        return reads.profiled_runs(self._query, run_ids)
+
     def get_run(self, run_id: int) -> RunRecord:
-        return reads.get_run(self._query, run_id)
+        return reads.get_run(self._query, run_id, self.spill_dir, dialect=self.dialect, where=self.where)
 
     def load_samples(self, run_id: int) -> dict[str, np.ndarray]:
         """Every stored column of a run, in the order the samples were taken."""
-        return reads.load_samples(self._query, run_id, self.where)
+        return reads.load_samples(self._query, run_id, self.where, self.spill_dir)
 
     def list_runs(
         self,
@@ -442,7 +560,8 @@ class Store:
         """Newest first: id, benchmark, status, n, started, kernel, median and unit. Every
         filter is part of the query, so ``limit`` (None: no limit) counts matching runs."""
         return reads.list_runs(self._query, self.dialect, benchmark=benchmark, status=status,
-                               kernel_release=kernel_release, tag=tag, limit=limit)
+                               kernel_release=kernel_release, tag=tag, limit=limit, spill_dir=self.spill_dir,
+                               where=self.where)
 
     def save_calibration(
         self, *, benchmark: str, metric: str, target: str, params: Mapping[str, Any],
@@ -459,23 +578,14 @@ class Store:
                     trials=dict(trials), run_ids=run_ids, sigma_log=sigma_log, mde=mde, created_at=_utcnow(),
                 )
             )
-            return _inserted_id(result)
+            return inserted_id(result)
 
     def latest_calibration(self, benchmark: str, target: str) -> dict[str, Any] | None:
-        """The newest A/A calibration of ``benchmark`` on ``target``, or None."""
-        from sqlalchemy import select
+        """The newest A/A calibration of ``benchmark`` on ``target``, or None (plain SQL, as the
+        run readings: a read-only SQLite store answers without SQLAlchemy)."""
+        from kbench.store.reads import latest_calibration
 
-        from kbench.store import schema
-
-        c = schema.calibrations.c
-        with self.engine.connect() as conn:
-            row = conn.execute(
-                select(schema.calibrations)
-                .where((c.benchmark == benchmark) & (c.target == target))
-                .order_by(c.id.desc())
-                .limit(1)
-            ).mappings().first()
-        return dict(row) if row else None
+        return latest_calibration(self._query, benchmark, target)
 
     def create_bisection(
         self, *, repo: str, good: str, bad: str, command: str, build: str, params: Mapping[str, Any],
@@ -492,7 +602,7 @@ class Store:
                     params=dict(params), refs=None, steps=[], result=None, created_at=now, updated_at=now,
                 )
             )
-            return _inserted_id(result)
+            return inserted_id(result)
 
     def update_bisection(self, bisection_id: int, **values: Any) -> None:
         """Set columns (status, refs, steps, result, params) of a bisection; stamps updated_at."""
@@ -531,45 +641,33 @@ class Store:
         return dict(row)
 
     def store_pending_run(self, pending: PendingRun) -> tuple[int, str]:
-        """Store a run measured earlier (a recovery file, an import).
+        """Store a run measured earlier (a recovery file, an import); see store_pending_runs."""
+        return self.store_pending_runs([pending])[0]
 
-        Returns (run id, how): ``completed`` when the run it names in this database was
-        still waiting for its samples (running, abandoned, or failed because they could
-        not be stored; none stored; same benchmark and start) and now has them;
-        ``exists`` when the same run is already stored (nothing written); ``added`` for a
-        new run.
+    def store_pending_runs(self, pending_runs: Sequence[PendingRun]) -> list[tuple[int, str]]:
+        """Store runs measured earlier (a recovery file, the entries of an imported file),
+        all or none, in one transaction.
+
+        Returns (run id, how) for each: ``exists`` when the same run is already stored
+        (nothing written): one with the same content digest (``PendingRun.digest``), or,
+        among runs stored without a digest (imported before schema v6), one with the same
+        benchmark, parameters, start (within 1 ms), sample count and status; ``completed``
+        when the run it names in this database was still waiting for its samples (running,
+        abandoned, or failed because they could not be stored; none stored; same benchmark
+        and start) and now has them; ``added`` for a new run.
         """
-        from sqlalchemy import select
+        from sqlalchemy.exc import IntegrityError
 
-        from kbench.store import schema
+        from kbench.store.pending import store_pending_runs
 
-        r = schema.runs.c
-        fields = {key: pending.run.get(key) for key in _BEGIN_FIELDS}
-        started_at = pending.started_at
-        n_samples = len(next(iter(pending.columns.values()))) if pending.columns else 0
-        with self.engine.connect() as conn:
-            query = select(r.id, r.status, r.n_samples, r.benchmark, r.started_at).where(
-                r.benchmark == fields["benchmark"]
-            )
-            candidates = conn.execute(query).all()
-        for row in candidates:
-            if started_at is None or not _same_time(row.started_at, started_at):
-                continue
-            if row.n_samples == n_samples and row.status == pending.status:
-                return int(row.id), "exists"
-            if row.id == pending.run_id and row.status in ("running", "abandoned", "failed") and row.n_samples == 0:
-                self._finish_pending(int(row.id), pending)
-                return int(row.id), "completed"
-        run_id = self.begin_run(**fields, started_at=started_at)  # type: ignore[arg-type]
-        self._finish_pending(run_id, pending)
-        return run_id, "added"
-
-    def _finish_pending(self, run_id: int, pending: PendingRun) -> None:
-        self.finish_run(
-            run_id, status=pending.status, columns=pending.columns, probe_header=pending.probe_header,
-            summaries=pending.summaries, warnings=pending.warnings, error=pending.error,
-            tool_output=pending.tool_output,
-        )
+        try:
+            with self.engine.begin() as conn:
+                return store_pending_runs(conn, pending_runs)
+        except IntegrityError:
+            # Another kbench stored one of these at the same moment (the digest is unique):
+            # looking again finds it.
+            with self.engine.begin() as conn:
+                return store_pending_runs(conn, pending_runs)
 
     def count_runs(self) -> int:
         from sqlalchemy import func, select
@@ -580,37 +678,55 @@ class Store:
             return int(conn.execute(select(func.count()).select_from(schema.runs)).scalar_one())
 
 
-_BEGIN_FIELDS = (
-    "benchmark", "metric", "unit", "direction", "params", "request", "sysinfo", "target", "tags", "commit", "label",
-)
-"""What ``begin_run`` takes (a pending run's ``run`` mapping holds these)."""
+SCHEMA_LOCK_KEY = 0x6B62656E6368  # "kbench"
+"""PostgreSQL advisory lock that serialises creating and migrating the schema."""
+SCHEMA_LOCK_WAIT_MS = 120_000
+"""How long a SQLite open waits for another process's schema work (a migration of a big file)."""
 
 
-def _same_time(stored: datetime, other: datetime) -> bool:
-    if stored.tzinfo is None:
-        stored = stored.replace(tzinfo=UTC)
-    if other.tzinfo is None:
-        other = other.replace(tzinfo=UTC)
-    return abs((stored - other).total_seconds()) < 1e-3
+def _recovered_note(rows: int) -> str:
+    return f"the {rows} samples it took before were recovered from its spill file"
 
 
-_SUMMARY_COLUMNS = (
-    "n", "min", "median", "p90", "p95", "p99", "max", "mean", "stdev", "mad", "steady_state_index",
-)
-
-
-def _inserted_id(result: Any) -> int:
-    key = result.inserted_primary_key
-    if key is None:
-        raise StoreError("the database did not return the id of a new row")
-    return int(key[0])
+def _schema_lock(conn: Connection) -> None:
+    """Hold the database's schema lock until ``conn``'s transaction ends, so that only one
+    process at a time creates or migrates tables. SQLite: the write lock (BEGIN IMMEDIATE:
+    SQLite's own DDL checks are not atomic with the CREATE); PostgreSQL: an advisory lock."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql(f"PRAGMA busy_timeout = {SCHEMA_LOCK_WAIT_MS}")
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+    elif conn.dialect.name == "postgresql":
+        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK_KEY})")
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.close()
+    try:
+        cursor.execute("PRAGMA foreign_keys=ON")
+        _use_wal(cursor)
+    finally:
+        cursor.close()
+
+
+def _use_wal(cursor: Any) -> None:
+    """Put the file in WAL mode (kept in the file: done once). Several processes opening a
+    new file at once race to switch it, and SQLite answers the losers "database is locked"
+    at once, without waiting: they look again until the winner is done."""
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + SCHEMA_LOCK_WAIT_MS / 1000
+    pause = 0.005
+    while True:
+        try:
+            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.25)
 
 
 def _sqlite_read_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -659,55 +775,3 @@ def _on_read_only_file_system(path: Path) -> bool:
         return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
     except OSError:
         return False
-
-
-def _machine_id(conn: Connection, sysinfo: Mapping[str, Any]) -> int:
-    from sqlalchemy import insert, select
-
-    from kbench.store import schema
-    from kbench.sysinfo.collect import machine_fingerprint
-
-    fingerprint = machine_fingerprint(dict(sysinfo))
-    existing = conn.execute(
-        select(schema.machines.c.id).where(schema.machines.c.fingerprint == fingerprint)
-    ).scalar()
-    if existing is not None:
-        return int(existing)
-    cpu = sysinfo.get("cpu", {})
-    result = conn.execute(
-        insert(schema.machines).values(
-            fingerprint=fingerprint,
-            hostname=sysinfo.get("hostname"),
-            cpu_model=cpu.get("model"),
-            cpu_count=cpu.get("count"),
-            memory_bytes=sysinfo.get("memory_bytes"),
-            first_seen=_utcnow(),
-        )
-    )
-    return _inserted_id(result)
-
-
-def _target_id(conn: Connection, target: Mapping[str, Any]) -> int:
-    from sqlalchemy import insert, select
-
-    from kbench.store import schema
-
-    t = schema.targets.c
-    key = {
-        "kind": target["kind"],
-        "kernel_release": target["kernel_release"],
-        "kernel_version": target["kernel_version"],
-        "accel": target.get("accel"),
-        "build_id": target.get("build_id"),
-    }
-    query = select(t.id)
-    for name, value in key.items():
-        column = getattr(t, name)
-        query = query.where(column.is_(None) if value is None else column == value)
-    existing = conn.execute(query).scalar()
-    if existing is not None:
-        return int(existing)
-    result = conn.execute(
-        insert(schema.targets).values(**key, details=dict(target.get("details") or {}))
-    )
-    return _inserted_id(result)

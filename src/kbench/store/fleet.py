@@ -131,7 +131,8 @@ class FleetStore:
 
     def machines(self) -> list[dict[str, Any]]:
         """Every machine with ``age`` (since last seen) and ``state`` ``offline`` when its
-        heartbeat is older than a lease; ``job`` is the job of its current task."""
+        heartbeat is older than a lease; ``job`` is the job of its current task (none for an
+        offline machine: its task is presumed lost, and queued again)."""
         m, t = schema.fleet_machines, schema.fleet_tasks
         query = (
             select(m, (func.now() - m.c.last_seen).label("age"), t.c.job_id.label("job"), t.c.label.label("task_label"))
@@ -142,7 +143,7 @@ class FleetStore:
             rows = [dict(r) for r in conn.execute(query).mappings()]
         for row in rows:
             if row["state"] != "stopped" and row["age"] >= self.lease:
-                row["state"] = "offline"
+                row.update(state="offline", current_task=None, job=None, task_label=None)
         return rows
 
     def live_queues(self) -> set[str]:
@@ -438,12 +439,15 @@ class FleetStore:
         return jobs
 
     def tasks(self, job_id: str) -> list[dict[str, Any]]:
+        """The job's tasks; ``lost`` is true for a ``running`` one whose lease ran out (its
+        machine stopped renewing it; a live worker's next heartbeat queues it again)."""
         t = schema.fleet_tasks
+        lost = ((t.c.state == "running") & (t.c.lease_expires < func.now())).label("lost")
         with self.engine.connect() as conn:
             rows = conn.execute(
-                select(t).where(t.c.job_id == job_id).order_by(t.c.queue, t.c.repeat_index, t.c.label)
+                select(t, lost).where(t.c.job_id == job_id).order_by(t.c.queue, t.c.repeat_index, t.c.label)
             ).mappings()
-            return [dict(row) for row in rows]
+            return [{**row, "lost": bool(row["lost"])} for row in rows]
 
     def task(self, task_id: str) -> dict[str, Any] | None:
         t = schema.fleet_tasks

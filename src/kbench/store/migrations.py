@@ -23,13 +23,20 @@ def _add_bisections(conn: Connection) -> None:
 
 def _add_run_provenance(conn: Connection) -> None:
     """v3 → v4: a run's owner (pid, boot id, host), measured version (commit, label) and fleet task key."""
+    from kbench.store.schema import RUN_COLUMNS_V4
+
+    _add_run_columns(conn, RUN_COLUMNS_V4)
+
+
+def _add_run_columns(conn: Connection, names: tuple[str, ...]) -> None:
+    """Add the columns ``names`` of ``runs`` (those not there yet) and the indexes over them."""
     from sqlalchemy import inspect
 
-    from kbench.store.schema import RUN_COLUMNS_V4, runs
+    from kbench.store.schema import runs
 
     present = {column["name"] for column in inspect(conn).get_columns("runs")}
     preparer = conn.dialect.identifier_preparer
-    for name in RUN_COLUMNS_V4:
+    for name in names:
         if name in present:
             continue
         column = runs.c[name]
@@ -38,7 +45,7 @@ def _add_run_provenance(conn: Connection) -> None:
             f"ALTER TABLE {preparer.quote(runs.name)} ADD COLUMN {preparer.quote(name)} {column_type}"
         )
     for index in runs.indexes:
-        if any(column.name in RUN_COLUMNS_V4 for column in index.columns):
+        if any(column.name in names for column in index.columns):
             index.create(conn, checkfirst=True)
 
 
@@ -53,8 +60,31 @@ def _add_fleet_tables(conn: Connection) -> None:
         conn.exec_driver_sql("ALTER TABLE machines ALTER COLUMN memory_bytes TYPE BIGINT")
 
 
+def _add_import_digest(conn: Connection) -> None:
+    """v5 → v6: ``runs.import_digest``, the content digest that identifies an imported run
+    (unique). Runs imported before have none: ``Store.store_pending_run`` recognises those
+    by benchmark, parameters, start, sample count and status."""
+    from kbench.store.schema import RUN_COLUMNS_V6
+
+    _add_run_columns(conn, RUN_COLUMNS_V6)
+
+
+def _add_profiles(conn: Connection) -> None:
+    """v6 → v7: a run's sampled call-graph profile (``--profile``)."""
+    from kbench.store.schema import profiles
+
+    profiles.create(conn, checkfirst=True)
+
+
+def _add_run_heartbeat(conn: Connection) -> None:
+    """v7 → v8: ``runs.heartbeat_at``, renewed while a run is measured (another host judges by it)."""
+    from kbench.store.schema import RUN_COLUMNS_V8
+
+    _add_run_columns(conn, RUN_COLUMNS_V8)
+
+
 def _add_watch_tables(conn: Connection) -> None:
-    """v5 → v6: ``kbench watch``'s branches, commits and findings; ``fleet_tasks.spec`` (a watch's fleet tasks)."""
+    """v8 → v9: ``kbench watch``'s branches, commits and findings; ``fleet_tasks.spec`` (a watch's fleet tasks)."""
     from sqlalchemy import inspect
 
     from kbench.store.schema import WATCH_TABLES, fleet_tasks
@@ -70,5 +100,6 @@ def _add_watch_tables(conn: Connection) -> None:
 
 # MIGRATIONS[v] upgrades a database at version v to v + 1.
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
-    1: _add_calibrations, 2: _add_bisections, 3: _add_run_provenance, 4: _add_fleet_tables, 5: _add_watch_tables,
+    1: _add_calibrations, 2: _add_bisections, 3: _add_run_provenance, 4: _add_fleet_tables,
+    5: _add_import_digest, 6: _add_profiles, 7: _add_run_heartbeat, 8: _add_watch_tables,
 }

@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-SCHEMA_VERSION = 6
+if TYPE_CHECKING:
+    from kbench.stats.summary import Summary
+
+SCHEMA_VERSION = 9
 """The results database's schema (``schema.py``): bump it and add a step to
 ``migrations.MIGRATIONS`` for every change."""
 
@@ -53,3 +56,22 @@ class RunRecord:
     finished_at: datetime | None
     target: dict[str, Any] | None
     summaries: list[dict[str, Any]]
+    commit: str | None = None  # the version measured (``kbench run --commit``), if given
+    label: str | None = None  # and its name (``--label``)
+
+
+def summary_columns(summary: Summary) -> dict[str, Any]:
+    """The summary columns the store keeps next to a run (``runs`` list them)."""
+    return {
+        "n": summary.n,
+        "min": summary.min,
+        "median": summary.p50,
+        "p90": summary.p90,
+        "p95": summary.p95,
+        "p99": summary.p99,
+        "max": summary.max,
+        "mean": summary.mean,
+        "stdev": summary.stdev,
+        "mad": summary.mad,
+        "steady_state_index": summary.steady_state_index,
+    }

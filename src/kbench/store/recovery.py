@@ -3,7 +3,8 @@
 When storing a finished run fails (disk full, database gone read-only, server lost),
 its samples are not thrown away: ``save_recovery`` writes everything the store would
 have written to a JSON file (samples compressed as the store compresses them), and the
-error names that file. ``kbench import FILE`` puts the run into a database later.
+error names that file. ``kbench import FILE`` puts the run into a database later (``importers.recovery`` reads
+the file back, checking every field).
 
 Format ``kbench-recovery/1``::
 
@@ -19,6 +20,7 @@ Format ``kbench-recovery/1``::
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import tempfile
@@ -30,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from kbench.store.codec import CODEC, decode_array, encode_array
+from kbench.store.codec import CODEC, encode_array
 from kbench.store.errors import StoreError
 from kbench.store.records import SummaryRecord
 
@@ -70,11 +72,21 @@ class PendingRun:
     database: str = ""
     reason: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    digest: str | None = None
+    """What identifies the run's content (``content_digest`` of what its file says about it):
+    stored with it, so that the same content is stored once however its file is named or dated."""
 
     @property
     def started_at(self) -> datetime | None:
         text = self.run.get("started_at")
         return datetime.fromisoformat(text) if text else None
+
+
+def content_digest(*parts: Any) -> str:
+    """The SHA-256 (hex) of ``parts`` written as canonical JSON (sorted keys, no blanks):
+    equal for equal content, whatever the order of keys or the spacing of the file."""
+    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def recovery_dirs() -> list[Path]:
@@ -138,50 +150,9 @@ def save_recovery(
     return SamplesNotStored(reason, None, n_samples, "; ".join(failures))
 
 
-def looks_like_recovery(head: bytes) -> bool:
-    return b'"format"' in head[:200] and RECOVERY_FORMAT.encode() in head[:200]
-
-
-def load_recovery(path: Path) -> PendingRun:
-    """Read a recovery file back (ValueError naming what is wrong with it)."""
-    try:
-        document = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: cannot read it as a recovery file: {exc}") from exc
-    if not isinstance(document, dict) or document.get("format") != RECOVERY_FORMAT:
-        raise ValueError(f"{path}: not a kbench recovery file (format {RECOVERY_FORMAT} expected)")
-    try:
-        result = document["result"]
-        columns = {name: _decode(column) for name, column in result["columns"].items()}
-        summaries = [
-            SummaryRecord(metric=s["metric"], unit=s["unit"], basis=s["basis"], values=s["values"],
-                          details=s.get("details") or {})
-            for s in result["summaries"]
-        ]
-        return PendingRun(
-            run=dict(document["run"]),
-            status=str(result["status"]),
-            columns=columns,
-            probe_header=dict(result.get("probe_header") or {}),
-            summaries=summaries,
-            warnings=list(result.get("warnings") or []),
-            error=result.get("error"),
-            tool_output=result.get("tool_output"),
-            run_id=document.get("run_id"),
-            database=str(document.get("database") or ""),
-            reason=str(document.get("reason") or ""),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"{path}: damaged recovery file ({type(exc).__name__}: {exc})") from exc
-
-
 def _encode(values: np.ndarray) -> dict[str, Any]:
     dtype, blob = encode_array(np.ascontiguousarray(values))
     return {"dtype": dtype, "codec": CODEC, "count": len(values), "data": base64.b64encode(blob).decode()}
-
-
-def _decode(column: Mapping[str, Any]) -> np.ndarray:
-    return decode_array(column["dtype"], column["codec"], base64.b64decode(column["data"]), int(column["count"]))
 
 
 def _jsonable(value: Any) -> Any:

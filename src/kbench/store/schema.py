@@ -97,12 +97,20 @@ runs = Table(
     Column("label", String(255)),
     # ... and the fleet task that made it (one stored run per task, however often delivered).
     Column("task_key", String(128)),
+    # v6: an imported run's content digest (``kbench import`` stores each entry of a file once).
+    Column("import_digest", String(64)),
+    # v8: renewed while the run is measured, so that another host can tell its kbench is gone
+    Column("heartbeat_at", DateTime(timezone=True)),
 )
 Index("ix_runs_benchmark", runs.c.benchmark)
 Index("ix_runs_started_at", runs.c.started_at)
 Index("ux_runs_task_key", runs.c.task_key, unique=True)
+Index("ux_runs_import_digest", runs.c.import_digest, unique=True)
 RUN_COLUMNS_V4 = ("owner_pid", "owner_boot_id", "owner_host", "commit", "label", "task_key")
 """Columns of ``runs`` added by schema v4 (the migration adds them to older databases)."""
+RUN_COLUMNS_V6 = ("import_digest",)
+RUN_COLUMNS_V8 = ("heartbeat_at",)
+"""Columns of ``runs`` added by schema v6."""
 
 samples = Table(
     "samples",
@@ -228,7 +236,7 @@ fleet_tasks = Table(
     Column("errors", JSON, nullable=False),  # [{"attempt", "machine", "error"}]
     Column("run_ids", JSON, nullable=False),
     Column("result", JSON),  # a comparison's report (JSON), or what a watch task found
-    Column("spec", JSON),  # v6: what a watch task builds and measures (repository, commits, build, ...)
+    Column("spec", JSON),  # v9: what a watch task builds and measures (repository, commits, build, ...)
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("published_at", DateTime(timezone=True)),
     Column("started_at", DateTime(timezone=True)),
@@ -240,7 +248,24 @@ Index("ix_fleet_tasks_state", fleet_tasks.c.state)
 FLEET_TABLES = (fleet_machines, fleet_jobs, fleet_tasks)
 """Tables added by schema v5 (the migration creates them in older databases)."""
 
-# v6: `kbench watch`: the branches it follows, the commits it built and measured, and what it
+# v6: a run's sampled call-graph profile (``kbench run --profile``, ``compare --profile``): folded
+# stacks (``kbench.profile.folded``), zlib-compressed, beside the run and never loaded with it.
+profiles = Table(
+    "profiles",
+    metadata,
+    Column("run_id", ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("event", String(64), nullable=False),  # cpu-clock, cycles
+    Column("frequency_hz", Integer),
+    Column("samples", Integer, nullable=False),
+    Column("weight", BigInteger, nullable=False),  # total of the folded weights (periods)
+    Column("format", String(16), nullable=False),  # "folded"
+    Column("codec", String(16), nullable=False),  # "zlib"
+    Column("data", LargeBinary, nullable=False),
+    Column("details", JSON, nullable=False),  # how it was recorded: tool, command, scope, window
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+# v9: `kbench watch`: the branches it follows, the commits it built and measured, and what it
 # found (candidates, then verdicts: confirmed regressions with their culprit, or dropped).
 watches = Table(
     "watches",
@@ -312,4 +337,4 @@ watch_findings = Table(
 )
 Index("ix_watch_findings_watch", watch_findings.c.watch_id)
 WATCH_TABLES = (watches, watch_commits, watch_findings)
-"""Tables added by schema v6 (the migration creates them in older databases), with ``fleet_tasks.spec``."""
+"""Tables added by schema v9 (the migration creates them in older databases), with ``fleet_tasks.spec``."""

@@ -143,10 +143,57 @@ def collect_sysinfo(read: FileReader = read_local_file, *, local: bool = True) -
     }
 
 
+GUEST_MARK = "guest"
+"""Separates the host's facts from the VM's configuration in a guest run's fingerprint."""
+
+
 def machine_fingerprint(info: dict[str, Any]) -> str:
-    """A stable identity for the machine: hostname, CPU model and count, memory."""
-    cpu = info.get("cpu", {})
+    """A stable identity for the machine that measured: hostname, CPU model and count, memory.
+
+    A run in a guest (its sysinfo carries the host's as ``host``) was measured by the host
+    and the VM's configuration: the host's four facts, ``guest``, then the guest's CPU model
+    and count and the memory the VM was given (``vm_config.memory_mb``; empty for runs
+    stored before it was kept). The memory the guest kernel reports is left out: two
+    kernels booted in one VM report different amounts, and the kernel is what varies.
+    """
+    host = info.get("host")
+    if isinstance(host, dict) and host:
+        cpu = info.get("cpu") or {}
+        memory_mb = (info.get("vm_config") or {}).get("memory_mb")
+        guest = (GUEST_MARK, cpu.get("model"), cpu.get("count"), "" if memory_mb is None else memory_mb)
+        return "|".join([_facts(host), *(str(part) for part in guest)])
+    return _facts(info)
+
+
+def machine_facts(info: dict[str, Any]) -> dict[str, Any]:
+    """The machine row's hostname, CPU model, CPU count and memory: the host's for a guest run."""
+    host = info.get("host")
+    source = host if isinstance(host, dict) and host else info
+    cpu = source.get("cpu") or {}
+    return {"hostname": source.get("hostname"), "cpu_model": cpu.get("model"), "cpu_count": cpu.get("count"),
+            "memory_bytes": source.get("memory_bytes")}
+
+
+def _facts(info: dict[str, Any]) -> str:
+    cpu = info.get("cpu") or {}
     return "|".join(
         str(part)
         for part in (info.get("hostname"), cpu.get("model"), cpu.get("count"), info.get("memory_bytes"))
     )
+
+
+def machine_summary(info: dict[str, Any]) -> str:
+    """``vm: AMD EPYC x 2, 23.5 GiB`` (hostname: CPU model x count, memory); for a guest run the
+    host's, then ``; guest QEMU TCG CPU version 2.5+ x 2, 1024 MiB``."""
+    facts = machine_facts(info)
+    parts = [f"{facts['cpu_model'] or '?'} x {facts['cpu_count'] or '?'}"]
+    if facts["memory_bytes"]:
+        parts.append(f"{facts['memory_bytes'] / 2**30:.1f} GiB")
+    text = f"{facts['hostname'] or '?'}: {', '.join(parts)}"
+    host = info.get("host")
+    if isinstance(host, dict) and host:
+        cpu = info.get("cpu") or {}
+        memory_mb = (info.get("vm_config") or {}).get("memory_mb")
+        text += f"; guest {cpu.get('model') or '?'} x {cpu.get('count') or '?'}"
+        text += f", {memory_mb} MiB" if memory_mb else ""
+    return text

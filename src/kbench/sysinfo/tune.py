@@ -186,11 +186,13 @@ def _read_private_file(path: Path) -> str | None:
         if exc.errno == errno.ELOOP:
             raise TuneError(f"refusing the tune state file {path}: it is a symbolic link; nothing was changed") from exc
         raise TuneError(f"cannot read the tune state file {path}: {exc.strerror or exc}") from exc
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # before fdopen, which refuses a directory with IsADirectoryError
+        os.close(fd)
+        what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise TuneError(f"refusing the tune state file {path}: {what}; nothing was changed")
     with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
         owner = "root" if os.geteuid() == 0 else f"uid {os.geteuid()}"
-        if not stat.S_ISREG(info.st_mode):
-            raise TuneError(f"refusing the tune state file {path}: not a regular file; nothing was changed")
         if info.st_uid != os.geteuid():
             raise TuneError(f"refusing the tune state file {path}: it belongs to uid {info.st_uid}, not to {owner} "
                             "who runs kbench; nothing was changed")

@@ -9,8 +9,19 @@ record and derives the fractions the disturbance warnings judge
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
+
+MIN_STAT_TICKS = 20
+"""/proc/stat counts in USER_HZ ticks (10 ms of one CPU at 100 Hz): with fewer ticks over
+all CPUs (or, for one CPU's fraction, fewer per CPU) a busy fraction is off by up to ±2
+ticks in 20, too coarse to show or judge: it is "too short to measure"."""
+MIN_THREAD_WALL_S = 0.001
+"""Below 1 ms of measured wall time the thread's share of it is not shown: its CPU clock is
+read around the snapshot's own reads (rusage, schedstat: tens of µs) that the wall clock
+leaves out, which is then a sizeable part of the ratio."""
+TOO_SHORT = "too short to measure"
 
 
 @dataclass(frozen=True)
@@ -27,6 +38,16 @@ class MachineUsage:
     busy_fraction: float | None
     steal_fraction: float | None
     per_cpu_busy: dict[int, float | None]
+
+    @property
+    def measurable(self) -> bool:
+        """Enough ticks (MIN_STAT_TICKS over all CPUs) for the machine's fractions to mean something."""
+        return self.ticks >= MIN_STAT_TICKS
+
+    @property
+    def per_cpu_measurable(self) -> bool:
+        """Enough ticks per CPU (MIN_STAT_TICKS each, on average) for one CPU's fraction."""
+        return self.cpus > 0 and self.ticks / self.cpus >= MIN_STAT_TICKS
 
 
 @dataclass(frozen=True)
@@ -50,8 +71,15 @@ class RunUsage:
 
     @property
     def on_cpu_fraction(self) -> float | None:
-        """Thread CPU time / wall time (None for a zero-length region)."""
-        return self.thread_cpu_s / self.wall_s if self.wall_s > 0 else None
+        """Thread CPU time / wall time, at most 1; None below MIN_THREAD_WALL_S of wall time.
+
+        The CPU clock's two readings enclose the snapshot's own reads, which the wall
+        clock's do not: a thread that ran throughout shows slightly more CPU time than
+        wall time, which is read as 1 (it never runs longer than the wall time).
+        """
+        if self.wall_s < MIN_THREAD_WALL_S:
+            return None
+        return min(self.thread_cpu_s / self.wall_s, 1.0)
 
     @property
     def preempted_fraction(self) -> float | None:
@@ -85,7 +113,7 @@ class RunUsage:
         peer at tear-down, which includes its warm-up and so errs low).
         """
         machine = self.machine
-        if machine is None or machine.busy_fraction is None or machine.ticks <= 0:
+        if machine is None or machine.busy_fraction is None or not machine.measurable:
             return None
         capacity_s = machine.ticks / machine.user_hz
         busy_s = machine.busy_fraction * capacity_s
@@ -138,19 +166,13 @@ def parse_usage(header: dict[str, Any]) -> RunUsage | None:
 
 
 def _pct(value: float | None) -> str:
-    return "?" if value is None else f"{100 * value:.1f}%"
+    return "?" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
 
 
 def usage_lines(usage: RunUsage) -> list[str]:
-    """The run context as a few lines of text (``kbench show``/``run``)."""
-    waited = (
-        f", waited for a CPU {_pct(usage.runqueue_wait_s / usage.wall_s)}"
-        if usage.runqueue_wait_s is not None and usage.wall_s > 0 else ""
-    )
-    lines = [
-        f"thread on CPU {_pct(usage.on_cpu_fraction)} of {usage.wall_s:.3f} s "
-        f"(user {usage.thread_user_s:.3f} s, sys {usage.thread_sys_s:.3f} s){waited}",
-    ]
+    """The run context as a few lines of text (``kbench show``/``run``); a fraction from too
+    few clock ticks (or too short a wall time) says "too short to measure" instead."""
+    lines = [_thread_line(usage)]
     rate = usage.involuntary_per_s
     pinned = "not pinned" if usage.pinned_cpu is None else f"pinned to CPU {usage.pinned_cpu}"
     migrations = "?" if usage.migrations is None else str(usage.migrations)
@@ -159,14 +181,36 @@ def usage_lines(usage: RunUsage) -> list[str]:
         f"{'' if rate is None else f' ({rate:.0f}/s)'}; migrations {migrations} ({pinned}); "
         f"faults {usage.minor_faults} minor, {usage.major_faults} major"
     )
+    lines.append(_machine_line(usage))
+    return lines
+
+
+def _thread_line(usage: RunUsage) -> str:
+    times = f"(user {usage.thread_user_s:.3f} s, sys {usage.thread_sys_s:.3f} s)"
+    on_cpu = usage.on_cpu_fraction
+    if on_cpu is None:
+        return f"thread on CPU: {TOO_SHORT} in {1000 * usage.wall_s:.3g} ms {times}"
+    waited = (
+        f", waited for a CPU {_pct(min(usage.runqueue_wait_s / usage.wall_s, 1.0))}"
+        if usage.runqueue_wait_s is not None else ""
+    )
+    return f"thread on CPU {_pct(on_cpu)} of {usage.wall_s:.3f} s {times}{waited}"
+
+
+def _machine_line(usage: RunUsage) -> str:
     machine = usage.machine
     if machine is None:
-        lines.append("machine utilisation not visible (/proc/stat unreadable)")
-    else:
-        per_cpu = ", ".join(f"{cpu}: {_pct(busy)}" for cpu, busy in sorted(machine.per_cpu_busy.items()))
-        lines.append(
-            f"machine busy {_pct(machine.busy_fraction)} of {machine.cpus} CPUs "
-            f"(other than this probe {_pct(usage.outside_busy_fraction)}; per CPU {per_cpu}), "
-            f"steal {_pct(machine.steal_fraction)}, {machine.ticks} ticks at {machine.user_hz} Hz"
-        )
-    return lines
+        return "machine utilisation not visible (/proc/stat unreadable)"
+    ticks = f"{machine.ticks} ticks at {machine.user_hz} Hz"
+    if not machine.measurable or machine.busy_fraction is None:
+        return f"machine busy: {TOO_SHORT} ({ticks} over {machine.cpus} CPUs, fewer than {MIN_STAT_TICKS})"
+    per_cpu = ", ".join(
+        f"{cpu}: {_pct(busy)}" for cpu, busy in sorted(machine.per_cpu_busy.items())
+        if busy is not None and not math.isnan(busy)
+    )
+    per_cpu_part = f"; per CPU {per_cpu}" if per_cpu and machine.per_cpu_measurable else ""
+    return (
+        f"machine busy {_pct(machine.busy_fraction)} of {machine.cpus} CPUs "
+        f"(other than this probe {_pct(usage.outside_busy_fraction)}{per_cpu_part}), "
+        f"steal {_pct(machine.steal_fraction)}, {ticks}"
+    )

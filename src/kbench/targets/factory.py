@@ -17,7 +17,7 @@ VM_CPUS = 2
 @contextmanager
 def make_target(
     kernel: str | None, modules: Sequence[Path] = (), *, local_kernel: bool = False, suite_tools: Sequence[str] = (),
-    with_module: bool = True,
+    with_module: bool = True, module_suffixes: Sequence[str | None] = (),
 ) -> Iterator[Target]:
     """``None`` or ``local``: this kernel. Anything else: a VmTarget, powered off on exit.
 
@@ -28,14 +28,24 @@ def make_target(
     ``kbench.targets.suite_runner``: their ``Benchmark.tools``), put into a guest's
     initramfs from its first boot.
     ``with_module``: build and load kbench.ko in a guest (not needed when only suites run).
+    ``module_suffixes``: per module, build it under its name + that suffix (its benchmarks
+    too; kbench.h's KBENCH_NAME_SUFFIX), so that two versions of one module load at once.
     """
     if kernel is None or kernel == "local":
+        if modules:
+            from kbench.targets.local_kmod import user_modules_loaded
+
+            with user_modules_loaded(modules, module_suffixes, allowed=local_kernel) as registered:
+                local = LocalTarget(load_modules=local_kernel)
+                local.module_benchmarks = registered
+                yield local
+            return
         yield LocalTarget(load_modules=local_kernel)
         return
     from kbench.targets.vm_target import VmTarget
 
     with VmTarget(kernel, extra_modules=modules, cpus=VM_CPUS, suite_tools=suite_tools,
-                  with_module=with_module or bool(modules)) as target:
+                  with_module=with_module or bool(modules), module_suffixes=module_suffixes) as target:
         yield target
 
 

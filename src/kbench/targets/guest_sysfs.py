@@ -6,8 +6,9 @@ import errno
 import os
 from collections.abc import Mapping
 
-from kbench.targets.kmod_sysfs import SysfsError
+from kbench.targets.kmod_sysfs import LiveSamples, SysfsError
 from kbench.targets.vm import GuestRequestError, VmSession
+from kbench.targets.vm.session import Follow
 
 _MESSAGES = sorted(
     ((os.strerror(code), code) for code in errno.errorcode), key=lambda item: -len(item[0])
@@ -26,17 +27,19 @@ class GuestSysfs:
     def __init__(self, session: VmSession):
         self.session = session
 
-    def read_text(self, path: str, timeout: float | None = None) -> str:
+    def read_text(self, path: str, timeout: float | None = None, live: LiveSamples | None = None) -> str:
         """An attribute's text. Without ``timeout`` it answers at once and the agent reads it
         itself (about 1 ms under TCG); with one it may run something (``run``), so ``cat``
         reads it and is killed at the timeout, which interrupts the run in the kernel (a
-        process started in the guest costs about 25 ms under TCG)."""
+        process started in the guest costs about 25 ms under TCG). ``live`` is followed by
+        the agent while ``cat`` runs (``VmSession.exec``'s ``follow``)."""
         if timeout is None:
             try:
                 return self.session.read_file(path).decode()
             except GuestRequestError as exc:
                 raise SysfsError(path, errno_from_message(str(exc)), str(exc)) from exc
-        result = self.session.exec(["cat", path], timeout=timeout)
+        follow = None if live is None else Follow(live.path, live.sink)
+        result = self.session.exec(["cat", path], timeout=timeout, follow=follow)
         if result.rc != 0 or result.timed_out:
             detail = result.stderr.decode(errors="replace").strip()
             code = errno.ETIMEDOUT if result.timed_out else errno_from_message(detail)

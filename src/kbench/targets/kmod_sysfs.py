@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kbench import interrupts
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.limits import KFUNC
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import BadRequest, RunRequest
+from kbench.contract.spill import SpillWriter
 from kbench.targets.base import TargetError
 from kbench.targets.run_bound import UNMEASURED_CALL_S, kfunc_bound
 
@@ -51,11 +54,21 @@ class SysfsError(TargetError):
         super().__init__(f"{path}: {name} ({os.strerror(err)}){': ' + detail if detail else ''}")
 
 
+@dataclass(frozen=True)
+class LiveSamples:
+    """kbench.ko's ``samples_live`` followed while ``run`` is read: what it gains goes to
+    ``sink`` as it comes (at least every quarter of a second)."""
+
+    path: str
+    sink: Callable[[bytes], None]
+
+
 class SysfsIO(Protocol):
     """Reads and writes sysfs files of the kernel that has kbench.ko loaded."""
 
-    def read_text(self, path: str, timeout: float | None = None) -> str:
-        """The attribute's text; ``timeout``: a read that runs something, stopped after that long."""
+    def read_text(self, path: str, timeout: float | None = None, live: LiveSamples | None = None) -> str:
+        """The attribute's text; ``timeout``: a read that runs something, stopped after that
+        long; ``live``: a file followed meanwhile."""
         ...
 
     def read_bytes(self, path: str) -> bytes: ...
@@ -159,7 +172,7 @@ class KbenchModule:
         self._cycles_per_call[_timing_key(benchmark, request)] = cycles
         return batch, cycles
 
-    def run(self, benchmark: Benchmark, request: RunRequest) -> Measurement:
+    def run(self, benchmark: Benchmark, request: RunRequest, spill: Path | None = None) -> Measurement:
         """Run ``benchmark`` once as ``request`` says and return its raw samples.
 
         Reading ``run`` (or ``run_parallel``) performs the run in the kernel; the raw
@@ -172,7 +185,13 @@ class KbenchModule:
         and parameters on this module, else assumed (``UNMEASURED_CALL_S``). With a given
         batch nothing runs but the run itself (tracing counts every call). Ctrl-C or
         SIGTERM during the run stops it in the kernel; the samples taken so far are
-        fetched and the run is marked interrupted.
+        fetched and the run is marked interrupted (a first one while they are fetched
+        marks it too; a second one stops the fetch).
+
+        With ``spill`` (a single-CPU run), the samples reach that host file while the run
+        goes on (``samples_live`` followed, docs/sysfs-ABI.md), after a header line written
+        first (``kbench.contract.spill``): a run whose end never comes back (an oops, a dead
+        guest, its bound, kbench killed) keeps what was copied.
         """
         if request.duration_s is not None or request.warmup_duration_s is not None:
             raise BadRequest(
@@ -194,10 +213,16 @@ class KbenchModule:
         bound = kfunc_bound((warmup + loop_count) * batch, cycles_per_call, tsc_khz * 1000.0)
         self._reset(directory)
         self.io.write_values(directory, self._settings(benchmark, request, batch, loop_count))
+        last_run = self._last_run(directory)
         run_file = "run_parallel" if parallel else "run"
         interrupted = False
+        writer = None
+        if spill is not None and not parallel:
+            spill_header = self._header(benchmark, request, loop_count, warmup, batch, batch_auto, tsc_khz)
+            writer = SpillWriter(spill, {**spill_header, "overhead": {"median_ticks": None, "min_ticks": None}})
+        live = None if writer is None else LiveSamples(f"{directory}/samples_live", writer.append)
         try:
-            run_text = self.io.read_text(f"{directory}/{run_file}", timeout=bound)
+            run_text = self.io.read_text(f"{directory}/{run_file}", timeout=bound, live=live)
         except SysfsError as exc:
             if exc.errno == errno.ETIMEDOUT:
                 raise TargetError(
@@ -212,6 +237,9 @@ class KbenchModule:
             # The read was interrupted in the kernel (the guest's agent passed the signal
             # on, or the local read got EINTR): fetch what was measured.
             interrupted, run_text = True, ""
+        finally:
+            if writer is not None:
+                writer.close()
         import numpy as np
 
         lines = run_text.splitlines()
@@ -220,10 +248,21 @@ class KbenchModule:
         finished = parse_key_values(lines[0] if lines else "")
         if "95th" in finished:  # the next run of it gets its bound from this one
             self._cycles_per_call[key] = float(max(int(finished["95th"]), 1))
-        status = KernelRunStatus.parse(self.io.read_text(f"{directory}/status"))
-        raw = self.io.read_bytes(f"{directory}/samples")
+        # The module has every sample now: a first Ctrl-C while they are fetched stops the
+        # run, not the fetch (a second one stops it; the spill keeps what was streamed).
+        try:
+            with interrupts.keep_first() as kept:
+                status = KernelRunStatus.parse(self.io.read_text(f"{directory}/status"))
+                # Stopped before the kernel began it: the samples there are the last run's, not ours.
+                began = last_run is None or status.summary.get("run") != last_run
+                raw = self.io.read_bytes(f"{directory}/samples") if began else b""
+        except TargetError as exc:
+            if interrupted:  # interrupted again, and the guest stopped: the spill has what was taken
+                raise interrupts.interruption() from exc
+            raise
+        interrupted = interrupted or kept.stopped
         ticks = np.frombuffer(raw, dtype="<u8").copy()
-        expected = int(status.summary.get("count", ticks.size))
+        expected = int(status.summary.get("count", ticks.size)) if began else 0
         if ticks.size != expected:
             raise TargetError(f"kbench.ko returned {ticks.size} samples, its status says {expected}")
         columns: dict[str, np.ndarray] = {"ticks": ticks}
@@ -238,15 +277,7 @@ class KbenchModule:
                 f"({overhead_sample} cycles); raise --batch for precise per-call figures"
             )
         header: dict[str, Any] = {
-            "format": KMOD_FORMAT,
-            "workload": benchmark.workload,
-            "params": dict(request.params),
-            "mode": "count",
-            "samples_requested": loop_count,
-            "warmup": {"samples": warmup},
-            "batch": batch,
-            "batch_auto": batch_auto,
-            "timer": {"name": "tsc (kernel, rdtsc_ordered)", "hz": tsc_khz * 1000, "tsc_khz": tsc_khz},
+            **self._header(benchmark, request, loop_count, warmup, batch, batch_auto, tsc_khz),
             "overhead": {"median_ticks": overhead_sample, "min_ticks": overhead_sample},
             "columns": list(columns),
             "n": int(ticks.size),
@@ -257,7 +288,30 @@ class KbenchModule:
             "parallel": parallel,
             "warnings": warnings,
         }
+        if writer is not None and writer.failed:
+            header["warnings"].append(writer.failed)
         return Measurement(header=header, columns=columns, interrupted=bool(header["interrupted"]), stderr="")
+
+    def _last_run(self, directory: str) -> str | None:
+        """The number of the benchmark's last run (``status``'s ``run``; None from an older kbench.ko)."""
+        return KernelRunStatus.parse(self.io.read_text(f"{directory}/status")).summary.get("run")
+
+    @staticmethod
+    def _header(benchmark: Benchmark, request: RunRequest, loop_count: int, warmup: int, batch: int,
+                batch_auto: bool, tsc_khz: int) -> dict[str, Any]:
+        """What a run's header says before it ran (its spill's header has just this)."""
+        return {
+            "format": KMOD_FORMAT,
+            "workload": benchmark.workload,
+            "params": dict(request.params),
+            "mode": "count",
+            "samples_requested": loop_count,
+            "warmup": {"samples": warmup},
+            "batch": batch,
+            "batch_auto": batch_auto,
+            "timer": {"name": "tsc (kernel, rdtsc_ordered)", "hz": tsc_khz * 1000, "tsc_khz": tsc_khz},
+            "columns": ["ticks"],
+        }
 
 
 def _timing_key(benchmark: Benchmark, request: RunRequest) -> TimingKey:

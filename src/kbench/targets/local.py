@@ -33,6 +33,7 @@ class LocalTarget:
     def __init__(self, *, load_modules: bool = False, cwd: Path | None = None) -> None:
         self.load_modules = load_modules
         self.cwd = cwd
+        self.module_benchmarks: list[list[str]] = []  # per user module loaded for it: its benchmarks
 
     def info(self) -> TargetInfo:
         uname = platform.uname()
@@ -48,13 +49,16 @@ class LocalTarget:
         return None  # tools run on this machine
 
     def run_probe(
-        self, args: Sequence[str], progress: ProgressCallback | None = None, bound: float | None = None
+        self, args: Sequence[str], progress: ProgressCallback | None = None, bound: float | None = None,
+        spill: Path | None = None,
     ) -> ProbeInvocation:
-        """No bound here: Ctrl-C stops a run on this machine."""
+        """No bound here: Ctrl-C stops a run on this machine. The probe writes the spill itself."""
         probe = find_native("kbench-probe")
         with children.scratch_dir("kbench-") as tmp:
             output = tmp / "samples.bin"
             argv = [str(probe), *args[:1], "--output", str(output), *args[1:]]
+            if spill is not None:
+                argv += ["--spill", str(spill)]
             if progress is not None:
                 argv.append("--progress")
             interrupted = False

@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import os
 import platform
-from collections.abc import Iterator, Mapping
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kbench import children
 from kbench.resources import find_resource
 from kbench.targets.base import TargetError
-from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, SysfsError
+from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, LiveSamples, SysfsError
+
+if TYPE_CHECKING:
+    from kbench.targets.vm import KernelImage
 
 VM_HINT = "run it in a VM instead: add --kernel deb:<release> (e.g. --kernel deb:6.1.0-56-amd64)"
 
@@ -23,11 +28,17 @@ VM_HINT = "run it in a VM instead: add --kernel deb:<release> (e.g. --kernel deb
 class LocalSysfs:
     """SysfsIO on this machine's /sys."""
 
-    def read_text(self, path: str, timeout: float | None = None) -> str:
+    def read_text(self, path: str, timeout: float | None = None, live: LiveSamples | None = None) -> str:
+        """The attribute's text; ``live`` is followed by a thread of its own while it is read
+        (the read of ``run`` blocks this one in the kernel for the whole run)."""
+        follower = None if live is None else _Follower(live)
         try:
             return Path(path).read_text()
         except OSError as exc:
             raise SysfsError(path, exc.errno or 5) from exc
+        finally:
+            if follower is not None:
+                follower.finish()
 
     def read_bytes(self, path: str) -> bytes:
         try:
@@ -43,6 +54,37 @@ class LocalSysfs:
                     attribute.write(value)
             except OSError as exc:
                 raise SysfsError(path, exc.errno or 5) from exc
+
+
+class _Follower(threading.Thread):
+    """Copies what a live file gains to its sink every FOLLOW_PERIOD_S until ``finish``."""
+
+    def __init__(self, live: LiveSamples):
+        super().__init__(name="kbench-live-samples", daemon=True)
+        self.live = live
+        self.offset = 0
+        self.stopping = threading.Event()
+        self.start()
+
+    def run(self) -> None:
+        while not self.stopping.wait(FOLLOW_PERIOD_S):
+            self._copy()
+
+    def _copy(self) -> None:
+        try:
+            with open(self.live.path, "rb", buffering=0) as live:
+                while chunk := os.pread(live.fileno(), 1 << 20, self.offset):
+                    self.live.sink(chunk)
+                    self.offset += len(chunk)
+        except OSError:
+            return  # an older kbench.ko, or the run has not begun: nothing to copy yet
+
+    def finish(self) -> None:
+        self.stopping.set()
+        self.join()
+
+
+FOLLOW_PERIOD_S = 0.25
 
 
 def why_modules_cannot_load(release: str) -> str | None:
@@ -100,13 +142,71 @@ def kbench_ko_loaded(benchmark: str, *, allowed: bool = False) -> Iterator[Kbenc
             children.run(["rmmod", "kbench"], capture_output=True)
 
 
-def _build_for_running_kernel(release: str) -> Path:
-    from kbench.targets.vm import KernelImage, VmTargetError, build_module, default_cache_dir
+@contextmanager
+def user_modules_loaded(
+    modules: Sequence[Path], suffixes: Sequence[str | None] = (), *, allowed: bool = False
+) -> Iterator[list[list[str]]]:
+    """kbench.ko and the user's benchmark modules (sources or .ko) in the running kernel for as
+    long as the context lasts (each source built for it, under its name + its suffix when
+    given); yields, per module, the benchmarks it registered. What this context loaded it
+    unloads, in reverse order."""
+    release = platform.release()
+    names = ", ".join(str(m) for m in modules)
+    if not allowed:
+        raise TargetError(f"loading {names} into the running kernel {release} needs --local-kernel; {VM_HINT}")
+    reason = why_modules_cannot_load(release)
+    if reason is not None:
+        raise TargetError(f"{names} cannot be loaded into the local kernel {release}: {reason}; {VM_HINT}")
+    suffixes = list(suffixes) or [None] * len(modules)
+    loaded: list[str] = []
+    try:
+        if not Path(SYSFS_ROOT).is_dir():
+            _insmod(_build_for_running_kernel(release))
+            loaded.append("kbench")
+        registered = []
+        for module, suffix in zip(modules, suffixes, strict=True):
+            ko = module if module.suffix == ".ko" else _build_user_module(module, release, suffix)
+            before = set(_registered())
+            _insmod(ko)
+            loaded.append(ko.stem)
+            registered.append([name for name in _registered() if name not in before])
+        yield registered
+    finally:
+        for name in reversed(loaded):
+            children.run(["rmmod", name], capture_output=True)
 
-    build_dir = Path(f"/lib/modules/{release}/build")
-    kernel = KernelImage(release=release, vmlinuz=Path(f"/boot/vmlinuz-{release}"),
-                         modules_dir=Path(f"/lib/modules/{release}"), build_dir=build_dir,
-                         spec="local", source="running")
+
+def _registered() -> list[str]:
+    return Path(f"{SYSFS_ROOT}/benchmarks").read_text().split()
+
+
+def _insmod(ko: Path) -> None:
+    result = children.run(["insmod", str(ko)], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise TargetError(f"insmod {ko} failed: {result.stderr.strip()}; {VM_HINT}")
+
+
+def _running_kernel(release: str) -> KernelImage:
+    from kbench.targets.vm import KernelImage
+
+    return KernelImage(release=release, vmlinuz=Path(f"/boot/vmlinuz-{release}"),
+                       modules_dir=Path(f"/lib/modules/{release}"), build_dir=Path(f"/lib/modules/{release}/build"),
+                       spec="local", source="running")
+
+
+def _build_user_module(source: Path, release: str, suffix: str | None) -> Path:
+    from kbench.targets.vm import VmTargetError, build_user_module, default_cache_dir
+
+    try:
+        return build_user_module(source, _running_kernel(release), default_cache_dir(), suffix)
+    except VmTargetError as exc:
+        raise TargetError(f"building {source} for {release} failed: {exc}") from exc
+
+
+def _build_for_running_kernel(release: str) -> Path:
+    from kbench.targets.vm import VmTargetError, build_module, default_cache_dir
+
+    kernel = _running_kernel(release)
     try:
         built = build_module(find_resource("kmod"), kernel, default_cache_dir())
     except VmTargetError as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from kbench.targets.base import ProbeInvocation, ProgressCallback, Target
@@ -39,10 +40,12 @@ class Transport(Target, Protocol):
     (``run_bound``), and the tools a run needs are carried in (``guest_shell``)."""
 
     def run_probe(
-        self, args: Sequence[str], progress: ProgressCallback | None = None, bound: float | None = None
+        self, args: Sequence[str], progress: ProgressCallback | None = None, bound: float | None = None,
+        spill: Path | None = None,
     ) -> ProbeInvocation:
         """Run ``kbench-probe COMMAND --output FILE REST`` (``args`` = COMMAND, REST...); exit code
-        TIMED_OUT if stopped at ``bound`` seconds."""
+        TIMED_OUT if stopped at ``bound`` seconds. With ``spill`` (a ``run``), the samples reach
+        that host file as they are taken (``kbench.contract.spill``), at least once a second."""
         ...
 
     def kbench_module(self, benchmark: str) -> AbstractContextManager[KbenchModule]:

@@ -14,12 +14,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from kbench import interrupts
+from kbench.contract.spill import SpillWriter
 from kbench.native import find_native
 from kbench.resources import find_resource
 from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.base import TIMED_OUT, ProbeInvocation, ProgressCallback, TargetError, TargetInfo
 from kbench.targets.guest_sysfs import GuestSysfs
-from kbench.targets.kmod_sysfs import KbenchModule
+from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule
 from kbench.targets.probe_measurement import EXIT_INTERRUPTED
 from kbench.targets.run_bound import MIN_BOUND_S
 from kbench.targets.transport import GuestShell
@@ -35,8 +37,10 @@ from kbench.targets.vm import (
     resolve_kernel,
 )
 from kbench.targets.vm.qemu import SCRATCH_SERIAL
+from kbench.targets.vm.session import Follow
 
 GUEST_OUTPUT = "/tmp/kbench-run.bin"
+GUEST_SPILL = "/tmp/kbench-run.spill"
 GUEST_MODULE = "/lib/kbench/kbench.ko"
 GUEST_EXTRA_DIR = "/lib/kbench/extra"
 ROUTES = {"ipv4": ("10.0.0.0/8", 4096, 20), "ipv6": ("2001:db8::/32", 1024, 42)}
@@ -95,6 +99,7 @@ class VmTarget:
         modules_dir: Path | None = None,
         suite_tools: Sequence[str] = (),
         scratch_disk_mb: int | None = None,
+        module_suffixes: Sequence[str | None] = (),
     ):
         self.spec = spec
         self.cache_dir = cache_dir or default_cache_dir()
@@ -105,6 +110,9 @@ class VmTarget:
         self.cmdline_extra = cmdline_extra
         self.with_module = with_module
         self.extra_modules = [Path(path) for path in extra_modules]
+        # per extra module: built under its name + this suffix (kbench.h, KBENCH_NAME_SUFFIX), or as it is
+        self.module_suffixes = list(module_suffixes) or [None] * len(self.extra_modules)
+        self.module_benchmarks: list[list[str]] = []  # per extra module: the benchmarks it registered
         self.boot_timeout = boot_timeout  # seconds until a guest that has not booted counts as hung
         self.modules_dir = modules_dir  # for a path spec: the kernel's modules (see resolve_kernel)
         self.suite_tools = tuple(suite_tools)  # host executables put into the guest (extra cpio)
@@ -139,7 +147,8 @@ class VmTarget:
             ko = self._build_kbench_ko(self.kernel) if self.with_module or self.extra_modules else None
             if ko is not None:
                 files[GUEST_MODULE] = ko
-            extra = [self._user_module(path, self.kernel) for path in self.extra_modules]
+            extra = [self._user_module(path, self.kernel, suffix)
+                     for path, suffix in zip(self.extra_modules, self.module_suffixes, strict=True)]
             if extra and ko is None:
                 raise TargetError(f"user benchmark modules need kbench.ko, which did not build: {self.module_error}")
             for path in extra:
@@ -168,8 +177,9 @@ class VmTarget:
             self.booted_tools = self.suite_tools
             if ko is not None:
                 self._load_module(self.session)
+            self.module_benchmarks = []
             for path in extra:
-                self._load_extra(self.session, path)
+                self.module_benchmarks.append(self._load_extra(self.session, path))
         except VmTargetError as exc:
             self.close()
             raise TargetError(str(exc)) from exc
@@ -222,16 +232,24 @@ class VmTarget:
             self.module_error = f"building kmod/ produced {[p.name for p in built]}, not kbench.ko"
         return ko
 
-    def _user_module(self, path: Path, kernel: KernelImage) -> Path:
+    def _user_module(self, path: Path, kernel: KernelImage, suffix: str | None = None) -> Path:
         if path.suffix == ".ko":
+            if suffix is not None:
+                raise TargetError(f"{path}: a built module cannot be renamed; give its source (.c) to load two "
+                                  "versions of it at once")
             return path
-        return build_user_module(path, kernel, self.cache_dir)
+        return build_user_module(path, kernel, self.cache_dir, suffix)
 
-    def _load_extra(self, session: VmSession, path: Path) -> None:
+    def _load_extra(self, session: VmSession, path: Path) -> list[str]:
+        """insmod the module; returns the benchmarks it registered."""
+        listing = f"{SYSFS_ROOT}/benchmarks"
+        before = session.read_file(listing).decode().split() if self.module is not None else []
         loaded = session.exec(["insmod", f"{GUEST_EXTRA_DIR}/{path.name}"], timeout=60)
         if loaded.rc != 0:
             raise TargetError(f"insmod {path.name} failed: {loaded.stderr.decode(errors='replace').strip()}")
         self.extra_loaded.append(path.name)
+        after = session.read_file(listing).decode().split() if self.module is not None else []
+        return [name for name in after if name not in before]
 
     def _load_module(self, session: VmSession) -> None:
         loaded = session.exec(["insmod", GUEST_MODULE], timeout=60)
@@ -282,6 +300,7 @@ class VmTarget:
 
         info = collect_sysinfo(read, local=False)
         info["virtualization"]["vm"] = f"qemu-{session.accel}"
+        info["vm_config"] = {"cpus": self.cpus, "memory_mb": self.memory_mb}
         info["host"] = collect_sysinfo()
         return info
 
@@ -306,24 +325,42 @@ class VmTarget:
         return GuestShell(session, self.scratch_root)
 
     def run_probe(
-        self, args: Sequence[str], progress: ProgressCallback | None = None, bound: float | None = None
+        self, args: Sequence[str], progress: ProgressCallback | None = None, bound: float | None = None,
+        spill: Path | None = None,
     ) -> ProbeInvocation:
         """Run the probe in the guest, stopped at ``bound`` seconds (default ``MIN_BOUND_S``);
-        Ctrl-C or SIGTERM stops it there, keeping its samples. No progress from the guest."""
+        Ctrl-C or SIGTERM stops it there, keeping its samples. No progress from the guest.
+        With ``spill``, the guest probe spills to a guest file that the agent follows, and
+        the host copies it to ``spill`` as it arrives (the same bytes)."""
         session = self.start()
         output = GUEST_OUTPUT
         probe_args = ["kbench-probe", *args[:1], "--output", output, *args[1:]]
+        writer = None
+        if spill is not None:
+            probe_args += ["--spill", GUEST_SPILL]
+            writer = SpillWriter(spill)  # the guest's spill carries its own header
+        follow = None if writer is None else Follow(GUEST_SPILL, writer.append)
         interrupted = False
         try:
-            result = session.exec(probe_args, timeout=bound if bound is not None else MIN_BOUND_S)
+            result = session.exec(probe_args, timeout=bound if bound is not None else MIN_BOUND_S, follow=follow)
             rc, stderr = (TIMED_OUT if result.timed_out else result.rc), result.stderr.decode(errors="replace")
         except KeyboardInterrupt:
             interrupted, rc, stderr = True, EXIT_INTERRUPTED, ""
+        finally:
+            if writer is not None:
+                writer.close()
         try:
-            data = session.read_file(output) if rc in (0, EXIT_INTERRUPTED) else b""
-        except GuestRequestError:
-            data = b""  # interrupted before the probe wrote anything
-        session.exec(["rm", "-f", output], timeout=30)
+            with interrupts.keep_first() as kept:  # the samples are in the guest: fetch them
+                try:
+                    data = session.read_file(output) if rc in (0, EXIT_INTERRUPTED) else b""
+                except GuestRequestError:
+                    data = b""  # interrupted before the probe wrote anything
+                session.exec(["rm", "-f", output, GUEST_SPILL], timeout=30)
+        except TargetError as exc:
+            if interrupted:  # interrupted again, and the guest stopped: the spill has what was taken
+                raise interrupts.interruption() from exc
+            raise
+        interrupted = interrupted or kept.stopped
         return ProbeInvocation(stdout=data, stderr=stderr, exit_code=rc,
                                interrupted=interrupted or rc == EXIT_INTERRUPTED)
 

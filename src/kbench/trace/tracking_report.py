@@ -56,13 +56,14 @@ def entry_lines(summary: EntrySummary) -> list[str]:
     lines = [f"source {summary.source}, CPUs {cpus}, tracked {_ns(summary.span_ns)}"]
     for row in summary.kinds:
         lines.append(f"  {row.label:<12} {row.count:>9}  total {_ns(row.total_ns):>10}  median {_ns(row.median_ns)}")
-    lines.append(f"  by syscall / irq (top {min(SHOWN_KEYS, len(summary.keys))} of {len(summary.keys)} by time)")
+    if summary.keys:
+        lines.append(f"  by syscall / irq (top {min(SHOWN_KEYS, len(summary.keys))} of {len(summary.keys)} by time)")
     for row in summary.keys[:SHOWN_KEYS]:
         lines.append(f"    {row.label:<30} {row.count:>9}  total {_ns(row.total_ns):>10}  median {_ns(row.median_ns)}")
     if summary.ops:
         per_op = "  ".join(f"{kind} {value:.4g}" for kind, value in summary.per_op.items() if value)
         lines.append(f"  timed region: {summary.region} ({_ns(summary.region_ns)}, {summary.ops} {summary.op}s)")
-        lines.append(f"  entries per {summary.op}: {per_op}")
+        lines.append(f"  entries per {summary.op}: {per_op or '0 (no kernel entry was tracked in the timed region)'}")
     else:
         lines.append(f"  timed region: {summary.region}")
     if summary.in_region:

@@ -4,7 +4,8 @@ Pages and their endpoints:
 
 - ``/``                      series index (sparklines, latest change)    ``/api/series``
 - ``/series/{id}``           every run of a series, change points marked ``/api/series/{id}``
-- ``/runs/{id}``             one run: histogram, CDF, context             ``/api/runs/{id}``
+- ``/runs/{id}``             one run: histogram, CDF, counters, context   ``/api/runs/{id}``
+- ``/runs/{id}/flame.svg``   the flame graph of the run's profile (interactive SVG)
 - ``/compare?a=ID&b=ID``     two runs side by side                        ``/api/compare?a=ID&b=ID``
 - ``/regressions``           the regression report (``?since=7d``)        ``/api/regressions``
 
@@ -18,10 +19,11 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import Path as PathParameter
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
@@ -35,26 +37,36 @@ from kbench.report.units import format_value
 from kbench.store.db import RunNotFound
 from kbench.web import data
 from kbench.web.cache import ChangeCache, SeriesSnapshot
+from kbench.web.facts import noise_rows, params_text, request_items, usage_text
 from kbench.web.svg import sparkline_svg
 
 HERE = Path(__file__).resolve().parent
+MAX_RUN_ID = 2**31 - 1
+"""Run ids are INTEGER in the schema, 32 bits on PostgreSQL: a larger id names no run (422,
+not a query the database refuses)."""
+RunId = Annotated[int, PathParameter(ge=1, le=MAX_RUN_ID, description="a run id")]
+RunIdQuery = Annotated[int, Query(ge=1, le=MAX_RUN_ID, description="a run id")]
+OptionalRunIdQuery = Annotated[int | None, Query(ge=1, le=MAX_RUN_ID, description="a run id")]
 
 
 def plotly_js() -> Path:
-    """plotly.min.js as shipped inside the installed ``plotly`` Python package."""
-    import plotly
-
-    path = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+    """plotly.min.js, vendored with kbench (``static/vendor``: version, origin and licence)."""
+    path = HERE / "static" / "vendor" / "plotly.min.js"
     if not path.is_file():
-        raise RuntimeError(f"the plotly package has no {path.name} (reinstall plotly)")
+        raise RuntimeError(f"{path} is missing: reinstall kbench-lab")
     return path
+
+
+page_facts = {"noise_rows": noise_rows, "params_text": params_text, "request_items": request_items,
+              "usage_text": usage_text}
+"""The helpers the run and compare templates format a run's context with (``web/facts.py``)."""
 
 
 def create_app(engine: Engine, settings: DetectionSettings | None = None) -> FastAPI:
     """The dashboard over ``engine`` (which it only reads)."""
     app = FastAPI(title="kbench dashboard", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
     templates = Jinja2Templates(directory=str(HERE / "templates"))
-    templates.env.globals.update(format_value=format_value, sparkline_svg=sparkline_svg)
+    templates.env.globals.update(format_value=format_value, sparkline_svg=sparkline_svg, **page_facts)
     cache = ChangeCache(settings or DetectionSettings())
     snapshot = SeriesSnapshot(engine)
     script = plotly_js()
@@ -101,19 +113,26 @@ def create_app(engine: Engine, settings: DetectionSettings | None = None) -> Fas
         return page(request, "series.html", series=data.series_data(snapshot, cache, sid))
 
     @app.get("/api/runs/{run_id}")
-    def api_run(run_id: int, metric: str | None = None) -> JSONResponse:
+    def api_run(run_id: RunId, metric: str | None = None) -> JSONResponse:
         return JSONResponse(data.run_data(engine, run_id, metric))
 
     @app.get("/runs/{run_id}", response_class=HTMLResponse)
-    def run_page(request: Request, run_id: int, metric: str | None = None) -> HTMLResponse:
+    def run_page(request: Request, run_id: RunId, metric: str | None = None) -> HTMLResponse:
         return page(request, "run.html", run=data.run_data(engine, run_id, metric))
 
+    @app.get("/runs/{run_id}/flame.svg")
+    def run_flame(run_id: RunId) -> Response:
+        svg = data.flame_svg_of(engine, run_id)
+        if svg is None:
+            raise HTTPException(status_code=404, detail=f"run {run_id} has no profile")
+        return Response(svg, media_type="image/svg+xml")
+
     @app.get("/api/compare")
-    def api_compare(a: int = Query(...), b: int = Query(...), metric: str | None = None) -> JSONResponse:
+    def api_compare(a: RunIdQuery, b: RunIdQuery, metric: str | None = None) -> JSONResponse:
         return JSONResponse(data.compare_data(engine, a, b, metric))
 
     @app.get("/compare", response_class=HTMLResponse)
-    def compare_page(request: Request, a: int | None = None, b: int | None = None,
+    def compare_page(request: Request, a: OptionalRunIdQuery = None, b: OptionalRunIdQuery = None,
                      metric: str | None = None) -> HTMLResponse:
         compared = data.compare_data(engine, a, b, metric) if a is not None and b is not None else None
         return page(request, "compare.html", compared=compared, a=a, b=b, metric=metric)
@@ -147,7 +166,9 @@ def _since(text: str | None) -> datetime | None:
     try:
         return parse_since(text)
     except ValueError as exc:
-        raise HTTPException(status_code=400, detail=str(exc)) from None
+        raise HTTPException(status_code=422, detail=f"since: {exc}") from None
+    except OverflowError:
+        raise HTTPException(status_code=422, detail=f"since: {text!r} is further back than a date can be") from None
 
 
 def _not_found(request: Request, page: Callable[..., HTMLResponse], message: str) -> Response:

@@ -113,7 +113,38 @@ def run_data(engine: Engine, run_id: int, metric: str | None = None) -> dict[str
     ``metric``: show that metric of the run (e.g. ``command.cpu`` beside ``command.wall``)."""
     from kbench.engine.stored_run import load_stored_run
 
-    return _run_data(engine, load_stored_run(Store(engine), run_id), metric)
+    store = Store(engine)
+    return {**_run_data(engine, load_stored_run(store, run_id), metric), **_why_data(store, run_id)}
+
+
+def _why_data(store: Store, run_id: int) -> dict[str, Any]:
+    """The run's perf counters (per operation) and whether it has a profile (its flame graph is
+    served at ``/runs/{id}/flame.svg``), for the run page."""
+    from kbench.profile.counters import counters_json
+
+    record = store.get_run(run_id)
+    found = counters_json(record.probe_header or {})
+    row = store.load_profile(run_id)
+    profile = None
+    if row is not None:
+        profile = {"event": row["event"], "frequency_hz": row["frequency_hz"], "samples": row["samples"],
+                   "window": (row["details"] or {}).get("window")}
+    return {"counters": found.get("counters"), "counters_context": found.get("counters_context"),
+            "profile": profile}
+
+
+def flame_svg_of(engine: Engine, run_id: int) -> str | None:
+    """The flame graph of the run's stored profile (None when it has none)."""
+    from kbench.profile.flame import flame_svg
+    from kbench.profile.folded import profile_from_row
+
+    store = Store(engine)
+    record = store.get_run(run_id)
+    profile = profile_from_row(store.load_profile(run_id))
+    if profile is None:
+        return None
+    return flame_svg(profile, title=f"run {run_id}: {record.benchmark}",
+                     subtitle=f"{profile.event} at {profile.frequency_hz} Hz, {profile.samples:,} samples")
 
 
 def metric_values(view: StoredRun, metric: str | None) -> tuple[str, str, str, np.ndarray, Summary | None]:
@@ -162,7 +193,9 @@ def _run_data(engine: Engine, view: StoredRun, metric: str | None = None) -> dic
                                       data["target"])
     if summary is not None and values.size:
         low, high = np.percentile(values, TRIM)
-        shown = values[(values >= low) & (values <= high)] if high > low else values
+        shown = values[(values >= low) & (values <= high)]
+        if not shown.size:  # a few samples (two: both outside p0.5..p99.5): show them all
+            shown = values
         histogram = linear_histogram(shown, HISTOGRAM_BINS)
         cdf = compact_cdf(values, CDF_POINTS)
         data["summary"] = {

@@ -7,6 +7,11 @@ benchmarks take (``catalog.COMMON_PARAMS``).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
 from kbench.contract.benchmark import Benchmark, ParamSpec, UnknownBenchmark
 from kbench.contract.vocabulary import LOWER_IS_BETTER
 from kbench.kinds.kfunc.catalog import COMMON_PARAMS, NAME
@@ -44,3 +49,30 @@ def loaded_benchmark(target: Transport, name: str) -> Benchmark:
     """``kfunc.NAME`` as the kbench.ko loaded on ``target`` (with user modules) describes it."""
     with target.kbench_module(name) as module:
         return describe(module, name.removeprefix("kfunc."))
+
+
+@runtime_checkable
+class LoadsModules(Protocol):
+    """A target that loaded modules of the user's own next to kbench.ko (``--module``)."""
+
+    module_benchmarks: list[list[str]]
+    """Per module, in the order given: the benchmarks it registered."""
+
+
+def module_suffixes(modules: Sequence[Path]) -> list[str | None]:
+    """The name suffix each module is built with so that all of them load at once (kbench.h,
+    KBENCH_NAME_SUFFIX): none for a single module; else ``_<file stem>`` (lower case, other
+    characters as ``_``, at most 12), or ``_1``, ``_2``, ... when two stems are alike."""
+    if len(modules) < 2:
+        return [None] * len(modules)
+    stems = [re.sub(r"[^a-z0-9_]", "_", Path(m).stem.lower())[:12] for m in modules]
+    if len(set(stems)) == len(stems) and all(stems):
+        return [f"_{stem}" for stem in stems]
+    return [f"_{index}" for index in range(1, len(modules) + 1)]
+
+
+def registered_by(target: object, module: int) -> list[str]:
+    """The benchmarks the ``module``-th user module registered on ``target`` (none if it loaded none)."""
+    if isinstance(target, LoadsModules) and module < len(target.module_benchmarks):
+        return list(target.module_benchmarks[module])
+    return []

@@ -1,4 +1,8 @@
-"""A probe run: ``kbench-probe run`` through the target; in a guest, bounded by the run's expected length."""
+"""A probe run: ``kbench-probe run`` through the target; in a guest, bounded by the run's expected length.
+
+The run's samples are streamed to the spill the engine names (``contract.spill``); the
+short run that times a guest run's bound is not.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from dataclasses import replace
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import DEFAULT_SAMPLES, RunRequest
+from kbench.contract.spill import spill_destination
 from kbench.kinds.base import run_probe_measurement
 from kbench.targets.base import TIMED_OUT, ProgressCallback, TargetError
 from kbench.targets.probe_measurement import measurement_from_invocation, measurements_from_invocation
@@ -29,7 +34,8 @@ def run_probe_benchmark(
             bound = count_mode_bound(target, benchmark, request)
         else:
             bound = timed_bound(request.duration_s, request.warmup_duration_s or 0.0)
-    return run_probe_measurement(target, benchmark, request.probe_args(benchmark.workload), bound, progress)
+    return run_probe_measurement(target, benchmark, request.probe_args(benchmark.workload), bound, progress,
+                                 spill_destination())
 
 
 def run_probe_sequence(target: Transport, runs: Sequence[tuple[Benchmark, RunRequest]]) -> list[Measurement]:

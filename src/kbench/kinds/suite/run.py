@@ -71,7 +71,13 @@ def run_suite_benchmark(benchmark: Benchmark, request: RunRequest, host: ToolHos
     timeout = SUITE_TIMEOUT_FLOOR_S
     if suite.duration_param and suite.duration_param in request.params:
         timeout = max(timeout, 2 * float(request.params[suite.duration_param]) + 120)
+    counted = None
     try:
+        if request.counters:
+            from kbench.kinds.suite.counting import counting
+            from kbench.suites import LocalTools
+
+            host = counted = counting(host if host is not None else LocalTools())
         result = run_suite(benchmark.workload, request.params, iterations=request.iterations, timeout=timeout,
                            host=host)
     except SuiteError as exc:
@@ -94,6 +100,11 @@ def run_suite_benchmark(benchmark: Benchmark, request: RunRequest, host: ToolHos
         "interrupted": result.interrupted,
         "warnings": [],
     }
+    if counted is not None:
+        header["warnings"] = list(counted.problems)
+        totals = counted.counters()
+        if totals is not None:
+            header["counters"] = totals
     return Measurement(
         header=header, columns=columns, interrupted=result.interrupted, stderr=json.dumps(record["iterations"])
     )
@@ -105,8 +116,15 @@ _guest_tools: weakref.WeakKeyDictionary[VmSession, GuestTools] = weakref.WeakKey
 
 def run_suite_on(target: Transport, benchmark: Benchmark, request: RunRequest) -> Measurement:
     """Run a suite's tool on ``target``: here, or in its guest (booted again if it lacks the tool)."""
+    return run_suite_benchmark(benchmark, request, host=suite_host(target, benchmark))
+
+
+def suite_host(target: Transport, benchmark: Benchmark) -> ToolHost:
+    """Where ``benchmark``'s tool runs on ``target``: this machine, or the target's guest (set up once)."""
     if not target.in_guest:
-        return run_suite_benchmark(benchmark, request)
+        from kbench.suites import LocalTools
+
+        return LocalTools()
     needed = check_host_tools(benchmark)
     shell = target.guest_shell(needed)
     assert shell is not None
@@ -114,7 +132,7 @@ def run_suite_on(target: Transport, benchmark: Benchmark, request: RunRequest) -
     if host is None:
         host = _guest_tools[shell.session] = GuestTools(shell.session, scratch_root=shell.scratch_root)
         host.set_up()
-    return run_suite_benchmark(benchmark, request, host=host)
+    return host
 
 
 class GuestTools:

@@ -14,10 +14,12 @@ What a benchmark kind needs from this room:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -27,7 +29,7 @@ from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
 from kbench.kinds.kfunc.catalog import builtin_benchmark
 from kbench.kinds.trace.plan import TracePlan
-from kbench.targets.base import TargetInfo
+from kbench.targets.base import TargetError, TargetInfo
 from kbench.targets.kmod_sysfs import KbenchModule
 from kbench.trace.analysis import log_facts
 from kbench.trace.kernel import KernelTraceLog, TraceError
@@ -48,14 +50,21 @@ _tracepoint_overhead_cache: weakref.WeakKeyDictionary[object, TracepointOverhead
 
 
 def run_with_log(
-    module: KbenchModule, log: KernelTraceLog, benchmark: Benchmark, request: RunRequest
+    module: KbenchModule, log: KernelTraceLog, benchmark: Benchmark, request: RunRequest,
+    spill: Path | None = None,
 ) -> tuple[Measurement, TraceLog]:
-    """One kbench.ko run between ResetLog and FinalizeLog, and the log it left."""
+    """One kbench.ko run between ResetLog and FinalizeLog, and the log it left.
+
+    When the run fails or is interrupted, the log is finalized if the kernel can still be
+    reached; a failure to do so never hides why the run ended."""
     log.reset()
     try:
-        measurement = module.run(benchmark, request)
-    finally:
-        log.finalize()
+        measurement = module.run(benchmark, request, spill)
+    except BaseException:
+        with contextlib.suppress(TargetError):
+            log.finalize()
+        raise
+    log.finalize()
     return measurement, log.read()
 
 
@@ -102,18 +111,34 @@ def _median_per_call(measurement: Measurement) -> float:
     return float(np.median(measurement.per_op("cycles")))
 
 
-def traced_kfunc_run(module: KbenchModule, benchmark: Benchmark, request: RunRequest) -> Measurement:
-    """``module.run`` with the log on; entries the benchmark logged are kept in the header."""
+def traced_kfunc_run(
+    module: KbenchModule, benchmark: Benchmark, request: RunRequest, spill: Path | None = None
+) -> Measurement:
+    """``module.run`` with the log on; entries the benchmark logged are kept in the header.
+    The samples stream to ``spill`` as they are taken (``KbenchModule.run``). A run stopped
+    by Ctrl-C keeps its samples even if a second one stops the log's reading."""
     log = KernelTraceLog(module.io)
     status = log.status_if_available()
     if status is None:
-        return module.run(benchmark, request)
+        return module.run(benchmark, request, spill)
     if int(status.get("room", 0)) == 0:
-        measurement = module.run(benchmark, request)
-        warning = "kbench.ko's trace log has no room (size 0): tracepoints were not logged"
-        header = {**measurement.header, "warnings": [*measurement.header.get("warnings", []), warning]}
-        return dataclasses.replace(measurement, header=header)
-    measurement, trace = run_with_log(module, log, benchmark, request)
+        return _with_warning(module.run(benchmark, request, spill),
+                             "kbench.ko's trace log has no room (size 0): tracepoints were not logged")
+    log.reset()
+    try:
+        measurement = module.run(benchmark, request, spill)
+    except BaseException:
+        with contextlib.suppress(TargetError):
+            log.finalize()
+        raise
+    try:
+        log.finalize()
+        trace = log.read()
+    except (KeyboardInterrupt, TargetError) as exc:
+        if not measurement.interrupted:
+            raise
+        why = "interrupted again" if isinstance(exc, KeyboardInterrupt) else str(exc)
+        return _with_warning(measurement, f"kbench.ko's trace log was not read ({why}): the samples are kept")
     if not np.any(trace.entries["kind"] != KIND_RUN):
         return measurement
     embedded = trace.to_embedded()
@@ -124,6 +149,11 @@ def traced_kfunc_run(module: KbenchModule, benchmark: Benchmark, request: RunReq
         embedded["tracepoint_overhead"] = _tracepoint_overhead_cache[module.io].to_json()
     header = {**measurement.header, "trace": embedded}
     header["warnings"] = [*header.get("warnings", []), *log_warnings(trace)]
+    return dataclasses.replace(measurement, header=header)
+
+
+def _with_warning(measurement: Measurement, warning: str) -> Measurement:
+    header = {**measurement.header, "warnings": [*measurement.header.get("warnings", []), warning]}
     return dataclasses.replace(measurement, header=header)
 
 

@@ -32,6 +32,7 @@ from kbench.compare.paired import judge_blocks
 from kbench.compare.verdict import Verdict
 from kbench.engine.compare_protocol import ComparisonOutcome, SideTrials
 from kbench.engine.interleaved import INTERLEAVED_DESIGN, InterleavedOutcome
+from kbench.profile.counters import is_counter_metric, judgeable, unjudged_note
 from kbench.report.comparison import ComparisonReport, MetricComparison, SideData, TrialSeries
 from kbench.stats.warmup import steady_state_index
 
@@ -76,6 +77,7 @@ def verdicts_for(
                 margin=margin, metric=name, unit=unit,
             )
             for name, unit, direction in secondary
+            if not is_counter_metric(name) or judgeable(base.statistics(name), new.statistics(name))
         ]
         if len(family) > 1:
             family = list(adjust(family, correction))
@@ -139,7 +141,8 @@ def build_report(
         label_kind=label_kind,
         context=context,
         parameters={**parameters, "design": outcome.design, "rounds": outcome.rounds,
-                    "block order": " ".join(outcome.order)},
+                    "block order": " ".join(outcome.order),
+                    **_unjudged([name for name, _, _ in base.metrics()], {m.metric for m in metrics})},
         correction=f"{correction} (secondary metrics)" if any(len(s.metrics()) > 2 for s in outcome.sides) else None,
         confidence=1 - alpha,
     )
@@ -167,7 +170,9 @@ def interleaved_verdicts(
         family = [_judge(outcome, new, m.name, m.unit, m.direction, nominal, side_margin,
                          f"judged on the same blocks at the stopping look's level {nominal:.4g}",
                          equivalence_alpha)
-                  for m in secondary]
+                  for m in secondary
+                  if not is_counter_metric(m.name)
+                  or judgeable(outcome.side_values(0, m.name), outcome.side_values(new, m.name))]
         if len(family) > 1:
             family = list(adjust(family, correction))
         found.extend((new, verdict) for verdict in family)
@@ -180,6 +185,12 @@ def _judge(outcome: InterleavedOutcome, new: int, metric: str, unit: str, direct
                         new_values=outcome.side_values(new, metric), direction=direction, alpha=alpha,
                         margin=margin, metric=metric, unit=unit, design=design,
                         equivalence_alpha=equivalence_alpha)
+
+
+def _unjudged(names: list[str], judged: set[str]) -> dict[str, str]:
+    """The report's note of counters measured but not judged (a count that was 0 somewhere)."""
+    left = [name for name in names if is_counter_metric(name) and name not in judged]
+    return {"counters not judged": unjudged_note(left)} if left else {}
 
 
 def _slot_side(values: list[float]) -> SideData:
@@ -204,9 +215,10 @@ def build_interleaved_report(
         if not verdict.design.startswith(INTERLEAVED_DESIGN):
             verdict = replace(verdict, design=f"{INTERLEAVED_DESIGN}; {verdict.design}" if verdict.design
                               else outcome.design)
-        metrics.append(metric_comparison(verdict, outcome.sides[new].label,
-                                         _slot_side(outcome.side_values(0, verdict.metric)),
-                                         _slot_side(outcome.side_values(new, verdict.metric))))
+        metrics.append(replace(metric_comparison(verdict, outcome.sides[new].label,
+                                                 _slot_side(outcome.side_values(0, verdict.metric)),
+                                                 _slot_side(outcome.side_values(new, verdict.metric))),
+                               ns_per_unit=outcome.ns_per_unit.get(verdict.metric)))
     extra = {"design": outcome.design, "blocks": outcome.blocks, "budget": f"{outcome.budget_s:g} s",
              "measured": f"{outcome.elapsed_s:.1f} s", "slot": outcome.slot_text,
              "runs": " ".join(f"{s.label}={s.run_id}" for s in outcome.sides), "comparison": outcome.comparison_id}
@@ -217,6 +229,7 @@ def build_interleaved_report(
         extra["margin"] = "; ".join(f"{label}: {noise.describe()}" for label, noise in measured.items())
     if outcome.metric_reason:
         extra["metric"] = f"{outcome.metrics[0].name} ({outcome.metric_reason})"
+    extra.update(_unjudged([m.name for m in outcome.metrics], {m.metric for m in metrics}))
     return ComparisonReport(
         title=title,
         base_label=outcome.sides[0].label,

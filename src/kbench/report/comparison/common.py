@@ -93,7 +93,10 @@ def headline(report: ComparisonReport, m: MetricComparison) -> str:
         )
     figures = f"{format_change(m.change_pct)}, CI {format_ci(m.ci_pct)}"
     if m.verdict == NO_CHANGE:
-        within = f", within ±{m.margin_pct:g}%" if m.margin_pct is not None else f", {p_text(m.p_value)}"
+        if m.real_within_margin:
+            within = f": real but within the ±{m.margin_pct:g}% margin"
+        else:
+            within = f", within ±{m.margin_pct:g}%" if m.margin_pct is not None else f", {p_text(m.p_value)}"
         return f"{m.metric} on {subject}: no change compared to {report.base_label} ({figures}{within})"
     why = m.reason.split(";")[0] if m.reason else "no reason given"
     return f"{m.metric} on {subject}: {m.verdict} compared to {report.base_label} ({figures}; {why})"
@@ -119,12 +122,24 @@ def headlines(report: ComparisonReport) -> list[str]:
     return lines
 
 
+MIN_OVERALL_METRICS = 2
+"""An overall figure aggregates two benchmarks or more; with one (a metric, or several metrics
+of one benchmark: a program's CPU and wall time), each metric's own change is the only figure
+printed (an average of two sizes of the same change would be a third size)."""
+
+
+def benchmark_of(metric: str) -> str:
+    """``syscall.getppid.latency`` → ``syscall.getppid``; ``command.cpu`` → ``command``."""
+    return metric.rsplit(".", 1)[0] if metric.count(".") >= 1 else metric
+
+
 @dataclass(frozen=True)
 class Overall:
     """The release-comparison summary of one new label against the base.
 
     geomean_ratio: geometric mean over the metrics of the direction-aware ratio
-      (``MetricComparison.goodness_ratio``: > 1 is better), or None without any.
+      (``MetricComparison.goodness_ratio``: > 1 is better), or None when the metrics that
+      have one belong to fewer than ``MIN_OVERALL_METRICS`` benchmarks.
     metrics_used: how many metrics had a ratio; skipped: how many had none (a
       non-positive or missing value).
     """
@@ -139,25 +154,43 @@ class Overall:
     other: int
 
     @property
+    def shown(self) -> bool:
+        """Whether there is an overall figure to print (metrics of two benchmarks or more)."""
+        return self.geomean_ratio is not None
+
+    @property
+    def worse_pct(self) -> float | None:
+        """100 (1 / geomean_ratio - 1): the geometric mean of the metrics' changes, each taken
+        towards worse (new/base when lower is better, base/new when higher is), in the same
+        terms as a lower-is-better metric's %change: equal changes of +5% give +5% (worse),
+        -5% give -5% (better)."""
+        return None if self.geomean_ratio is None else 100.0 * (1.0 / self.geomean_ratio - 1.0)
+
+    @property
     def better_pct(self) -> float | None:
-        """(geomean_ratio - 1) * 100: positive = better overall."""
-        return None if self.geomean_ratio is None else 100.0 * (self.geomean_ratio - 1.0)
+        """-worse_pct: positive = better overall."""
+        worse = self.worse_pct
+        return None if worse is None else -worse
 
     @property
     def wording(self) -> str:
         """``2.3% better overall`` / ``1.0% worse overall`` / ``no overall change``."""
-        pct = self.better_pct
+        pct = self.worse_pct
         if pct is None:
+            if self.metrics_used >= 1:
+                return "no overall figure (one benchmark: each metric's change is its own figure)"
             return "no overall figure (no metric has two positive values)"
         if round(pct, 1) == 0:
             return "no overall change (within 0.05%)"
-        return f"{abs(pct):.1f}% {'better' if pct > 0 else 'worse'} overall"
+        return f"{abs(pct):.1f}% {'worse' if pct > 0 else 'better'} overall"
 
 
 def overall(report: ComparisonReport, label: str) -> Overall:
     metrics = report.for_label(label)
     ratios = [r for r in (m.goodness_ratio for m in metrics) if r is not None]
-    geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios)) if ratios else None
+    benchmarks = {benchmark_of(m.metric) for m in metrics if m.goodness_ratio is not None}
+    geomean = (math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+               if len(benchmarks) >= MIN_OVERALL_METRICS else None)
     regressions = sum(m.verdict == REGRESSION for m in metrics)
     improvements = sum(m.verdict == IMPROVEMENT for m in metrics)
     unchanged = sum(m.verdict == NO_CHANGE for m in metrics)
@@ -173,6 +206,11 @@ def overall(report: ComparisonReport, label: str) -> Overall:
     )
 
 
+def overall_sentences(report: ComparisonReport) -> list[str]:
+    """The overall sentence of each new label that has an overall figure (two benchmarks or more)."""
+    return [overall_sentence(report, s) for s in (overall(report, label) for label in report.new_labels) if s.shown]
+
+
 def overall_sentence(report: ComparisonReport, summary: Overall) -> str:
     """``kernel 6.12.x is 2.3% better overall than 6.1.0-56 (geometric mean of 5 metrics; ...)``."""
     counts = [
@@ -182,7 +220,7 @@ def overall_sentence(report: ComparisonReport, summary: Overall) -> str:
     ]
     if summary.other:
         counts.append(f"{summary.other} other")
-    basis = f"geometric mean of direction-aware ratios over {summary.metrics_used} metric"
+    basis = f"geometric mean of the changes, each towards worse, over {summary.metrics_used} metric"
     basis += "s" if summary.metrics_used != 1 else ""
     if summary.skipped:
         basis += f", {summary.skipped} without a ratio skipped"
@@ -214,6 +252,8 @@ def flat_items(mapping: object, prefix: str = "") -> list[tuple[str, str]]:
 
 
 def _scalar(value: object) -> str:
+    if isinstance(value, Mapping):  # an empty one (flat_items spreads the others): nothing set
+        return "-"
     if isinstance(value, list | tuple):
         return ", ".join(_scalar(v) for v in value)
     if value is None:

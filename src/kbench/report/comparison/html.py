@@ -1,4 +1,7 @@
-"""Self-contained HTML comparison: one file, inline CSS and SVG, nothing fetched, no script.
+"""Self-contained HTML comparison: one file, inline CSS and SVG, nothing fetched.
+
+The page runs no script of its own; a comparison that profiled its sides carries their
+flame graphs, each an SVG with its own small zoom-and-search script (``kbench.profile.flame``).
 
 Stable hooks for tests and for users' own styling:
 
@@ -9,7 +12,10 @@ Stable hooks for tests and for users' own styling:
   ``no-change`` or the slug of another verdict), holding ``figure.plot-histogram``,
   ``figure.plot-cdf`` and ``figure.plot-timeseries`` (each an inline ``svg``) when the
   report carries samples / series for that metric;
-- ``#run-context`` and ``#test-parameters`` tables.
+- ``#run-context`` and ``#test-parameters`` tables;
+- with profiles: ``#profile`` holding one ``section.profile-delta`` per new label
+  (``data-new-label``; a ``table.profile-delta-table`` and ``figure.flame-diff``) and
+  ``figure.flame-side`` per side.
 """
 
 from __future__ import annotations
@@ -29,10 +35,12 @@ from kbench.report.comparison.common import (
     headlines,
     method_note,
     overall,
-    overall_sentence,
+    overall_sentences,
     verdict_slug,
 )
 from kbench.report.comparison.model import ComparisonReport, MetricComparison, SideData
+from kbench.report.comparison.profiles import growth_note
+from kbench.report.units import format_ns
 
 
 def page(title: str, css: str, main: str) -> str:
@@ -139,6 +147,12 @@ def _stddev(side: SideData) -> str:
     return "" if pct is None else f"±{pct:.1f}%"
 
 
+def _value(m: MetricComparison, value: float) -> str:
+    """The value, and in ns as well for a metric counted in cycles."""
+    ns = m.in_ns(value)
+    return format_number(value) + ("" if ns is None else f' <span class="unit">({escape(format_ns(ns))})</span>')
+
+
 def _summary_table(report: ComparisonReport) -> str:
     multi = len(report.new_labels) > 1
     head = (
@@ -155,8 +169,8 @@ def _summary_table(report: ComparisonReport) -> str:
             f'<td class="metric"><a href="#{section_id(report, m)}">{escape(m.metric)}</a>'
             f' <span class="unit">({escape(m.unit)})</span></td>'
             + (f'<td class="label">{escape(report.new_label_of(m))}</td>' if multi else "")
-            + f'<td class="num">{format_number(m.base)}</td><td class="num">{_stddev(m.base_data)}</td>'
-            f'<td class="num">{format_number(m.new)}</td><td class="num">{_stddev(m.new_data)}</td>'
+            + f'<td class="num">{_value(m, m.base)}</td><td class="num">{_stddev(m.base_data)}</td>'
+            f'<td class="num">{_value(m, m.new)}</td><td class="num">{_stddev(m.new_data)}</td>'
             f'<td class="num change {slug}">{format_change(m.change_pct)}</td>'
             f'<td class="num">{format_ci(m.ci_pct)}</td><td class="num">{escape(format_p(m.p_value))}</td>'
             f"<td>{_badge(m.verdict)}</td><td class=num>{m.trials[0]}/{m.trials[1]}</td></tr>"
@@ -168,6 +182,8 @@ def _cards(report: ComparisonReport) -> str:
     cards = []
     for label in report.new_labels:
         s = overall(report, label)
+        if not s.shown:
+            continue
         pct = s.better_pct
         overall_value = "n/a" if pct is None else f"{abs(pct):.1f}% {'better' if pct >= 0 else 'worse'}"
         what = f"overall, geometric mean ({escape(label)})" if len(report.new_labels) > 1 else "overall, geometric mean"
@@ -234,6 +250,41 @@ def _section(report: ComparisonReport, m: MetricComparison) -> str:
     )
 
 
+def _profile_html(report: ComparisonReport, growth: int = 10, shrink: int = 5) -> str:
+    profile = report.profile
+    if profile is None:
+        return ""
+    parts = ['<section id="profile"><h2>Why: profiles</h2>', f'<p class="reason">{escape(profile.note)}</p>']
+    for delta in profile.deltas:
+        rows = "".join(
+            f'<tr data-symbol="{escape(r.symbol)}" data-kind="{r.kind}"><td class="metric">{escape(r.symbol)}'
+            f'{" [k]" if r.where == "kernel" else ""}</td><td>{r.kind}</td><td class=num>{r.base_pct:.2f}</td>'
+            f'<td class=num>{r.new_pct:.2f}</td>'
+            f'<td class="num change {"regression" if r.change_pct > 0 else "improvement"}">{r.change_pct:+.2f}</td>'
+            f"<td class=num>±{r.noise_pp:.2f}</td></tr>"
+            for r in [*delta.growth(growth), *delta.shrink(shrink)]
+        )
+        diff = profile.diff_flames.get(delta.new_label, "")
+        parts.append(
+            f'<section class="metric-section profile-delta" data-new-label="{escape(delta.new_label)}">'
+            f'<div class="section-head"><h3>{escape(delta.new_label)} against {escape(delta.base_label)}</h3>'
+            f'<span class="facts">{escape(growth_note(delta))} · {escape(delta.event)}, {delta.base_samples} vs '
+            f"{delta.new_samples} samples</span></div>"
+            '<table class="profile-delta-table"><thead><tr><th>symbol</th><th>share</th><th class=num>base %</th>'
+            "<th class=num>new %</th><th class=num>change (points)</th><th class=num>sampling noise</th></tr>"
+            f"</thead><tbody>{rows}</tbody></table>"
+            + (f'<figure class="plot flame-diff">{diff}<figcaption>Flame graph of the new side, coloured by the '
+               "change of each frame's self share (red grew, blue shrank); click a frame to zoom, Search to find "
+               "one.</figcaption></figure>" if diff else "")
+            + "</section>"
+        )
+    for label, svg in profile.flames.items():
+        parts.append(f'<details><summary>flame graph of {escape(label)}</summary><figure class="plot flame-side" '
+                     f'data-label="{escape(label)}">{svg}</figure></details>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
 def render(report: ComparisonReport) -> str:
     """The whole page as one string (UTF-8 when written)."""
     kind = f"{escape(report.label_kind)} " if report.label_kind else ""
@@ -243,10 +294,7 @@ def render(report: ComparisonReport) -> str:
         '<ul class="headlines">' + "".join(f"<li>{escape(h)}</li>" for h in found) + "</ul>"
         if found else '<p class="headlines">Nothing was compared.</p>'
     )
-    overall_html = "".join(
-        f'<p class="overall">{escape(overall_sentence(report, overall(report, label)))}</p>'
-        for label in report.new_labels
-    )
+    overall_html = "".join(f'<p class="overall">{escape(sentence)}</p>' for sentence in overall_sentences(report))
     sections = "".join(_section(report, m) for m in report.metrics)
     return page(report.title, CSS, f"""<header class="report-header">
 <h1>{escape(report.title)}</h1>
@@ -260,6 +308,7 @@ def render(report: ComparisonReport) -> str:
 <h2>All metrics</h2>
 {_summary_table(report)}
 </section>
+{_profile_html(report)}
 <h2>Changes with confidence intervals</h2>
 <figure id="forest-plot" class="plot">{plots.forest_svg(report)}
 <figcaption>Change of each metric (dot) and its {report.confidence:.0%} confidence interval (bar),
@@ -271,6 +320,7 @@ colored by verdict. Whether up is good depends on the metric's direction.</figca
 <div><h3 class="kv-title">Machine and run</h3>{_kv_table("run-context", report.context)}</div>
 <div><h3 class="kv-title">Test parameters</h3>{_kv_table("test-parameters", report.parameters)}</div>
 </div>
-<footer>Generated by kbench. Self-contained: inline CSS and SVG, no scripts, no network.</footer>
+<footer>Generated by kbench. Self-contained: inline CSS and SVG, no network; scripts only inside the
+flame graphs.</footer>
 """)
 

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from kbench.profile.delta import ProfileDelta
 from kbench.stats.percentiles import median
 from kbench.stats.warmup import steady_state_index
 
@@ -122,6 +123,17 @@ class MetricComparison:
     warnings: tuple[str, ...] = ()
     modes: Mapping[str, Any] = field(default_factory=dict)
     margin_pct: float | None = None
+    ns_per_unit: float | None = None
+    """For a metric counted in cycles (in-kernel timing): nanoseconds per cycle at the TSC rate the
+    target reported, so that ``base``/``new`` read in ns as well."""
+
+    def in_ns(self, value: float) -> float | None:
+        """``value`` (in ``unit``) in nanoseconds; None without a TSC rate."""
+        return None if self.ns_per_unit is None else value * self.ns_per_unit
+
+    @property
+    def tsc_mhz(self) -> float | None:
+        return None if not self.ns_per_unit else 1e3 / self.ns_per_unit
 
     @property
     def multimodal(self) -> bool:
@@ -130,6 +142,13 @@ class MetricComparison:
     @property
     def significant(self) -> bool:
         return self.verdict in SIGNIFICANT_VERDICTS
+
+    @property
+    def real_within_margin(self) -> bool:
+        """A "no change" whose interval excludes 0: the change is real, and smaller than the margin."""
+        low, high = self.ci_pct
+        return (self.verdict == NO_CHANGE and self.margin_pct is not None and math.isfinite(low)
+                and math.isfinite(high) and (low > 0 or high < 0))
 
     @property
     def goodness_ratio(self) -> float | None:
@@ -149,6 +168,27 @@ class MetricComparison:
 
 
 @dataclass(frozen=True, eq=False)
+class ProfileComparison:
+    """The sides' sampled profiles, as a comparison shows them (``kbench.profile``).
+
+    deltas: one per new label, its rows against the base, sorted by growth.
+    flames: each side's flame graph (label -> SVG); diff_flames: each new side's graph
+      coloured by its change against the base (new label -> SVG).
+    runs: the run each profile is stored with (label -> run id).
+    note: how the profiles were taken (their own slots, after the timed blocks).
+    """
+
+    deltas: tuple[ProfileDelta, ...]
+    flames: Mapping[str, str] = field(default_factory=dict)
+    diff_flames: Mapping[str, str] = field(default_factory=dict)
+    runs: Mapping[str, int] = field(default_factory=dict)
+    note: str = ""
+
+    def delta_for(self, label: str) -> ProfileDelta | None:
+        return next((d for d in self.deltas if d.new_label == label), None)
+
+
+@dataclass(frozen=True, eq=False)
 class ComparisonReport:
     """Everything a comparison report shows.
 
@@ -157,6 +197,7 @@ class ComparisonReport:
     parameters: the test parameters (job, trials, interleaving, ...).
     correction: the multiple-comparison correction applied to the p-values ("holm"), if any.
     confidence: the level of every ``ci_pct``.
+    profile: the sides' profiles and their deltas, when the comparison profiled them.
     """
 
     title: str
@@ -168,6 +209,7 @@ class ComparisonReport:
     parameters: Mapping[str, Any] = field(default_factory=dict)
     correction: str | None = None
     confidence: float = 0.95
+    profile: ProfileComparison | None = None
 
     def __post_init__(self) -> None:
         if not self.new_labels:
@@ -223,7 +265,7 @@ def metric_from_dict(data: Mapping[str, Any]) -> MetricComparison:
 
     Required keys: metric, unit, direction, base, new, change_pct, ci_pct, p_value,
     verdict, trials (an int for both sides, a (base, new) pair or {"base", "new"}).
-    Optional: reason, new_label, design, warnings, modes, margin_pct, base_data /
+    Optional: reason, new_label, design, warnings, modes, margin_pct, ns_per_unit, base_data /
     new_data (``SideData`` or dicts with
     trial_statistics, samples, series — each series a list of values or
     {"values", "steady_state_index"}). ``base``/``new`` may be spelled
@@ -249,4 +291,5 @@ def metric_from_dict(data: Mapping[str, Any]) -> MetricComparison:
         warnings=tuple(str(w) for w in data.get("warnings") or ()),
         modes=dict(data.get("modes") or {}),
         margin_pct=None if data.get("margin_pct") is None else float(data["margin_pct"]),
+        ns_per_unit=None if data.get("ns_per_unit") is None else float(data["ns_per_unit"]),
     )

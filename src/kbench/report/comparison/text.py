@@ -16,16 +16,17 @@ right-aligned, so numbers line up on their last digit.
 
 from __future__ import annotations
 
+from kbench.profile.delta import delta_lines
 from kbench.report.comparison.common import (
     flat_items,
     format_change,
     format_number,
     headlines,
     method_note,
-    overall,
-    overall_sentence,
+    overall_sentences,
 )
 from kbench.report.comparison.model import ComparisonReport, MetricComparison, SideData
+from kbench.report.comparison.profiles import growth_note
 
 STDDEV_WIDTH = 6  # " ±  4%"
 MIN_VALUE_WIDTH = 10
@@ -38,6 +39,12 @@ def stddev_field(side: SideData) -> str:
     if pct is None:
         return " " * STDDEV_WIDTH
     return f" ±{min(pct, 999):3.0f}%"
+
+
+def fitted(label: str, width: int) -> str:
+    """``label``, cut to ``width`` characters with a final ``…`` when longer: a column's header
+    never runs into the next one (the ``base:``/``new:`` lines above the table name it in full)."""
+    return label if len(label) <= width else label[: max(width - 1, 0)] + "…"
 
 
 def metric_label(m: MetricComparison) -> str:
@@ -62,8 +69,9 @@ def table_lines(report: ComparisonReport) -> list[str]:
     base_block = value_width + STDDEV_WIDTH
     new_block = change_width + value_width + STDDEV_WIDTH
 
-    title = report.base_label.ljust(base_block) + "".join(
-        label.rjust(change_width + value_width).ljust(new_block) for label in labels
+    title = fitted(report.base_label, base_block - 1).ljust(base_block) + "".join(
+        fitted(label, change_width + value_width - 1).rjust(change_width + value_width).ljust(new_block)
+        for label in labels
     )
     rule = "-" * (base_block - 1) + " " + "".join("-" * (new_block - 1) + " " for _ in labels)
     names = "%stddev".rjust(base_block) + "".join(
@@ -85,7 +93,20 @@ def table_lines(report: ComparisonReport) -> list[str]:
                 line += format_change(m.change_pct).rjust(change_width)
                 line += format_number(m.new).rjust(value_width) + stddev_field(m.new_data)
         lines.append(f"{line}  {metric_label(first)}")
+        if first.ns_per_unit:
+            lines.append(_ns_row(first, per_label, value_width, change_width, new_block))
     return lines
+
+
+def _ns_row(first: MetricComparison, per_label: list[MetricComparison | None], value_width: int, change_width: int,
+            new_block: int) -> str:
+    """The row of a metric counted in cycles again in nanoseconds (the target's TSC rate)."""
+    line = format_number(first.in_ns(first.base) or 0.0).rjust(value_width) + " " * STDDEV_WIDTH
+    for m in per_label:
+        line += " " * new_block if m is None else (
+            format_change(m.change_pct).rjust(change_width)
+            + format_number(m.in_ns(m.new) or 0.0).rjust(value_width) + " " * STDDEV_WIDTH)
+    return f"{line}  {first.metric} (ns, TSC {first.tsc_mhz:.3f} MHz)"
 
 
 def _section(title: str, mapping: object) -> list[str]:
@@ -94,6 +115,18 @@ def _section(title: str, mapping: object) -> list[str]:
         return []
     width = max(len(k) for k, _ in items)
     return ["", f"{title}:", *(f"  {k.ljust(width)}  {v}" for k, v in items)]
+
+
+def profile_lines(report: ComparisonReport) -> list[str]:
+    """The profile delta of every new side (0-Day's perf-profile rows), when the sides were profiled."""
+    profile = report.profile
+    if profile is None:
+        return []
+    lines = ["", f"why: profiles ({profile.note})"]
+    for delta in profile.deltas:
+        lines.extend(["", f"{delta.new_label} against {delta.base_label}: {growth_note(delta)}"])
+        lines.extend(f"  {line}" for line in delta_lines(delta))
+    return lines
 
 
 def render(report: ComparisonReport) -> str:
@@ -108,8 +141,9 @@ def render(report: ComparisonReport) -> str:
     found = headlines(report)
     lines.extend(found or ["nothing was compared"])
     lines.append("")
-    lines.extend(overall_sentence(report, overall(report, label)) for label in report.new_labels)
+    lines.extend(overall_sentences(report))
     lines.append(method_note(report))
+    lines.extend(profile_lines(report))
     reasons = [f"  {m.metric}: {m.verdict}, {m.reason}" for m in report.metrics if m.reason]
     if reasons:
         lines.extend(["", "verdict reasons:", *reasons])

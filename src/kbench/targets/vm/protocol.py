@@ -9,7 +9,9 @@ Integers are i64 little-endian in an 8-byte field. One request, one reply
 ``EXEC`` runs, the host may send ``SIGNAL`` (tag SIGNAL = the signal number), which the
 agent delivers to the command's process group without replying; the ``EXEC``'s own
 ``RESULT`` follows when the command ends. A ``SIGNAL`` that arrives after the command
-ended is dropped.
+ended is dropped. An ``EXEC`` with a ``FOLLOW`` path gets ``OUTPUT`` frames before its
+``RESULT``: the bytes appended to that guest file since the last one (``DATA``), read
+every FOLLOW_PERIOD_MS while the command runs and once after it ended.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class Kind(IntEnum):
     PING = 0x14
     SIGNAL = 0x15  # during an EXEC: deliver a signal to the command's process group; no reply
     RESULT = 0x20
+    OUTPUT = 0x21  # during an EXEC with FOLLOW: bytes appended to the followed file (DATA), in order
 
 
 class Tag(IntEnum):
@@ -49,6 +52,7 @@ class Tag(IntEnum):
     TIMED_OUT = 23
     ERROR = 24
     SIGNAL = 25
+    FOLLOW = 26
     VERSION = 30
     RELEASE = 31
     UPTIME_MS = 32

@@ -7,14 +7,14 @@ import signal
 import subprocess
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from kbench import children, interrupts
 
 from . import accel as accel_mod
-from .bootimage import boot_image
+from .bootimage import boot_image, image_damage, payload_damage
 from .cache import default_cache_dir
 from .channel import AgentChannel, ChannelClosed, ChannelTimeout, connect_unix
 from .console import ConsoleLog
@@ -36,6 +36,22 @@ TROUBLE_REPORT_WAIT_S = 5.0
 QEMU_EXIT_WAIT_S = 2.0
 #: after Ctrl-C/SIGTERM is passed to a guest command, how long it may take to stop
 INTERRUPT_WAIT_S = 60.0
+#: the agent reads a followed file this often (native/agent/agent.c, FOLLOW_PERIOD_MS)
+FOLLOW_PERIOD_S = 0.25
+#: kernel trouble during a followed command: how long the agent gets to send what it can
+FOLLOWED_WAIT_S = 3 * FOLLOW_PERIOD_S
+
+
+OutputSink = Callable[[bytes], None]
+"""Takes the bytes of a followed guest file as they arrive."""
+
+
+@dataclass(frozen=True)
+class Follow:
+    """A guest file followed while a command runs: its new bytes go to ``sink`` in order."""
+
+    path: str
+    sink: OutputSink
 
 
 @dataclass(frozen=True)
@@ -107,6 +123,7 @@ class VmSession:
         self._proc: subprocess.Popen[bytes] | None = None
         self._chan: AgentChannel | None = None
         self._closed = False
+        self._following = False  # an exec with a followed file is in flight
         self._stopped_because = ""  # why the guest was stopped (kernel trouble), if it was
         self._stopped_report = ""  # and what its console said then
         self._tmp = children.make_scratch_dir("kbench-vm-")
@@ -128,6 +145,8 @@ class VmSession:
             )
             self.initramfs = combine_initramfs([base, *initramfs_extra], self.cache_dir)
             self.boot_image = boot_image(kernel.vmlinuz, self.cache_dir)
+            if self.boot_image == kernel.vmlinuz and (damage := payload_damage(kernel.vmlinuz.read_bytes())):
+                raise VmError(f"kernel image {kernel.vmlinuz} is damaged: {damage}; not booted")
             self._start(accel, kvm_probe_timeout)
         except BaseException:
             self.close()
@@ -191,10 +210,11 @@ class VmSession:
             hello = self._chan.recv(self._check, deadline)
         except ChannelTimeout:
             self._stop_qemu(graceful=False)
+            tail = self.console.tail()
             raise VmError(
                 f"guest did not boot: no hello from kbench-agent within {timeout:.0f} s "
-                f"({accel}; hang or very slow boot)",
-                self.console.tail(),
+                f"({accel}; hang or very slow boot)" + ("" if tail.strip() else self._silent_boot_failure()),
+                tail,
             ) from None
         except ChannelClosed as e:
             # qemu closes its end of the channel while it exits, a moment before it can be
@@ -227,6 +247,8 @@ class VmSession:
         trouble = self.console.new_trouble()
         if trouble:
             self._wait_for_report(proc)
+            if self._following:
+                self._take_followed(proc)
             self._stop_qemu(graceful=False)
             self._stopped_because = f"the guest kernel reported trouble, the VM was stopped: {trouble}"
             self._stopped_report = self.console.report(trouble)
@@ -237,7 +259,26 @@ class VmSession:
             msg = f"qemu exited with status {rc}"
             if qlog:
                 msg += ": " + " | ".join(qlog.splitlines()[-5:])
-            raise VmError(msg, self.console.tail())
+            tail = self.console.tail()
+            if not tail.strip() and not self.boot_seconds:
+                msg += self._silent_boot_failure()
+            raise VmError(msg, tail)
+
+    def _silent_boot_failure(self) -> str:
+        """Why qemu may have exited before the guest printed a line (with -no-reboot, a
+        kernel that faults before its console is up makes qemu exit, status 0)."""
+        damage = image_damage(self.kernel.vmlinuz)
+        why = f": {self.kernel.vmlinuz} looks damaged, {damage}" if damage else ""
+        return f"; the guest printed nothing on its console: the kernel did not start{why}"
+
+    def _take_followed(self, proc: subprocess.Popen[bytes]) -> None:
+        """Kernel trouble during a command whose file is followed (a run's samples): let the
+        agent send what the file holds now (it reads it every FOLLOW_PERIOD_S) before the
+        guest is stopped; the frames wait in the channel for ``_recv_reply``."""
+        deadline = time.monotonic() + FOLLOWED_WAIT_S
+        while time.monotonic() < deadline and proc.poll() is None and self._chan is not None:
+            self._chan.pull()
+            time.sleep(0.05)
 
     def _wait_for_report(self, proc: subprocess.Popen[bytes]) -> None:
         """Give the kernel's report (registers, call trace) time to reach the console."""
@@ -252,25 +293,35 @@ class VmSession:
 
     # ---- requests --------------------------------------------------------
 
-    def _request(self, msg: Message, reply_timeout: float | None) -> Message:
+    def _request(self, msg: Message, reply_timeout: float, on_output: OutputSink | None = None) -> Message:
+        """Send ``msg`` and wait at most ``reply_timeout`` seconds for its reply; ``OUTPUT``
+        frames that come first (a followed file, see ``exec``) go to ``on_output``.
+
+        Ctrl-C or SIGTERM at any moment after the frame went out is settled before it is
+        raised: a command gets the signal, and the reply is taken, so that the channel is
+        ready for the next request (fetching what was measured). An interrupt while
+        settling, a second interrupt of the process, or a guest that does not answer in
+        time stops the guest instead (later requests fail at once): nothing waits on it then.
+        """
         if self._closed or self._chan is None:
             # Every later request says why, with the same report: a caller's clean-up
             # request may be the error that reaches the user.
             raise VmError(self._stopped_because or "the VM session is closed", self._stopped_report)
         self._check()
-        deadline = None if reply_timeout is None else time.monotonic() + reply_timeout
+        deadline = time.monotonic() + reply_timeout
         try:
-            with interrupts.deferred():  # half a frame sent would leave the channel unusable
-                self._chan.send(msg, self._check, deadline)
             try:
-                reply = self._chan.recv(self._check, deadline)
+                with interrupts.deferred():  # half a frame sent would leave the channel unusable
+                    self._chan.send(msg, self._check, deadline)
+                reply = self._recv_reply(deadline, on_output)
             except KeyboardInterrupt:
-                self._settle_interrupted(msg)
+                self._settle_interrupted(msg, on_output)
                 raise
             self._check()
         except ChannelTimeout:
-            self.console.refresh()
-            raise VmError(f"guest agent silent for {reply_timeout:.0f} s (guest hung?)", self.console.tail()) from None
+            # A reply that comes later would be taken for the next request's: the guest goes.
+            self._abandon(f"guest agent silent for {reply_timeout:.0f} s (guest hung?)")
+            raise VmError(self._stopped_because, self._stopped_report) from None
         except ChannelClosed as e:
             # qemu closes its end of the channel while it exits, a moment before it can be
             # reaped: wait for that moment so that the error says qemu exited, and how.
@@ -284,39 +335,81 @@ class VmSession:
             raise GuestRequestError(err)
         return reply
 
-    def _settle_interrupted(self, msg: Message) -> None:
-        """Ctrl-C or SIGTERM while a request was in flight: pass it to a guest command, and
-        take its reply, so that the channel is ready for the next request (e.g. fetching
-        the samples already taken). A second interrupt kills the guest command."""
-        assert self._chan is not None
-        if msg.kind != Kind.EXEC:
-            self._chan.recv(self._check, time.monotonic() + INTERRUPT_WAIT_S)
-            return
-        deadline = time.monotonic() + INTERRUPT_WAIT_S
-        sig = signal.SIGTERM if interrupts.received() == signal.SIGTERM else signal.SIGINT
+    def _recv_reply(self, deadline: float, on_output: OutputSink | None) -> Message:
+        """The reply to the request in flight; the ``OUTPUT`` frames before it go to ``on_output``."""
+        chan = self._chan  # kept: stopping a guest that died drops the session's reference
+        assert chan is not None
         while True:
             try:
+                reply = chan.recv(self._check, deadline)
+            except (VmError, ChannelClosed):
+                self._deliver_buffered_output(chan, on_output)  # what the guest sent before it died
+                raise
+            if reply.kind != Kind.OUTPUT:
+                return reply
+            if on_output is not None:
+                with interrupts.deferred():  # a chunk half written would shift every later row
+                    on_output(reply.get(Tag.DATA) or b"")
+
+    def _deliver_buffered_output(self, chan: AgentChannel, on_output: OutputSink | None) -> None:
+        """``OUTPUT`` frames already received from a guest that just died, to ``on_output``."""
+        if on_output is None:
+            return
+        for frame in chan.received_frames():
+            if frame.kind == Kind.OUTPUT:
+                with interrupts.deferred():
+                    on_output(frame.get(Tag.DATA) or b"")
+
+    def _settle_interrupted(self, msg: Message, on_output: OutputSink | None) -> None:
+        """Ctrl-C or SIGTERM while a request was in flight: pass it to a guest command, and
+        take its reply, so that the channel is ready for the next request (e.g. fetching
+        the samples already taken). A second interrupt, or no reply within
+        INTERRUPT_WAIT_S, stops the guest: kbench does not wait on it any longer."""
+        if self._chan is None:
+            return
+        if interrupts.count() > 1:
+            self._abandon("kbench was interrupted again while the guest was busy")
+            return
+        deadline = time.monotonic() + INTERRUPT_WAIT_S
+        try:
+            if msg.kind == Kind.EXEC:
+                sig = signal.SIGTERM if interrupts.received() == signal.SIGTERM else signal.SIGINT
                 self._chan.send(Message(Kind.SIGNAL).add(Tag.SIGNAL, int(sig)), self._check, deadline)
-                self._chan.recv(self._check, deadline)
-                return
-            except KeyboardInterrupt:
-                sig = signal.SIGKILL
+            self._recv_reply(deadline, on_output)
+        except KeyboardInterrupt:
+            self._abandon("kbench was interrupted again while the guest was stopping a command")
+        except (ChannelTimeout, ChannelClosed, VmError):
+            self._abandon(f"the guest did not answer within {INTERRUPT_WAIT_S:.0f} s of an interrupt")
+
+    def _abandon(self, why: str) -> None:
+        """Stop the guest now (qemu killed); every later request raises VmError saying ``why``."""
+        self.console.refresh()
+        self._stopped_because = f"{why}; the VM was stopped"
+        self._stopped_report = self.console.tail()
+        self._stop_qemu(graceful=False)
 
     def exec(
         self,
         argv_or_sh: Sequence[str] | str,
-        timeout: float | None = 60.0,
+        timeout: float = 60.0,
         stdin: bytes = b"",
         uid: int | None = None,
         *,
         gid: int | None = None,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
+        follow: Follow | None = None,
     ) -> ExecResult:
         """Runs a command in the guest. A string is run with ``/bin/sh -c``.
 
         ``timeout`` (seconds) is enforced in the guest (the process group is killed and
-        ``timed_out`` set); ``uid``/``gid`` run it as another user (gid defaults to uid).
+        ``timed_out`` set); the host waits REPLY_GRACE_S more for the reply, never longer.
+        ``uid``/``gid`` run it as another user (gid defaults to uid). ``follow``: while the
+        command runs, what is appended to a guest file reaches ``follow.sink`` as it comes
+        (read every FOLLOW_PERIOD_S by the agent, and once more after the command ended; the
+        file may appear after the command started). What the guest sent before it died (an
+        oops: it gets FOLLOWED_WAIT_S to send it; a dead qemu) is delivered before the
+        VmError is raised.
         """
         argv = ["/bin/sh", "-c", argv_or_sh] if isinstance(argv_or_sh, str) else list(argv_or_sh)
         if not argv:
@@ -326,8 +419,9 @@ class VmSession:
             msg.add(Tag.ARG, a)
         if stdin:
             msg.add(Tag.STDIN, stdin)
-        if timeout is not None:
-            msg.add(Tag.TIMEOUT_MS, int(timeout * 1000))
+        msg.add(Tag.TIMEOUT_MS, int(timeout * 1000))
+        if follow is not None:
+            msg.add(Tag.FOLLOW, follow.path)
         if uid is not None:
             msg.add(Tag.UID, uid)
         if gid is not None:
@@ -337,7 +431,11 @@ class VmSession:
         for k, v in (env or {}).items():
             msg.add(Tag.ENV, f"{k}={v}")
         t0 = time.monotonic()
-        reply = self._request(msg, None if timeout is None else timeout + REPLY_GRACE_S)
+        self._following = follow is not None
+        try:
+            reply = self._request(msg, timeout + REPLY_GRACE_S, None if follow is None else follow.sink)
+        finally:
+            self._following = False
         return ExecResult(
             rc=reply.get_int(Tag.RC, -1),
             stdout=reply.get(Tag.STDOUT) or b"",

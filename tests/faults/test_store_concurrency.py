@@ -1,0 +1,112 @@
+"""Many kbench processes using a new database at the same moment: the schema is made
+once, every writer's run is stored, nobody fails.
+
+The writers are real processes (forked after the imports, so that they start together
+and reach ``Store.open`` within a millisecond of each other, released by one event).
+Before schema creation was serialised, 4 writers on a new SQLite file failed in 11 of
+20 trials here ("UNIQUE constraint failed: kbench_meta.key", "table runs already
+exists"); with a per-trial failure rate of even 10 %, 20 clean trials happen by chance
+with probability 0.9²⁰ ≈ 0.12, and at the measured 55 % with 0.45²⁰ < 10⁻⁶.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kbench.store import schema
+
+WRITERS = 4
+TRIALS = 20
+
+
+def _writer(url: str, start: Any, results: Any) -> None:
+    try:
+        from kbench.store.db import Store
+
+        start.wait(60)
+        store = Store.open(url)
+        run_id = store.begin_run(benchmark="syscall.getppid", metric="syscall.getppid.latency", unit="ns",
+                                 direction="lower", params={}, request={}, sysinfo=None, target=None)
+        store.finish_run(run_id, status="complete")
+        results.put(("ok", run_id))
+    except BaseException as exc:  # reported to the test, whatever it is
+        results.put(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def _race(url: str) -> list[tuple[str, Any]]:
+    """WRITERS processes open ``url`` at the same moment and store a run each."""
+    context = multiprocessing.get_context("fork")
+    start, results = context.Event(), context.Queue()
+    writers = [context.Process(target=_writer, args=(url, start, results)) for _ in range(WRITERS)]
+    for writer in writers:
+        writer.start()
+    start.set()
+    outcomes = [results.get(timeout=300) for _ in writers]
+    for writer in writers:
+        writer.join(60)
+    return outcomes
+
+
+def _check_trials(new_url: Callable[[int], str], count_runs: Callable[[str], int], trials: int) -> None:
+    failures = []
+    for trial in range(trials):
+        url = new_url(trial)
+        outcomes = _race(url)
+        errors = [detail for status, detail in outcomes if status != "ok"]
+        if errors:
+            failures.append(f"trial {trial}: {errors}")
+            continue
+        assert len({run_id for _, run_id in outcomes}) == WRITERS
+        assert count_runs(url) == WRITERS
+    assert not failures, "\n".join(failures)
+
+
+def test_four_writers_on_a_new_sqlite_file_all_store_their_run(tmp_path: Path) -> None:
+    def count(url: str) -> int:
+        path = url.removeprefix("sqlite:///")
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("select value from kbench_meta where key = 'schema_version'").fetchall() == [
+                (str(schema.SCHEMA_VERSION),)]
+            return int(conn.execute("select count(*) from runs where status = 'complete'").fetchone()[0])
+
+    _check_trials(lambda trial: f"sqlite:///{tmp_path / f'trial-{trial}.db'}", count, TRIALS)
+
+
+def test_four_writers_on_a_new_postgresql_database_all_store_their_run(request: pytest.FixtureRequest) -> None:
+    from sqlalchemy import create_engine, text
+
+    def new_database(_trial: int) -> str:
+        return _another(request)
+
+    def count(url: str) -> int:
+        engine = create_engine(url)
+        try:
+            with engine.connect() as conn:
+                assert conn.execute(text("select value from kbench_meta")).scalars().all() == [
+                    str(schema.SCHEMA_VERSION)]
+                return int(conn.execute(text("select count(*) from runs where status = 'complete'")).scalar_one())
+        finally:
+            engine.dispose()
+
+    _check_trials(new_database, count, TRIALS // 2)
+
+
+def _another(request: pytest.FixtureRequest) -> str:
+    """A further new database on the session's PostgreSQL server."""
+    import uuid
+
+    from sqlalchemy import create_engine, text
+
+    server = str(request.getfixturevalue("postgres_url"))
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return server.rsplit("/", 1)[0] + f"/{name}"

@@ -1,0 +1,88 @@
+"""The why rows of a regression (perf counters' %change and the top of the profile delta), in
+``kbench report regressions`` and from ``why_rows`` for a pair of runs (the watch's mails)."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from pathlib import Path
+
+import pytest
+from sqlalchemy import update
+
+from kbench.report.why import why_rows
+from kbench.store import schema
+from kbench.store.db import Store
+from tests.history.planting import fake_commits, noisy, plant_series
+from tests.history.test_reports import kbench
+
+STEP_AT = 12
+
+
+def _counters(task_clock_ns: float, switches: int, operations: int) -> dict[str, object]:
+    events = [
+        {"name": "task-clock", "type": "software", "supported": True, "unit": "ns", "value": task_clock_ns,
+         "enabled_ns": task_clock_ns, "running_ns": task_clock_ns},
+        {"name": "context-switches", "type": "software", "supported": True, "unit": "count", "value": switches,
+         "enabled_ns": task_clock_ns, "running_ns": task_clock_ns},
+        {"name": "cycles", "type": "hardware", "supported": False, "errno": 2, "error": "No such file"},
+    ]
+    return {"source": "perf_event_open", "scope": "user+kernel", "operations": operations, "events": events}
+
+
+def _profile(store: Store, run_id: int, mix_a: int, mix_b: int) -> None:
+    folded = f"prog;main;mix_a {mix_a}\nprog;main;mix_b {mix_b}\nprog;do_syscall_64_[k] 20\n".encode()
+    store.save_profile(run_id, event="cpu-clock", frequency_hz=4999, samples=mix_a + mix_b + 20,
+                       weight=mix_a + mix_b + 20, data=zlib.compress(folded), details={})
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    db = tmp_path_factory.mktemp("why") / "k.db"
+    store = Store.open(f"sqlite:///{db}")
+    values = noisy(20, level=200.0, cv=0.002, seed=4)
+    values[STEP_AT:] *= 1.05
+    runs = plant_series(store, values, commits=fake_commits(20, seed=5))
+    before, after = runs[STEP_AT - 1], runs[STEP_AT]
+    for run_id, task_clock, switches in ((before, 2.0e8, 40), (after, 2.1e8, 50)):
+        header = {**store.get_run(run_id).probe_header, "counters": _counters(task_clock, switches, 1_000_000)}
+        with store.engine.begin() as conn:
+            conn.execute(update(schema.runs).where(schema.runs.c.id == run_id).values(probe_header=header))
+    _profile(store, before, 500, 500)
+    _profile(store, after, 500, 650)
+    store.engine.dispose()
+    return {"db": db, "before": before, "after": after}
+
+
+def test_the_pair_of_runs_gives_counter_changes_and_the_profile_delta(planted: dict[str, object]) -> None:
+    store = Store.open(f"sqlite:///{planted['db']}", read_only=True)
+    rows = why_rows(store, int(planted["before"]), int(planted["after"]))  # type: ignore[arg-type]
+    assert rows is not None
+    by_name = {row.name: row for row in rows.counters}
+    assert by_name["task-clock"].base == pytest.approx(200.0) and by_name["task-clock"].unit == "ns"
+    assert by_name["task-clock"].change_pct == pytest.approx(5.0)
+    assert by_name["context-switches"].change_pct == pytest.approx(25.0)
+    assert "cycles" not in by_name  # not counted: no row
+    top = rows.profile_rows()[0]
+    assert (top.symbol, top.kind) == ("mix_b", "self")
+    assert top.base_pct == pytest.approx(100 * 500 / 1020) and top.new_pct == pytest.approx(100 * 650 / 1170)
+    text = "\n".join(rows.text_lines())
+    assert "+5.0%" in text and "perf-stat.task-clock (ns/op)" not in text  # per op: the unit is ns
+    assert "perf-stat.task-clock (ns)" in text and "perf-profile.self.mix_b" in text
+    assert why_rows(store, 9999, int(planted["after"])) is None  # type: ignore[arg-type]
+
+
+def test_report_regressions_carries_the_rows_in_every_format(planted: dict[str, object]) -> None:
+    db: Path = planted["db"]  # type: ignore[assignment]
+    text = kbench(db, "report", "regressions").stdout
+    assert "perf-stat.task-clock (ns)" in text and "perf-stat.context-switches (/op)" in text
+    assert "perf-profile.self.mix_b" in text
+    assert text.index("%change") < text.index("perf-stat.task-clock") < text.index("To reproduce")
+    (entry,) = json.loads(kbench(db, "report", "regressions", "--format", "json").stdout)["entries"]
+    why = entry["why"]
+    assert (why["base_run"], why["new_run"]) == (planted["before"], planted["after"])
+    assert why["counters"][0]["name"] == "perf-stat.task-clock"
+    assert why["counters"][0]["change_pct"] == pytest.approx(5.0)
+    assert why["profile_delta"][0]["symbol"] == "mix_b"
+    markdown = kbench(db, "report", "regressions", "--format", "markdown").stdout
+    assert "`perf-profile.self.mix_b`" in markdown and "`perf-stat.task-clock` (ns)" in markdown
