@@ -88,6 +88,15 @@ def _current_branch(repo: Path) -> str:
               "layout).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the comparisons' random orders.")
 @click.option("--fetch", is_flag=True, help="git fetch --all in REPO before each poll.")
+@click.option("--kernel-from-build", "kernel_image", metavar="PATH",
+              help="A kernel tree: the build makes a kernel (a bzImage in the worktree, or . for the build tree), "
+              "booted in qemu for every run of the job's one benchmark (syscall.*, kfunc.*), as `kbench bisect` "
+              "takes it.")
+@click.option("--kernel-modules", metavar="PATH",
+              help="With --kernel-from-build: the modules the guest needs (virtio_pci, virtio_console) when they are "
+              "not built in: a modules_install directory in the worktree.")
+@click.option("--boot-timeout", type=click.FloatRange(min=5), default=120.0, show_default=True,
+              help="With --kernel-from-build: seconds a kernel may take to boot before it counts as hung.")
 @click.option("--fleet", "fleet_queue", metavar="CLASS",
               help="Measure on fleet workers of this machine class (kbench worker --allow-command) instead of "
               "here: the new commits of a poll at once, one task each; comparisons and bisection rounds as tasks. "
@@ -103,7 +112,7 @@ def watch_cmd(
     ctx: Context, repo: Path, branches: tuple[str, ...], build: str, job_file: Path, start: str | None, once: bool,
     interval: float, outbox: Path | None, mail_command: str | None, mail_to: tuple[str, ...],
     max_commits: int | None, budget: float, alpha: float, min_change: float, seed: int, fetch: bool,
-    fleet_queue: str | None,
+    kernel_image: str | None, kernel_modules: str | None, boot_timeout: float, fleet_queue: str | None,
     fleet_repo: str | None, workdir: Path | None, as_json: bool, fail_on: frozenset[str],
 ) -> None:
     """Follow BRANCHes of REPO: build every new commit (first-parent order) in a worktree of
@@ -128,7 +137,10 @@ def watch_cmd(
         outbox=outbox.resolve() if outbox else None, mail_command=mail_command, mail_to=mail_to,
         max_commits=max_commits, budget_s=budget, alpha=alpha, min_change_pct=min_change, seed=seed, fetch=fetch,
         workdir=workdir.resolve() if workdir else None, fleet_queue=fleet_queue, fleet_repo=fleet_repo,
+        kernel_image=kernel_image, kernel_modules=kernel_modules, boot_timeout=boot_timeout,
     )
+    if kernel_modules is not None and kernel_image is None:
+        raise click.UsageError("--kernel-modules goes with --kernel-from-build")
     if fleet_repo is not None and fleet_queue is None:
         raise click.UsageError("--fleet-repo goes with --fleet")
 

@@ -73,18 +73,23 @@ class WatchOptions:
     workdir: Path | None = None
     fleet_queue: str | None = None
     fleet_repo: str | None = None  # the repository's URL as fleet workers reach it (default: ``repo``)
+    kernel_image: str | None = None  # --kernel-from-build: the kernel the build makes, booted for the job
+    kernel_modules: str | None = None
+    boot_timeout: float = 120.0
 
     def key(self) -> str:
         """What makes a watch the same watch: the repository, branches, build and job file."""
         data = [str(self.repo.resolve()), sorted(self.branches), self.build, str(self.job.resolve()),
-                self.fleet_queue]
+                self.fleet_queue, self.kernel_image]
         return hashlib.sha256(json.dumps(data).encode()).hexdigest()[:32]
 
     def stored(self) -> dict[str, Any]:
         return {"outbox": str(self.outbox) if self.outbox else None, "mail_command": self.mail_command,
                 "mail_to": list(self.mail_to), "max_commits": self.max_commits, "budget_s": self.budget_s,
                 "min_change_pct": self.min_change_pct,
-                "alpha": self.alpha, "seed": self.seed, "fleet_queue": self.fleet_queue}
+                "alpha": self.alpha, "seed": self.seed, "fleet_queue": self.fleet_queue,
+                "kernel_image": self.kernel_image, "kernel_modules": self.kernel_modules,
+                "boot_timeout": self.boot_timeout}
 
 
 @dataclass
@@ -174,10 +179,18 @@ class Watch:
         self.job_text = options.job.read_text()
         self.instances: list[JobInstance] = expand_job(self.job_text, cpu_count=cpu_count or os.cpu_count() or 1,
                                                        name=str(options.job))
-        watched = [i for i in self.instances if not i.control and i.benchmark == "command"]
-        if not watched:
+        if options.kernel_image is not None:
+            from kbench.watch.kernel import KernelJobError, kernel_instance
+
+            if options.fleet_queue is not None:
+                raise WatchError("--kernel-from-build boots each commit's kernel here; it does not go with --fleet")
+            try:
+                kernel_instance(self.instances)
+            except KernelJobError as exc:
+                raise WatchError(f"{options.job}: {exc}") from None
+        elif not [i for i in self.instances if not i.control and i.benchmark == "command"]:
             raise WatchError(f"{options.job}: the job has no `command` instance (other than a control): nothing in it "
-                             "runs the commit's build")
+                             "runs the commit's build (a kernel tree: --kernel-from-build)")
         row, created = self.wstore.open_watch(
             key=options.key(), repo=str(self.repo), branches=list(options.branches), build=options.build,
             job_path=str(options.job.resolve()), job_text=self.job_text, options=options.stored(),
@@ -187,7 +200,15 @@ class Watch:
         self.tags = (f"watch:{self.id}",)
         workdir = options.workdir or _cache_root() / "watch" / str(self.id)
         self.measurer: Measurer
-        if options.fleet_queue is not None:
+        if options.kernel_image is not None:
+            from kbench.watch.kernel import KernelMeasurer, kernel_instance
+
+            self.measurer = KernelMeasurer(
+                store, self.repo, options.build, kernel_instance(self.instances), workdir, image=options.kernel_image,
+                modules=options.kernel_modules, boot_timeout=options.boot_timeout, tags=self.tags, seed=options.seed,
+                alpha=options.alpha,
+            )
+        elif options.fleet_queue is not None:
             if fleet is None:
                 raise WatchError("--fleet needs the fleet's settings (broker and database)")
             from kbench.watch.fleet import FleetMeasurer

@@ -71,6 +71,7 @@ class RegressionMail:
     found: Sequence[str]  # how the candidate was found, confirmed and bisected
     recipients: Sequence[str] = field(default_factory=tuple)
     sender: str = ""
+    kernel_image: str | None = None  # a kernel tree's watch: the image its build makes
 
     @property
     def subject(self) -> str:
@@ -108,9 +109,20 @@ def lkp_table(metric: str, unit: str, parent: SideFigures, culprit: SideFigures,
 
 def reproduce_lines(mail: RegressionMail) -> list[str]:
     sha = mail.culprit_sha
+    kernel = f" --kernel {shlex.quote(mail.kernel_image)}" if mail.kernel_image else ""
     lines = [f"git clone {shlex.quote(mail.repo)} kbench-repro && cd kbench-repro", f"git checkout {sha}",
-             mail.build, f"kbench run {shlex.quote(mail.job_path)} --commit {sha} --label {shlex.quote(mail.branch)}"]
-    if mail.cmd is not None:
+             mail.build,
+             f"kbench run {shlex.quote(mail.job_path)}{kernel} --commit {sha} --label {shlex.quote(mail.branch)}"]
+    if mail.kernel_image:
+        parent = shlex.quote(str(Path("..") / "parent" / mail.kernel_image))
+        lines += [
+            "# the culprit's kernel side by side with its parent's:",
+            f"git worktree add ../parent {sha}^ && (cd ../parent && {mail.build})",
+            f"kbench compare --kernel {parent} --kernel {shlex.quote(mail.kernel_image)} {mail.benchmark}"
+            + "".join(f" -p {shlex.quote(f'{k}={v}')}" for k, v in mail.params.items()
+                      if k not in ("samples", "iterations")),
+        ]
+    elif mail.cmd is not None:
         lines += [
             "# the culprit side by side with its parent:",
             f"git worktree add ../parent {sha}^ && (cd ../parent && {mail.build})",

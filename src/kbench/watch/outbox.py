@@ -29,6 +29,9 @@ class MailOptions(Protocol):
     @property
     def mail_to(self) -> tuple[str, ...]: ...
 
+    @property
+    def kernel_image(self) -> str | None: ...
+
 
 class Watch(Protocol):
     """What the mails need of a watch (``kbench.watch.loop.Watch``)."""
@@ -107,7 +110,7 @@ def regression_mail(watch: Watch, finding: dict[str, Any]) -> RegressionMail:
         culprit_date=culprit.date, branch=str(finding["branch"]), repo=str(watch.repo),
         machine=machine_text(run.sysinfo if run else None), params=shown, job_path=str(watch.options.job.resolve()),
         build=watch.options.build, cmd=params.get("cmd"), found=found_lines(watch, finding),
-        recipients=tuple(watch.options.mail_to) or (culprit.author,),
+        recipients=tuple(watch.options.mail_to) or (culprit.author,), kernel_image=watch.options.kernel_image,
     )
 
 

@@ -36,7 +36,7 @@ a 3 % step) the step was found in 90 % of series at 0.01 against 87 % at 0.001."
 
 
 def watched_metric(instance: JobInstance) -> str:
-    """The metric a watch judges an instance on."""
+    """The metric a watch judges an instance on (a command's CPU time; otherwise the primary)."""
     if instance.benchmark == "command":
         return COMMAND_METRIC
     return primary_metric(lookup(instance.benchmark), instance.run_params())
