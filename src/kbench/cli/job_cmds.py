@@ -99,7 +99,8 @@ def _print_instances(instances: list[JobInstance], columns: list[str]) -> None:
         table.add_column(column)
     for instance in instances:
         shown = instance.describe()
-        table.add_row(instance.id, instance.benchmark, *(shown.get(column, "-") for column in columns))
+        table.add_row(instance.id, instance.benchmark + (" (control)" if instance.control else ""),
+                      *(shown.get(column, "-") for column in columns))
     out_console().print(table)
 
 

@@ -202,6 +202,14 @@ COMMANDS: dict[str, LazyCommand] = {
         "kbench.cli.trace_cmd:trace_cmd",
         "Time FUNCTION… in place (kretprobes) while a workload runs; store every call's cycles.",
     ),
+    "watch": LazyCommand(
+        "kbench.cli.watch_cmd:watch_cmd",
+        "Follow BRANCHes of REPO: build every new commit (first-parent order) in a worktree of kbench's own, run "
+        "JOB there and store the runs. A change point of a series is only a candidate: it is confirmed by "
+        "measuring the builds on either side of it side by side now, bisected when its range holds more than one "
+        "commit, and its culprit measured once more against its parent. Only then is it a regression, mailed "
+        "into --outbox.",
+    ),
     "worker": LazyCommand(
         "kbench.cli.worker_cmd:worker_cmd",
         "Register this machine (its sysinfo record) and run its class's tasks one at a time, each exactly as "

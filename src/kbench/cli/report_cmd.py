@@ -49,6 +49,7 @@ def regressions_cmd(
     --fail-on improvement reports improvements too (as --improvements)."""
     improvements = improvements or IMPROVEMENT in fail_on
     from kbench.history.analysis import analyse
+    from kbench.history.confirmed import load_confirmations, unmatched_confirmations
     from kbench.history.load import load_series
     from kbench.history.regressions import regression_entries, wanted_runs
     from kbench.report.why import entry_why_rows, why_json
@@ -58,27 +59,31 @@ def regressions_cmd(
     with user_errors(), history_errors():
         engine = ctx.reader  # a Store: read-only SQLite is read without SQLAlchemy
         histories = analyse(load_series(engine, selector), settings, repo=repo)
+        confirmations = load_confirmations(engine)
         entries = regression_entries(
-            histories, run_requests(engine, wanted_runs(histories, since)), since=since, improvements=improvements
+            histories, run_requests(engine, wanted_runs(histories, since)), since=since, improvements=improvements,
+            confirmations=confirmations,
         )
+        unmatched = unmatched_confirmations(confirmations, entries, [h.series for h in histories], since)
         why = entry_why_rows(ctx.reader, entries)
     scope = _scope(len(histories), since, improvements)
     if fmt == "json":
         text = _json({"settings": settings.to_json(), "since": since.isoformat() if since else None,
                       "series_checked": len(histories),
-                      "entries": [{**e.to_json(), **why_json(why, e)} for e in entries]})
+                      "entries": [{**e.to_json(), **why_json(why, e)} for e in entries],
+                      "confirmed": [c.to_json() for c in unmatched]})
     elif fmt == "markdown":
         from kbench.report.regression_text import render_markdown
 
-        text = render_markdown(entries, scope, why)
+        text = render_markdown(entries, scope, why, unmatched)
     elif fmt == "html":
         from kbench.report.regression_html import render_page
 
-        text = render_page(entries, scope)
+        text = render_page(entries, scope, unmatched)
     else:
         from kbench.report.regression_text import render_text
 
-        text = render_text(entries, scope, why)
+        text = render_text(entries, scope, why, unmatched)
     _write(text, output, data=fmt != "text")
     exit_if_found(fail_on, ((e.point.verdict, e.series.metric) for e in entries))
 

@@ -12,7 +12,9 @@ from html import escape
 
 import numpy as np
 
+from kbench.history.confirmed import Confirmation
 from kbench.history.regressions import RegressionEntry
+from kbench.report.regression_text import SUSPECTED_NOTE, counts
 from kbench.report.units import format_value
 
 PLOT_CONTEXT = 60
@@ -30,6 +32,10 @@ article.regression { background: #fff; border: 1px solid #e5e7eb; border-radius:
 article.regression h2 { font: 600 15px ui-monospace, Menlo, Consolas, monospace; margin: 0 0 8px; }
 article.regression[data-verdict="regression"] h2 { color: #c62828; }
 article.regression[data-verdict="improvement"] h2 { color: #2e7d32; }
+article.regression[data-status="suspected"] h2 { color: #92400e; }
+span.status { font: 600 12px system-ui, sans-serif; padding: 1px 7px; border-radius: 9px; margin-right: 6px; }
+span.status.confirmed { background: #fee2e2; color: #991b1b; }
+span.status.suspected { background: #fef3c7; color: #92400e; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 8px 0; }
 dl.facts dt { color: #6b7280; } dl.facts dd { margin: 0; }
 table.before-after { border-collapse: collapse; margin: 8px 0; font-variant-numeric: tabular-nums; }
@@ -46,15 +52,31 @@ Link = Callable[[str, int | None], str]
 """(series id, run id or None) → URL; the dashboard links entries to its pages."""
 
 
-def render_page(entries: Sequence[RegressionEntry], scope: str) -> str:
+def render_page(entries: Sequence[RegressionEntry], scope: str, unmatched: Sequence[Confirmation] = ()) -> str:
     from kbench.report.comparison.html import page
 
-    return page("kbench regression report", PAGE_CSS + ENTRY_CSS, fragment(entries, scope))
+    return page("kbench regression report", PAGE_CSS + ENTRY_CSS, fragment(entries, scope, unmatched=unmatched))
 
 
-def fragment(entries: Sequence[RegressionEntry], scope: str, link: Link | None = None) -> str:
-    head = f"<h1>kbench regression report</h1>\n<p class=\"scope\">{len(entries)} change point(s) {escape(scope)}.</p>"
-    return head + "\n" + "\n".join(_entry(entry, link) for entry in entries)
+def fragment(entries: Sequence[RegressionEntry], scope: str, link: Link | None = None,
+             unmatched: Sequence[Confirmation] = ()) -> str:
+    head = (f"<h1>kbench regression report</h1>\n<p class=\"scope\">{escape(counts(entries, unmatched))} "
+            f"{escape(scope)}.</p>")
+    return head + "\n" + "\n".join([*(_confirmation(c) for c in unmatched), *(_entry(e, link) for e in entries)])
+
+
+def _confirmation(confirmation: Confirmation) -> str:
+    facts = [("due to commit", f"<code>{escape(confirmation.culprit)}</code> {escape(confirmation.subject)}"),
+             ("confirmed", escape(confirmation.describe())), ("status", escape(confirmation.status_text)),
+             ("parameters", escape(" ".join(f"{k}={v}" for k, v in confirmation.params.items()) or "-")),
+             ("found by", escape(f"kbench watch {confirmation.watch_id} on {confirmation.branch}, finding "
+                                 f"{confirmation.finding_id}"))]
+    rows = "".join(f"<dt>{escape(k)}</dt><dd>{v}</dd>" for k, v in facts)
+    subject = (f"[kbench] [{confirmation.benchmark}] {confirmation.culprit[:10]}: {confirmation.metric} "
+               f"{confirmation.change_pct:+.1f}% regression")
+    return (f'<article class="regression" data-status="confirmed" data-verdict="regression" '
+            f'data-culprit="{escape(confirmation.culprit)}">\n<h2><span class="status confirmed">confirmed</span>'
+            f'{escape(subject)}</h2>\n<dl class="facts">{rows}</dl>\n</article>')
 
 
 def _entry(entry: RegressionEntry, link: Link | None) -> str:
@@ -69,6 +91,13 @@ def _entry(entry: RegressionEntry, link: Link | None) -> str:
         ("test machine", f"{escape(entry.machine.describe())} (target: {escape(s.target)})"),
         ("series", series_name),
     ]
+    if entry.confirmation is not None:
+        facts[:0] = [("due to commit", f"<code>{escape(entry.confirmation.culprit)}</code> "
+                                        f"{escape(entry.confirmation.subject)}"),
+                     ("confirmed", escape(entry.confirmation.describe())),
+                     ("status", escape(entry.confirmation.status_text))]
+    else:
+        facts[:0] = [("suspected", escape(SUSPECTED_NOTE))]
     for name, version in (("last run before", correlated.before), ("first run after", correlated.after)):
         run = f"run {version.run_id}"
         if link:
@@ -105,7 +134,8 @@ def _entry(entry: RegressionEntry, link: Link | None) -> str:
     reproduce = escape("\n".join(entry.reproduce))
     return (
         f'<article class="regression" data-series="{escape(s.id)}" data-run="{point.run_id}" '
-        f'data-verdict="{escape(point.verdict)}">\n<h2>{escape(entry.subject)}</h2>\n'
+        f'data-verdict="{escape(point.verdict)}" data-status="{entry.status}">\n'
+        f'<h2><span class="status {entry.status}">{entry.status}</span>{escape(entry.subject)}</h2>\n'
         f'<dl class="facts">{rows}</dl>\n{table}\n{_plot(entry)}\n{log}\n'
         f'<h3>To reproduce</h3><pre class="reproduce">{reproduce}</pre>\n</article>'
     )
