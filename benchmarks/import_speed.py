@@ -32,12 +32,10 @@ import resource, subprocess, sys, time
 start = time.perf_counter()
 proc = subprocess.run(sys.argv[1:], capture_output=True, text=True)
 elapsed = time.perf_counter() - start
-if proc.returncode not in (0, 2):
-    sys.stderr.write(proc.stderr)
-    sys.exit(proc.returncode)
 print(elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, proc.returncode)
 """
-"""Runs a command and prints its wall time, peak RSS (KiB) and exit status."""
+"""Runs a command and prints its wall time, peak RSS (KiB) and exit status (a refused file is exit 2;
+any status is reported, not raised: the baseline may fail where this tree refuses)."""
 
 KBENCH_FROM = """
 import sys

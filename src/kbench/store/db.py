@@ -693,8 +693,12 @@ def _schema_lock(conn: Connection) -> None:
     process at a time creates or migrates tables. SQLite: the write lock (BEGIN IMMEDIATE:
     SQLite's own DDL checks are not atomic with the CREATE); PostgreSQL: an advisory lock."""
     if conn.dialect.name == "sqlite":
+        usual = int(conn.exec_driver_sql("PRAGMA busy_timeout").scalar_one())
         conn.exec_driver_sql(f"PRAGMA busy_timeout = {SCHEMA_LOCK_WAIT_MS}")
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        try:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        finally:  # the connection goes back to the pool: later statements wait as long as before
+            conn.exec_driver_sql(f"PRAGMA busy_timeout = {usual}")
     elif conn.dialect.name == "postgresql":
         conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK_KEY})")
 
