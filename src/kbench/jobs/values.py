@@ -7,12 +7,12 @@ Numbers are read from the text as written, so ``010`` is ten, not YAML 1.1's oct
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from kbench.contract.suggest import did_you_mean
 from kbench.durations import match_duration
 from kbench.jobs.yaml_tree import Scalar
 
@@ -28,6 +28,8 @@ MAX_DIGITS = 20
 refused as such, before Python's own limit on converting text (4,300 digits) is reached."""
 _PERCENT = re.compile(r"^(\d+)\s*%$")
 _DEB_RELEASE = re.compile(r"^deb:[0-9][A-Za-z0-9.+~_-]*$")
+JOB_CUTOFF = 0.6
+"""Closeness of a suggestion for a job file's key or value (closer than the command line's)."""
 
 
 @dataclass(frozen=True)
@@ -49,11 +51,6 @@ class NrTask:
             return self.count
         assert self.percent is not None
         return max(1, cpu_count * self.percent // 100)
-
-
-def _did_you_mean(text: str, choices: Sequence[str]) -> str:
-    close = difflib.get_close_matches(text, list(choices), n=3, cutoff=0.6)
-    return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 def any_text(value: Scalar) -> str:
@@ -134,7 +131,7 @@ def choice(options: Sequence[str]) -> Converter[str]:
     def convert(value: Scalar) -> str:
         if value.text in options:
             return value.text
-        hint = _did_you_mean(value.text, options)
+        hint = did_you_mean(value.text, options, cutoff=JOB_CUTOFF)
         raise ValueError(f"{value.shown} is not one of {', '.join(options)}{hint}")
 
     return convert
