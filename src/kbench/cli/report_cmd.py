@@ -10,7 +10,7 @@ import click
 from kbench.cli import exit_codes
 from kbench.cli.console import write_stdout
 from kbench.cli.fail_on import exit_if_found, fail_on_option
-from kbench.cli.history_options import Since, detection_options, history_errors, settings_from
+from kbench.cli.history_options import Since, detection_options, settings_from
 from kbench.cli.main import Context, fail, pass_context, user_errors
 from kbench.contract.vocabulary import IMPROVEMENT
 
@@ -56,7 +56,7 @@ def regressions_cmd(
     from kbench.store.series import run_requests
 
     settings = settings_from(window, max_pvalue, raw_values)
-    with user_errors(), history_errors():
+    with user_errors():
         engine = ctx.reader  # a Store: read-only SQLite is read without SQLAlchemy
         histories = analyse(load_series(engine, selector), settings, repo=repo)
         confirmations = load_confirmations(engine)
@@ -122,7 +122,7 @@ def releases_cmd(
     if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise click.BadParameter(f"{plot}: the plot is written as .png, .svg or .pdf", param_hint="--plot")
     names = [normalise_kernel(k) for k in kernels]
-    with user_errors(), history_errors():
+    with user_errors():
         engine = ctx.reader  # a Store: read-only SQLite is read without SQLAlchemy
         series = load_series(engine, selector)
         ids = [p.run_id for s in series for p in s.points if p.kernel in names]

@@ -24,6 +24,7 @@ from kbench.cli.render import render_profile, render_quiet, render_run
 from kbench.contract.benchmark import Benchmark, UnknownBenchmark
 from kbench.contract.limits import request_problems
 from kbench.contract.request import LABEL_MAX, BadRequest, RunRequest
+from kbench.durations import Warmup as ParsedWarmup
 from kbench.engine.profiling import stored_profile
 from kbench.engine.runner import execute_run, store_failed_start
 from kbench.engine.stored_run import stored_run
@@ -120,7 +121,7 @@ def run_cmd(
     params: tuple[tuple[str, str], ...],
     samples: int | None,
     duration: float | None,
-    warmup: tuple[str, float] | None,
+    warmup: ParsedWarmup | None,
     batch: int | None,
     cpu: int | None,
     iterations: int,
@@ -168,8 +169,8 @@ def run_cmd(
             params=dict(params),
             samples=samples,
             duration_s=duration,
-            warmup_samples=int(warmup[1]) if warmup and warmup[0] == "samples" else None,
-            warmup_duration_s=warmup[1] if warmup and warmup[0] == "duration" else None,
+            warmup_samples=warmup.samples if warmup else None,
+            warmup_duration_s=warmup.duration_s if warmup else None,
             batch=batch,
             cpu=cpu,
             subtract_overhead=subtract_overhead,

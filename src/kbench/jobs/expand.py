@@ -16,11 +16,12 @@ from typing import Any
 from kbench.catalog.benchmarks import lookup
 from kbench.contract.benchmark import BadParameter, Benchmark, UnknownBenchmark
 from kbench.contract.limits import request_problems
+from kbench.durations import Warmup
 from kbench.jobs.instance import JobInstance, instance_id
 from kbench.jobs.lkp_tests import with_lkp_tests
 from kbench.jobs.problems import JobError, JobProblem, ProblemCollector
 from kbench.jobs.schema import Axis, AxisValue, JobSpec, read_job
-from kbench.jobs.values import NrTask, Warmup
+from kbench.jobs.values import NrTask
 from kbench.jobs.yaml_tree import compose_mapping
 
 JOB_SUFFIXES = (".yaml", ".yml")

@@ -9,15 +9,16 @@ the suite; ``test``, ``nr_task`` and ``mode`` may be written at top level or in 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
+from kbench.contract.suggest import HINT_MATCHES, close_matches, hint
 from kbench.jobs import lkp, values
 from kbench.jobs.problems import ProblemCollector
+from kbench.jobs.values import JOB_CUTOFF
 from kbench.jobs.yaml_tree import Scalar, kind_name, line_of, mapping_items, scalar
 
 PARAMS_SECTION = "params"
@@ -253,12 +254,12 @@ class _Reader:
 
     def unknown(self, key: str, node: yaml.Node, line: int, suite: str | None) -> None:
         known = [*self.keys, *FIXED_KEYS, PARAMS_SECTION, *([suite] if suite else [])]
-        close = (difflib.get_close_matches(key, known, n=3, cutoff=0.6)
-                 or difflib.get_close_matches(key, sorted(lkp.KNOWN), n=3, cutoff=0.6))
-        perf = difflib.get_close_matches(key, list(lkp.PERF_MONITORS), n=1, cutoff=0.8)
-        close = list(dict.fromkeys([*perf, *close]))[:3]
+        close = (close_matches(key, known, cutoff=JOB_CUTOFF)
+                 or close_matches(key, sorted(lkp.KNOWN), cutoff=JOB_CUTOFF))
+        perf = close_matches(key, lkp.PERF_MONITORS, n=1, cutoff=0.8)
+        close = list(dict.fromkeys([*perf, *close]))[:HINT_MATCHES]
         if close:
-            message = f"unknown key (did you mean {' or '.join(close)}?)"
+            message = f"unknown key{hint(close)}"
         elif key == "<<":
             message = "YAML merge keys are not supported; write the keys out"
         elif isinstance(node, yaml.MappingNode) and suite is None:
