@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+COUNTED_KINDS = frozenset({"probe", "scale", "suite", "kfunc"})
+"""The kinds of benchmark that take counters: the probe's workloads (will-it-scale's tasks
+included) and kbench.ko count around their measured loops, a suite's tool runs under ``perf stat``."""
+
 COUNTERS_BY_DEFAULT_KINDS = frozenset({"probe"})
 """``kbench run`` counts by default for the probe's workloads (syscalls, commands): measured on
 this VM (docs/PERFORMANCE.md, issue 24), --counters moved getppid's per-operation median by
