@@ -8,11 +8,7 @@ from pathlib import Path
 import pytest
 
 from kbench.profile.counters import HARDWARE_EVENTS, counters_json, parse_counters
-from kbench.targets.kmod_counters import (
-    CounterValuesError,
-    parse_ab_counter_values,
-    parse_counter_values,
-)
+from kbench.targets.kmod_counters import CounterValuesError, parse_counter_values
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "kmod"
 
@@ -59,17 +55,3 @@ def test_a_run_that_did_not_count_has_no_counters() -> None:
 def test_a_file_not_as_documented_is_an_error(text: str) -> None:
     with pytest.raises(CounterValuesError):
         parse_counter_values(text)
-
-
-def test_ab_counts_per_side() -> None:
-    text = ("counted=1 sides=2\n"
-            "side0 event=task-clock type=software unit=ns supported=1 value=500 enabled_ns=500 running_ns=500\n"
-            "side0 event=cycles type=hardware unit=count supported=0 errno=2\n"
-            "side1 event=task-clock type=software unit=ns supported=1 value=700 enabled_ns=700 running_ns=700\n"
-            "side1 event=cycles type=hardware unit=count supported=0 errno=2\n")
-    sides = parse_ab_counter_values(text)
-    assert sorted(sides) == [0, 1]
-    assert [e["value"] for e in sides[1]["events"] if e["supported"]] == [700]
-    assert parse_ab_counter_values("counted=0 sides=2\n") == {}
-    with pytest.raises(CounterValuesError):
-        parse_ab_counter_values("counted=1 sides=1\nevent=task-clock\n")

@@ -196,7 +196,9 @@ def compare_cmd(
                 if not isinstance(target, Transport):
                     raise BadRequest(f"{kernel or 'this kernel'} cannot load benchmark modules")
                 found = module_sides(target, modules, benchmark, dict(params), samples)
-                sides = [replace(side, kernel=kernel) for side in found.sides]
+                counting = COUNTERS_BY_DEFAULT if counters is None else counters
+                sides = [replace(side, kernel=kernel, request=replace(side.request, counters=counting))
+                         for side in found.sides]
                 margin_value, margin_source = _margin(store, sides[0], margin_value, margin, INTERLEAVED)
                 if blocks is not None and (refusal := check_blocks(blocks, alpha=alpha)):
                     raise BadRequest(refusal)

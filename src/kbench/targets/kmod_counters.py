@@ -1,4 +1,4 @@
-"""kbench.ko's perf event counts (``counter_values``, ``ab/counter_values``) as a run's ``counters`` object.
+"""kbench.ko's perf event counts (``counter_values``) as a run's ``counters`` object.
 
 The module counts with the kernel's perf_event API on its measuring kthread, around the
 recorded loop (docs/sysfs-ABI.md); this turns its lines into the raw ``counters`` object
@@ -15,7 +15,6 @@ from typing import Any
 SOURCE = "perf_event_create_kernel_counter"
 SCOPE = "kernel (the measuring kthread)"
 WINDOW = "recorded loop"
-WINDOW_AB = "recorded slots of the side"
 
 
 def _words(line: str) -> dict[str, str]:
@@ -66,24 +65,3 @@ def parse_counter_values(text: str) -> tuple[dict[str, str], dict[str, Any] | No
     if not events or any("event" not in fields for fields in events):
         raise CounterValuesError("counter_values has a line that is not an event")
     return head, counters_object(events, threads=int(head.get("sets", "1") or 1))
-
-
-def parse_ab_counter_values(text: str) -> dict[int, dict[str, Any]]:
-    """``/sys/kernel/kbench/ab/counter_values``: side -> its ``counters`` object (no side when
-    the last A/B run did not count)."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    if not lines:
-        raise CounterValuesError("ab/counter_values is empty")
-    head = _words(lines[0])
-    if head.get("counted") != "1":
-        return {}
-    by_side: dict[int, list[dict[str, str]]] = {}
-    for line in lines[1:]:
-        label, _, rest = line.partition(" ")
-        if not label.startswith("side") or not label[4:].isdigit():
-            raise CounterValuesError(f"ab/counter_values has a line of no side: {line!r}")
-        fields = _words(rest)
-        if "event" not in fields:
-            raise CounterValuesError(f"ab/counter_values has a line that is not an event: {line!r}")
-        by_side.setdefault(int(label[4:]), []).append(fields)
-    return {side: counters_object(events, window=WINDOW_AB) for side, events in by_side.items()}
