@@ -120,7 +120,7 @@ def create_app(engine: Engine, settings: DetectionSettings | None = None) -> Fas
         return page(request, "run.html", run=data.run_data(engine, run_id))
 
     @app.get("/runs/{run_id}/flame.svg")
-    def run_flame(run_id: int) -> Response:
+    def run_flame(run_id: RunId) -> Response:
         svg = data.flame_svg_of(engine, run_id)
         if svg is None:
             raise HTTPException(status_code=404, detail=f"run {run_id} has no profile")
@@ -142,11 +142,11 @@ def create_app(engine: Engine, settings: DetectionSettings | None = None) -> Fas
     @app.get("/regressions", response_class=HTMLResponse)
     def regressions_page(request: Request, since: str | None = None, improvements: bool = False) -> HTMLResponse:
         moment = _since(since)
-        entries, found = data.regression_data(snapshot, cache, moment, improvements)
+        entries, found, why = data.regression_data(snapshot, cache, moment, improvements)
         kinds = "regressions and improvements" if improvements else "regressions"
         scope = f"in {found['series_checked']} series ({kinds}" + (f" since {moment:%Y-%m-%d %H:%M} UTC)" if moment
                                                                      else ")")
-        report = fragment(entries, scope, link=lambda sid, run: f"/runs/{run}" if run else f"/series/{sid}")
+        report = fragment(entries, scope, link=lambda sid, run: f"/runs/{run}" if run else f"/series/{sid}", why=why)
         return page(request, "regressions.html", report=report, since=since or "", improvements=improvements,
                     entry_css=ENTRY_CSS)
 

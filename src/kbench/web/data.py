@@ -20,6 +20,7 @@ from kbench.web.svg import downsample
 
 if TYPE_CHECKING:
     from kbench.engine.stored_run import StoredRun
+    from kbench.report.why import WhyRows
 
 HISTOGRAM_BINS = 60
 CDF_POINTS = 101
@@ -199,12 +200,17 @@ def compare_data(engine: Engine, first: int, second: int) -> dict[str, Any]:
 
 def regression_data(
     snapshot: SeriesSnapshot, cache: ChangeCache, since: datetime | None, improvements: bool
-) -> tuple[list[RegressionEntry], dict[str, Any]]:
+) -> tuple[list[RegressionEntry], dict[str, Any], dict[int, WhyRows]]:
+    """The regression entries, their JSON (each entry with its why rows: the counters' %change and
+    the top of the profile delta, ``kbench.report.why``) and those rows by the run after the change."""
+    from kbench.report.why import entry_why_rows, why_json
+
     histories = all_histories(snapshot, cache)
     requests = run_requests(snapshot.engine, wanted_runs(histories, since))
     entries = regression_entries(histories, requests, since=since,
                                  improvements=improvements)
+    why = entry_why_rows(Store(snapshot.engine), entries)
     return entries, {
         "settings": cache.settings.to_json(), "since": since.isoformat() if since else None,
-        "series_checked": len(histories), "entries": [e.to_json() for e in entries],
-    }
+        "series_checked": len(histories), "entries": [{**e.to_json(), **why_json(why, e)} for e in entries],
+    }, why
