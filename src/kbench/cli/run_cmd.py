@@ -87,14 +87,15 @@ from kbench.trace.tracking import parse_track, tracked
 @click.option(
     "--profile", "profile", is_flag=True,
     help="After the run, profile the benchmark in a run of its own (perf record: call graphs, kernel and user "
-    "symbols) and store it with the run; `kbench show RUN --flame FILE.svg` draws it.",
+    "symbols; in a guest, the guest's perf) and store it with the run; `kbench show RUN --flame FILE.svg` "
+    "draws it.",
 )
 @click.option(
     "--counters/--no-counters", default=None,
     help="perf event counters around the measured region: task-clock, context switches, migrations, page "
     "faults and, where the machine has a PMU, cycles, instructions, branches and caches "
-    "(default: on for syscall.* and command, whose cost was measured negligible, off for the others; "
-    "docs/PERFORMANCE.md has their cost).",
+    "(default: on for syscall.*, command and kfunc.* (counted inside kbench.ko), whose cost was measured "
+    "negligible, off for suites and will-it-scale.*; docs/PERFORMANCE.md has their cost).",
 )
 @click.option(
     "--local-kernel", is_flag=True,
