@@ -30,13 +30,14 @@ static inline __attribute__((always_inline)) void loop_impl(const enum kb_timer_
 	const kb_between_fn between = L->between;
 	const uint64_t batch = L->batch;
 	const int ncols = L->ncols;
+	const int gap_col = L->gap_col;
 	uint64_t scratch[8] = {0};
 	uint64_t next_progress = 0, quarter = (uint64_t)(kb_timer.hz / 4);
 	const int spill = L->spill_on && L->rows;
 	const uint64_t second = (uint64_t)kb_timer.hz;
 	uint64_t next_spill = 0;
 	long long n = 0;
-	uint64_t t0 = 0, t1 = 0;
+	uint64_t t0 = 0, t1 = 0, previous_t1 = L->last_t1;
 	uint32_t aux = 0;
 	if (L->progress)
 		next_progress = kind == KB_TIMER_CLOCK ? kb_clock_now() + quarter
@@ -53,6 +54,9 @@ static inline __attribute__((always_inline)) void loop_impl(const enum kb_timer_
 		if (kb_stop) /* a signal arrived inside this sample: its time is not clean */
 			break;
 		row[0] = t1 - t0;
+		if (gap_col >= 0)
+			row[gap_col] = n == 0 && L->n == 0 ? 0 : t0 - previous_t1;
+		previous_t1 = t1;
 		if (n == 0 && L->n == 0) {
 			L->first_t0 = t0;
 			next_spill = t0 + second;

@@ -63,9 +63,11 @@ static const char *const *columns_of(const struct kb_workload *wl)
 	return wl->columns ? wl->columns : ticks_only;
 }
 
+/* The workload's columns, then "gap_ticks" (kb_loop fills it: the timer ticks from the
+ * end of the previous sample to the start of this one, 0 for the first). */
 int kb_ncolumns(const struct kb_workload *wl)
 {
-	int n = 0;
+	int n = 1;
 	for (const char *const *p = columns_of(wl); *p; p++)
 		n++;
 	return n;
@@ -79,6 +81,8 @@ static void json_columns(struct jbuf *b, const struct kb_workload *wl)
 		jb_comma(b);
 		jb_str(b, *p);
 	}
+	jb_comma(b);
+	jb_str(b, "gap_ticks");
 	jb_raw(b, "]");
 }
 

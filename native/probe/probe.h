@@ -205,6 +205,7 @@ struct kb_loop {
 	kb_between_fn between;
 	uint64_t batch;
 	int ncols;
+	int gap_col;       /* the column of gap_ticks (kb_ncolumns), < 0: none */
 	uint64_t *rows;
 	long long cap;     /* rows allocated */
 	long long max;     /* hard cap (grow up to it) */

@@ -84,6 +84,8 @@ static void calibrate_batch(struct kb_run *r)
 		uint64_t cal[CALIBRATION_WARM + CALIBRATION_JUDGED];
 		struct kb_loop K = *L;
 		K.batch = batch;
+		K.ncols = 1; /* ticks only: batched workloads have no columns of their own */
+		K.gap_col = -1;
 		K.rows = cal;
 		K.cap = K.max = K.count = CALIBRATION_WARM + CALIBRATION_JUDGED;
 		r->c->batch = (long long)batch;
@@ -262,6 +264,7 @@ static int measure_and_write(struct kb_run *r, int outfd)
 	L->run = c->wl->run;
 	L->between = c->wl->between;
 	L->ncols = kb_ncolumns(c->wl);
+	L->gap_col = L->ncols - 1;
 	calibrate_batch(r);
 	/* count mode: the buffer before the warm-up; duration mode: sized by it */
 	L->cap = o->have_duration ? 0 : o->samples;

@@ -14,20 +14,26 @@ through ``spawn`` or ``run`` here:
 
 PR_SET_PDEATHSIG alone would not do: it reaches direct children only, and fires when
 the parent *thread* exits. A cgroup needs delegation kbench does not have everywhere.
+So it is the second line of defence, for the guardian's own death: kbench watches its
+guardian (a pidfd) and replaces it at once, telling the new one every group and
+directory again; and a child started from kbench's main thread gets PR_SET_PDEATHSIG
+(SIGKILL), so that even kill -9 of kbench and its guardian together ends it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import secrets
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +47,13 @@ Argv = Sequence[str | os.PathLike[str]]
 
 
 class _Guardian:
-    """The pipe to this process's guardian, started on first use (again after a fork)."""
+    """The pipe to this process's guardian, started on first use (again after a fork).
+
+    It keeps what it told the guardian (the groups and directories still registered): a
+    guardian that dies (someone killed it) is replaced at once, by a thread watching it
+    through a pidfd, or at the next registration without one, and the new guardian is
+    told everything again, under the same owner token.
+    """
 
     def __init__(self) -> None:
         self._reset()
@@ -51,7 +63,10 @@ class _Guardian:
         self._owner_pid = -1
         self._pipe: int | None = None
         self._process: subprocess.Popen[bytes] | None = None
+        self._pidfd: int | None = None
+        self._watching = False
         self._token = ""
+        self._registered: dict[str, None] = {}  # "+g PGID" / "+d PATH" lines, in order
 
     @property
     def token(self) -> str:
@@ -60,16 +75,28 @@ class _Guardian:
             return self._token
 
     def tell(self, line: str) -> None:
-        data = (line + "\n").encode(errors="surrogateescape")
         with self._lock:
+            self._remember(line)
             for _ in range(2):
                 self._ensure_started()
-                assert self._pipe is not None
-                try:
-                    os.write(self._pipe, data)  # one write of < PIPE_BUF bytes: atomic
+                if self._write(line):
                     return
-                except OSError:  # the guardian died (someone killed it): start another
-                    self._close()
+                self._close()  # the guardian died (someone killed it): start another
+
+    def _remember(self, line: str) -> None:
+        kind, _, argument = line.partition(" ")
+        if kind.startswith("+"):
+            self._registered[line] = None
+        else:
+            self._registered.pop(f"+{kind[1:]} {argument}", None)
+
+    def _write(self, line: str) -> bool:
+        assert self._pipe is not None
+        try:
+            os.write(self._pipe, (line + "\n").encode(errors="surrogateescape"))  # < PIPE_BUF: atomic
+        except OSError:
+            return False
+        return True
 
     def _ensure_started(self) -> None:
         if self._pipe is not None and self._owner_pid == os.getpid():
@@ -77,9 +104,14 @@ class _Guardian:
         if self._owner_pid != os.getpid():  # a forked copy: the parent's guardian is not ours
             self._pipe = None
             self._process = None
+            self._pidfd = None
+            self._watching = False
+            self._registered = {}
+            self._token = f"{os.getpid()}-{secrets.token_hex(8)}"
         self._owner_pid = os.getpid()
-        self._token = f"{os.getpid()}-{secrets.token_hex(8)}"
         read_end, write_end = os.pipe()  # both non-inheritable: no other child keeps it open
+        # A replacement finds what the one before knew waiting in its pipe as it starts.
+        told = self._prefill(write_end)
         try:
             self._process = subprocess.Popen(
                 [sys.executable or "python3", "-I", "-S", str(GUARDIAN_SCRIPT), self._token],
@@ -92,21 +124,72 @@ class _Guardian:
         finally:
             os.close(read_end)
         self._pipe = write_end
+        for line in list(self._registered)[told:]:  # what did not fit in the pipe before
+            if not self._write(line):
+                break
+        self._watch_guardian()
+
+    def _prefill(self, write_end: int) -> int:
+        """Write the registered lines to a new guardian's pipe before it starts, as many as
+        fit without waiting; returns how many."""
+        os.set_blocking(write_end, False)
+        told = 0
+        try:
+            for line in self._registered:
+                os.write(write_end, (line + "\n").encode(errors="surrogateescape"))
+                told += 1
+        except BlockingIOError:
+            pass
+        finally:
+            os.set_blocking(write_end, True)
+        return told
+
+    def _watch_guardian(self) -> None:
+        """Have a thread notice the guardian's death and replace it (not possible without pidfds)."""
+        assert self._process is not None
+        try:
+            self._pidfd = os.pidfd_open(self._process.pid)
+        except (AttributeError, OSError):
+            self._pidfd = None
+            return
+        if not self._watching:
+            self._watching = True
+            threading.Thread(target=self._watch, args=(os.getpid(),), name="kbench-guardian-watch",
+                             daemon=True).start()
+
+    def _watch(self, owner_pid: int) -> None:
+        while True:
+            with self._lock:
+                pidfd = self._pidfd
+                if pidfd is None or self._owner_pid != owner_pid:
+                    self._watching = False
+                    return
+            with contextlib.suppress(OSError, ValueError):  # closed meanwhile: look at the current one
+                select.select([pidfd], [], [])  # readable once the guardian has exited
+            with self._lock:
+                if self._pidfd == pidfd and self._owner_pid == owner_pid and self._process is not None \
+                        and self._process.poll() is not None:
+                    self._close()
+                    self._ensure_started()
 
     def forget_after_fork(self) -> None:
         """In a forked child: drop the parent's pipe (holding it would keep the parent's
         guardian from seeing the parent die); the child starts its own when it needs one."""
-        if self._pipe is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._pipe)
+        for fd in (self._pipe, self._pidfd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
         self._reset()  # a fresh lock too: another thread may have held it at the fork
 
     def _close(self) -> None:
-        if self._pipe is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._pipe)
+        for fd in (self._pipe, self._pidfd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        if self._process is not None:
+            self._process.poll()  # reap a guardian that died
         self._pipe = None
-        self._owner_pid = -1
+        self._pidfd = None
 
 
 _guardian = _Guardian()
@@ -134,10 +217,45 @@ def start(argv: Argv, *, env: Mapping[str, str] | None = None, **popen_args: Any
     if "start_new_session" in popen_args or "process_group" in popen_args or "preexec_fn" in popen_args:
         raise ValueError("children.start chooses the session and process group itself")
     proc: subprocess.Popen[Any] = subprocess.Popen(
-        [os.fspath(a) for a in argv], env=child_environment(env), start_new_session=True, **popen_args
+        [os.fspath(a) for a in argv], env=child_environment(env), start_new_session=True,
+        preexec_fn=_dies_with_this_thread(), **popen_args,
     )
     _guardian.tell(f"+g {proc.pid}")
     return proc
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _dies_with_this_thread() -> Callable[[], None] | None:
+    """What the child runs before its program: SIGKILL when kbench dies (PR_SET_PDEATHSIG),
+    the second line of defence when the guardian itself was killed too. The signal comes
+    when the *thread* that started the child ends, so only children of the main thread
+    (whose end is kbench's) get it; the guardian alone stands for the others."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    prctl = _prctl()
+    if prctl is None:
+        return None
+    parent = os.getpid()
+
+    def set_death_signal() -> None:  # in the child, between fork and exec
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # kbench died before the signal was armed
+            os._exit(127)
+
+    return set_death_signal
+
+
+@functools.cache
+def _prctl() -> Callable[..., int] | None:
+    import ctypes
+
+    try:
+        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux's libc
+        return None
+    return prctl
 
 
 def finish(proc: subprocess.Popen[Any], grace: float = STOP_GRACE_S) -> None:

@@ -24,6 +24,7 @@ def store_run(
     header: Mapping[str, Any] | None = None, params: Mapping[str, str] | None = None,
     commit: str | None = None, label: str | None = None, sysinfo: Mapping[str, Any] | None = None,
     target: Mapping[str, Any] | None = None, batch: int = 1, unit: str = "ns",
+    columns: Mapping[str, np.ndarray] | None = None,
 ) -> int:
     """One complete run of per-sample ``ticks`` (per op: ticks / batch / 2.4 ns, or in seconds for
     ``unit="s"``); its summary is kbench's summary of exactly those values."""
@@ -45,7 +46,7 @@ def store_run(
                 "p99": summary.p99, "max": summary.max, "mean": summary.mean, "stdev": summary.stdev,
                 "mad": summary.mad, "steady_state_index": summary.steady_state_index},
     )
-    store.finish_run(run_id, status="complete", columns={"ticks": raw},
+    store.finish_run(run_id, status="complete", columns={"ticks": raw, **(columns or {})},
                      probe_header={"batch": batch, "timer": {"name": "tsc", "hz": TIMER_HZ}, **(header or {})},
                      summaries=[record])
     return run_id

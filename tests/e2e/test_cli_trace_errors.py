@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.conftest import KbenchRunner
+from tests.vm.guest_log import TEST_KERNEL
+
+RELEASE = TEST_KERNEL.removeprefix("deb:")
 
 
 @pytest.mark.parametrize(
@@ -41,3 +47,24 @@ def test_tracing_a_kernel_that_cannot_load_kbench_ko_says_why(kbench: KbenchRunn
     proc = kbench("trace", "fib_table_lookup", "--command", "true", check=False)
     assert proc.returncode == 3, proc.stderr
     assert "cannot trace the local kernel" in proc.stderr and "--kernel deb:" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        (["f", "f"], "function f is listed twice: name each function once"),
+        (["fib_table_lookup", "--key", "3", "--key", "3"], "key 3 is listed twice"),
+        (["no_such_function_xyz"], f"no function no_such_function_xyz in this kernel's System.map-{RELEASE} "
+                                   "(checked before booting)"),
+    ],
+)
+def test_trace_of_a_guest_kernel_refuses_bad_functions_before_booting(
+    db_path: Path, tmp_path: Path, names: list[str], message: str
+) -> None:
+    # No qemu on PATH: had kbench tried to boot, it would fail with "qemu-system-x86_64 not found".
+    env = dict(os.environ, KBENCH_DB=str(db_path), PATH=str(tmp_path), COLUMNS="200")
+    proc = subprocess.run([sys.executable, "-m", "kbench.cli", "trace", *names, "--kernel", f"deb:{RELEASE}",
+                           "--command", "true"], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert message in " ".join(proc.stderr.split()) and "qemu" not in proc.stderr
+    assert not db_path.exists() or sqlite3.connect(db_path).execute("select count(*) from runs").fetchone()[0] == 0

@@ -247,7 +247,11 @@ def test_a_module_that_does_not_compile_prints_the_compiler_output_as_it_is(sand
     assert "kbench_no_such_function" in done.stderr
     # make's own "[path/Makefile.build:NNN: target] Error 1" lines, brackets and all
     assert "Makefile.build:" in done.stderr and "] Error" in done.stderr
-    assert not sandbox.db.exists() or run_rows(sandbox.db) == []
+    # stored as a failed run with the compiler's output, as docs/exit-codes.md says of exit 3
+    [(_, status, n, error)] = run_rows(sandbox.db)
+    assert status == "failed" and n == 0 and error is not None and "kbench_no_such_function" in error
+    shown = json.loads(sandbox.run("results", "--json").stdout)
+    assert [(r["benchmark"], r["status"]) for r in shown] == [("kfunc.badmod", "failed")]
 
 
 SLOW_AFTER_CALIBRATION = """\
@@ -281,3 +285,20 @@ def test_a_run_far_slower_than_its_calibration_is_stopped_at_its_bound(sandbox: 
     [(_, status, n, error)] = run_rows(sandbox.db)
     # The samples of the fast seconds reached the spill before the bound stopped the run.
     assert status == "failed" and n > 0 and error is not None and "bound" in error
+
+
+def test_a_damaged_kernel_image_is_refused_before_booting(sandbox: Sandbox) -> None:
+    from kbench.targets.vm import default_cache_dir, resolve_kernel
+
+    image = bytearray(resolve_kernel(TEST_KERNEL, default_cache_dir()).vmlinuz.read_bytes())
+    image[-300_000:-100_000] = bytes(200_000)  # inside the compressed kernel
+    damaged = sandbox.root / "bzImage"
+    damaged.write_bytes(image)
+    done = sandbox.run("run", "syscall.getppid", "--kernel", str(damaged), "--samples", "10",
+                       timeout=GUEST_RUN_BOUND_S)
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr
+    # It used to boot and say only "qemu exited with status 0" (the guest faults before its console is up).
+    assert done.stderr.strip() == (f"kbench: error: kernel image {damaged} is damaged: its xz payload does not "
+                                   "decompress; not booted")
+    assert sandbox.leftovers() == []

@@ -11,9 +11,11 @@ SIGTERM is handled like Ctrl-C: the samples taken so far are stored, the run is
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +23,7 @@ from kbench.contract.spill import spill_head
 from kbench.store.db import Store
 from tests.faults.conftest import (
     Sandbox,
+    alive,
     assert_all_gone,
     descendants,
     kill_hard,
@@ -135,3 +138,43 @@ def _name(pid: int) -> str:
     from tests.faults.conftest import command_name
 
     return command_name(pid)
+
+
+def _guardians(kbench: int) -> list[int]:
+    """kbench's guardian processes (children of kbench running _guardian.py)."""
+    return [pid for pid in descendants(kbench) if b"_guardian.py" in _cmdline(pid) and alive(pid)]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def test_kill_9_of_the_guardian_and_then_of_kbench_still_ends_the_probe(sandbox: Sandbox) -> None:
+    """Issue 27 item 15: the second line of defence (PR_SET_PDEATHSIG) when the guardian is killed first."""
+    proc, below = _started(sandbox, LONG_LOCAL_RUN, "kbench-probe")
+    [guardian] = _guardians(proc.pid)
+    probes = [pid for pid in below if _name(pid) == "kbench-probe"]
+    proc.send_signal(signal.SIGSTOP)  # stopped, kbench cannot replace its guardian
+    os.kill(guardian, signal.SIGKILL)
+    kill_hard(proc)
+    assert_all_gone(probes, "the probe of a kbench killed with SIGKILL after its guardian")
+
+
+def test_a_killed_guardian_is_replaced_and_cleans_up_after_kbench(sandbox: Sandbox) -> None:
+    proc, below = _started(sandbox, LONG_LOCAL_RUN, "kbench-probe")
+    [guardian] = _guardians(proc.pid)
+    os.kill(guardian, signal.SIGKILL)
+    replacement: list[int] = []
+
+    def replaced() -> bool:
+        replacement[:] = [pid for pid in _guardians(proc.pid) if pid != guardian]
+        return bool(replacement)
+
+    wait_for(replaced, "a new guardian")  # it finds every child group and directory in its pipe as it starts
+    kill_hard(proc)
+    assert_all_gone(below, "children of a kbench killed with SIGKILL after its guardian was replaced")
+    assert_all_gone(replacement, "the new guardian, once done")
+    assert sandbox.leftovers() == []  # the probe's scratch directory: only a guardian removes it

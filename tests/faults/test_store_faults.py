@@ -179,3 +179,48 @@ def test_import_of_a_file_in_no_known_format_is_refused(sandbox: Sandbox) -> Non
     _one_line_error(sandbox.invoke("import", str(junk)), 2, "not in a format kbench can import")
     _one_line_error(sandbox.invoke("import", "--format", "recovery", str(junk)), 2, "cannot read it as a recovery file")
     assert not sandbox.db.exists()
+
+
+def _two_imported_runs(sandbox: Sandbox) -> tuple[int, int]:
+    """Two small runs (imported: no probe needed), everything in the main file; the page
+    size and the runs table's root page (a leaf holding both rows)."""
+    for command in ("sleep 0.01", "sleep 0.02"):
+        path = sandbox.root / f"{command.split()[1]}.json"
+        path.write_text(json.dumps({"results": [{"command": command, "times": [0.011, 0.012, 0.013]}]}))
+        assert sandbox.invoke("import", str(path)).returncode == 0
+    with sqlite3.connect(sandbox.db) as conn:
+        conn.execute("pragma wal_checkpoint(truncate)")
+        page_size = conn.execute("pragma page_size").fetchone()[0]
+        root_page = conn.execute("select rootpage from sqlite_master where name = 'runs'").fetchone()[0]
+        assert conn.execute("select count(*) from runs").fetchone() == (2,)
+    return page_size, root_page
+
+
+def test_a_runs_table_that_hides_its_rows_is_damaged_not_empty(sandbox: Sandbox) -> None:
+    """The runs table's leaf page says it holds no cells: SQLite then reads no row without
+    an error. `results`, `show` and `export` say the table is damaged (exit 5), not that
+    there are no runs (exit 4), and leave the file as it is."""
+    page_size, root_page = _two_imported_runs(sandbox)
+    data = bytearray(sandbox.db.read_bytes())
+    header = (root_page - 1) * page_size
+    assert data[header] == 0x0D  # a table leaf
+    data[header + 3: header + 5] = b"\x00\x00"  # its cell count
+    sandbox.db.write_bytes(bytes(data))
+    before = file_digest(sandbox.db)
+    for command in (("results",), ("show", "1"), ("export", "2"), ("show", "999")):
+        _one_line_error(sandbox.invoke(*command), 5, str(sandbox.db), "the runs table is damaged",
+                        "kbench will not write to it")
+    assert file_digest(sandbox.db) == before
+
+
+def test_a_run_whose_stored_text_is_damaged_is_exit_5(sandbox: Sandbox) -> None:
+    """The end of the leaf page (where SQLite put the first row) overwritten with NULs: the
+    row still reads, its JSON does not."""
+    page_size, root_page = _two_imported_runs(sandbox)
+    data = bytearray(sandbox.db.read_bytes())
+    end = root_page * page_size
+    data[end - 200: end] = bytes(200)
+    sandbox.db.write_bytes(bytes(data))
+    _one_line_error(sandbox.invoke("show", "1"), 5, "run 1 is stored damaged")
+    _one_line_error(sandbox.invoke("results"), 5, "a run is stored damaged")
+    assert sandbox.invoke("show", "2").returncode == 0  # the other run is whole

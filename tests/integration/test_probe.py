@@ -89,7 +89,8 @@ def test_list_is_json_and_covers_every_workload(probe):
             assert prm["type"] in {"int", "str", "bool"}
             assert isinstance(prm["default"], str)
     by = {w["name"]: w for w in listing}
-    assert by["command"]["columns"] == ["ticks", "utime_ns", "stime_ns", "maxrss_kb"]
+    assert by["command"]["columns"] == ["ticks", "utime_ns", "stime_ns", "maxrss_kb", "gap_ticks"]
+    assert all(w["columns"][-1] == "gap_ticks" for w in listing)
     assert {p["name"] for p in by["writev_t1k"]["params"]} >= {"file_setup", "file_size", "dir"}
     assert {p["name"] for p in by["clock_gettime"]["params"]} == {"clock"}
 
@@ -154,6 +155,23 @@ def test_duration_mode_honours_the_duration(probe):
     assert 0.5 <= wall <= 5.0  # independent: the test's own clock
     busy = rows[:, 0].sum() / h["timer"]["hz"]
     assert 0.3 <= busy <= h["elapsed_s"] + 1e-3
+
+
+def test_each_sample_has_the_gap_before_it_so_its_start_time_is_known(probe):
+    # Duration mode stops at the first sample ending at least the duration after the first
+    # sample's start: with gap_ticks, every sample's end is the sum of the ticks and gaps
+    # up to it, so exactly the last end reaches the duration and the one before does not.
+    p, _ = run(probe, "run", "getppid", "--duration", "0.3")
+    assert p.returncode == 0, p.stderr
+    h, rows = parse(p.stdout)
+    ticks, gaps = rows[:, h["columns"].index("ticks")], rows[:, h["columns"].index("gap_ticks")]
+    assert h["columns"][-1] == "gap_ticks" and gaps[0] == 0
+    ends = np.cumsum(ticks + gaps, dtype=np.uint64)
+    limit = 0.3 * h["timer"]["hz"]
+    assert ends[-1] >= limit > ends[-2]
+    # the gaps are the loop's own bookkeeping between samples: small next to the samples
+    # except where something ran in between (the median gap is under a sample's median)
+    assert np.median(gaps) < np.median(ticks)
 
 
 def test_duration_mode_max_samples_caps(probe):
@@ -246,8 +264,8 @@ def test_command_sleep(probe):
                   "--warmup-samples", "1")
     assert p.returncode == 0, p.stderr
     h, rows = parse(p.stdout)
-    assert h["columns"] == ["ticks", "utime_ns", "stime_ns", "maxrss_kb"]
-    assert h["batch"] == 1 and rows.shape == (5, 4)
+    assert h["columns"] == ["ticks", "utime_ns", "stime_ns", "maxrss_kb", "gap_ticks"]
+    assert h["batch"] == 1 and rows.shape == (5, 5)
     secs = rows[:, 0] / h["timer"]["hz"]
     # the kernel's sleep is the independent reference (and it checks timer.hz)
     assert (secs >= 0.05).all() and np.median(secs) < 0.08
@@ -320,7 +338,7 @@ def test_signal_stops_at_a_sample_boundary(probe, tmp_path, sig):
     h, rows = parse(out)
     assert h["interrupted"] is True
     assert h["n"] > 0 and len(rows) == h["n"]
-    assert len(out) - out.index(b"\n") - 1 == 8 * h["n"]
+    assert len(out) - out.index(b"\n") - 1 == 8 * h["n"] * len(h["columns"])
     assert h["elapsed_s"] < 30
     assert list(tmp_path.iterdir()) == []  # file removed on interrupt too
 

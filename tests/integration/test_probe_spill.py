@@ -46,7 +46,7 @@ def test_the_spill_holds_the_rows_of_the_output_in_order(probe: Path, tmp_path: 
     contents = read_spill(spill)
     assert contents is not None
     assert contents.rows == header["n"] == 300 and contents.dropped_bytes == 0
-    assert list(contents.columns) == header["columns"] == ["ticks", "utime_ns", "stime_ns", "maxrss_kb"]
+    assert list(contents.columns) == header["columns"] == ["ticks", "utime_ns", "stime_ns", "maxrss_kb", "gap_ticks"]
     for i, name in enumerate(header["columns"]):
         assert np.array_equal(contents.columns[name], rows[:, i]), name
     # The spill's header says what is known before the first sample, as the output does.

@@ -6,12 +6,20 @@ import bz2
 import gzip
 import lzma
 import struct
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from kbench.targets.vm.bootimage import _decompress, _payload, boot_image, has_pvh_note
+from kbench.targets.vm.bootimage import (
+    _decompress,
+    _payload,
+    boot_image,
+    has_pvh_note,
+    image_damage,
+    payload_damage,
+)
 
 
 def pvh_elf(with_note: bool = True) -> bytes:
@@ -68,3 +76,29 @@ def test_boot_image_falls_back_to_the_bzimage_when_the_payload_is_cut(tmp_path: 
     cut = tmp_path / "cut.bzImage"
     cut.write_bytes(whole.read_bytes()[:-200])
     assert boot_image(cut, tmp_path / "cache") == cut  # qemu gets the bzImage and says what it thinks of it
+
+
+def with_crc(image: bytes) -> bytes:
+    """The image with the CRC32 trailer the kernel's build appends (zlib's CRC, not inverted back)."""
+    return image + struct.pack("<I", zlib.crc32(image) ^ 0xFFFFFFFF)
+
+
+@pytest.mark.parametrize("name", sorted(COMPRESSORS))
+def test_a_damaged_payload_or_crc_is_named_and_a_whole_image_is_not(name: str, tmp_path: Path) -> None:
+    packed = COMPRESSORS[name](pvh_elf())
+    good = with_crc(bzimage(packed))
+    assert payload_damage(good) is None
+    (tmp_path / "good").write_bytes(good)
+    assert image_damage(tmp_path / "good") is None
+    cut = bytearray(good)
+    cut[-len(packed) // 2 - 4 : -4] = bytes(len(packed) // 2)  # the payload's second half zeroed
+    assert payload_damage(bytes(cut)) == f"its {name} payload does not decompress"
+    (tmp_path / "cut").write_bytes(cut)
+    assert image_damage(tmp_path / "cut") == (f"its {name} payload does not decompress and its CRC32 does not "
+                                              "match the one it carries")
+    setup_hit = bytearray(good)
+    setup_hit[0x300] ^= 0xFF  # setup code, not the payload: only the CRC tells
+    (tmp_path / "setup").write_bytes(setup_hit)
+    assert image_damage(tmp_path / "setup") == "its CRC32 does not match the one it carries"
+    (tmp_path / "text").write_text("not a kernel")
+    assert image_damage(tmp_path / "text") == "it is not a bzImage (no 'HdrS' boot header)"

@@ -272,3 +272,21 @@ def test_a_real_change_inside_the_margin_is_called_real(fmt: str) -> None:
     assert "CI -0.2…+0.3%, within ±0.5%" in text
     assert "syscall.getpid.latency on kernel 6.12.5: no change compared to 6.1.0-56-amd64 (+0.0%, CI -0.2…+0.3%, "\
            "within ±0.5%)" in text
+
+
+def test_an_empty_mapping_of_parameters_prints_a_dash_not_braces() -> None:
+    text = render(_report(parameters={"params": {}, "trials": 4}))
+    (line,) = [line for line in text.splitlines() if line.strip().startswith("params")]
+    assert line.split() == ["params", "-"]
+
+
+def test_a_programs_cpu_and_wall_time_are_one_change_without_an_overall_third_size() -> None:
+    # compare --command ./a --command ./b: command.cpu +1.2% (judged) and command.wall +0.2% are
+    # two measures of one program's change; their geometric mean (+0.7%) would be a third size.
+    cpu = MetricComparison(metric="command.cpu", unit="ns", direction="lower", base=90.76e6, new=91.82e6,
+                           change_pct=1.2, ci_pct=(0.4, 2.3), p_value=0.0078, verdict="regression", trials=(8, 8))
+    wall = MetricComparison(metric="command.wall", unit="ns", direction="lower", base=325.8e6, new=348.8e6,
+                            change_pct=0.2, ci_pct=(-11.1, 12.5), p_value=0.82, verdict="no change", trials=(8, 8))
+    text = render(_report(metrics=(cpu, wall)))
+    assert "+1.2%" in text and "+0.2%" in text
+    assert "overall" not in text.replace("overall alpha", "") and "0.7%" not in text

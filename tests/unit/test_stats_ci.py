@@ -130,3 +130,27 @@ def test_large_n_is_fast_and_sane():
 def test_rejects_bad_levels(kwargs):
     with pytest.raises(ValueError, match="strictly between 0 and 1"):
         quantile_ci([1.0, 2.0, 3.0], **kwargs)
+
+
+@pytest.mark.parametrize("quantile", [0.5, 0.9, 0.99])
+@pytest.mark.parametrize("confidence", [0.95, 0.99])
+def test_ranks_match_a_search_over_scipys_binomial_cdf(quantile: float, confidence: float) -> None:
+    """The ranks from scipy.special's bdtr family equal those found by searching the whole
+    CDF of scipy.stats.binom: l - 1 = the largest k with F(k) <= tail, u - 1 = the smallest j
+    with 1 - F(j) <= tail (else the (1, n) fallback)."""
+    tail = (1 - confidence) / 2
+    for n in [*range(1, 200), 1000, 10_007, 1_000_000]:
+        k = np.arange(n + 1)
+        cdf = stats.binom.cdf(k, n, quantile)
+        sf = stats.binom.sf(k, n, quantile)
+        below = np.flatnonzero(cdf <= tail)
+        above = np.flatnonzero(sf <= tail)
+        lower = int(below[-1]) + 1 if below.size else 0
+        upper = int(above[0]) + 1 if above.size else n + 1
+        ranks = quantile_ci_ranks(n, quantile, confidence=confidence)
+        if lower < 1 or upper > n or lower > upper:
+            assert (ranks.lower_rank, ranks.upper_rank, ranks.reached) == (1, n, False), n
+        else:
+            assert (ranks.lower_rank, ranks.upper_rank, ranks.reached) == (lower, upper, True), n
+            coverage = stats.binom.cdf(upper - 1, n, quantile) - stats.binom.cdf(lower - 1, n, quantile)
+            assert ranks.coverage == pytest.approx(coverage, abs=1e-9)

@@ -213,7 +213,7 @@ def test_a_version_1_database_is_migrated(url: str) -> None:
         conn.execute("drop table calibrations")
         conn.execute("update kbench_meta set value = '1' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 7
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 8
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     cal = upgraded.save_calibration(benchmark="syscall.getppid", metric="m", target="local", params={},
                                     trials={"A1": [1.0], "A2": [1.1]}, run_ids=[1, 2], sigma_log=0.01,
@@ -311,7 +311,7 @@ def test_a_version_5_database_gains_the_import_digest_and_still_knows_its_import
         conn.execute("update kbench_meta set value = '5' where key = 'schema_version'")
     assert "import_digest" not in _run_columns(url)
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 7
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 8
     assert _unique_indexes_of_runs(url).get("ux_runs_import_digest") is True
     assert upgraded.get_run(old).n_samples == 3  # nothing lost
     # The same entry imported again, now with its digest: recognised by benchmark, parameters, start, n, status.
@@ -343,7 +343,7 @@ def test_a_version_6_database_gains_the_profiles_table(url: str) -> None:
         conn.execute("drop table profiles")
         conn.execute("update kbench_meta set value = '6' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 7
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 8
     assert upgraded.load_profile(run_id) is None
     upgraded.save_profile(run_id, event="cpu-clock", frequency_hz=999, samples=3, weight=30, data=b"x",
                           details={"tool": "perf record"})

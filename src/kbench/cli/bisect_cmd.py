@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.text import Text
 
 from kbench.bisect import demo, session
 from kbench.bisect.driver import FAILED, NO_DIFFERENCE, RUNNING, BisectError, Settings
@@ -21,6 +22,7 @@ from kbench.bisect.lab import METRICS
 from kbench.bisect.session import COMMAND, KERNEL, MODULE, SessionPlan
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
+from kbench.cli.console import echo_literal, write_stdout
 from kbench.cli.job_cmds import default_cpu_count, job_errors
 from kbench.cli.lazy import LazyCommand, LazyGroup
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context, user_errors
@@ -255,9 +257,9 @@ def demo_cmd(directory: Path, commits: int, culprit: int, broken: int, extra: fl
                               broken=None if broken < 0 else broken, extra=extra)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
-    click.echo(f"{directory}: {commits} commits; commit {culprit} ({shas[culprit][:12]}) adds {100 * extra:g} % "
+    echo_literal(f"{directory}: {commits} commits; commit {culprit} ({shas[culprit][:12]}) adds {100 * extra:g} % "
                f"work to the hot loop" + (f", commit {broken} does not build" if broken >= 0 else "") + ". Try:")
-    click.echo(f"  kbench bisect start --repo {shlex.quote(str(directory))} --good {shas[0][:12]} --bad main "
+    echo_literal(f"  kbench bisect start --repo {shlex.quote(str(directory))} --good {shas[0][:12]} --bad main "
                f"--build {shlex.quote(demo.BUILD)} --command {demo.COMMAND} --metric cpu")
 
 
@@ -282,8 +284,9 @@ def _run(store: Store, bisection_id: int, as_json: bool, html_path: Path | None)
     except BisectError as exc:
         fail(str(exc), exit_codes.BISECT_FAILED)
     if end.problems:
-        err_console.print("[bold yellow]warning:[/] the guest kernel logged problems during the bisection:\n  "
-                          + "\n  ".join(end.problems), highlight=False)
+        err_console.print(Text.assemble(("warning:", "bold yellow"),
+                                        " the guest kernel logged problems during the bisection:\n  "
+                                        + "\n  ".join(end.problems)), highlight=False)
     _render(dict(end.bisection.row), as_json, html_path)
 
 
@@ -297,7 +300,7 @@ def _render(record: dict[str, Any], as_json: bool, html_path: Path | None = None
     if as_json:
         emit_json(report)
     else:
-        sys.stdout.write(render_text(report))
+        write_stdout(render_text(report))
     if record["status"] == NO_DIFFERENCE:
         sys.exit(exit_codes.NO_REPRODUCIBLE_DIFFERENCE)
     if record["status"] == FAILED:

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue, complete_benchmarks
@@ -65,7 +66,8 @@ def _as_json(found: Calibration) -> dict[str, Any]:
 
 def _print(found: Calibration, alpha: float) -> None:
     console = out_console()
-    console.print(f"[bold]{found.metric}[/] on {found.target}: calibration {found.calibration_id}, {found.design_text}")
+    console.print(Text.assemble((found.metric, "bold"), f" on {found.target}: calibration {found.calibration_id}, "
+                                f"{found.design_text}"), highlight=False)
     unit = "block log-ratio" if found.design == "interleaved" else "log trial median"
     console.print(f"run-to-run noise: σ({unit}) = {100 * found.sigma_log:.2f}%; A/A difference "
                   f"{found.aa_change_pct:+.2f}% (p={found.aa_p_value:.3g}, {found.aa_verdict})", highlight=False)
@@ -82,4 +84,4 @@ def _print(found: Calibration, alpha: float) -> None:
     console.print(table)
     console.print(f"equivalence margin for `kbench compare` from now on: ±{found.margin_pct:g}%", highlight=False)
     for warning in found.warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        console.print(Text.assemble(("warning:", "yellow"), f" {warning}"), highlight=False)

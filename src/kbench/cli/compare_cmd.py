@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import functools
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kbench.cli.console import label_column, write_stdout
 from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.main import Context, err_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue, Runs, complete_benchmarks
@@ -42,7 +42,7 @@ from kbench.engine.stored_comparison import (
 from kbench.kinds.kfunc.loaded import module_suffixes
 from kbench.profile.defaults import COUNTERS_BY_DEFAULT
 from kbench.profile.folded import FoldedProfile
-from kbench.report.comparison import EXTENSIONS, FORMATS, gobench, render
+from kbench.report.comparison import EXTENSIONS, FORMATS, render
 from kbench.report.comparison.build import build_interleaved_report, build_report
 from kbench.report.comparison.model import ComparisonReport, MetricComparison
 from kbench.report.comparison.noise_floor import noise_floor_text
@@ -256,6 +256,8 @@ def compare_cmd(
         report_dir.mkdir(parents=True, exist_ok=True)
         for name in ("text", "json", "markdown", "html"):
             (report_dir / f"report.{EXTENSIONS[name]}").write_text(render(report, name))
+        from kbench.report.comparison import gobench
+
         gobench.write_files(report, report_dir / "benchstat")
         flames = write_flame_graphs(report, report_dir)
         err_console.print(f"wrote the text, JSON, markdown, HTML and benchstat reports"
@@ -265,8 +267,7 @@ def compare_cmd(
         output.write_text(text)
         err_console.print(f"wrote {output}")
     else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        sys.stdout.flush()
+        write_stdout(text if text.endswith("\n") else text + "\n", data=fmt != "text")
     exit_if_found(fail_on, ((m.verdict, _named(report, m)) for m in report.metrics))
 
 
@@ -307,7 +308,7 @@ def _measure(
     margin: float | None, seed: int, trials_per_boot: int, metric: str,
 ) -> ComparisonOutcome:
     with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        label_column(), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=err_console, transient=True, disable=not err_console.is_terminal,
     ) as bar:
         task = bar.add_task("trials", total=trials * len(sides))
@@ -342,7 +343,7 @@ def _measure_interleaved(
     target: Target | None = None, local_kernel: bool = False, in_kernel: bool = True,
 ) -> tuple[InterleavedOutcome, tuple[dict[str, FoldedProfile], list[str]]]:
     with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}% of the budget"),
+        label_column(), BarColumn(), TextColumn("{task.percentage:>3.0f}% of the budget"),
         TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
     ) as bar:
         task = bar.add_task("pilot block", total=1.0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+from rich.text import Text
 
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
@@ -72,4 +73,4 @@ def crosscheck_cmd(
 
 
 def _progress(text: str) -> None:
-    err_console.print(f"[dim]{text}[/]", highlight=False)
+    err_console.print(Text(text, style="dim"), highlight=False)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kbench.cli import exit_codes
+from kbench.cli.console import write_stdout_bytes
 from kbench.cli.main import Context, fail, pass_context, user_errors
 from kbench.cli.outputs import output_problem
 from kbench.cli.parsing import Runs
@@ -64,7 +65,7 @@ def export_cmd(
     except ExportProblem as exc:
         fail(str(exc), exit_codes.USAGE)
     if output is None:
-        sys.stdout.buffer.write(data)
+        write_stdout_bytes(data)
         return
     try:
         output.write_bytes(data)

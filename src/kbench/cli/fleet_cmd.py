@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 from rich.table import Table
+from rich.text import Text
 
 from kbench.cli import exit_codes
-from kbench.cli.job_cmds import default_cpu_count, job_errors
-from kbench.cli.main import emit_json, err_console, fail, out_console
+from kbench.cli.console import echo_literal
+from kbench.cli.main import emit_json, err_console, fail, out_console, user_errors
 from kbench.contract.json_document import utc_timestamp
 
 if TYPE_CHECKING:
@@ -41,26 +41,35 @@ def fleet_settings(*, db: str | None = None, broker: str | None = None, need_bro
 
 @contextmanager
 def fleet_errors() -> Iterator[None]:
-    """One line and a documented exit code for everything the fleet commands can meet."""
-    from sqlalchemy.exc import DBAPIError
-
-    from kbench.fleet.app import BrokerUnreachable
-    from kbench.fleet.demo import DemoFailed
-    from kbench.fleet.plan import PlanError
-    from kbench.fleet.services import ServiceUnavailable
-    from kbench.fleet.settings import SettingsError
-    from kbench.store.fleet import MachineNameTaken
-
+    """One line and a documented exit code for everything the fleet commands can meet (the
+    exception classes are imported when one is raised: Celery and the job reader stay out of
+    `fleet status`'s start-up)."""
     try:
-        with job_errors():
+        with user_errors():
             yield
-    except (SettingsError, PlanError, MachineNameTaken, ServiceUnavailable, DemoFailed) as exc:
-        fail(str(exc), exit_codes.USAGE)
-    except BrokerUnreachable as exc:
-        fail(f"the fleet's broker is unreachable: {exc}", exit_codes.BROKER_FAILED)
-    except DBAPIError as exc:
-        reason = str(exc.orig or exc).strip().splitlines()[0]
-        fail(f"the fleet's results database failed: {reason}", exit_codes.STORE_FAILED)
+    except Exception as exc:
+        from sqlalchemy.exc import DBAPIError
+
+        from kbench.fleet.app import BrokerUnreachable
+        from kbench.fleet.demo import DemoFailed
+        from kbench.fleet.plan import PlanError
+        from kbench.fleet.services import ServiceUnavailable
+        from kbench.fleet.settings import SettingsError
+        from kbench.jobs import JobError
+        from kbench.store.fleet import MachineNameTaken
+
+        if isinstance(exc, JobError):
+            from kbench.cli.job_cmds import fail_on_job_error
+
+            fail_on_job_error(exc)
+        if isinstance(exc, SettingsError | PlanError | MachineNameTaken | ServiceUnavailable | DemoFailed):
+            fail(str(exc), exit_codes.USAGE)
+        if isinstance(exc, BrokerUnreachable):
+            fail(f"the fleet's broker is unreachable: {exc}", exit_codes.BROKER_FAILED)
+        if isinstance(exc, DBAPIError):
+            reason = str(exc.orig or exc).strip().splitlines()[0]
+            fail(f"the fleet's results database failed: {reason}", exit_codes.STORE_FAILED)
+        raise
 
 
 broker_option = click.option(
@@ -101,9 +110,9 @@ def submit_cmd(
         settings = fleet_settings(broker=broker)
         compare = CompareOptions(axis=compare_axis, trials=trials) if compare_axis else None
         submission = submit_job(settings, file, queues=queues, repeat=repeat, compare=compare,
-                                cpu_count=default_cpu_count())
+                                cpu_count=os.cpu_count() or 1)
     for warning in submission.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        err_console.print(Text.assemble(("warning:", "yellow"), f" {warning}"), highlight=False)
     if as_json:
         emit_json({"job": submission.job_id, "tasks": [
             {"id": t.id, "queue": t.queue, "kind": t.kind, "instances": list(t.instance_ids), "label": t.label,
@@ -236,10 +245,12 @@ def machines_cmd(as_json: bool) -> None:
 def demo_cmd(workdir: Path | None, job_file: Path | None) -> None:
     """A fleet on this machine: Redis and PostgreSQL in a temp dir on 127.0.0.1 (free ports) and
     two workers (classes demo-a and demo-b). Ctrl-C stops it all."""
+    from kbench import children
     from kbench.fleet.demo import LocalFleet
 
-    with fleet_errors(), tempfile.TemporaryDirectory(prefix="kbench-fleet-demo-") as scratch:
-        base = workdir or Path(scratch)
+    # The scratch dir is the guardian's to remove if the demo is killed (kill -9 included).
+    with fleet_errors(), children.scratch_dir("kbench-fleet-demo-") as scratch:
+        base = (workdir or scratch).resolve()
         # Also when started in the background, where SIGINT may come in ignored.
         previous = {number: signal.signal(number, _interrupt) for number in (signal.SIGINT, signal.SIGTERM)}
         try:
@@ -260,20 +271,20 @@ def _demo_session(fleet: Any, job_file: Path | None) -> None:
     from kbench.fleet.settings import load_settings
     from kbench.fleet.submit import submit_job
 
-    click.echo(f"Redis {fleet.broker_url}, PostgreSQL {fleet.db_url}")
-    click.echo(f"workers: {', '.join(f'{w.name} (class {w.machine_class}, log {w.log})' for w in fleet.workers)}")
-    click.echo(f"\nIn another shell:\n  export KBENCH_FLEET_CONFIG={fleet.config}")
-    click.echo(f"  kbench fleet submit JOB.yaml {' '.join(f'--queue {c}' for c in fleet.classes)}")
+    echo_literal(f"Redis {fleet.broker_url}, PostgreSQL {fleet.db_url}")
+    echo_literal(f"workers: {', '.join(f'{w.name} (class {w.machine_class}, log {w.log})' for w in fleet.workers)}")
+    echo_literal(f"\nIn another shell:\n  export KBENCH_FLEET_CONFIG={fleet.config}")
+    echo_literal(f"  kbench fleet submit JOB.yaml {' '.join(f'--queue {c}' for c in fleet.classes)}")
     click.echo("  kbench fleet status; kbench fleet machines")
-    click.echo(f"  KBENCH_DB={fleet.db_url} kbench results\n")
+    echo_literal(f"  KBENCH_DB={fleet.db_url} kbench results\n")
     if job_file is None:
         click.echo("Ctrl-C stops the demo.")
         while True:
             time.sleep(3600)
     os.environ["KBENCH_FLEET_CONFIG"] = str(fleet.config)
-    settings = load_settings()
+    settings = load_settings(db=fleet.db_url, broker=fleet.broker_url)  # the demo's own, whatever $KBENCH_DB says
     submission = submit_job(settings, job_file, queues=fleet.classes, repeat=1, compare=None,
-                            cpu_count=default_cpu_count())
+                            cpu_count=os.cpu_count() or 1)
     click.echo(f"job {submission.job_id}: {len(submission.tasks)} tasks queued")
     store = _fleet_store(settings)
     while True:

@@ -52,9 +52,9 @@ def history_cmd(
     settings = settings_from(window, max_pvalue, raw_values)
     notes: list[str] = []
     with user_errors(), history_errors():
-        series = load_series(ctx.reader.engine, selector, since=since)
+        series = load_series(ctx.reader, selector, since=since)
         if control is not None:
-            series, notes = _relative_to_control(series, load_series(ctx.reader.engine, control, since=since))
+            series, notes = _relative_to_control(series, load_series(ctx.reader, control, since=since))
         histories = analyse(series, settings, repo=repo)
     if as_json:
         emit_json({"settings": settings.to_json(), "series": [h.to_json() for h in histories],

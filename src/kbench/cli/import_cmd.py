@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from kbench.cli import exit_codes
+from kbench.cli.console import echo_literal
 from kbench.cli.main import Context, fail, pass_context, user_errors
 from kbench.importers import IMPORTERS, ImportProblem, read_runs
 
@@ -46,5 +47,5 @@ def import_cmd(ctx: Context, files: tuple[Path, ...], fmt: str) -> None:
         for path, found_format, runs in loaded:
             for run, (run_id, how) in zip(runs, store.store_pending_runs(runs), strict=True):
                 what = {"completed": "completed run", "added": "added as run", "exists": "already stored as run"}[how]
-                click.echo(f"{path}: {found_format}: {what} {run_id} ({run.run['benchmark']}, {run.status}, "
-                           f"{len(next(iter(run.columns.values()))) if run.columns else 0} samples)")
+                echo_literal(f"{path}: {found_format}: {what} {run_id} ({run.run['benchmark']}, {run.status}, "
+                                             f"{len(next(iter(run.columns.values()))) if run.columns else 0} samples)")

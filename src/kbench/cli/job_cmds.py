@@ -6,11 +6,13 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from rich.table import Table
 
 from kbench.cli import exit_codes
+from kbench.cli.console import echo_literal
 from kbench.cli.main import emit_json, fail, out_console, user_errors
 from kbench.jobs import JobError, JobInstance, expand_job, varying_keys
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
@@ -29,16 +31,21 @@ def job_errors() -> Iterator[None]:
         with user_errors():
             yield
     except JobError as exc:
-        for problem in exc.problems:
-            click.echo(str(problem), err=True)  # plain text: job files are outside text
-        count = len(exc.problems)
-        fail(f"invalid job file: {count} problem{'s' if count != 1 else ''}; nothing was run", exit_codes.USAGE)
+        fail_on_job_error(exc)
+
+
+def fail_on_job_error(exc: JobError) -> NoReturn:
+    """Every problem of the job file, one per line on stderr, then exit 2."""
+    for problem in exc.problems:
+        echo_literal(problem, err=True)  # job files are outside text
+    count = len(exc.problems)
+    fail(f"invalid job file: {count} problem{'s' if count != 1 else ''}; nothing was run", exit_codes.USAGE)
 
 
 def print_warnings(instances: list[JobInstance]) -> None:
     """The job's warnings (keys kbench recognises and does not apply), once each, on stderr."""
     for warning in dict.fromkeys(w for instance in instances for w in instance.warnings):
-        click.echo(f"warning: {warning}", err=True)  # plain text: job files are outside text
+        echo_literal(f"warning: {warning}", err=True)  # job files are outside text
 
 
 cpus_option = click.option(
@@ -81,7 +88,7 @@ def expand_cmd(file: Path, cpus: int | None, max_instances: int, as_json: bool) 
         return
     _print_instances(instances, [key for key in varying if key != "benchmark"])
     axes = " × ".join(varying) or "a single instance"
-    click.echo(f"{len(instances)} instance{'s' if len(instances) != 1 else ''} ({axes}) for {cpu_count} CPUs")
+    echo_literal(f"{len(instances)} instance{'s' if len(instances) != 1 else ''} ({axes}) for {cpu_count} CPUs")
 
 
 def _print_instances(instances: list[JobInstance], columns: list[str]) -> None:
@@ -105,4 +112,4 @@ def validate_cmd(file: Path, cpus: int | None, max_instances: int) -> None:
     with job_errors():
         instances = expand_job(file, cpu_count=cpus or default_cpu_count(), max_instances=max_instances)
     print_warnings(instances)
-    click.echo(f"{file}: valid, {len(instances)} instance{'s' if len(instances) != 1 else ''}")
+    echo_literal(f"{file}: valid, {len(instances)} instance{'s' if len(instances) != 1 else ''}")

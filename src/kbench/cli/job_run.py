@@ -6,14 +6,14 @@ import functools
 import sys
 from pathlib import Path
 
-import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 from kbench import interrupts
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
+from kbench.cli.console import echo_literal, label_column
 from kbench.cli.job_cmds import default_cpu_count, job_errors, print_warnings
 from kbench.cli.main import Context, emit_json, err_console, fail, out_console
 from kbench.engine.job_runner import InstanceRuns, run_job
@@ -43,7 +43,7 @@ def run_job_file(
         store = ctx.store
         total = sum(1 if _is_suite(i) else i.iterations for i in instances)
         with Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            label_column(), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             console=err_console, transient=True, disable=not err_console.is_terminal,
         ) as bar:
             task = bar.add_task(path.name, total=total)
@@ -63,7 +63,7 @@ def run_job_file(
         emit_json(job_json(entries))
     elif quiet:
         for line in quiet_lines(entries):
-            click.echo(line)
+            echo_literal(line)
     else:
         _print_summary(path, entries)
     if interrupted:

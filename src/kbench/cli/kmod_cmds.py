@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from kbench.cli import exit_codes
+from kbench.cli.console import echo_literal
 from kbench.cli.main import fail, user_errors
 from kbench.kmodtools.scaffold import ScaffoldError, scaffold_module
 
@@ -26,8 +27,8 @@ def new_cmd(name: str, directory: Path) -> None:
         source = scaffold_module(name, directory)
     except ScaffoldError as exc:
         fail(str(exc), exit_codes.USAGE)
-    click.echo(f"wrote {source}")
-    click.echo(f"run it:  kbench run kfunc.{name} --kernel deb:6.1.0-56-amd64 --module {source}")
+    echo_literal(f"wrote {source}")
+    echo_literal(f"run it:  kbench run kfunc.{name} --kernel deb:6.1.0-56-amd64 --module {source}")
 
 
 @kmod_group.command("build")
@@ -45,4 +46,4 @@ def build_cmd(source: Path, kernel: str) -> None:
             ko = build_user_module(source, image, cache)
         except VmTargetError as exc:
             raise TargetError(str(exc)) from exc
-    click.echo(str(ko))
+    echo_literal(str(ko))

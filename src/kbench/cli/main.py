@@ -6,19 +6,21 @@ module is imported only when that command runs (``kbench --help`` imports none).
 
 from __future__ import annotations
 
-import io
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
-from rich.console import Console
 from rich.text import Text
 
 from kbench import __version__, interrupts
 from kbench.cli import exit_codes
+from kbench.cli.console import PIPE_WIDTH as PIPE_WIDTH  # re-exported: their old home
+from kbench.cli.console import TrimmedLines as TrimmedLines
+from kbench.cli.console import err_console as err_console
+from kbench.cli.console import out_console as out_console
 from kbench.cli.lazy import LazyCommand, LazyGroup
 from kbench.contract import json_document
 from kbench.contract.benchmark import BadParameter, UnknownBenchmark
@@ -30,61 +32,23 @@ from kbench.targets.base import TargetError
 if TYPE_CHECKING:
     from kbench.store.db import Store
 
-err_console = Console(stderr=True, soft_wrap=True)
-PIPE_WIDTH = 200
-"""Output that goes to a file or a pipe is not wrapped at 80 columns."""
-
-
-def out_console() -> Console:
-    """A console for stdout: the terminal's width, or PIPE_WIDTH when redirected (then
-    without the spaces rich pads table cells with at the end of a line)."""
-    console = Console(soft_wrap=True)
-    if not console.is_terminal:
-        console = Console(soft_wrap=True, width=PIPE_WIDTH, file=cast(TextIO, TrimmedLines(sys.stdout)))
-    return console
-
-
-class TrimmedLines(io.TextIOBase):
-    """A text stream writing each complete line to ``out`` without its trailing spaces."""
-
-    def __init__(self, out: TextIO):
-        self._out = out
-        self._pending = ""
-
-    def write(self, text: str) -> int:
-        *lines, self._pending = (self._pending + text).split("\n")
-        for line in lines:
-            self._out.write(line.rstrip(" ") + "\n")
-        return len(text)
-
-    def flush(self) -> None:
-        """Write a line not yet ended as it is (more of it may follow)."""
-        if self._pending:
-            self._out.write(self._pending)
-            self._pending = ""
-        self._out.flush()
-
-    def isatty(self) -> bool:
-        return False
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return getattr(self._out, "encoding", None) or "utf-8"
-
-
 def fail(message: str, code: int) -> NoReturn:
     """Print ``kbench: error: MESSAGE`` on stderr and exit with ``code``.
 
-    The message is printed literally: it often carries outside text (a compiler's
-    output, a tool's error, the guest console, a path) that must not be read as markup.
+    The message is printed literally, control characters escaped (``SafeConsole``): it
+    often carries outside text (a compiler's output, a tool's error, the guest console,
+    a path) that must not be read as markup or reach the terminal as escapes.
     """
     err_console.print(Text.assemble(("kbench: error:", "bold red"), " ", message), highlight=False)
     sys.exit(code)
 
 
 def literal(text: object) -> Text:
-    """Outside text (paths, tool output, error messages) as it is, without markup."""
-    return Text(str(text))
+    """Outside text (paths, tool output, error messages) as it is, without markup, its
+    control characters escaped (new lines kept)."""
+    from kbench.contract.text import printable
+
+    return Text(printable(text, lines=True))
 
 
 @contextmanager
@@ -228,7 +192,8 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "show": LazyCommand(
         "kbench.cli.results_cmds:show_cmd",
-        "Show a stored run: summary, histogram, CDF, context, counters, profile and warnings.",
+        "Show a stored run: summary, histogram, CDF, context, counters, profile and warnings; or, with "
+        "--over-time, the run in chunks over its samples and its time.",
     ),
     "sysinfo": LazyCommand(
         "kbench.cli.sysinfo_cmd:sysinfo_cmd", "Show the machine inventory and a checklist of the noise sources."

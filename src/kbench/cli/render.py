@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.console import Console
-from rich.markup import escape
 from rich.text import Text
 
 from kbench.report.run_json import child_cpu_summary, cycle_ns, summary_line
@@ -87,7 +86,7 @@ def render_run(console: Console, report: StoredRun, hist: str = "linear", *, his
     if header.get("tool_version"):
         how.append(str(header["tool_version"]))
     how.append(report.basis)
-    console.print(f"[bold]{escape(metric)}[/]  run {report.run_id}  {report.status}  ({escape(', '.join(how))})",
+    console.print(Text.assemble((metric, "bold"), f"  run {report.run_id}  {report.status}  ({', '.join(how)})"),
                   highlight=False)
     if summary is None:
         console.print("no samples were collected")

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from kbench.cli import exit_codes
+from kbench.cli.console import write_stdout
 from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.history_options import Since, detection_options, history_errors, settings_from
 from kbench.cli.main import Context, fail, pass_context, user_errors
@@ -55,7 +56,7 @@ def regressions_cmd(
 
     settings = settings_from(window, max_pvalue, raw_values)
     with user_errors(), history_errors():
-        engine = ctx.reader.engine
+        engine = ctx.reader  # a Store: read-only SQLite is read without SQLAlchemy
         histories = analyse(load_series(engine, selector), settings, repo=repo)
         entries = regression_entries(
             histories, run_requests(engine, wanted_runs(histories, since)), since=since, improvements=improvements
@@ -78,7 +79,7 @@ def regressions_cmd(
         from kbench.report.regression_text import render_text
 
         text = render_text(entries, scope, why)
-    _write(text, output)
+    _write(text, output, data=fmt != "text")
     exit_if_found(fail_on, ((e.point.verdict, e.series.metric) for e in entries))
 
 
@@ -117,7 +118,7 @@ def releases_cmd(
         raise click.BadParameter(f"{plot}: the plot is written as .png, .svg or .pdf", param_hint="--plot")
     names = [normalise_kernel(k) for k in kernels]
     with user_errors(), history_errors():
-        engine = ctx.reader.engine
+        engine = ctx.reader  # a Store: read-only SQLite is read without SQLAlchemy
         series = load_series(engine, selector)
         ids = [p.run_id for s in series for p in s.points if p.kernel in names]
         rows = release_rows(series, names, median_intervals(engine, ids))
@@ -132,7 +133,7 @@ def releases_cmd(
         text = render_text(rows, names)
     if plot is not None:
         render_plot(rows, names, plot)
-    _write(text, output)
+    _write(text, output, data=fmt != "text")
 
 
 def _json(data: object) -> str:
@@ -141,9 +142,9 @@ def _json(data: object) -> str:
     return dumps(data) + "\n"
 
 
-def _write(text: str, output: Path | None) -> None:
+def _write(text: str, output: Path | None, *, data: bool) -> None:
     if output is None:
-        click.echo(text, nl=False)
+        write_stdout(text, data=data)
         return
     try:
         output.write_text(text)

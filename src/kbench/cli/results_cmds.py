@@ -14,11 +14,13 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from kbench.cli.main import Context, emit_json, literal, out_console, pass_context, user_errors
+from kbench.cli import exit_codes
+from kbench.cli.main import Context, emit_json, err_console, fail, literal, out_console, pass_context, user_errors
 from kbench.report.units import format_value
 from kbench.store.records import RUN_STATUSES
 
 if TYPE_CHECKING:
+    from kbench.engine.stored_run import StoredRun
     from kbench.profile.folded import FoldedProfile
     from kbench.store.records import RunRecord
 
@@ -33,20 +35,35 @@ if TYPE_CHECKING:
 @click.option("--flame", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.svg",
               help="Write the flame graph of the run's profile (`run --profile`) to FILE.svg (interactive: "
               "click to zoom, Search).")
+@click.option("--over-time", "over_time", is_flag=True,
+              help="The run over time instead: chunk medians with their spread by sample and by time, and "
+              "where the warm-up ends (seed 001's view).")
+@click.option("--chunks", type=click.IntRange(min=1, max=1000), default=10, show_default=True,
+              help="With --over-time: chunks the samples are split into.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="With --over-time: also write the plots and the table as a self-contained HTML page.")
 @pass_context
-def show_cmd(ctx: Context, run_id: int, hist: str, no_hist: bool, as_json: bool, sums: tuple[str, ...],
-             flame: Path | None) -> None:
-    """Show a stored run: summary, histogram, CDF, context, counters, profile and warnings."""
+def show_cmd(
+    ctx: Context, run_id: int, hist: str, no_hist: bool, as_json: bool, sums: tuple[str, ...], flame: Path | None,
+    over_time: bool, chunks: int, html_path: Path | None,
+) -> None:
+    """Show a stored run: summary, histogram, CDF, context, counters, profile and warnings; or,
+    with --over-time, the run in chunks over its samples and its time."""
     from kbench.cli.render import render_profile, render_run
     from kbench.engine.stored_run import load_stored_run
     from kbench.profile.folded import profile_from_row
     from kbench.report.run_json import profile_json, run_context_json, run_json
 
+    if html_path is not None and not over_time:
+        raise click.UsageError("--html draws the run over time: give --over-time too")
     with user_errors():
         view = load_stored_run(ctx.reader, run_id)
         profile = profile_from_row(ctx.reader.load_profile(run_id))
     if flame is not None:
         _write_flame(flame, view.record, profile)
+    if over_time:
+        _show_over_time(view, chunks, html_path, as_json)
+        return
     if sums:
         from kbench.kinds.trace.plan import parse_key_sum
         from kbench.report.trace_run import with_key_sums
@@ -98,6 +115,27 @@ def _write_flame(path: Path, record: RunRecord, profile: FoldedProfile | None) -
     except OSError as exc:
         fail(f"--flame {path}: {exc.strerror or exc}", exit_codes.USAGE)
     err_console.print(f"wrote {path}")
+
+
+def _show_over_time(view: StoredRun, chunks: int, html_path: Path | None, as_json: bool) -> None:
+    from kbench.report.over_time import over_time, render_html, text_lines, to_json
+
+    try:
+        shown = over_time(view, chunks)
+    except ValueError as exc:
+        fail(str(exc), exit_codes.USAGE)
+    if html_path is not None:
+        try:
+            html_path.write_text(render_html(shown))
+        except OSError as exc:
+            fail(f"cannot write {html_path}: {exc.strerror or exc}", exit_codes.USAGE)
+        err_console.print(literal(f"wrote {html_path}"), highlight=False)
+    if as_json:
+        emit_json(to_json(shown))
+        return
+    console = out_console()
+    for line in text_lines(shown):
+        console.print(literal(line), highlight=False)
 
 
 def _params_text(params: dict[str, object] | None) -> str:

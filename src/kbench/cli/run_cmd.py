@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
-from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kbench import interrupts
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
+from kbench.cli.console import label_column
 from kbench.cli.job_run import run_job_file
 from kbench.cli.main import Context, emit_json, err_console, fail, literal, out_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue, Warmup, complete_benchmarks
@@ -21,7 +25,7 @@ from kbench.contract.benchmark import Benchmark, UnknownBenchmark
 from kbench.contract.limits import request_problems
 from kbench.contract.request import LABEL_MAX, BadRequest, RunRequest
 from kbench.engine.profiling import stored_profile
-from kbench.engine.runner import execute_run
+from kbench.engine.runner import execute_run, store_failed_start
 from kbench.engine.stored_run import stored_run
 from kbench.jobs import is_job_file
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
@@ -29,10 +33,11 @@ from kbench.kinds.kfunc.loaded import loaded_benchmark
 from kbench.profile.defaults import COUNTED_KINDS, counters_by_default
 from kbench.report.run_json import profile_json, run_context_json, run_json
 from kbench.store.db import Store
-from kbench.targets.base import Target
+from kbench.targets.base import Target, TargetError
 from kbench.targets.factory import make_target, target_cpus
 from kbench.targets.local_kmod import LOCAL_KERNEL_HINT, what_loads_locally
 from kbench.targets.suite_runner import needs_perf, suite_tools
+from kbench.targets.vm.errors import ModuleBuildError
 from kbench.targets.vm_target import VmTarget
 from kbench.trace.tracking import parse_track, tracked
 
@@ -190,13 +195,13 @@ def run_cmd(
                         perf=needs_perf([known] if known is not None else [], counters=request.counters,
                                         profile=profile))
     suite_only = known is not None and known.kind == "suite"
-    with user_errors(), make_target(kernel, modules, local_kernel=local_kernel, suite_tools=tools,
-                                    with_module=not suite_only) as target:
+    with user_errors(), _started(store, request, kernel, modules, make_target(
+            kernel, modules, local_kernel=local_kernel, suite_tools=tools, with_module=not suite_only)) as target:
         bench = known or _lookup(benchmark, target)
         request = replace(request, benchmark=bench.name)
         bench.validate_params(request.params)
         with Progress(
-            TextColumn(f"[bold]{escape(bench.name)}"),
+            label_column(),
             BarColumn(),
             TextColumn("{task.percentage:>3.0f}%"),
             TimeElapsedColumn(),
@@ -228,6 +233,37 @@ def run_cmd(
             render_profile(out_console(), stored_profile(store, result.run_id), profile_problem, report.run_id)
     if result.status == "interrupted":
         sys.exit(interrupts.exit_status())
+
+
+@contextlib.contextmanager
+def _started(
+    store: Store, request: RunRequest, kernel: str | None, modules: tuple[Path, ...],
+    target: AbstractContextManager[Target],
+) -> Iterator[Target]:
+    """``target`` entered; a module of the user's that does not compile is stored as a ``failed``
+    run with the compiler's output (docs/exit-codes.md, exit 3) before the error goes on."""
+    try:
+        started = target.__enter__()
+    except TargetError as exc:
+        if isinstance(exc, ModuleBuildError) or isinstance(exc.__cause__, ModuleBuildError):
+            with contextlib.suppress(Exception):  # the compiler's error matters more than the store's
+                store_failed_start(store, request, _unstarted_target(kernel, modules), str(exc))
+        raise
+    with contextlib.ExitStack() as stack:
+        stack.push(target)
+        yield started
+
+
+def _unstarted_target(kernel: str | None, modules: tuple[Path, ...]) -> dict[str, Any]:
+    """The stored target of a guest that never booted: its kernel as resolved (cached by then);
+    its version string is unknown (the guest's uname never ran)."""
+    from kbench.targets.vm import default_cache_dir, resolve_kernel
+
+    release = (kernel or "").removeprefix("deb:")
+    with contextlib.suppress(Exception):
+        release = resolve_kernel(kernel or "", default_cache_dir()).release
+    return {"kind": "vm", "kernel_release": release, "kernel_version": "", "accel": None,
+            "details": {"spec": kernel, "modules": [str(module) for module in modules], "booted": False}}
 
 
 def _profile(store: Store, run_id: int, target: Target, bench: Benchmark, request: RunRequest) -> str | None:

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue, complete_benchmarks
@@ -79,7 +80,7 @@ def sensitivity_cmd(
         emit_json(result)
         return
     console = out_console()
-    console.print(f"[bold]{metric_name}[/]: {heading}", highlight=False)
+    console.print(Text.assemble((metric_name, "bold"), f": {heading}"), highlight=False)
     table = Table(box=None, pad_edge=False)
     table.add_column("")
     for index, _ in enumerate(names):

@@ -45,6 +45,6 @@ def sysinfo_cmd(as_json: bool) -> None:
     colour = {OK: "green", NOISY: "yellow"}
     for item in checklist:
         style = colour.get(item.state, "dim")
-        table.add_row(item.name, f"[{style}]{item.state}[/]", item.value, item.advice)
+        table.add_row(item.name, Text(item.state, style=style), item.value, item.advice)
     console.print()
     console.print(table, highlight=False)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from rich.text import Text
 
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
@@ -91,6 +92,8 @@ def trace_cmd(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
 
+    if kernel not in (None, "local") and not modules:
+        _check_functions_before_boot(kernel, functions)
     with user_errors(), _host(kernel, modules) as host:
         workload = known or (_guest_benchmark(host, during) if during else None)
         if workload is not None:
@@ -120,6 +123,28 @@ def _check_workload(benchmark: Benchmark) -> None:
     if benchmark.kind not in ("kfunc", "probe"):
         raise UnknownBenchmark(f"{benchmark.name} cannot be traced with --during: give a kfunc.* or syscall.* "
                                "benchmark, or run the tool with --command")
+
+
+def _check_functions_before_boot(kernel: str, functions: tuple[str, ...]) -> None:
+    """Refuse an unknown function from the kernel's System.map, when it has one, before any boot
+    (a ``module:name`` is checked in the guest, once its modules are loaded)."""
+    from kbench.targets.vm import default_cache_dir, resolve_kernel
+    from kbench.trace.symbols import Kallsyms, UnknownFunction, system_map_of
+
+    plain = [name for name in functions if ":" not in name]
+    if not plain:
+        return
+    with user_errors():
+        image = resolve_kernel(kernel, default_cache_dir())
+    found = system_map_of(image.vmlinuz, image.release, image.build_dir)
+    if found is None:
+        return
+    symbols = Kallsyms.parse(found.read_text(errors="replace"), source=f"{found.name} (checked before booting)")
+    for name in plain:
+        try:
+            symbols.check(name)
+        except UnknownFunction as exc:
+            fail(str(exc), exit_codes.USAGE)
 
 
 @contextlib.contextmanager
@@ -168,8 +193,8 @@ def _render(result: RunResult, hist: str, machine: str) -> None:
     header = result.measurement.header
     workload = header.get("workload", {})
     what = workload.get("benchmark") or f"the command {workload.get('command')!r}"
-    console.print(f"[bold]trace[/]  run {result.run_id}  {result.status}  {machine}  (kretprobes, "
-                  f"timer {header['timer']['name']}, during {what})", highlight=False)
+    console.print(Text.assemble(("trace", "bold"), f"  run {result.run_id}  {result.status}  {machine}  (kretprobes, "
+                                f"timer {header['timer']['name']}, during {what})"), highlight=False)
     if workload.get("median") is not None:
         console.print(f"{workload['benchmark']}: median {workload['median']:.1f} {workload['unit']} per call over "
                       f"{workload['n']} samples (batch {workload.get('batch')}), as its own loop times it "
@@ -177,4 +202,4 @@ def _render(result: RunResult, hist: str, machine: str) -> None:
     for line in run_trace_lines(result.measurement, hist, machine):
         console.print(line, highlight=False)
     for warning in result.warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        console.print(Text.assemble(("warning:", "yellow"), f" {warning}"), highlight=False)

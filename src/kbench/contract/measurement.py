@@ -42,6 +42,23 @@ class Measurement:
         hz = float(self.header["timer"]["hz"])
         return ticks * (1e9 / hz) / batch
 
+    def start_times_s(self) -> np.ndarray | None:
+        """When each sample started, in seconds after the first sample started; None for runs
+        without the probe's ``gap_ticks`` column (older probes, in-kernel runs).
+
+        Sample i starts ``gap_ticks[i]`` timer ticks after sample i - 1 ended, which was
+        ``ticks[i - 1]`` after it started (docs/probe-format.md), so the start times are the
+        running sum of ticks and gaps.
+        """
+        import numpy as np
+
+        if "gap_ticks" not in self.columns or "ticks" not in self.columns or not self.n:
+            return None
+        ticks = self.columns["ticks"].astype(np.float64)
+        gaps = self.columns["gap_ticks"].astype(np.float64)
+        starts = np.concatenate([[0.0], np.cumsum(ticks[:-1] + gaps[1:])])
+        return starts / float(self.header["timer"]["hz"])
+
     def overhead_ns(self) -> dict[str, float]:
         hz = float(self.header["timer"]["hz"])
         overhead = self.header["overhead"]

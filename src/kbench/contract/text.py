@@ -35,9 +35,9 @@ def printable(text: object, *, lines: bool = False) -> str:
     return pattern.sub(_escape, str(text))
 
 
-def has_control(text: str) -> bool:
-    """True if ``printable`` would change ``text`` (as one line)."""
-    return _CONTROL_OR_NEWLINE.search(text) is not None
+def has_control(text: str, *, lines: bool = False) -> bool:
+    """True if ``printable(text, lines=lines)`` would change ``text``."""
+    return (_CONTROL if lines else _CONTROL_OR_NEWLINE).search(text) is not None
 
 
 def shown(value: object, limit: int = 60) -> str:

@@ -17,6 +17,7 @@ from kbench.contract.limits import request_problems
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import BadRequest, RunRequest
 from kbench.contract.spill import spilling_to
+from kbench.contract.vocabulary import LOWER_IS_BETTER
 from kbench.engine.series import MetricSeries, metric_series
 from kbench.engine.warnings import run_warnings
 from kbench.kinds.registry import measure
@@ -203,6 +204,21 @@ def finish_stored_run(
         per_op_values=values,
         series=series,
     )
+
+
+def store_failed_start(store: Store, request: RunRequest, target: dict[str, Any], error: str) -> int:
+    """A ``failed`` run for a request whose target never started (a module of the user's that
+    did not compile): the benchmark is known only by name then, an in-kernel one (cycles,
+    lower is better). Returns its id."""
+    from kbench.sysinfo.collect import collect_sysinfo
+
+    run_id = store.begin_run(
+        benchmark=request.benchmark, metric=f"{request.benchmark}.cycles", unit="cycles", direction=LOWER_IS_BETTER,
+        params=request.params, request=request.to_dict(), sysinfo=collect_sysinfo(), target=target,
+        tags=request.tags, commit=request.commit, label=request.label,
+    )
+    _mark_unfinished(store, run_id, "failed", error)
+    return run_id
 
 
 def _mark_unfinished(store: Store, run_id: int, status: str, error: str) -> None:

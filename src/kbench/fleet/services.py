@@ -3,7 +3,9 @@
 Debian's binaries, files in a temp dir, a free port chosen by the kernel, nothing ever
 listening on another address. Each server is stopped (and waited for) when its owner is
 done with it, and dies with the process that started it even if that one is killed
-(``setpriv --pdeathsig``, applied after PostgreSQL's switch to the ``postgres`` account).
+(``setpriv --pdeathsig``, applied after PostgreSQL's switch to the ``postgres`` account;
+and the servers are children registered with kbench's guardian, ``kbench.children``,
+which also removes a PostgreSQL cluster's temp dir after kill -9).
 """
 
 from __future__ import annotations
@@ -14,18 +16,20 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from kbench import children
 
 LOOPBACK = "127.0.0.1"
 POSTGRES_BIN_DIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
 
 
 class ServiceUnavailable(RuntimeError):
-    """The server's binaries are not installed (scripts/install-deps.sh installs them)."""
+    """The server's binaries are not installed (scripts/install-deps.sh installs them), or
+    the server could not be set up here (the message says why)."""
 
 
 def free_port() -> int:
@@ -94,11 +98,12 @@ class PostgresServer:
     """
 
     def __init__(self, workdir: Path, *, database: str = "kbench"):
+        workdir = workdir.resolve()  # the server runs in another directory
         self.workdir = workdir
         self.database = database
         self.account = _postgres_account()
         workdir.mkdir(parents=True, exist_ok=True)
-        self.home = Path(tempfile.mkdtemp(prefix="kbench-pg-")) if self.account else workdir
+        self.home = children.make_scratch_dir("kbench-pg-") if self.account else workdir
         self.data = self.home / "data"
         self.sockets = self.home / "sockets"
         self.port = free_port()
@@ -111,13 +116,18 @@ class PostgresServer:
         if self.account:
             for path in (self.home, self.sockets):
                 shutil.chown(path, self.account, self.account)
-        subprocess.run([*self._as_account, _postgres_bin("initdb"), "-D", str(self.data), "-U", "kbench",
-                        "--auth=trust", "-E", "UTF8", "--no-sync"], check=True, capture_output=True, cwd=self.home)
+        made = children.run([*self._as_account, _postgres_bin("initdb"), "-D", str(self.data), "-U", "kbench",
+                             "--auth=trust", "-E", "UTF8", "--no-sync"], capture_output=True, text=True, cwd=self.home)
+        if made.returncode != 0:
+            said = " ".join((made.stderr or made.stdout or "").strip().splitlines()[-1:])
+            hint = (f" (PostgreSQL runs as {self.account}, who must be able to reach {self.home}: "
+                    "check the modes of $TMPDIR and its parents)") if self.account else ""
+            raise ServiceUnavailable(f"PostgreSQL's initdb failed in {self.data}: {said}{hint}")
 
     def start(self) -> None:
         """Start the server (again) on its port and wait until it accepts connections."""
         with open(self.workdir / "postgres.log", "ab") as log:
-            self.process = subprocess.Popen(
+            self.process = children.start(
                 [*_dies_with_us("INT", user=self.account), _postgres_bin("postgres"), "-D", str(self.data),
                  "-p", str(self.port), "-k", str(self.sockets), "-c", f"listen_addresses={LOOPBACK}",
                  "-c", "fsync=off", "-c", "full_page_writes=off", "-c", "synchronous_commit=off"],
@@ -135,8 +145,8 @@ class PostgresServer:
             time.sleep(0.1)
 
     def create_database(self) -> None:
-        made = subprocess.run([*self._as_account, _postgres_bin("createdb"), "-h", LOOPBACK, "-p", str(self.port),
-                               "-U", "kbench", self.database], capture_output=True, text=True, cwd=self.home)
+        made = children.run([*self._as_account, _postgres_bin("createdb"), "-h", LOOPBACK, "-p", str(self.port),
+                             "-U", "kbench", self.database], capture_output=True, text=True, cwd=self.home)
         if made.returncode != 0:
             raise RuntimeError(f"createdb failed: {made.stderr.strip()}")
 
@@ -144,12 +154,13 @@ class PostgresServer:
         """Stop the server: SIGINT, PostgreSQL's fast shutdown (clients are disconnected); SIGKILL after 30 s."""
         if self.process is not None:
             _stop(self.process, how=signal.SIGINT)
+            children.finish(self.process)
             self.process = None
 
     def close(self) -> None:
         self.stop()
         if self.home != self.workdir:
-            shutil.rmtree(self.home, ignore_errors=True)
+            children.remove_scratch_dir(self.home)
 
 
 @contextmanager
@@ -183,10 +194,11 @@ def redis_server(workdir: Path, *, port: int | None = None, persistent: bool = F
     binary = shutil.which("redis-server")
     if binary is None:
         raise ServiceUnavailable("redis-server not found: install Debian's redis-server package")
+    workdir = workdir.resolve()  # redis-server opens --logfile after changing to --dir
     workdir.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
     durability = ["--appendonly", "yes", "--appendfsync", "always"] if persistent else ["--appendonly", "no"]
-    server = subprocess.Popen(
+    server = children.start(
         [*_dies_with_us("TERM"), binary, "--bind", LOOPBACK, "--port", str(port), "--dir", str(workdir),
          "--save", "", *durability, "--protected-mode", "yes", "--logfile", str(workdir / "redis.log")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -196,3 +208,4 @@ def redis_server(workdir: Path, *, port: int | None = None, persistent: bool = F
         yield f"redis://{LOOPBACK}:{port}/0"
     finally:
         _stop(server)
+        children.finish(server)

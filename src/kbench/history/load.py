@@ -4,24 +4,30 @@ from __future__ import annotations
 
 import fnmatch
 from datetime import datetime
-from typing import Any
-
-from sqlalchemy import Engine
+from typing import TYPE_CHECKING, Any
 
 from kbench.history.series import Series, build_series, header_directions, looks_like_series_id
 from kbench.store import series as queries
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from kbench.store.db import Store
 
 
 class NoSuchSeries(LookupError):
     """The selector names no series in this database."""
 
 
-def load_series(engine: Engine, selector: str | None = None, *, since: datetime | None = None) -> list[Series]:
+def load_series(
+    engine: Engine | Store, selector: str | None = None, *, since: datetime | None = None
+) -> list[Series]:
     """Every series, or those a selector names: a series id (or a prefix of 4+ characters),
     a benchmark name or glob (``syscall.*``), or a metric name or glob.
 
     ``since`` keeps only runs started then or later. Raises NoSuchSeries when a selector
-    matches nothing."""
+    matches nothing. ``engine`` may be a Store (a read-only SQLite file is then read without
+    SQLAlchemy) or an Engine."""
     rows: list[dict[str, Any]] = []
     for benchmark in _benchmarks_to_query(selector):
         rows = queries.summary_points(engine, benchmark=benchmark, since=since)

@@ -121,11 +121,11 @@ def validated_json(model: type[Model], data: bytes, path: Path, what: str) -> Mo
 
 def problem_line(path: Path, error: ValidationError, what: str) -> str:
     """``FILE: damaged WHAT: FIELD: what is wrong (got VALUE)``, and how many more problems
-    the file has; ``FILE: cannot read it as WHAT: not valid JSON: …`` for text that is not JSON."""
+    the file has; ``FILE: cannot read it as a WHAT: not valid JSON: …`` for text that is not JSON."""
     problems = error.errors(include_url=False)
     first = problems[0]
     if first["type"] == "json_invalid":
-        return f"{path}: cannot read it as {what}: not valid JSON: {first['msg'].removeprefix('Invalid JSON: ')}"
+        return f"{path}: cannot read it as a {what}: not valid JSON: {first['msg'].removeprefix('Invalid JSON: ')}"
     where = field_path(first["loc"]) or "the file"
     line = f"{path}: damaged {what}: {where}: {_message(first)}"
     if len(problems) > MAX_PROBLEMS_SHOWN:

@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from kbench.contract.text import printable
 from kbench.history.analysis import REGRESSION, ChangePoint, SeriesHistory
 from kbench.history.rules import MIN_SEGMENT_RUNS
 from kbench.report.units import format_value
@@ -82,17 +84,20 @@ def render_history(console: Console, histories: Sequence[SeriesHistory], last: i
 def _render_series(console: Console, history: SeriesHistory, last: int) -> None:
     s = history.series
     better = {"lower": ", lower is better", "higher": ", higher is better"}.get(s.direction or "", "")
-    console.print(
-        f"[bold]{s.id}[/]  {s.metric} ({s.unit}{better})  {s.describe_params()}  on {s.machine} {s.target}"
-        f" — {len(s.points)} runs", highlight=False,
-    )
+    # Parameters, machine and target come from outside (an imported command line, a label):
+    # one printable line, never markup.
+    console.print(Text.assemble(
+        (s.id, "bold"),
+        printable(f"  {s.metric} ({s.unit}{better})  {s.describe_params()}  on {s.machine} {s.target}"),
+        f" — {len(s.points)} runs",
+    ), highlight=False)
     console.print(f"  {sparkline(s.values())}", highlight=False)
     for point in history.change_points:
-        console.print(f"  [{_STYLE[point.verdict]}]{describe_change(s.unit, point)}[/]", highlight=False)
+        console.print(Text.assemble("  ", (describe_change(s.unit, point), _STYLE[point.verdict])), highlight=False)
     for point in history.pending:
         c = point.change
-        console.print(f"  [dim]pending: {describe_change(s.unit, point)}; {min(c.before.n, c.after.n)} run(s) on "
-                      f"one side, reported from {MIN_SEGMENT_RUNS}[/]", highlight=False)
+        console.print(Text(f"  pending: {describe_change(s.unit, point)}; {min(c.before.n, c.after.n)} run(s) on "
+                           f"one side, reported from {MIN_SEGMENT_RUNS}", style="dim"), highlight=False)
     shown = s.points if last == 0 else s.points[-last:]
     first_index = len(s.points) - len(shown)
     marks = {c.index: c for c in history.change_points}
@@ -102,8 +107,8 @@ def _render_series(console: Console, history: SeriesHistory, last: int) -> None:
     for offset, run in enumerate(shown):
         change = marks.get(first_index + offset)
         table.add_row(
-            f"[{_STYLE[change.verdict]}]▶[/]" if change else "", str(run.run_id),
-            f"{run.started_at:%Y-%m-%d %H:%M}", run.kernel or "-", short(run.commit), run.label or "-",
-            format_value(run.value, s.unit),
+            Text("▶", style=_STYLE[change.verdict]) if change else "", str(run.run_id),
+            f"{run.started_at:%Y-%m-%d %H:%M}", printable(run.kernel or "-"), printable(short(run.commit)),
+            printable(run.label or "-"), format_value(run.value, s.unit),
         )
     console.print(table)

@@ -16,7 +16,9 @@ from kbench.store.errors import DAMAGED_ADVICE, database_error_message
 from kbench.store.errors import BisectionNotFound as BisectionNotFound  # re-exported: their old home
 from kbench.store.errors import RunNotFound as RunNotFound
 from kbench.store.errors import StoreError as StoreError
-from kbench.store.owners import owner_gone
+from kbench.store.heartbeat import Heartbeat
+from kbench.store.liveness import Liveness
+from kbench.store.owners import current_owner
 from kbench.store.records import SCHEMA_VERSION
 from kbench.store.records import RunRecord as RunRecord  # re-exported: its old home
 from kbench.store.records import SummaryRecord as SummaryRecord
@@ -112,6 +114,7 @@ class Store:
         self._sqlite_file = sqlite_file
         self._sqlite: sqlite3.Connection | None = None
         self.read_only = read_only
+        self._heartbeat = Heartbeat(self)
         self.where = where or (str(sqlite_file) if engine is None else engine.url.render_as_string(hide_password=True))
 
     @property
@@ -337,40 +340,66 @@ class Store:
         ``task_key`` (a fleet task's trial) is unique among runs: a second run with the
         same key raises IntegrityError and stores nothing. The run's owner (this
         process's pid, the boot id and the host name) is recorded: a later kbench marks
-        the run ``abandoned`` if that process is gone.
+        the run ``abandoned`` if that process is gone; while it runs, its heartbeat is
+        renewed (``heartbeat``), by which another host's kbench can tell.
         """
+        from sqlalchemy import func
+
         from kbench.store.writes import insert_run
 
         with self.engine.begin() as conn:
-            return insert_run(
+            run_id = insert_run(
                 conn, benchmark=benchmark, metric=metric, unit=unit, direction=direction, params=params,
                 request=request, sysinfo=sysinfo, target=target, tags=tags, commit=commit, label=label,
-                task_key=task_key, started_at=started_at or _utcnow(),
+                task_key=task_key, started_at=started_at or _utcnow(), heartbeat_at=func.now(),
             )
+        self._heartbeat.keep_beating()
+        return run_id
 
     def mark_abandoned_runs(self) -> list[int]:
-        """Mark ``abandoned`` every run this host left ``running`` whose kbench is gone
-        (killed, crashed, or the machine rebooted); returns their ids."""
-        from sqlalchemy import select, update
+        """Mark ``abandoned`` every run left ``running`` whose kbench is gone: killed, crashed
+        or its machine restarted (this host), its heartbeat stopped (another host), or its
+        fleet task's lease ended (``store.liveness``); returns their ids."""
+        from sqlalchemy import update
 
         from kbench.store import schema
 
+        rows = self._query(
+            "SELECT id, owner_pid, owner_boot_id, owner_host, started_at, heartbeat_at, task_key "
+            "FROM runs WHERE status = 'running'", {},
+        )
+        if not rows:
+            return []
+        liveness = Liveness(self._query)
+        gone = [(int(row["id"]), why) for row in rows if (why := liveness.why_gone(row)) is not None]
         r = schema.runs.c
         with self.engine.begin() as conn:
-            rows = conn.execute(
-                select(r.id, r.owner_pid, r.owner_boot_id, r.owner_host, r.started_at).where(r.status == "running")
-            ).all()
-            gone = [row for row in rows if owner_gone(row.owner_pid, row.owner_boot_id, row.owner_host,
-                                                      row.started_at)]
-            for row in gone:
+            for run_id, why in gone:
                 conn.execute(
                     update(schema.runs)
-                    .where((r.id == row.id) & (r.status == "running"))
-                    .values(status="abandoned", finished_at=_utcnow(),
-                            error=f"abandoned: kbench (pid {row.owner_pid}) ended without finishing this run "
-                                  "(killed, crashed, or the machine restarted)")
+                    .where((r.id == run_id) & (r.status == "running"))
+                    .values(status="abandoned", finished_at=_utcnow(), error=f"abandoned: {why}")
                 )
-        return [int(row.id) for row in gone]
+        return [run_id for run_id, _ in gone]
+
+    def heartbeat(self) -> int:
+        """Renew the heartbeat of every run this process is measuring in this database (the
+        runs it began that are still ``running``); returns how many. ``begin_run`` starts a
+        thread that calls it every HEARTBEAT_S while there are such runs."""
+        from sqlalchemy import func, update
+
+        from kbench.store import schema
+
+        owner = current_owner()
+        r = schema.runs.c
+        with self.engine.begin() as conn:
+            renewed = conn.execute(
+                update(schema.runs)
+                .where((r.status == "running") & (r.owner_pid == owner.pid) & (r.owner_host == owner.host)
+                       & (r.owner_boot_id == owner.boot_id))
+                .values(heartbeat_at=func.now())
+            )
+        return int(renewed.rowcount)
 
     def finish_unfinished(self, run_id: int, *, status: str, error: str) -> int:
         """Close a run whose measurement did not come back (failed, interrupted before its
@@ -513,7 +542,7 @@ class Store:
         return reads.profiled_runs(self._query, run_ids)
 
     def get_run(self, run_id: int) -> RunRecord:
-        return reads.get_run(self._query, run_id, self.spill_dir)
+        return reads.get_run(self._query, run_id, self.spill_dir, dialect=self.dialect, where=self.where)
 
     def load_samples(self, run_id: int) -> dict[str, np.ndarray]:
         """Every stored column of a run, in the order the samples were taken."""
@@ -531,7 +560,8 @@ class Store:
         """Newest first: id, benchmark, status, n, started, kernel, median and unit. Every
         filter is part of the query, so ``limit`` (None: no limit) counts matching runs."""
         return reads.list_runs(self._query, self.dialect, benchmark=benchmark, status=status,
-                               kernel_release=kernel_release, tag=tag, limit=limit, spill_dir=self.spill_dir)
+                               kernel_release=kernel_release, tag=tag, limit=limit, spill_dir=self.spill_dir,
+                               where=self.where)
 
     def save_calibration(
         self, *, benchmark: str, metric: str, target: str, params: Mapping[str, Any],
@@ -551,20 +581,11 @@ class Store:
             return inserted_id(result)
 
     def latest_calibration(self, benchmark: str, target: str) -> dict[str, Any] | None:
-        """The newest A/A calibration of ``benchmark`` on ``target``, or None."""
-        from sqlalchemy import select
+        """The newest A/A calibration of ``benchmark`` on ``target``, or None (plain SQL, as the
+        run readings: a read-only SQLite store answers without SQLAlchemy)."""
+        from kbench.store.reads import latest_calibration
 
-        from kbench.store import schema
-
-        c = schema.calibrations.c
-        with self.engine.connect() as conn:
-            row = conn.execute(
-                select(schema.calibrations)
-                .where((c.benchmark == benchmark) & (c.target == target))
-                .order_by(c.id.desc())
-                .limit(1)
-            ).mappings().first()
-        return dict(row) if row else None
+        return latest_calibration(self._query, benchmark, target)
 
     def create_bisection(
         self, *, repo: str, good: str, bad: str, command: str, build: str, params: Mapping[str, Any],

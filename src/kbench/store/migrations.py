@@ -76,8 +76,15 @@ def _add_profiles(conn: Connection) -> None:
     profiles.create(conn, checkfirst=True)
 
 
+def _add_run_heartbeat(conn: Connection) -> None:
+    """v7 → v8: ``runs.heartbeat_at``, renewed while a run is measured (another host judges by it)."""
+    from kbench.store.schema import RUN_COLUMNS_V8
+
+    _add_run_columns(conn, RUN_COLUMNS_V8)
+
+
 # MIGRATIONS[v] upgrades a database at version v to v + 1.
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _add_calibrations, 2: _add_bisections, 3: _add_run_provenance, 4: _add_fleet_tables,
-    5: _add_import_digest, 6: _add_profiles,
+    5: _add_import_digest, 6: _add_profiles, 7: _add_run_heartbeat,
 }

@@ -12,22 +12,21 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kbench.contract.spill import SpillDamaged, SpillHead, read_spill, spill_head
-from kbench.store.errors import RunNotFound, StoreError
-from kbench.store.owners import owner_gone
+from kbench.store.errors import DAMAGED_ADVICE, RunNotFound, StoreError
+from kbench.store.liveness import Liveness
+from kbench.store.liveness import Query as Query
 from kbench.store.records import RunRecord
 from kbench.store.spills import spill_file, spilled_rows
 
 if TYPE_CHECKING:
     import numpy as np
 
-Query = Callable[[str, Mapping[str, Any]], list[dict[str, Any]]]
-"""Runs one statement with named parameters and returns its rows as dicts."""
 
 _RUN_JSON = ("params", "request", "timer", "overhead", "probe_header", "sysinfo", "noise", "warnings", "tags")
 _RUN_TIMES = ("started_at", "finished_at")
@@ -40,21 +39,53 @@ def schema_version(query: Query) -> int:
     return int(rows[0]["value"])
 
 
-def get_run(query: Query, run_id: int, spill_dir: Path | None = None) -> RunRecord:
+def get_run(query: Query, run_id: int, spill_dir: Path | None = None, *, dialect: str = "sqlite",
+            where: str = "") -> RunRecord:
+    """Run ``run_id`` with its target and summaries. RunNotFound if there is none; StoreError
+    if the database is damaged where the run is (a SQLite runs table whose pages no longer
+    hold what they say can hide a row: not found is then a damaged file, not a missing run)."""
     found = query("SELECT * FROM runs WHERE id = :id", {"id": run_id})
     if not found:
+        if dialect == "sqlite":
+            _check_runs_table(query, where)
         raise RunNotFound(f"no run with id {run_id}")
-    row = _decoded(found[0], _RUN_JSON, _RUN_TIMES)
-    target = None
-    if row["target_id"] is not None:
-        target = _decoded(query("SELECT * FROM targets WHERE id = :id", {"id": row["target_id"]})[0], ("details",))
-    summaries = [_decoded(s, ("details",)) for s in query("SELECT * FROM summaries WHERE run_id = :id", {"id": run_id})]
-    row = as_seen(row, spill_dir)
+    try:
+        row = _decoded(found[0], _RUN_JSON, _RUN_TIMES)
+        target = None
+        if row["target_id"] is not None:
+            targets = query("SELECT * FROM targets WHERE id = :id", {"id": row["target_id"]})
+            target = _decoded(targets[0], ("details",)) if targets else None
+        summaries = [_decoded(s, ("details",))
+                     for s in query("SELECT * FROM summaries WHERE run_id = :id", {"id": run_id})]
+    except (ValueError, TypeError, KeyError) as exc:  # JSON or times that do not decode: damaged bytes
+        raise StoreError(f"results database {where}: run {run_id} is stored damaged ({type(exc).__name__}: "
+                         f"{exc}); {DAMAGED_ADVICE}") from exc
+    row = as_seen(row, spill_dir, Liveness(query))
+    why = row.pop("abandoned_because", None)
+    if why is not None and not row.get("error"):
+        row["error"] = f"abandoned: {why}"
     if row.get("spilled"):
         head = _spill_head(spill_dir, run_id)
         if head is not None and row.get("probe_header") is None:
             row["probe_header"] = {**head.header, "n": head.rows}
     return _run_record(row, target, summaries)
+
+
+def _check_runs_table(query: Query, where: str) -> None:
+    """StoreError if SQLite's own check of the runs table (and its indexes) finds damage."""
+    problems = [str(next(iter(row.values()))) for row in query("PRAGMA quick_check(runs)", {})]
+    if problems and problems != ["ok"]:  # none: a database not made yet, read as empty
+        first = " ".join(problems[0].replace("*** in database main ***", "").split())
+        raise StoreError(f"results database {where}: the runs table is damaged ({first}); {DAMAGED_ADVICE}")
+
+
+def latest_calibration(query: Query, benchmark: str, target: str) -> dict[str, Any] | None:
+    """The newest calibrations row of ``benchmark`` on ``target`` (JSON and times decoded), or None."""
+    rows = query("SELECT * FROM calibrations WHERE benchmark = :benchmark AND target = :target "
+                 "ORDER BY id DESC LIMIT 1", {"benchmark": benchmark, "target": target})
+    if not rows:
+        return None
+    return _decoded(rows[0], ("params", "trials", "run_ids", "mde"), ("created_at",))
 
 
 def load_samples(query: Query, run_id: int, where: str, spill_dir: Path | None = None) -> dict[str, np.ndarray]:
@@ -84,9 +115,11 @@ def list_runs(
     tag: str | None = None,
     limit: int | None = 50,
     spill_dir: Path | None = None,
+    where: str = "",
 ) -> list[dict[str, Any]]:
     """Newest first: id, benchmark, params, status, n, started, kernel, median and unit. Every
-    filter is part of the query, so ``limit`` (None: no limit) counts matching runs."""
+    filter is part of the query, so ``limit`` (None: no limit) counts matching runs.
+    StoreError (naming ``where``) if the runs are stored damaged."""
     conditions = []
     params: dict[str, Any] = {}
     if benchmark:
@@ -112,7 +145,7 @@ def list_runs(
         "SELECT runs.id, runs.benchmark, runs.params, runs.metric, runs.status, runs.n_samples, runs.started_at, "
         "runs.tags, "
         "targets.kind, targets.kernel_release, targets.accel, summaries.median, summaries.unit, "
-        "runs.owner_pid, runs.owner_boot_id, runs.owner_host "
+        "runs.owner_pid, runs.owner_boot_id, runs.owner_host, runs.heartbeat_at, runs.task_key "
         "FROM runs LEFT OUTER JOIN targets ON runs.target_id = targets.id "
         "LEFT OUTER JOIN summaries ON summaries.run_id = runs.id AND summaries.metric = runs.metric"
         + (" WHERE " + " AND ".join(conditions) if conditions else "")
@@ -121,23 +154,33 @@ def list_runs(
     )
     if limit is not None:
         params["limit"] = limit
-    rows = [as_seen(_decoded(row, ("tags", "params"), ("started_at",)), spill_dir) for row in query(sql, params)]
+    found = query(sql, params)
+    if not found and dialect == "sqlite":
+        _check_runs_table(query, where)  # an empty listing of a damaged table is not "no runs"
+    liveness = Liveness(query)
+    try:
+        rows = [as_seen(_decoded(row, ("tags", "params"), ("started_at",)), spill_dir, liveness) for row in found]
+    except (ValueError, TypeError) as exc:
+        raise StoreError(f"results database {where}: a run is stored damaged ({type(exc).__name__}: {exc}); "
+                         f"{DAMAGED_ADVICE}") from exc
     for row in rows:
-        for key in ("owner_pid", "owner_boot_id", "owner_host", "spilled"):
+        for key in ("owner_pid", "owner_boot_id", "owner_host", "heartbeat_at", "task_key", "spilled",
+                    "abandoned_because"):
             row.pop(key, None)
     if status:
         rows = [r for r in rows if r["status"] == status]
     return rows
 
 
-def as_seen(row: dict[str, Any], spill_dir: Path | None = None) -> dict[str, Any]:
+def as_seen(row: dict[str, Any], spill_dir: Path | None = None, liveness: Liveness | None = None) -> dict[str, Any]:
     """A run row as a writing kbench would leave it (for read-only views; a writing open
-    stores the change): ``running`` shown as ``abandoned`` when its kbench is gone, and a
-    run without samples whose spill holds some with that many (``spilled``: True)."""
-    if row.get("status") == "running" and owner_gone(
-        row.get("owner_pid"), row.get("owner_boot_id"), row.get("owner_host"), row["started_at"]
-    ):
-        row["status"] = "abandoned"
+    stores the change): ``running`` shown as ``abandoned`` once its kbench is gone
+    (``liveness``: its pid on this host, its heartbeat from another, its fleet lease),
+    and a run without samples whose spill holds some with that many (``spilled``: True)."""
+    if row.get("status") == "running" and liveness is not None:
+        why = liveness.why_gone(row)
+        if why is not None:
+            row["status"], row["abandoned_because"] = "abandoned", why
     if row.get("status") in _UNFINISHED and not row.get("n_samples") and "id" in row:
         spilled = spilled_rows(spill_dir, int(row["id"]))
         if spilled:

@@ -99,6 +99,8 @@ runs = Table(
     Column("task_key", String(128)),
     # v6: an imported run's content digest (``kbench import`` stores each entry of a file once).
     Column("import_digest", String(64)),
+    # v8: renewed while the run is measured, so that another host can tell its kbench is gone
+    Column("heartbeat_at", DateTime(timezone=True)),
 )
 Index("ix_runs_benchmark", runs.c.benchmark)
 Index("ix_runs_started_at", runs.c.started_at)
@@ -107,6 +109,7 @@ Index("ux_runs_import_digest", runs.c.import_digest, unique=True)
 RUN_COLUMNS_V4 = ("owner_pid", "owner_boot_id", "owner_host", "commit", "label", "task_key")
 """Columns of ``runs`` added by schema v4 (the migration adds them to older databases)."""
 RUN_COLUMNS_V6 = ("import_digest",)
+RUN_COLUMNS_V8 = ("heartbeat_at",)
 """Columns of ``runs`` added by schema v6."""
 
 samples = Table(

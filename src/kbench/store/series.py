@@ -3,88 +3,125 @@
 One flat row per (run, stored summary metric): the run's identity (benchmark, parameters,
 machine, target) and version (kernel release, commit, label), and the summary's median,
 mean, standard deviation and count. History groups them into series; nothing here judges.
+
+The statements are plain SQL, as ``store/reads.py``'s: each function takes a ``Store`` —
+then a read-only SQLite file is read through the standard library's ``sqlite3`` and
+``kbench history`` / ``report`` start without importing SQLAlchemy — or an ``Engine``
+(the dashboard, a writable or PostgreSQL store), whose connection runs the same text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from datetime import datetime
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Engine, Select, and_, func, select
 
-from kbench.store import schema
 from kbench.store.codec import decode_array
+from kbench.store.reads import Query, _decoded
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from kbench.store.db import Store
 
 CPU_COLUMNS = ("utime_ns", "stime_ns")
 """Sample columns holding a child's CPU time per execution (the ``command`` workload's wait4)."""
 _CHUNK = 500
 
+_RUN_COLUMNS = (
+    'runs.id AS run_id, runs.benchmark, runs.params, runs.metric AS run_metric, runs.direction AS run_direction, '
+    'runs.started_at, runs."commit", runs.label, runs.tags, targets.kind AS target_kind, targets.accel, '
+    'targets.kernel_release, machines.fingerprint AS machine_fingerprint, machines.hostname, '
+    'machines.id AS machine_id'
+)
+_RUN_JOINS = (
+    "LEFT OUTER JOIN targets ON runs.target_id = targets.id "
+    "LEFT OUTER JOIN machines ON runs.machine_id = machines.id"
+)
 
-def _run_columns() -> list[Any]:
-    runs, targets, machines = schema.runs, schema.targets, schema.machines
-    return [
-        runs.c.id.label("run_id"), runs.c.benchmark, runs.c.params, runs.c.metric.label("run_metric"),
-        runs.c.direction.label("run_direction"), runs.c.started_at, runs.c.commit, runs.c.label, runs.c.tags,
-        targets.c.kind.label("target_kind"), targets.c.accel, targets.c.kernel_release,
-        machines.c.fingerprint.label("machine_fingerprint"), machines.c.hostname, machines.c.id.label("machine_id"),
-    ]
+
+def _query_of(source: Engine | Store) -> tuple[Query, str]:
+    """(a function running one statement, the dialect's name) for a Store or an Engine."""
+    store_query = getattr(source, "_query", None)
+    if store_query is not None:
+        return store_query, str(getattr(source, "dialect", "sqlite"))
+    engine: Engine = source  # type: ignore[assignment]
+
+    def run(sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        from sqlalchemy import text
+
+        with engine.connect() as conn:
+            return [dict(row) for row in conn.execute(text(sql), dict(params)).mappings()]
+
+    return run, engine.dialect.name
 
 
-def _filtered(query: Select[Any], benchmark: str | None, since: datetime | None) -> Select[Any]:
-    runs = schema.runs
-    query = query.where(runs.c.status == "complete")
+def _in(name: str, values: Sequence[Any]) -> tuple[str, dict[str, Any]]:
+    """``IN (:name0, :name1, …)`` and its parameters (sqlite3 takes no lists)."""
+    keys = [f"{name}{i}" for i in range(len(values))]
+    return f"IN ({', '.join(':' + key for key in keys)})", dict(zip(keys, values, strict=True))
+
+
+def _when(moment: datetime, dialect: str) -> Any:
+    """A time as the runs table holds it: naive UTC text on SQLite (SQLAlchemy's format), the
+    aware datetime elsewhere."""
+    if dialect != "sqlite":
+        return moment
+    utc = moment.astimezone(UTC) if moment.tzinfo else moment
+    return utc.replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+def _filters(benchmark: str | None, since: datetime | None, dialect: str) -> tuple[str, dict[str, Any]]:
+    conditions = ["runs.status = 'complete'"]
+    params: dict[str, Any] = {}
     if benchmark:
-        query = query.where(runs.c.benchmark.like(benchmark.replace("*", "%")))
+        conditions.append("runs.benchmark LIKE :benchmark")
+        params["benchmark"] = benchmark.replace("*", "%")
     if since is not None:
-        query = query.where(runs.c.started_at >= since)
-    return query
+        conditions.append("runs.started_at >= :since")
+        params["since"] = _when(since, dialect)
+    return " AND ".join(conditions), params
 
 
-def _runs_joined(table: Any, onclause: Any) -> Any:
-    """runs ⋈ ``table`` on ``onclause``, with each run's target and machine when known."""
-    runs, targets, machines = schema.runs, schema.targets, schema.machines
-    return (
-        runs.join(table, onclause)
-        .outerjoin(targets, runs.c.target_id == targets.c.id)
-        .outerjoin(machines, runs.c.machine_id == machines.c.id)
-    )
+def _point_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    return _decoded(row, ("params", "tags"), ("started_at",))
 
 
 def summary_points(
-    engine: Engine, *, benchmark: str | None = None, since: datetime | None = None
+    source: Engine | Store, *, benchmark: str | None = None, since: datetime | None = None
 ) -> list[dict[str, Any]]:
     """One row per complete run and stored summary metric, oldest run first.
 
     ``benchmark`` is a name or a glob (``syscall.*``); ``since`` keeps runs started then or later.
     """
-    summaries = schema.summaries
-    query = select(
-        *_run_columns(), summaries.c.metric, summaries.c.unit, summaries.c.median, summaries.c.mean,
-        summaries.c.stdev, summaries.c.n,
-    ).select_from(_runs_joined(summaries, summaries.c.run_id == schema.runs.c.id))
-    query = _filtered(query, benchmark, since).order_by(schema.runs.c.started_at, schema.runs.c.id)
-    with engine.connect() as conn:
-        return [dict(row) for row in conn.execute(query).mappings()]
+    query, dialect = _query_of(source)
+    where, params = _filters(benchmark, since, dialect)
+    sql = (
+        f"SELECT {_RUN_COLUMNS}, summaries.metric, summaries.unit, summaries.median, summaries.mean, "
+        f"summaries.stdev, summaries.n FROM runs JOIN summaries ON summaries.run_id = runs.id {_RUN_JOINS} "
+        f"WHERE {where} ORDER BY runs.started_at, runs.id"
+    )
+    return [_point_row(row) for row in query(sql, params)]
 
 
 def cpu_points(
-    engine: Engine, *, benchmark: str | None = None, since: datetime | None = None
+    source: Engine | Store, *, benchmark: str | None = None, since: datetime | None = None
 ) -> list[dict[str, Any]]:
     """``<benchmark>.cpu`` rows for complete runs that stored per-execution CPU time columns.
 
     The value is the median over executions of user + system CPU time (ns), computed from
     the stored ``utime_ns`` and ``stime_ns`` sample columns.
     """
-    samples = schema.samples
-    query = select(*_run_columns()).select_from(
-        _runs_joined(samples, and_(samples.c.run_id == schema.runs.c.id, samples.c.column == CPU_COLUMNS[0]))
+    query, dialect = _query_of(source)
+    where, params = _filters(benchmark, since, dialect)
+    sql = (
+        f"SELECT {_RUN_COLUMNS} FROM runs JOIN samples ON samples.run_id = runs.id "
+        f"AND samples.\"column\" = :cpu_column {_RUN_JOINS} WHERE {where} ORDER BY runs.started_at, runs.id"
     )
-    query = _filtered(query, benchmark, since).order_by(schema.runs.c.started_at, schema.runs.c.id)
-    with engine.connect() as conn:
-        rows = [dict(row) for row in conn.execute(query).mappings()]
-        columns = _sample_columns(conn, [row["run_id"] for row in rows], CPU_COLUMNS)
+    rows = [_point_row(row) for row in query(sql, {**params, "cpu_column": CPU_COLUMNS[0]})]
+    columns = _sample_columns(query, [row["run_id"] for row in rows], CPU_COLUMNS)
     points = []
     for row in rows:
         found = columns.get(row["run_id"], {})
@@ -98,78 +135,74 @@ def cpu_points(
     return points
 
 
-def _sample_columns(conn: Any, run_ids: Sequence[int], names: Iterable[str]) -> dict[int, dict[str, np.ndarray]]:
-    samples = schema.samples
+def _sample_columns(query: Query, run_ids: Sequence[int], names: Iterable[str]) -> dict[int, dict[str, np.ndarray]]:
     found: dict[int, dict[str, np.ndarray]] = {}
     wanted = list(names)
     for start in range(0, len(run_ids), _CHUNK):
-        chunk = list(run_ids[start:start + _CHUNK])
-        query = select(samples).where(samples.c.run_id.in_(chunk) & samples.c.column.in_(wanted))
-        for row in conn.execute(query).mappings():
-            values = decode_array(row["dtype"], row["codec"], row["data"], row["count"])
-            found.setdefault(row["run_id"], {})[row["column"]] = values
+        ids, id_params = _in("id", list(run_ids[start:start + _CHUNK]))
+        columns, column_params = _in("col", wanted)
+        sql = (f'SELECT run_id, "column", dtype, codec, count, data FROM samples '
+               f'WHERE run_id {ids} AND "column" {columns}')
+        for row in query(sql, {**id_params, **column_params}):
+            values = decode_array(row["dtype"], row["codec"], bytes(row["data"]), row["count"])
+            found.setdefault(int(row["run_id"]), {})[row["column"]] = values
     return found
 
 
-def probe_headers(engine: Engine, run_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+def _by_chunks(query: Query, sql: str, run_ids: Sequence[int]) -> Iterable[dict[str, Any]]:
+    """``sql`` (with ``{ids}`` where the IN list goes) over ``run_ids`` in chunks."""
+    for start in range(0, len(run_ids), _CHUNK):
+        ids, params = _in("id", list(run_ids[start:start + _CHUNK]))
+        yield from query(sql.format(ids=ids), params)
+
+
+def probe_headers(source: Engine | Store, run_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     """The stored probe headers of some runs (for the units and directions of secondary metrics)."""
-    runs = schema.runs
+    query, _ = _query_of(source)
     headers: dict[int, dict[str, Any]] = {}
-    with engine.connect() as conn:
-        for start in range(0, len(run_ids), _CHUNK):
-            chunk = list(run_ids[start:start + _CHUNK])
-            for run_id, header in conn.execute(select(runs.c.id, runs.c.probe_header).where(runs.c.id.in_(chunk))):
-                headers[int(run_id)] = dict(header or {})
+    for row in _by_chunks(query, "SELECT id, probe_header FROM runs WHERE id {ids}", run_ids):
+        headers[int(row["id"])] = dict(_decoded(row, ("probe_header",))["probe_header"] or {})
     return headers
 
 
-def median_intervals(engine: Engine, run_ids: Sequence[int]) -> dict[tuple[int, str], tuple[float, float]]:
+def median_intervals(source: Engine | Store, run_ids: Sequence[int]) -> dict[tuple[int, str], tuple[float, float]]:
     """(run id, metric) → the stored distribution-free CI of that run's median."""
-    summaries = schema.summaries
+    query, _ = _query_of(source)
     found: dict[tuple[int, str], tuple[float, float]] = {}
-    with engine.connect() as conn:
-        for start in range(0, len(run_ids), _CHUNK):
-            chunk = list(run_ids[start:start + _CHUNK])
-            query = select(summaries.c.run_id, summaries.c.metric, summaries.c.details).where(
-                summaries.c.run_id.in_(chunk)
-            )
-            for run_id, metric, details in conn.execute(query):
-                interval = (details or {}).get("median_ci")
-                if interval and len(interval) == 2:
-                    found[(int(run_id), str(metric))] = (float(interval[0]), float(interval[1]))
+    sql = "SELECT run_id, metric, details FROM summaries WHERE run_id {ids}"
+    for row in _by_chunks(query, sql, run_ids):
+        interval = (_decoded(row, ("details",))["details"] or {}).get("median_ci")
+        if interval and len(interval) == 2:
+            found[(int(row["run_id"]), str(row["metric"]))] = (float(interval[0]), float(interval[1]))
     return found
 
 
-def run_requests(engine: Engine, run_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+def run_requests(source: Engine | Store, run_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     """run id → ``{"request": ..., "target": {kind, kernel_release, accel, details}}`` (reproduce lines)."""
-    runs, targets = schema.runs, schema.targets
+    query, _ = _query_of(source)
     found: dict[int, dict[str, Any]] = {}
-    query = select(runs.c.id, runs.c.request, targets.c.kind, targets.c.kernel_release, targets.c.accel,
-                   targets.c.details).select_from(runs.outerjoin(targets, runs.c.target_id == targets.c.id))
-    with engine.connect() as conn:
-        for start in range(0, len(run_ids), _CHUNK):
-            chunk = list(run_ids[start:start + _CHUNK])
-            for row in conn.execute(query.where(runs.c.id.in_(chunk))).mappings():
-                found[int(row["id"])] = {
-                    "request": dict(row["request"] or {}),
-                    "target": {"kind": row["kind"], "kernel_release": row["kernel_release"], "accel": row["accel"],
-                               "details": dict(row["details"] or {})},
-                }
+    sql = ("SELECT runs.id, runs.request, targets.kind, targets.kernel_release, targets.accel, targets.details "
+           "FROM runs LEFT OUTER JOIN targets ON runs.target_id = targets.id WHERE runs.id {ids}")
+    for raw in _by_chunks(query, sql, run_ids):
+        row = _decoded(raw, ("request", "details"))
+        found[int(row["id"])] = {
+            "request": dict(row["request"] or {}),
+            "target": {"kind": row["kind"], "kernel_release": row["kernel_release"], "accel": row["accel"],
+                       "details": dict(row["details"] or {})},
+        }
     return found
 
 
-def run_version(engine: Engine, run_id: int) -> dict[str, Any]:
+def run_version(source: Engine | Store, run_id: int) -> dict[str, Any]:
     """The version a run measured: ``{"commit", "label"}`` (both None for runs stored without)."""
-    runs = schema.runs
-    with engine.connect() as conn:
-        row = conn.execute(select(runs.c.commit, runs.c.label).where(runs.c.id == run_id)).first()
-    return {"commit": row[0], "label": row[1]} if row else {"commit": None, "label": None}
+    query, _ = _query_of(source)
+    rows = query('SELECT "commit", label FROM runs WHERE id = :id', {"id": run_id})
+    return {"commit": rows[0]["commit"], "label": rows[0]["label"]} if rows else {"commit": None, "label": None}
 
 
-def runs_fingerprint(engine: Engine) -> tuple[int, int, str]:
+def runs_fingerprint(source: Engine | Store) -> tuple[int, int, str]:
     """(count, highest id, latest finish) of complete runs: changes whenever a series can change."""
-    runs = schema.runs
-    query = select(func.count(), func.max(runs.c.id), func.max(runs.c.finished_at)).where(runs.c.status == "complete")
-    with engine.connect() as conn:
-        count, highest, latest = conn.execute(query).one()
-    return int(count), int(highest or 0), str(latest)
+    query, _ = _query_of(source)
+    (row,) = query("SELECT COUNT(*) AS count, MAX(id) AS highest, MAX(finished_at) AS latest FROM runs "
+                   "WHERE status = 'complete'", {})
+    return int(row["count"]), int(row["highest"] or 0), str(row["latest"])

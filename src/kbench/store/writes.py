@@ -67,13 +67,17 @@ def run_row(
     }
 
 
-def insert_run(conn: Connection, **fields: Any) -> int:
-    """Insert a ``running`` run (``run_row``'s arguments); its id."""
+def insert_run(conn: Connection, *, heartbeat_at: Any = None, **fields: Any) -> int:
+    """Insert a ``running`` run (``run_row``'s arguments, and the first heartbeat of a run
+    measured now); its id."""
     from sqlalchemy import insert
 
     from kbench.store import schema
 
-    return inserted_id(conn.execute(insert(schema.runs).values(**run_row(conn, **fields))))
+    values = run_row(conn, **fields)
+    if heartbeat_at is not None:
+        values["heartbeat_at"] = heartbeat_at
+    return inserted_id(conn.execute(insert(schema.runs).values(**values)))
 
 
 def result_values(

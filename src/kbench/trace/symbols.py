@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 FUNCTION_TYPES = frozenset("tT")
 """kallsyms types of code: a probe goes on one of these."""
@@ -24,9 +25,10 @@ class Kallsyms:
 
     types: dict[str, str]
     modules: dict[str, str]
+    source: str = "/proc/kallsyms"
 
     @classmethod
-    def parse(cls, text: str) -> Kallsyms:
+    def parse(cls, text: str, source: str = "/proc/kallsyms") -> Kallsyms:
         types: dict[str, str] = {}
         modules: dict[str, str] = {}
         for line in text.splitlines():
@@ -37,7 +39,7 @@ class Kallsyms:
             types[name] = types.get(name, "") + kind
             if len(parts) > 3:
                 modules[name] = parts[3].strip("[]")
-        return cls(types, modules)
+        return cls(types, modules, source)
 
     def functions(self) -> list[str]:
         return [name for name, kinds in self.types.items() if FUNCTION_TYPES & set(kinds)]
@@ -59,6 +61,15 @@ class Kallsyms:
         if kinds is None or (module and self.modules.get(bare) != module):
             near = self.near(name)
             hint = f"; near matches: {', '.join(near)}" if near else ""
-            raise UnknownFunction(f"no function {name} in this kernel's /proc/kallsyms{hint}")
+            raise UnknownFunction(f"no function {name} in this kernel's {self.source}{hint}")
         if not FUNCTION_TYPES & set(kinds):
             raise UnknownFunction(f"{name} is not a function (kallsyms type {kinds}): only code can be probed")
+
+
+def system_map_of(vmlinuz: Path, release: str, build_dir: Path | None) -> Path | None:
+    """The System.map that goes with a kernel image, if there is one: Debian's
+    ``boot/System.map-RELEASE`` beside ``vmlinuz``, or a build tree's ``System.map``."""
+    for candidate in (vmlinuz.parent / f"System.map-{release}", *([build_dir / "System.map"] if build_dir else [])):
+        if candidate.is_file():
+            return candidate
+    return None

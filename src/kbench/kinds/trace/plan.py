@@ -43,6 +43,10 @@ class TracePlan:
             raise ValueError("name what to trace: one or more kernel functions, or tracepoint keys (--key)")
         if (self.during is None) == (self.command is None):
             raise ValueError("give the workload to trace: either a benchmark (--during) or a command (--command)")
+        for what, given in (("function", list(self.functions)), ("key", [str(key) for key in self.keys])):
+            twice = sorted({item for item in given if given.count(item) > 1})
+            if twice:
+                raise ValueError(f"{what} {', '.join(twice)} is listed twice: name each {what} once")
 
     @property
     def metric(self) -> str:

@@ -1,8 +1,8 @@
 """Comparison reports (base vs new kernels, commits or programs): one renderer per format.
 
 Every renderer is a module with ``render(report: ComparisonReport) -> str``; ``FORMATS``
-maps the format name the CLI asks for to that function, so adding a format is one new
-module and one line here. Formats:
+maps the format name the CLI asks for to that function (importing its module then), so
+adding a format is one new module and one line here. Formats:
 
 - ``text``: LKP/0-Day style ``%change`` table, headlines, overall geometric mean, machine;
 - ``json``: one object per metric (plus the report's labels, context and parameters);
@@ -15,10 +15,10 @@ module and one line here. Formats:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
-from kbench.report.comparison import gobench, html, json_report, markdown, text
 from kbench.report.comparison.model import (
     ComparisonReport,
     MetricComparison,
@@ -30,13 +30,33 @@ from kbench.report.comparison.model import (
 
 Renderer = Callable[[ComparisonReport], str]
 
-FORMATS: Final[dict[str, Renderer]] = {
-    "text": text.render,
-    "json": json_report.render,
-    "markdown": markdown.render,
-    "html": html.render,
-    "gobench": gobench.render,
-}
+
+class _Renderers(Mapping[str, Renderer]):
+    """Format name → its module's ``render``, the module imported when the format is asked for
+    (the text report must not pay for the HTML one's matplotlib)."""
+
+    def __init__(self, modules: dict[str, str]):
+        self._modules = modules
+
+    def __getitem__(self, name: str) -> Renderer:
+        module = importlib.import_module(f"{__name__}.{self._modules[name]}")
+        renderer: Renderer = module.render
+        return renderer
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+
+FORMATS: Final[Mapping[str, Renderer]] = _Renderers({
+    "text": "text",
+    "json": "json_report",
+    "markdown": "markdown",
+    "html": "html",
+    "gobench": "gobench",
+})
 
 # File name extension per format, for ``--output`` defaults.
 EXTENSIONS: Final[dict[str, str]] = {"text": "txt", "json": "json", "markdown": "md", "html": "html", "gobench": "txt"}

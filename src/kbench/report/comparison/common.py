@@ -123,8 +123,14 @@ def headlines(report: ComparisonReport) -> list[str]:
 
 
 MIN_OVERALL_METRICS = 2
-"""An overall figure aggregates two metrics or more; with one, that metric's own change is the
-only figure printed (a second size of the same change would contradict the first)."""
+"""An overall figure aggregates two benchmarks or more; with one (a metric, or several metrics
+of one benchmark: a program's CPU and wall time), each metric's own change is the only figure
+printed (an average of two sizes of the same change would be a third size)."""
+
+
+def benchmark_of(metric: str) -> str:
+    """``syscall.getppid.latency`` → ``syscall.getppid``; ``command.cpu`` → ``command``."""
+    return metric.rsplit(".", 1)[0] if metric.count(".") >= 1 else metric
 
 
 @dataclass(frozen=True)
@@ -132,8 +138,8 @@ class Overall:
     """The release-comparison summary of one new label against the base.
 
     geomean_ratio: geometric mean over the metrics of the direction-aware ratio
-      (``MetricComparison.goodness_ratio``: > 1 is better), or None with fewer than
-      ``MIN_OVERALL_METRICS`` metrics that have one.
+      (``MetricComparison.goodness_ratio``: > 1 is better), or None when the metrics that
+      have one belong to fewer than ``MIN_OVERALL_METRICS`` benchmarks.
     metrics_used: how many metrics had a ratio; skipped: how many had none (a
       non-positive or missing value).
     """
@@ -149,7 +155,7 @@ class Overall:
 
     @property
     def shown(self) -> bool:
-        """Whether there is an overall figure to print (two metrics or more)."""
+        """Whether there is an overall figure to print (metrics of two benchmarks or more)."""
         return self.geomean_ratio is not None
 
     @property
@@ -171,9 +177,9 @@ class Overall:
         """``2.3% better overall`` / ``1.0% worse overall`` / ``no overall change``."""
         pct = self.worse_pct
         if pct is None:
-            if self.metrics_used == 1 and not self.skipped:
-                return "no overall figure (one metric: its own change is the figure)"
-            return "no overall figure (fewer than two metrics have two positive values)"
+            if self.metrics_used >= 1:
+                return "no overall figure (one benchmark: each metric's change is its own figure)"
+            return "no overall figure (no metric has two positive values)"
         if round(pct, 1) == 0:
             return "no overall change (within 0.05%)"
         return f"{abs(pct):.1f}% {'worse' if pct > 0 else 'better'} overall"
@@ -182,8 +188,9 @@ class Overall:
 def overall(report: ComparisonReport, label: str) -> Overall:
     metrics = report.for_label(label)
     ratios = [r for r in (m.goodness_ratio for m in metrics) if r is not None]
+    benchmarks = {benchmark_of(m.metric) for m in metrics if m.goodness_ratio is not None}
     geomean = (math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-               if len(ratios) >= MIN_OVERALL_METRICS else None)
+               if len(benchmarks) >= MIN_OVERALL_METRICS else None)
     regressions = sum(m.verdict == REGRESSION for m in metrics)
     improvements = sum(m.verdict == IMPROVEMENT for m in metrics)
     unchanged = sum(m.verdict == NO_CHANGE for m in metrics)
@@ -200,7 +207,7 @@ def overall(report: ComparisonReport, label: str) -> Overall:
 
 
 def overall_sentences(report: ComparisonReport) -> list[str]:
-    """The overall sentence of each new label that has an overall figure (two metrics or more)."""
+    """The overall sentence of each new label that has an overall figure (two benchmarks or more)."""
     return [overall_sentence(report, s) for s in (overall(report, label) for label in report.new_labels) if s.shown]
 
 
@@ -245,6 +252,8 @@ def flat_items(mapping: object, prefix: str = "") -> list[tuple[str, str]]:
 
 
 def _scalar(value: object) -> str:
+    if isinstance(value, Mapping):  # an empty one (flat_items spreads the others): nothing set
+        return "-"
     if isinstance(value, list | tuple):
         return ", ".join(_scalar(v) for v in value)
     if value is None:

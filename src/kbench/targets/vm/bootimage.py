@@ -127,3 +127,37 @@ def boot_image(vmlinuz: Path, cache_dir: Path) -> Path:
         tmp.write_bytes(elf)
         tmp.rename(out)
     return out
+
+
+def image_damage(vmlinuz: Path) -> str | None:
+    """Why a bzImage looks damaged, or None: ``payload_damage``, or the CRC32 the kernel's build
+    appends does not match its bytes (an image signed afterwards may differ there)."""
+    try:
+        image = vmlinuz.read_bytes()
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror})"
+    if len(image) < 0x250 or image[0x202:0x206] != b"HdrS":
+        return "it is not a bzImage (no 'HdrS' boot header)"
+    found = [payload_damage(image) or ""]
+    if zlib.crc32(image[:-4]) ^ 0xFFFFFFFF != int.from_bytes(image[-4:], "little"):
+        found.append("its CRC32 does not match the one it carries")
+    return " and ".join(part for part in found if part) or None
+
+
+def payload_damage(image: bytes) -> str | None:
+    """'its xz payload does not decompress' (or gzip, bzip2, lzma) when a bzImage's compressed
+    kernel is of a format decompressed here and fails: the guest's decompressor would fail
+    too, before its console is up. None otherwise (zstd, lz4 and lzo are not checked)."""
+    payload = _payload(image)
+    kind = _payload_format(payload) if payload else None
+    if payload is not None and kind is not None and _decompress(payload) is None:
+        return f"its {kind} payload does not decompress"
+    return None
+
+
+def _payload_format(payload: bytes) -> str | None:
+    for magic, name in ((b"\xfd7zXZ\x00", "xz"), (b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"),
+                        (b"\x5d\x00\x00", "lzma")):
+        if payload.startswith(magic):
+            return name
+    return None

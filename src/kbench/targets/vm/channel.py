@@ -84,17 +84,27 @@ class AgentChannel:
         return decode_body(body)
 
 
+    def pull(self) -> None:
+        """Take into the buffer, without waiting, whatever the socket holds (frames stay unread)."""
+        chunk = bytearray(1 << 20)
+        try:
+            self._sock.setblocking(False)
+            while True:
+                with interrupts.deferred():
+                    n = self._sock.recv_into(chunk)
+                    self._buf += chunk[:n]
+                if n == 0:
+                    break
+        except OSError:  # nothing more now (EAGAIN), or the socket is gone
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                self._sock.settimeout(_POLL_S)
+
     def received_frames(self) -> list[Message]:
         """Every whole frame received and not yet read, without waiting: what the buffer holds
         and what the socket still has (also after qemu closed it). For a guest that died."""
-        chunk = bytearray(1 << 20)
-        with contextlib.suppress(OSError):
-            self._sock.setblocking(False)
-            while True:
-                n = self._sock.recv_into(chunk)
-                if n == 0:
-                    break
-                self._buf += chunk[:n]
+        self.pull()
         frames = []
         while len(self._buf) >= 4:
             (length,) = struct.unpack_from("<I", self._buf, 0)

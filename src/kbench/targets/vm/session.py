@@ -14,7 +14,7 @@ from pathlib import Path
 from kbench import children, interrupts
 
 from . import accel as accel_mod
-from .bootimage import boot_image
+from .bootimage import boot_image, image_damage, payload_damage
 from .cache import default_cache_dir
 from .channel import AgentChannel, ChannelClosed, ChannelTimeout, connect_unix
 from .console import ConsoleLog
@@ -36,6 +36,10 @@ TROUBLE_REPORT_WAIT_S = 5.0
 QEMU_EXIT_WAIT_S = 2.0
 #: after Ctrl-C/SIGTERM is passed to a guest command, how long it may take to stop
 INTERRUPT_WAIT_S = 60.0
+#: the agent reads a followed file this often (native/agent/agent.c, FOLLOW_PERIOD_MS)
+FOLLOW_PERIOD_S = 0.25
+#: kernel trouble during a followed command: how long the agent gets to send what it can
+FOLLOWED_WAIT_S = 3 * FOLLOW_PERIOD_S
 
 
 OutputSink = Callable[[bytes], None]
@@ -119,6 +123,7 @@ class VmSession:
         self._proc: subprocess.Popen[bytes] | None = None
         self._chan: AgentChannel | None = None
         self._closed = False
+        self._following = False  # an exec with a followed file is in flight
         self._stopped_because = ""  # why the guest was stopped (kernel trouble), if it was
         self._stopped_report = ""  # and what its console said then
         self._tmp = children.make_scratch_dir("kbench-vm-")
@@ -140,6 +145,8 @@ class VmSession:
             )
             self.initramfs = combine_initramfs([base, *initramfs_extra], self.cache_dir)
             self.boot_image = boot_image(kernel.vmlinuz, self.cache_dir)
+            if self.boot_image == kernel.vmlinuz and (damage := payload_damage(kernel.vmlinuz.read_bytes())):
+                raise VmError(f"kernel image {kernel.vmlinuz} is damaged: {damage}; not booted")
             self._start(accel, kvm_probe_timeout)
         except BaseException:
             self.close()
@@ -203,10 +210,11 @@ class VmSession:
             hello = self._chan.recv(self._check, deadline)
         except ChannelTimeout:
             self._stop_qemu(graceful=False)
+            tail = self.console.tail()
             raise VmError(
                 f"guest did not boot: no hello from kbench-agent within {timeout:.0f} s "
-                f"({accel}; hang or very slow boot)",
-                self.console.tail(),
+                f"({accel}; hang or very slow boot)" + ("" if tail.strip() else self._silent_boot_failure()),
+                tail,
             ) from None
         except ChannelClosed as e:
             # qemu closes its end of the channel while it exits, a moment before it can be
@@ -239,6 +247,8 @@ class VmSession:
         trouble = self.console.new_trouble()
         if trouble:
             self._wait_for_report(proc)
+            if self._following:
+                self._take_followed(proc)
             self._stop_qemu(graceful=False)
             self._stopped_because = f"the guest kernel reported trouble, the VM was stopped: {trouble}"
             self._stopped_report = self.console.report(trouble)
@@ -249,7 +259,26 @@ class VmSession:
             msg = f"qemu exited with status {rc}"
             if qlog:
                 msg += ": " + " | ".join(qlog.splitlines()[-5:])
-            raise VmError(msg, self.console.tail())
+            tail = self.console.tail()
+            if not tail.strip() and not self.boot_seconds:
+                msg += self._silent_boot_failure()
+            raise VmError(msg, tail)
+
+    def _silent_boot_failure(self) -> str:
+        """Why qemu may have exited before the guest printed a line (with -no-reboot, a
+        kernel that faults before its console is up makes qemu exit, status 0)."""
+        damage = image_damage(self.kernel.vmlinuz)
+        why = f": {self.kernel.vmlinuz} looks damaged, {damage}" if damage else ""
+        return f"; the guest printed nothing on its console: the kernel did not start{why}"
+
+    def _take_followed(self, proc: subprocess.Popen[bytes]) -> None:
+        """Kernel trouble during a command whose file is followed (a run's samples): let the
+        agent send what the file holds now (it reads it every FOLLOW_PERIOD_S) before the
+        guest is stopped; the frames wait in the channel for ``_recv_reply``."""
+        deadline = time.monotonic() + FOLLOWED_WAIT_S
+        while time.monotonic() < deadline and proc.poll() is None and self._chan is not None:
+            self._chan.pull()
+            time.sleep(0.05)
 
     def _wait_for_report(self, proc: subprocess.Popen[bytes]) -> None:
         """Give the kernel's report (registers, call trace) time to reach the console."""
@@ -308,12 +337,13 @@ class VmSession:
 
     def _recv_reply(self, deadline: float, on_output: OutputSink | None) -> Message:
         """The reply to the request in flight; the ``OUTPUT`` frames before it go to ``on_output``."""
-        assert self._chan is not None
+        chan = self._chan  # kept: stopping a guest that died drops the session's reference
+        assert chan is not None
         while True:
             try:
-                reply = self._chan.recv(self._check, deadline)
+                reply = chan.recv(self._check, deadline)
             except (VmError, ChannelClosed):
-                self._deliver_buffered_output(on_output)  # what the guest sent before it died
+                self._deliver_buffered_output(chan, on_output)  # what the guest sent before it died
                 raise
             if reply.kind != Kind.OUTPUT:
                 return reply
@@ -321,11 +351,11 @@ class VmSession:
                 with interrupts.deferred():  # a chunk half written would shift every later row
                     on_output(reply.get(Tag.DATA) or b"")
 
-    def _deliver_buffered_output(self, on_output: OutputSink | None) -> None:
+    def _deliver_buffered_output(self, chan: AgentChannel, on_output: OutputSink | None) -> None:
         """``OUTPUT`` frames already received from a guest that just died, to ``on_output``."""
-        if on_output is None or self._chan is None:
+        if on_output is None:
             return
-        for frame in self._chan.received_frames():
+        for frame in chan.received_frames():
             if frame.kind == Kind.OUTPUT:
                 with interrupts.deferred():
                     on_output(frame.get(Tag.DATA) or b"")
@@ -376,9 +406,10 @@ class VmSession:
         ``timed_out`` set); the host waits REPLY_GRACE_S more for the reply, never longer.
         ``uid``/``gid`` run it as another user (gid defaults to uid). ``follow``: while the
         command runs, what is appended to a guest file reaches ``follow.sink`` as it comes
-        (read every FOLLOW_PERIOD_MS, 250 ms, by the agent, and once more after the command
-        ended; the file may appear after the command started). What the guest sent before
-        it died (an oops, a dead qemu) is delivered before the VmError is raised.
+        (read every FOLLOW_PERIOD_S by the agent, and once more after the command ended; the
+        file may appear after the command started). What the guest sent before it died (an
+        oops: it gets FOLLOWED_WAIT_S to send it; a dead qemu) is delivered before the
+        VmError is raised.
         """
         argv = ["/bin/sh", "-c", argv_or_sh] if isinstance(argv_or_sh, str) else list(argv_or_sh)
         if not argv:
@@ -400,7 +431,11 @@ class VmSession:
         for k, v in (env or {}).items():
             msg.add(Tag.ENV, f"{k}={v}")
         t0 = time.monotonic()
-        reply = self._request(msg, timeout + REPLY_GRACE_S, None if follow is None else follow.sink)
+        self._following = follow is not None
+        try:
+            reply = self._request(msg, timeout + REPLY_GRACE_S, None if follow is None else follow.sink)
+        finally:
+            self._following = False
         return ExecResult(
             rc=reply.get_int(Tag.RC, -1),
             stdout=reply.get(Tag.STDOUT) or b"",
