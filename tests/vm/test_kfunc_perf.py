@@ -91,6 +91,8 @@ def test_an_in_kernel_comparison_counts_each_side_in_a_run_of_its_own(kbench_vm:
                             RunRequest(bench.name, {"loops": loops}, counters=True)) for loops in ("200", "2000")]
     outcome = interleaved_comparison(store, sides, kbench_vm, max_blocks=200, budget_s=20)
     assert outcome.design.startswith("interleaved inside kbench.ko")
+    assert outcome.design.endswith("--counters: each side counted in a kbench.ko run of its own after the blocks, "
+                                   "stored with its run, not judged")
     per_call = []
     for side in outcome.sides:
         record = store.get_run(side.run_id)

@@ -220,9 +220,11 @@ def run_in_kernel(
         f"interquartile mean of its samples that no interrupt or context switch reached "
         f"({tally.disturbed_samples} of {tally.samples} samples left out, {tally.dropped_blocks} blocks dropped), "
         f"per block as log(new/base), Wilcoxon signed-rank test and interval; {stopping}")
-    design.update(blocks=blocks, description=design_text, in_kernel=tally.describe(plan.batch, plan.slot_samples))
     if any(side.request.counters for side in sides):
         _count_apart(runner, sides, target, plan)
+        design_text += ("; --counters: each side counted in a kbench.ko run of its own after the blocks, "
+                        "stored with its run, not judged")
+    design.update(blocks=blocks, description=design_text, in_kernel=tally.describe(plan.batch, plan.slot_samples))
     runner.finish(sysinfo, design)
     return InterleavedOutcome(runner.sides, metrics, slots, blocks, sequential, design_text, elapsed, budget_s,
                               slot_text, "", comparison_id, ns_per_unit={primary.name: 1e6 / kernel.tsc_khz})
