@@ -45,9 +45,8 @@ def vm(kbench_vm: VmTarget) -> VmSession:
 def kbench_vm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VmTarget]:
     """One VM with kbench.ko loaded, and perf (for the profiles of in-kernel benchmarks: carried
     from the start, so that no test boots it again with perf; about 2 s more to boot,
-    docs/PERFORMANCE.md). At
-    teardown the guest's kernel log is checked: any BUG, WARNING, Oops, lockup or stall fails
-    the session, and kbench.ko must unload."""
+    docs/PERFORMANCE.md). At teardown the guest's kernel log is checked: any BUG, WARNING,
+    Oops, lockup or stall fails the session, and kbench.ko must unload."""
     console = tmp_path_factory.mktemp("kbench-vm") / "console.log"
     target = VmTarget(TEST_KERNEL, console_log=console, suite_tools=GUEST_TOOLS)
     target.start()
