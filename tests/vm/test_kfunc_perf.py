@@ -127,3 +127,15 @@ def test_unloading_kbench_during_a_counted_run_is_clean(kbench_vm: VmTarget) -> 
         if session.exec(["test", "-d", SYSFS_ROOT], timeout=30).rc != 0:
             assert session.exec(["insmod", GUEST_MODULE], timeout=60).rc == 0
     assert "spin" in kbench_vm.module.benchmarks()
+
+
+def test_a_probe_workload_is_profiled_in_the_guest_over_its_measured_region(kbench_vm: VmTarget) -> None:
+    bench = lookup("syscall.getppid")
+    found = profile(kbench_vm, bench, RunRequest(bench.name), seconds=1.0)
+    assert found.details["where"] == "guest" and found.details["window"] == "measured region"
+    assert all(stack.split(";", 1)[0] == "kbench-probe" for stack in found.stacks)
+    children = found.children_shares()
+    # the loop is getppid(2) after getppid(2): the guest kernel's entry and the syscall itself
+    assert children["__x64_sys_getppid_[k]"] > 0.1 and children["do_syscall_64_[k]"] > 0.3
+    # perf was enabled by the probe at its loop through the pipes: its exec and start-up are not in it
+    assert not any("load_elf_binary" in stack or "execve" in stack for stack in found.stacks)
