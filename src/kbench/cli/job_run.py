@@ -53,7 +53,8 @@ def run_job_file(
                     bar.advance(task)
                 bar.update(task, description=f"{instance.id} {instance.benchmark}")
 
-            tools = suite_tools(lookup(i.benchmark) for i in instances if _is_suite(i))
+            perf = any(i.profile or (i.counters and _is_suite(i)) for i in instances)  # perf in a guest
+            tools = suite_tools((lookup(i.benchmark) for i in instances if _is_suite(i)), perf=perf)
             factory = functools.partial(make_target, local_kernel=local_kernel, suite_tools=tools,
                                         with_module=not all(_is_suite(i) for i in instances))
             entries = run_job(store, instances, factory, on_trial, commit=commit, label=label)

@@ -79,7 +79,7 @@ def regressions_cmd(
     elif fmt == "html":
         from kbench.report.regression_html import render_page
 
-        text = render_page(entries, scope, unmatched)
+        text = render_page(entries, scope, unmatched, why)
     else:
         from kbench.report.regression_text import render_text
 

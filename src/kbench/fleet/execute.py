@@ -229,7 +229,7 @@ def _run_instance(
     """The instance's trials not stored yet, through ``run_job`` exactly as ``kbench run``."""
     from kbench.engine.job_runner import run_job
     from kbench.targets.factory import make_target
-    from kbench.targets.suite_runner import suite_tools
+    from kbench.targets.suite_runner import needs_perf, suite_tools
 
     task_id = claim.task["id"]
     suite = lookup(instance.benchmark).kind == "suite"
@@ -252,8 +252,9 @@ def _run_instance(
         if cancel.requested:
             raise TaskCancelled
 
-    factory = functools.partial(make_target, suite_tools=suite_tools([lookup(instance.benchmark)]),
-                                with_module=not suite)
+    benchmark = lookup(instance.benchmark)
+    perf = needs_perf([benchmark], counters=instance.counters, profile=instance.profile)
+    factory = functools.partial(make_target, suite_tools=suite_tools([benchmark], perf=perf), with_module=not suite)
     run_job(run_store, [to_run], factory, before_trial)
     if cancel.requested:  # the last trial was the one stopped
         raise TaskCancelled

@@ -202,7 +202,7 @@ def _check_task_count(bench: Benchmark, axis: Axis, given: dict[str, Axis], prob
                                               "already; give one of them")
 
 
-PERF_KINDS = {"counters": ("probe", "suite"), "profile": ("probe", "suite")}
+PERF_KINDS = {"counters": ("probe", "scale", "suite", "kfunc"), "profile": ("probe", "suite", "kfunc")}
 """The kinds of benchmark that take counters and profiles (``kbench.profile``)."""
 
 

@@ -144,7 +144,7 @@ def create_app(engine: Engine, settings: DetectionSettings | None = None) -> Fas
     @app.get("/regressions", response_class=HTMLResponse)
     def regressions_page(request: Request, since: str | None = None, improvements: bool = False) -> HTMLResponse:
         moment = _since(since)
-        entries, unmatched, found = data.regression_data(snapshot, cache, moment, improvements)
+        entries, unmatched, found, why = data.regression_data(snapshot, cache, moment, improvements)
         kinds = "regressions and improvements" if improvements else "regressions"
         scope = f"in {found['series_checked']} series ({kinds}" + (f" since {moment:%Y-%m-%d %H:%M} UTC)" if moment
                                                                      else ")")
@@ -153,7 +153,7 @@ def create_app(engine: Engine, settings: DetectionSettings | None = None) -> Fas
         def link(sid: str, run: int | None) -> str:  # a run opens at the metric that changed
             return f"/runs/{run}?metric={quote(metrics.get(sid, ''))}" if run else f"/series/{sid}"
 
-        report = fragment(entries, scope, link=link, unmatched=unmatched)
+        report = fragment(entries, scope, link=link, unmatched=unmatched, why=why)
         return page(request, "regressions.html", report=report, since=since or "", improvements=improvements,
                     entry_css=ENTRY_CSS)
 

@@ -28,6 +28,7 @@ from kbench.web.svg import downsample
 
 if TYPE_CHECKING:
     from kbench.engine.stored_run import StoredRun
+    from kbench.report.why import WhyRows
     from kbench.stats.summary import Summary
 
 HISTOGRAM_BINS = 60
@@ -259,15 +260,21 @@ def compare_data(engine: Engine, first: int, second: int, metric: str | None = N
 
 def regression_data(
     snapshot: SeriesSnapshot, cache: ChangeCache, since: datetime | None, improvements: bool
-) -> tuple[list[RegressionEntry], list[Confirmation], dict[str, Any]]:
+) -> tuple[list[RegressionEntry], list[Confirmation], dict[str, Any], dict[int, WhyRows]]:
+    """The regression entries, the confirmations a watch made that match none of them, their JSON
+    (each entry with its why rows: the counters' %change and the top of the profile delta,
+    ``kbench.report.why``) and those rows by the run after the change."""
+    from kbench.report.why import entry_why_rows, why_json
+
     histories = all_histories(snapshot, cache)
     requests = run_requests(snapshot.engine, wanted_runs(histories, since))
     confirmations = load_confirmations(snapshot.engine)
     entries = regression_entries(histories, requests, since=since, improvements=improvements,
                                  confirmations=confirmations)
     unmatched = unmatched_confirmations(confirmations, entries, [h.series for h in histories], since)
+    why = entry_why_rows(Store(snapshot.engine), entries)
     return entries, unmatched, {
         "settings": cache.settings.to_json(), "since": since.isoformat() if since else None,
-        "series_checked": len(histories), "entries": [e.to_json() for e in entries],
+        "series_checked": len(histories), "entries": [{**e.to_json(), **why_json(why, e)} for e in entries],
         "confirmed": [c.to_json() for c in unmatched],
-    }
+    }, why
