@@ -12,12 +12,18 @@ per-round ratios on/off:
 - a 100 ms command: `kbench-probe run command` per-execution CPU time (wait4) and wall
   time, with and without --counters (inherited counters on the child);
 - hackbench: its own "Time:" plain, under `perf stat` (what a suite's --counters does) and
-  under `perf record -g` by hand.
+  under `perf record -g` by hand;
+- in-kernel (--kernel SPEC, default the Debian 6.1 kernel the tests boot; --no-guest skips it):
+  kbench.ko's per-call median of kfunc.fib4_lookup and kfunc.spin loops=100 (short calls) in a
+  qemu guest, with and without its counters (perf_event_create_kernel_counter on the measuring
+  kthread, enabled around the recorded loop), and the wall time of each run as the host sees it
+  (the events' creation, release and the read of counter_values are outside the timed loop).
 
 Goals (issue 24): --counters costs at most 1% on the 100 ms command and 2% on getppid, or
 it stays off by default. Writes one JSON object to --json FILE if asked.
 
 Usage: .venv/bin/python benchmarks/counters_overhead.py [--rounds 10] [--json out.json]
+       [--kernel deb:6.1.0-56-amd64 | --no-guest] [--only kfunc]
 """
 from __future__ import annotations
 
@@ -37,6 +43,7 @@ import numpy as np
 
 from kbench.native import find_native
 from kbench.profile.counters import EVENTS
+from kbench.targets.kmod_sysfs import KbenchModule
 
 LOOP = r"""
 #include <stdint.h>
@@ -75,25 +82,104 @@ def summary(found: dict[str, list[float]], base: str) -> dict[str, dict[str, flo
     out = {}
     for name, values in found.items():
         ratios = [v / b for v, b in zip(values, found[base], strict=True)]
+        quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
         out[name] = {"median": statistics.median(values), "ratio_of_medians": statistics.median(values)
                      / statistics.median(found[base]), "median_round_ratio": statistics.median(ratios),
-                     "rounds": len(values)}
+                     "round_ratio_q1": quartiles[0], "round_ratio_q3": quartiles[2], "rounds": len(values)}
     return out
 
 
 def print_table(title: str, unit: str, table: dict[str, dict[str, float]]) -> None:
     print(f"\n{title}")
-    print(f"  {'side':<34} {'median':>14} {'ratio of medians':>17} {'median ratio/round':>19}")
+    print(f"  {'side':<34} {'median':>14} {'ratio of medians':>17} {'median ratio/round':>19} {'IQR':>15}")
     for name, row in table.items():
         print(f"  {name:<34} {row['median']:>11.4g} {unit:<2} {row['ratio_of_medians']:>17.4f} "
-              f"{row['median_round_ratio']:>19.4f}")
+              f"{row['median_round_ratio']:>19.4f} {row['round_ratio_q1']:>7.4f}…{row['round_ratio_q3']:.4f}")
+
+
+KFUNC_CASES = (("kfunc.fib4_lookup", {}), ("kfunc.spin", {"loops": "100"}))
+KFUNC_SAMPLES = 20000
+KFUNC_BATCH = 16
+
+
+def kfunc_rows(rounds: int, kernel: str) -> dict[str, object]:
+    """kbench.ko's counters on short calls in a guest: per-call median and run wall time, off/on."""
+    from kbench.targets.vm_target import VmTarget
+
+    found: dict[str, object] = {"kernel": kernel}
+    with VmTarget(kernel) as target:
+        target.start()
+        module = target.module
+        if module is None:
+            raise SystemExit(f"kbench.ko did not load in {kernel}: {target.module_error}")
+        found["accel"] = target.info().accel
+        for name, params in KFUNC_CASES:
+            label = f"{name}{' ' + ' '.join(f'{k}={v}' for k, v in params.items()) if params else ''}"
+            found[label] = kfunc_case(module, name, params, label, rounds)
+        found["profile_pass"] = kfunc_profile_pass(target)
+    return found
+
+
+def kfunc_profile_pass(target: object) -> dict[str, object]:
+    """One --profile pass of kfunc.fib4_lookup in the guest (the guest's perf: booted again with it)."""
+    from kbench.catalog.benchmarks import lookup
+    from kbench.contract.request import RunRequest
+    from kbench.kinds.registry import profile
+
+    bench = lookup("kfunc.fib4_lookup")
+    started = time.monotonic()
+    found = profile(target, bench, RunRequest(bench.name, batch=KFUNC_BATCH), 2.0)  # type: ignore[arg-type]
+    took = time.monotonic() - started
+    top = found.top(1)[0]
+    print(f"\nkfunc.fib4_lookup --profile pass in the guest (2 s of recorded loop): {took:.1f} s, "
+          f"{found.samples} samples of {found.event} kept, top self frame {top[0]} {100 * top[1]:.1f}%")
+    return {"seconds": took, "samples": found.samples, "event": found.event, "top": top[0], "top_self": top[1]}
+
+
+def kfunc_case(module: KbenchModule, name: str, params: dict[str, str], label: str, rounds: int) -> dict[str, object]:
+    from kbench.catalog.benchmarks import lookup
+    from kbench.contract.request import RunRequest
+
+    bench = lookup(name)
+    walls: dict[str, list[float]] = {"off": [], "on": []}
+
+    def per_call(counters: bool) -> float:
+        request = RunRequest(name, params=params, samples=KFUNC_SAMPLES, batch=KFUNC_BATCH, counters=counters)
+        started = time.monotonic()
+        measurement = module.run(bench, request)
+        walls["on" if counters else "off"].append(time.monotonic() - started)
+        if counters and "counters" not in measurement.header:
+            raise SystemExit(f"{name}: kbench.ko did not count: {measurement.header.get('warnings')}")
+        return float(np.median(measurement.columns["ticks"])) / KFUNC_BATCH
+
+    table = summary(alternate(rounds, {label: lambda: per_call(False),
+                                       f"{label} --counters": lambda: per_call(True)}), label)
+    print_table(f"{label} in the guest, per-call median ({KFUNC_SAMPLES:,} samples of batch {KFUNC_BATCH} a round)",
+                "cy", table)
+    ratios = [on / off for on, off in zip(walls["on"], walls["off"], strict=True)]
+    print(f"  run wall time (host): off {statistics.median(walls['off']):.3f} s, on "
+          f"{statistics.median(walls['on']):.3f} s, median ratio/round {statistics.median(ratios):.3f}")
+    return {"per_call_cycles": table, "run_wall_s": {
+        "off": statistics.median(walls["off"]), "on": statistics.median(walls["on"]),
+        "median_round_ratio": statistics.median(ratios)}}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--kernel", default="deb:6.1.0-56-amd64", help="the guest kernel of the in-kernel rows")
+    ap.add_argument("--no-guest", action="store_true", help="skip the in-kernel rows (no qemu boot)")
+    ap.add_argument("--only", choices=["kfunc"], help="only the in-kernel rows")
     a = ap.parse_args()
+    if a.only == "kfunc":
+        results = {"machine_load_at_start": Path("/proc/loadavg").read_text().split()[:3],
+                   "kfunc": kfunc_rows(a.rounds, a.kernel),
+                   "machine_load_at_end": Path("/proc/loadavg").read_text().split()[:3]}
+        print(f"\nload average at start {results['machine_load_at_start']}, at end {results['machine_load_at_end']}")
+        if a.json:
+            a.json.write_text(json.dumps(results, indent=2) + "\n")
+        return 0
     probe = str(find_native("kbench-probe"))
     perf = shutil.which("perf")
     if perf is None:
@@ -169,6 +255,8 @@ def main() -> int:
         print(f"\nkbench run syscall.getppid --samples 20000: {plain_s:.1f} s; with --profile {profiled_s:.1f} s "
               "(the profile is a run of its own: the measured numbers are the same process as without it)")
         results["profile_pass_s"] = {"run": plain_s, "run --profile": profiled_s}
+    if not a.no_guest:
+        results["kfunc"] = kfunc_rows(a.rounds, a.kernel)
     results["machine_load_at_end"] = Path("/proc/loadavg").read_text().split()[:3]
     print(f"\nload average at start {results['machine_load_at_start']}, at end {results['machine_load_at_end']}")
     if a.json:

@@ -8,7 +8,10 @@ Usage:
 1. **Probe run** (this kernel): ``syscall.getppid`` for ``--duration`` seconds, batch 32,
    pinned to the last CPU, with and without ``--spill``, side by side in every round (the
    order alternates). Figure: the median per-call time of each run; the cost is the
-   median over rounds of (with / without - 1).
+   median over rounds of (with / without - 1). A second method, for when the machine's
+   noise hides a cost that small: the time the probe's once-a-second write takes (as
+   many rows as the runs took per second, to a file in the same directory), as a share
+   of the second it serves.
 2. **kbench.ko run** (``--kernel``, one guest for all): ``kfunc.empty``, batch 64, the same
    way with and without following ``samples_live`` into a spill. Cycles per call. (Both
    sides run the same kbench.ko, which publishes its count after every sample either way.)
@@ -77,17 +80,40 @@ def probe_cost(rounds: int, duration: float, scratch: Path) -> dict[str, Any]:
     target, cpu = LocalTarget(), last_cpu()
     args = ["run", "getppid", "--duration", repr(duration), "--batch", str(BATCH), "--cpu", str(cpu)]
     figures: dict[str, list[float]] = {"off": [], "on": []}
+    rates = []
     for round_ in range(rounds):
         for side in (("off", "on") if round_ % 2 == 0 else ("on", "off")):
             spill = scratch / "probe.spill" if side == "on" else None
             invocation = target.run_probe(args, spill=spill)
             measurement = measurement_from_invocation(invocation)
             figures[side].append(float(np.median(measurement.per_op("ns"))))
+            rates.append(measurement.n / float(measurement.header["elapsed_s"]))
             if spill is not None:
                 rows = spill_head(spill)
                 assert rows is not None and rows.rows == measurement.n, "the spill lacks rows"
                 spill.unlink()
-    return _side_by_side(figures, "ns per call")
+    result = _side_by_side(figures, "ns per call")
+    result["rows_per_second"] = float(np.median(rates))
+    result["write_ms_per_second"] = _write_ms(int(np.median(rates)), scratch)
+    result["write_share_pct"] = result["write_ms_per_second"] / 10.0
+    return result
+
+
+def _write_ms(rows: int, scratch: Path, repeats: int = 21) -> float:
+    """Median milliseconds of one write(2) of ``rows`` u64 rows appended to a file in ``scratch``."""
+    data = np.arange(rows, dtype="<u8").tobytes()
+    path = scratch / "write.spill"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    times = []
+    try:
+        for _ in range(repeats):
+            started = time.perf_counter()
+            os.write(fd, data)
+            times.append((time.perf_counter() - started) * 1e3)
+    finally:
+        os.close(fd)
+        path.unlink()
+    return float(np.median(times))
 
 
 def kfunc_cost(rounds: int, kernel: str, samples: int, scratch: Path) -> dict[str, Any]:
@@ -219,6 +245,9 @@ def main() -> None:
             r = result[name]
             print(f"{name}: median without spill {r['median_off']:.2f} {r['unit']}, with {r['median_on']:.2f}; "
                   f"cost {r['cost_pct']:+.2f} % (median of rounds; rounds {r['cost_pct_rounds']})")
+    r = result["probe"]
+    print(f"probe: one second's rows ({r['rows_per_second']:.0f}) written in {r['write_ms_per_second']:.3f} ms: "
+          f"{r['write_share_pct']:.4f} % of the second")
     f = result["frozen_kill"]
     print(f"kill at a random moment ({f['kills']} times): share of the samples older than 1 s in the spill: "
           f"median {f['share_median'] * 100:.3f} %, min {f['share_min'] * 100:.3f} % "

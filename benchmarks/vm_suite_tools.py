@@ -10,6 +10,7 @@
 
     .venv/bin/python benchmarks/vm_suite_tools.py                # TCG, 3 boots per set
     .venv/bin/python benchmarks/vm_suite_tools.py --runs 5 --json
+    .venv/bin/python benchmarks/vm_suite_tools.py --sets none,perf --runs 5 --no-hackbench
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ TOOL_SETS: dict[str, tuple[str, ...]] = {
     "hackbench": ("hackbench",),
     "fio": ("fio",),
     "all five suites": ("hackbench", "stress-ng", "fio", "sysbench", "netperf", "netserver"),
+    "perf": ("perf",),
 }
-FIRST_RUN = {"hackbench": ["hackbench", "--help"], "fio": ["fio", "--version"], "none": ["true"]}
+FIRST_RUN = {"hackbench": ["hackbench", "--help"], "fio": ["fio", "--version"], "none": ["true"],
+             "perf": ["perf", "--version"]}
 HACKBENCHES = {"4 groups x 10 fds (80 tasks)": {"groups": 4, "fds": 10, "loops": 100},
                "kbench's default, 10 x 20 (400 tasks)": {"groups": 10, "fds": 20, "loops": 100}}
 
@@ -57,13 +60,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="boots per tool set")
     parser.add_argument("--iterations", type=int, default=5, help="hackbench runs on each side")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--sets", help=f"comma-separated tool sets (default all: {', '.join(TOOL_SETS)}); "
+                                       "the first is the baseline of 'added'")
+    parser.add_argument("--no-hackbench", action="store_true", help="only the boots, not hackbench guest vs host")
     args = parser.parse_args(argv)
+    sets = {name: TOOL_SETS[name] for name in args.sets.split(",")} if args.sets else TOOL_SETS
     cache_dir = default_cache_dir()
     kernel = resolve_kernel(args.kernel, cache_dir)
     base = build_initramfs(kernel, {}, cache_dir)
 
     archives: dict[str, dict[str, object]] = {}
-    for name, tools in TOOL_SETS.items():
+    for name, tools in sets.items():
         if not tools:
             archives[name] = {"path": None, "bytes": 0, "cold_build_s": 0.0}
             continue
@@ -74,16 +81,16 @@ def main(argv: list[str] | None = None) -> int:
         path = build_tools_cpio(tools, cache_dir)
         archives[name] = {"path": path, "bytes": path.stat().st_size, "cold_build_s": cold_s}
 
-    timings: dict[str, list[dict[str, float]]] = {name: [] for name in TOOL_SETS}
+    timings: dict[str, list[dict[str, float]]] = {name: [] for name in sets}
     one_boot(kernel, base, [], ["true"], cache_dir)  # warm-up: page cache, PVH image
     for _ in range(args.runs):
-        for name, tools in TOOL_SETS.items():
+        for name, tools in sets.items():
             extra = [archives[name]["path"]] if tools else []
             first = FIRST_RUN.get(name, ["fio", "--version"])
             timings[name].append(one_boot(kernel, base, extra, first, cache_dir))  # type: ignore[list-item]
 
     rows = []
-    for name in TOOL_SETS:
+    for name in sets:
         med = {key: statistics.median(run[key] for run in timings[name]) for key in timings[name][0]}
         rows.append({"tools": name, "archive_mb": archives[name]["bytes"] / 1e6,  # type: ignore[operator]
                      "cold_build_s": archives[name]["cold_build_s"], **med})
@@ -91,12 +98,19 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         row["added_s"] = row["boot_and_first_run"] - none["boot_and_first_run"]
 
+    ratios: list[dict[str, object]] = []
+    if not args.no_hackbench:
+        ratios = hackbench_ratios(kernel, base, cache_dir, args.iterations)
+    return report(rows, ratios, args)
+
+
+def hackbench_ratios(kernel: object, base: Path, cache_dir: Path, iterations: int) -> list[dict[str, object]]:
     archive = build_tools_cpio(("hackbench",), cache_dir)
     ratios = []
     with VmSession(kernel, initramfs=base, initramfs_extra=[archive], cache_dir=cache_dir) as session:
         for label, params in HACKBENCHES.items():
-            host = run_suite("hackbench.pipe-process", params, iterations=args.iterations, timeout=300)
-            guest = run_suite("hackbench.pipe-process", params, iterations=args.iterations, timeout=900,
+            host = run_suite("hackbench.pipe-process", params, iterations=iterations, timeout=300)
+            guest = run_suite("hackbench.pipe-process", params, iterations=iterations, timeout=900,
                               host=GuestTools(session))
             host_med = statistics.median(host.values("hackbench.pipe-process.time"))
             guest_med = statistics.median(guest.values("hackbench.pipe-process.time"))
@@ -104,7 +118,10 @@ def main(argv: list[str] | None = None) -> int:
                            "host_s": host.values("hackbench.pipe-process.time"),
                            "guest_s": guest.values("hackbench.pipe-process.time"), "host_median_s": host_med,
                            "guest_median_s": guest_med, "ratio": guest_med / host_med, "accel": session.accel})
+    return ratios
 
+
+def report(rows: list[dict[str, object]], ratios: list[dict[str, object]], args: argparse.Namespace) -> int:
     if args.json:
         json.dump({"boots": rows, "hackbench": ratios}, sys.stdout, indent=1, default=str)
         print()

@@ -34,8 +34,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("jobs",),
     ("engine",),
     ("bisect", "history", "importers"),
-    ("report",),
+    ("report", "builds"),
     ("fleet", "web"),
+    ("watch",),
     ("cli",),
 )
 """Rooms from the bottom up. ``kbench`` itself (the version) is below everything."""

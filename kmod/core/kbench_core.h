@@ -12,6 +12,7 @@
 #include <linux/types.h>
 
 #include "kbench.h"
+#include "counters.h"
 
 #define KBENCH_VERSION			"1"
 
@@ -42,6 +43,7 @@ struct kbench_config {
 	bool histogram;
 	u32 dataset_size;
 	u64 seed;
+	bool counters;		/* perf events around the recorded loop */
 	bool cpus_all;		/* parallel runs use every online CPU */
 	struct cpumask cpus;	/* otherwise these */
 };
@@ -94,6 +96,7 @@ struct kbench_entry {
 	u64 overhead;			/* per-sample cycles, median */
 	struct kbench_segment *segments;
 	unsigned int nr_segments;
+	struct kbench_counts counts;	/* of every CPU, when it counted */
 	/* The run in progress, for samples_live (NULL between runs). */
 	struct kbench_run *live;
 };

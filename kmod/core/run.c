@@ -47,6 +47,8 @@ struct kbench_worker {
 	u64 overhead;		/* median empty region, cycles */
 	int error;
 	char report[KBENCH_REPORT_LEN];
+	struct kbench_counters counters;	/* cfg.counters: this thread's */
+	struct kbench_counts counts;		/* what they counted */
 };
 
 struct kbench_run {
@@ -225,10 +227,15 @@ static int kbench_worker_measure(struct kbench_worker *w)
 		ret = kbench_timed_loop(w, NULL, r->cfg.warmup, r->cfg.batch,
 					NULL);
 	if (!ret) {
-		u64 t0 = kbench_cycles();
+		u64 t0;
 
+		if (r->cfg.counters)
+			kbench_counters_enable(&w->counters);
+		t0 = kbench_cycles();
 		ret = kbench_timed_loop(w, w->samples, r->cfg.loop_count,
 					r->cfg.batch, &w->nr_done);
+		if (r->cfg.counters)
+			kbench_counters_disable(&w->counters);
 		/* The recorded window, for tracepoints logged by the bench. */
 		kbench_log_record(KBENCH_LOG_RUN,
 				  w->ctx.cpu < 0 ? KBENCH_LOG_F_UNBOUND : 0,
@@ -251,7 +258,14 @@ static int kbench_worker_fn(void *data)
 		/* Do not let the other CPUs wait for this one. */
 		WRITE_ONCE(r->abort, true);
 	} else {
+		/* Made before the first timed region, read and freed after the last. */
+		if (r->cfg.counters)
+			kbench_counters_create(&w->counters);
 		ret = kbench_worker_measure(w);
+		if (r->cfg.counters) {
+			kbench_counters_add(&w->counters, &w->counts);
+			kbench_counters_release(&w->counters);
+		}
 		if (b->report && w->nr_done)
 			b->report(&w->ctx, w->report, sizeof(w->report));
 		if (b->teardown)
@@ -491,7 +505,7 @@ static ssize_t kbench_run_locked(struct kbench_entry *e, bool parallel,
 	struct kbench_run *r = NULL;
 	cpumask_var_t cpus;
 	u64 *scratch = NULL;
-	unsigned int nr;
+	unsigned int nr, i;
 	u32 total = 0;
 	ssize_t ret;
 	bool unbound = false;
@@ -556,6 +570,9 @@ static ssize_t kbench_run_locked(struct kbench_entry *e, bool parallel,
 	mutex_lock(&e->lock);
 	kvfree(e->samples);
 	kfree(e->segments);
+	memset(&e->counts, 0, sizeof(e->counts));
+	for (i = 0; i < nr; i++)
+		kbench_counts_merge(&e->counts, &r->workers[i].counts);
 	e->samples = r->samples;
 	e->nr_samples = total;
 	e->last_run = r->serial;
@@ -576,6 +593,7 @@ out:
 		kfree(e->segments);
 		e->samples = NULL;
 		e->segments = NULL;
+		memset(&e->counts, 0, sizeof(e->counts));
 		e->nr_samples = 0;
 		e->nr_segments = 0;
 		e->overhead = 0;

@@ -109,6 +109,7 @@ enum kbench_knob {
 	KNOB_PREEMPT_OFF,
 	KNOB_HISTOGRAM,
 	KNOB_DATASET_SIZE,
+	KNOB_COUNTERS,
 };
 
 struct kbench_knob_attr {
@@ -138,6 +139,8 @@ static s64 kbench_knob_get(const struct kbench_config *cfg,
 		return cfg->histogram;
 	case KNOB_DATASET_SIZE:
 		return cfg->dataset_size;
+	case KNOB_COUNTERS:
+		return cfg->counters;
 	}
 	return 0;
 }
@@ -169,6 +172,9 @@ static void kbench_knob_set(struct kbench_config *cfg, enum kbench_knob knob,
 		break;
 	case KNOB_DATASET_SIZE:
 		cfg->dataset_size = val;
+		break;
+	case KNOB_COUNTERS:
+		cfg->counters = val;
 		break;
 	}
 }
@@ -228,6 +234,7 @@ KBENCH_KNOB(irqs_off, KNOB_IRQS_OFF, 0, 1);
 KBENCH_KNOB(preempt_off, KNOB_PREEMPT_OFF, 0, 1);
 KBENCH_KNOB(histogram, KNOB_HISTOGRAM, 0, 1);
 KBENCH_KNOB(dataset_size, KNOB_DATASET_SIZE, 1, KBENCH_DATASET_MAX);
+KBENCH_KNOB(counters, KNOB_COUNTERS, 0, 1);
 
 static ssize_t seed_show(struct kobject *kobj, struct kobj_attribute *attr,
 			 char *buf)
@@ -441,6 +448,25 @@ static ssize_t overhead_show(struct kobject *kobj,
 static struct kobj_attribute overhead_attr = __ATTR(overhead, 0400,
 						    overhead_show, NULL);
 
+/* The perf events the last run counted (core/counters.c). */
+static ssize_t counter_values_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	struct kbench_entry *e = to_entry(kobj);
+	int len;
+
+	mutex_lock(&e->lock);
+	len = sysfs_emit(buf, "run=%u counted=%d sets=%u\n", e->last_run,
+			 e->counts.counted, e->counts.sets);
+	len += kbench_counts_format(buf + len, PAGE_SIZE - len, &e->counts,
+				    "");
+	mutex_unlock(&e->lock);
+	return len;
+}
+
+static struct kobj_attribute counter_values_attr =
+	__ATTR(counter_values, 0400, counter_values_show, NULL);
+
 static ssize_t tsc_khz_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
 {
@@ -564,12 +590,14 @@ static struct attribute *kbench_entry_attrs[] = {
 	&knob_preempt_off.attr.attr,
 	&knob_histogram.attr.attr,
 	&knob_dataset_size.attr.attr,
+	&knob_counters.attr.attr,
 	&seed_attr.attr,
 	&cpus_attr.attr,
 	&run_attr.attr,
 	&run_parallel_attr.attr,
 	&status_attr.attr,
 	&overhead_attr.attr,
+	&counter_values_attr.attr,
 	&tsc_khz_attr.attr,
 	&description_attr.attr,
 	&params_attr.attr,

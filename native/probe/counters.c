@@ -59,6 +59,8 @@ static struct {
 	int err[KB_NEVENTS]; /* errno of the failed open */
 	struct kb_reading start[KB_NEVENTS], end[KB_NEVENTS];
 	int started;
+	int has_operations;  /* the caller counted the operations itself (scale) */
+	uint64_t operations;
 } kc;
 
 static int open_event(const struct kb_event *e, int user_only)
@@ -104,16 +106,33 @@ static void read_all(struct kb_reading *r)
 	}
 }
 
-void kb_counters_start(const struct kb_run_opts *o)
+void kb_counters_open(void)
 {
-	kc.started = 0;
-	if (!o->counters)
-		return;
 	if (!kc.opened)
 		open_events();
+}
+
+void kb_counters_begin(int on)
+{
+	kc.started = 0;
+	kc.has_operations = 0;
+	if (!on)
+		return;
+	kb_counters_open();
 	read_all(kc.start);
 	kc.started = 1;
 	prctl(PR_TASK_PERF_EVENTS_ENABLE, 0, 0, 0, 0);
+}
+
+void kb_counters_start(const struct kb_run_opts *o)
+{
+	kb_counters_begin(o->counters);
+}
+
+void kb_counters_operations(uint64_t operations)
+{
+	kc.operations = operations;
+	kc.has_operations = 1;
 }
 
 void kb_counters_stop(void)
@@ -133,6 +152,8 @@ void kb_counters_json(struct jbuf *h)
 	jb_raw(h, "{");
 	jb_kstr(h, "source", "perf_event_open");
 	jb_kstr(h, "scope", kc.user_only ? "user" : "user+kernel");
+	if (kc.has_operations)
+		jb_ku64(h, "operations", kc.operations);
 	jb_kbool(h, "inherit", 1);
 	jb_key(h, "events");
 	jb_raw(h, "[");

@@ -289,6 +289,12 @@ int kb_sequence(int argc, char **argv);
 /* ---- perf event counters and the profile window (counters.c) ---- */
 /* Just before the measured loop: read the counters and enable them (if asked). */
 void kb_counters_start(const struct kb_run_opts *o);
+/* The same without run options: count when @on. */
+void kb_counters_begin(int on);
+/* Open the events now (disabled), so that the tasks created next inherit them. */
+void kb_counters_open(void);
+/* The operations the counted region made, when the header's n x batch is not it. */
+void kb_counters_operations(uint64_t operations);
 /* Just after it: disable and read them again. */
 void kb_counters_stop(void);
 /* The header's `counters` object (nothing unless the last run counted). */

@@ -77,6 +77,7 @@ struct sc_opts {
 	const char *cpu_list;
 	const char *dir;
 	const char *output;
+	int counters; /* --counters: perf events over the measured intervals */
 };
 
 /* ------------------------------------------------------------------ */
@@ -301,6 +302,7 @@ static void scale_usage(FILE *f)
 	      "  --cpu-list LIST         round-robin over these CPUs (e.g. 0-3,6)\n"
 	      "  --dir DIR               where per-task files go (default $TMPDIR or /tmp)\n"
 	      "  --output FILE           write to FILE instead of stdout\n"
+	      "  --counters              perf events of the tasks (and the harness) over the measured intervals\n"
 	      "See docs/probe-format.md (section scale).\n",
 	      f);
 }
@@ -355,6 +357,10 @@ static void parse_scale(int argc, char **argv, struct sc_opts *o)
 			o->output = VALUE();
 			if (!o->output[0])
 				kb_die(KB_EXIT_USAGE, "--output needs a file name");
+		} else if (IS("--counters")) {
+			if (val)
+				kb_die(KB_EXIT_USAGE, "--counters takes no value");
+			o->counters = 1;
 		} else {
 			kb_die(KB_EXIT_USAGE, "unknown option '%s' for scale (see kbench-probe scale --help)", a);
 		}
@@ -752,6 +758,10 @@ int kb_scale_main(int argc, char **argv)
 	if (!have_stat)
 		kb_warn("/proc/stat is not readable: idle_userhz and total_userhz are 0");
 
+	/* counters: opened (disabled) first, so that every task inherits them */
+	if (O.counters)
+		kb_counters_open();
+
 	/* start the tasks; they pin themselves, set up, and wait at the barrier */
 	for (long i = 0; i < N && !kb_stop; i++) {
 		if (O.thread_mode) {
@@ -827,6 +837,8 @@ int kb_scale_main(int argc, char **argv)
 	const uint64_t t0 = now_ns();
 	uint64_t t_last = t0;
 	if (!kb_stop) {
+		if (O.counters && warm_n == 0)
+			kb_counters_begin(1);
 		__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
 		syscall(SYS_futex, &sh->go, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	}
@@ -861,7 +873,10 @@ int kb_scale_main(int argc, char **argv)
 			late++;
 		t_last = t;
 		n++;
+		if (O.counters && n == warm_n)
+			kb_counters_begin(1); /* the measured intervals begin */
 	}
+	kb_counters_stop();
 	int interrupted = kb_stop != 0;
 
 	char why[256];
@@ -987,6 +1002,14 @@ int kb_scale_main(int argc, char **argv)
 	jb_raw(&h, "]");
 	jb_kint(&h, "n", n);
 	jb_kbool(&h, "interrupted", interrupted);
+	if (O.counters) {
+		uint64_t measured_ops = 0;
+		for (long k = warm_n; k < n; k++)
+			for (long i = 0; i < N; i++)
+				measured_ops += rows[(size_t)k * (size_t)ncols + SC_FIXED_COLS + (size_t)i];
+		kb_counters_operations(measured_ops);
+		kb_counters_json(&h);
+	}
 	jb_key(&h, "warnings");
 	jb_raw(&h, "[");
 	const char *w = kb_warnings_json();

@@ -63,3 +63,15 @@ def test_compare_judges_counters_per_execution_and_again_from_the_store(
                            "--counters", "--json"))
     stored = {m["metric"]: m for m in again["metrics"]}["command.perf-stat.task-clock"]
     assert stored["base"] == task_clock["base"] and stored["trials"] == task_clock["trials"]
+
+
+def test_will_it_scale_counts_its_tasks_over_the_measured_intervals(kbench: KbenchRunner) -> None:
+    # page_fault1: one operation is one first write to a page of a fresh anonymous mapping, one fault
+    # (no transparent huge pages unless "always"; the probe's header records the setting)
+    run = as_json(kbench("run", "will-it-scale.page_fault1", "-p", "nr_task=2", "-p", "interval=0.2",
+                         "--duration", "0.6s", "--warmup", "0.2s", "--counters", "--json"))
+    counters, context = run["counters"], run["counters_context"]
+    assert context["source"] == "perf_event_open" and context["operations"] > 0
+    if "[always]" not in Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text():
+        assert 0.98 < counters["page-faults"]["per_op"] < 1.02
+    assert counters["task-clock"]["value"] > 0

@@ -116,4 +116,7 @@ warmup: 0
     assert report["base_label"] == "true" and report["new_labels"] == ["sleep 0.002"]
     verdict = report["metrics"][0]
     assert verdict["metric"] == "command.wall" and verdict["trials"] == {"base": 3, "new": 3}
-    assert verdict["change_pct"] > 0  # sleeping 2 ms costs more than `true`, whatever the noise
+    # `sleep 0.002` takes at least 2 ms of wall time whatever the load; the sign of the change is
+    # not asserted: on this loaded VM `true` took longer than that waiting for a CPU, and 3 trials
+    # a side gave -11.6% once.
+    assert verdict["new"] >= 2e6 and verdict["base"] > 0

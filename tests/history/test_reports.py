@@ -63,8 +63,11 @@ def test_regressions_json_has_one_entry_per_change_for_the_worse(planted: dict[s
     assert change["run_id"] == planted["slow"][STEP_AT] and change["verdict"] == "regression"
     commits = planted["commits"]
     assert change["correlated"]["range"] == f"{commits[STEP_AT - 1]}..{commits[STEP_AT]}"
-    assert entry["subject"] == f"[kbench] [syscall.getppid] {commits[STEP_AT][:10]}: syscall.getppid.latency " \
-                               f"{change['change_pct']:+.1f}% regression"
+    # nothing measured it again: a suspected change point, never "due to commit"
+    assert entry["status"] == "suspected" and entry["confirmed"] is False and entry["confirmation"] is None
+    assert entry["subject"] == f"[kbench] [syscall.getppid] suspected: syscall.getppid.latency " \
+                               f"{change['change_pct']:+.1f}% regression in {commits[STEP_AT - 1][:10]}.." \
+                               f"{commits[STEP_AT][:10]}"
     assert entry["machine"]["hostname"] == "lab-box" and entry["machine"]["cpus"] == 2
     assert entry["reproduce"] == [f"git checkout {commits[STEP_AT]}",
                                   f"kbench run syscall.getppid -p size=64 --samples 64 --commit {commits[STEP_AT]} "
@@ -85,7 +88,9 @@ def test_since_keeps_only_newer_changes(planted: dict[str, object]) -> None:
 def test_text_markdown_and_html_reports(planted: dict[str, object], tmp_path: Path) -> None:
     commits = planted["commits"]
     text = kbench(planted["db"], "report", "regressions").stdout
-    assert f"[kbench] [syscall.getppid] {commits[STEP_AT][:10]}: syscall.getppid.latency +" in text
+    assert "[kbench] [syscall.getppid] suspected: syscall.getppid.latency +" in text
+    assert f"regression in {commits[STEP_AT - 1][:10]}..{commits[STEP_AT][:10]}" in text
+    assert "kbench suspects a +" in text and "due to commit" not in text and "not a culprit" in text
     assert "on test machine: lab-box: 2 CPUs, Planted CPU @ 2.0GHz, 24 GiB memory (target: local)" in text
     assert "        size: 64" in text and "To reproduce:" in text
     assert f"{STEP_AT} runs" in text and "10 runs" in text  # before and after
@@ -95,7 +100,46 @@ def test_text_markdown_and_html_reports(planted: dict[str, object], tmp_path: Pa
     assert kbench(planted["db"], "report", "regressions", "--format", "html", "-o", str(out)).returncode == 0
     html = out.read_text()
     assert html.count('<article class="regression"') == 1 and "<svg class=\"change-plot\"" in html
+    assert 'data-status="suspected"' in html
     assert "<script" not in html and "http" not in html.split("<main>", 1)[1]
+
+
+def test_a_regression_a_watch_confirmed_is_reported_as_confirmed_with_its_culprit(tmp_path: Path) -> None:
+    """A confirmed finding (as kbench watch stores it) whose culprit sits at the change point makes the
+    entry confirmed: the culprit, its side-by-side change and status; elsewhere it stays suspected."""
+    from kbench.store.watch import WatchStore
+
+    db = tmp_path / "k.db"
+    store = Store.open(f"sqlite:///{db}")
+    commits = fake_commits(30, seed=5)
+    values = noisy(30, level=200.0, cv=0.002, seed=6)
+    values[STEP_AT:] *= 1.04
+    plant_series(store, values, params={"size": "64"}, commits=commits)
+    other = noisy(30, level=300.0, cv=0.002, seed=7)
+    other[10:] *= 1.04
+    plant_series(store, other, params={"size": "128"}, commits=commits)
+    watches = WatchStore(store.engine)
+    watch, _ = watches.open_watch(key="k", repo="/r", branches=["main"], build="make", job_path="/j.yaml",
+                                  job_text="", options={})
+    verdict = {"verdict": "regression", "change_pct": 3.9, "ci_pct": [3.1, 4.6], "p_value": 0.00024}
+    watches.add_finding(watch["id"], branch="main", instance_id="abc", benchmark="syscall.getppid",
+                        metric="syscall.getppid.latency", params={"size": "64"}, kind="regression",
+                        state="confirmed", status="open", good=commits[STEP_AT - 1], bad=commits[STEP_AT],
+                        candidate={}, culprit=commits[STEP_AT], culprit_subject="make getppid slower",
+                        verification=[{"why": "verify", "verdict": verdict}])
+    store.engine.dispose()
+    report = json.loads(kbench(db, "report", "regressions", "--format", "json").stdout)
+    by_size = {e["params"]["size"]: e for e in report["entries"]}
+    confirmed, suspected = by_size["64"], by_size["128"]
+    assert confirmed["status"] == "confirmed" and confirmed["confirmation"]["culprit"]["sha"] == commits[STEP_AT]
+    assert confirmed["subject"] == f"[kbench] [syscall.getppid] {commits[STEP_AT][:10]}: syscall.getppid.latency " \
+                                   "+3.9% regression"
+    assert suspected["status"] == "suspected" and "suspected:" in suspected["subject"]
+    assert report["entries"][0] is not None and report["entries"][0]["status"] == "confirmed"  # confirmed first
+    text = kbench(db, "report", "regressions").stdout
+    assert "kbench found 1 confirmed regression(s) and 1 suspected change point(s)" in text
+    assert f"due to commit {commits[STEP_AT][:12]} (\"make getppid slower\")" in text
+    assert "confirmed: +3.9% (CI +3.1…+4.6%, p=0.00024) against its parent" in text and "status: open" in text
 
 
 def test_git_log_of_the_commit_range_with_repo(planted: dict[str, object], tmp_path: Path) -> None:

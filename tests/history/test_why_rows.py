@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import urllib.request
 import zlib
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from kbench.store import schema
 from kbench.store.db import Store
 from tests.history.planting import fake_commits, noisy, plant_series
 from tests.history.test_reports import kbench
+from tests.web.conftest import start_dashboard, stop
 
 STEP_AT = 12
 
@@ -86,3 +89,71 @@ def test_report_regressions_carries_the_rows_in_every_format(planted: dict[str, 
     assert why["profile_delta"][0]["symbol"] == "mix_b"
     markdown = kbench(db, "report", "regressions", "--format", "markdown").stdout
     assert "`perf-profile.self.mix_b`" in markdown and "`perf-stat.task-clock` (ns)" in markdown
+
+
+class _WhyTable(HTMLParser):
+    """The rows of every ``table.why``: data-row -> its cells' text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: dict[str, list[str]] = {}
+        self._in_why = False
+        self._row: str | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "table":
+            self._in_why = found.get("class") == "why"
+        elif tag == "tr" and self._in_why and found.get("data-row"):
+            self._row = found["data-row"]
+            self.rows[self._row] = []
+        elif tag == "td" and self._row is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td" and self._row is not None and self._cell is not None:
+            self.rows[self._row].append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "tr":
+            self._row = None
+        elif tag == "table":
+            self._in_why = False
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def _why_cells(html: str) -> dict[str, list[str]]:
+    parser = _WhyTable()
+    parser.feed(html)
+    return parser.rows
+
+
+def _check_html_rows(rows: dict[str, list[str]]) -> None:
+    # the planted counts: task-clock 200 -> 210 ns per op (+5.0%), 40 -> 50 switches per 10^6 ops
+    assert rows["perf-stat.task-clock"][:3] == ["200", "+5.0%", "210"]
+    assert rows["perf-stat.context-switches"][1] == "+25.0%"
+    assert "perf-stat.cycles" not in rows  # not counted: no row
+    # the planted profiles: mix_b 500 of 1020 -> 650 of 1170 samples
+    base, change, new = rows["perf-profile.self.mix_b"][:3]
+    assert base == f"{100 * 500 / 1020:.2f}%" and new == f"{100 * 650 / 1170:.2f}%"
+    assert change == f"{100 * 650 / 1170 - 100 * 500 / 1020:+.2f}p"
+
+
+def test_the_html_report_and_the_dashboard_carry_the_rows(planted: dict[str, object], tmp_path: Path) -> None:
+    db: Path = planted["db"]  # type: ignore[assignment]
+    html = kbench(db, "report", "regressions", "--format", "html").stdout
+    _check_html_rows(_why_cells(html))
+    assert html.index('class="before-after"') < html.index('class="why"') < html.index("To reproduce")
+    server, url = start_dashboard(f"sqlite:///{db}", tmp_path / "serve.log")
+    try:
+        with urllib.request.urlopen(f"{url}/regressions", timeout=60) as response:
+            _check_html_rows(_why_cells(response.read().decode()))
+        with urllib.request.urlopen(f"{url}/api/regressions", timeout=60) as response:
+            (entry,) = json.loads(response.read())["entries"]
+        assert entry["why"]["counters"][0] == {**entry["why"]["counters"][0], "name": "perf-stat.task-clock"}
+        assert entry["why"]["profile_delta"][0]["symbol"] == "mix_b"
+    finally:
+        stop(server)

@@ -24,6 +24,7 @@ import pytest
 from kbench.kinds.scale.result import ScaleOutputError, metric_names, parse_scale, scale_probe_args
 from kbench.kinds.scale.testcases import list_scale_tests
 from kbench.native import NativeToolMissing, find_native
+from kbench.profile.counters import parse_counters
 from kbench.targets.probe_output import parse_probe_output
 
 REQUIRED = {
@@ -347,3 +348,36 @@ def test_python_api_args_and_errors(probe, tmp_path):
     runout = subprocess.run([str(probe), "run", "getppid", "--samples", "10"], capture_output=True)
     with pytest.raises(ScaleOutputError, match="not a scale run"):
         parse_scale(runout.stdout)
+
+
+# --------------------------------------------------------------------------
+# --counters: perf events of every task over the measured intervals
+
+
+@pytest.mark.parametrize("mode", ["process", "thread"])
+def test_counters_count_every_task_over_the_measured_intervals(probe, tmp_path, mode):
+    # page_fault1: an operation writes one byte of a page of a fresh private anonymous mapping, which
+    # the kernel maps on that first write: one page fault per operation (without transparent huge
+    # pages, which the header says). The events are opened before the tasks start (inherited), enabled
+    # when the warm-up ends, disabled after the last interval: the faults and the operations cover the
+    # same stretch, up to the microseconds between reading the tasks' counts and the prctl.
+    args = [*scale_args("page_fault1", 2, mode, 0.6, 0.4, 0.2, tmp_path), "--counters"]
+    r = run_probe(probe, args)
+    assert r.rc == 0, r.err
+    result = r.result()
+    counters = parse_counters(result.header)
+    assert counters is not None and result.header["counters"]["inherit"] is True
+    measured = int(result.steady.ops.sum())
+    assert counters.operations == measured > 0
+    if "[always]" not in result.header["setup"]["transparent_hugepage"]:
+        assert counters.per_op("page-faults") == pytest.approx(1.0, rel=0.02)
+    task_clock_s = (counters.value("task-clock") or 0) * 1e-9
+    # two tasks and the (sleeping) harness cannot use more CPU than 3 CPUs over the measured stretch
+    measured_s = float(result.steady.seconds.sum())
+    assert 0 < task_clock_s <= 3 * measured_s * 1.05
+
+
+def test_without_counters_the_header_has_none(probe, tmp_path):
+    r = run_probe(probe, scale_args("getppid1", 1, "process", 0.2, 0.0, 0.1, tmp_path))
+    assert r.rc == 0, r.err
+    assert "counters" not in r.result().header

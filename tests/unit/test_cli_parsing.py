@@ -48,3 +48,40 @@ def test_request_builds_probe_arguments() -> None:
 def test_inconsistent_requests_are_refused(kwargs: dict, message: str) -> None:
     with pytest.raises(BadRequest, match=message):
         RunRequest(benchmark="syscall.getppid", **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("text", "samples", "seconds"),
+    [("0", 0, None), ("1000", 1000, None), ("+5", 5, None), (" 12 ", 12, None), ("0.5s", None, 0.5),
+     ("200ms", None, 0.2), ("1.5m", None, 90.0), ("0.5", None, None), ("0s", None, None), ("lots", None, None),
+     ("-3", None, None), ("1e3", None, None), ("", None, None)],
+)
+def test_the_command_line_and_job_files_read_one_warmup(text: str, samples: int | None, seconds: float | None) -> None:
+    """`kbench run --warmup` and a job file's ``warmup:`` accept the same texts as the same
+    warm-up (kbench.durations.parse_warmup), each refusing the rest with its own message."""
+    import click
+
+    from kbench.cli.parsing import Warmup as WarmupOption
+    from kbench.durations import Warmup
+    from kbench.jobs import values
+    from kbench.jobs.yaml_tree import Scalar
+
+    expected = None if samples is None and seconds is None else Warmup(samples=samples, duration_s=seconds)
+    scalar = Scalar(text, "str", 1)
+    if expected is None:
+        with pytest.raises(click.BadParameter, match="neither a sample count nor a duration with a unit"):
+            WarmupOption().convert(text, None, None)
+        with pytest.raises(ValueError, match="must be positive" if text == "0s" else "must be a sample count"):
+            values.warmup(scalar)
+    else:
+        assert WarmupOption().convert(text, None, None) == expected
+        assert values.warmup(scalar) == expected
+
+
+def test_a_warmup_of_thousands_of_digits_is_a_usage_error_not_a_crash() -> None:
+    import click
+
+    from kbench.cli.parsing import Warmup as WarmupOption
+
+    with pytest.raises(click.BadParameter, match="at most 20 digits"):
+        WarmupOption().convert("9" * 5000, None, None)

@@ -225,3 +225,25 @@ def test_every_problem_is_collected_not_only_the_first() -> None:
 )
 def test_is_job_file(arg: str, expected: bool) -> None:
     assert is_job_file(arg) is expected
+
+
+def test_control_marks_the_instances_it_picks_and_keeps_their_ids() -> None:
+    text = "benchmark: command\nparams:\n  cmd: [./prog, /opt/ref/prog]\nsamples: 5\n"
+    plain = expand_job(text, cpu_count=2)
+    marked = expand_job(text + "control:\n  cmd: /opt/ref/prog\n", cpu_count=2)
+    assert [i.control for i in marked] == [False, True]
+    assert [i.id for i in marked] == [i.id for i in plain]  # control is not part of what is measured
+    assert not any(i.control for i in plain)
+
+
+@pytest.mark.parametrize(("control", "line", "message"), [
+    ("control:\n  cmd: /bin/nothing\n", 6, "picks no instance"),
+    ("control:\n  samples: 5\n", 6, "picks every instance"),
+    ("control: /opt/ref/prog\n", 5, "must be a mapping"),
+])
+def test_a_control_that_picks_none_or_all_is_a_problem_on_its_line(control: str, line: int, message: str) -> None:
+    text = "benchmark: command\nparams:\n  cmd: [./prog, /opt/ref/prog]\nsamples: 5\n" + control
+    with pytest.raises(JobError) as caught:
+        expand_job(text, cpu_count=2)
+    (problem,) = caught.value.problems
+    assert message in str(problem) and str(problem).startswith(f"<job>:{line}: control")

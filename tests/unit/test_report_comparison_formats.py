@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kbench.report import gobench_format
 from kbench.report.comparison import EXTENSIONS, FORMATS, gobench, json_report, markdown, render
 from kbench.report.comparison.model import (
     ComparisonReport,
@@ -118,7 +119,7 @@ def test_markdown_table_has_a_row_per_metric_and_escapes_cells() -> None:
     ("plain", "BenchmarkPlain"),
 ])
 def test_go_benchmark_name_mangling(metric: str, name: str) -> None:
-    assert gobench.benchmark_name(metric) == name
+    assert gobench_format.benchmark_name(metric) == name
 
 
 def test_go_unit_keeps_metrics_apart() -> None:
@@ -199,3 +200,19 @@ def test_side_data_spread_and_warmup() -> None:
 def test_new_label_must_be_one_of_the_report_labels() -> None:
     with pytest.raises(ValueError, match="is not one of"):
         _report(metric_from_dict(_verdict(new_label="7.0")))
+
+
+def test_one_spelling_rule_for_the_key_naming_the_sides() -> None:
+    """compare's kernels and programs and export's sides name their key through one function."""
+    assert [gobench_format.side_key(kind) for kind in ("kernel", "program", "side", None, "a kind!")] == [
+        "kernel", "kbench-program", "kbench-side", "kbench-label", "kbench-a-kind"]
+    assert gobench_format.config_line("kbench-side", "base\n  run") == "kbench-side: base run"
+
+
+def test_compare_gobench_writes_the_shared_header() -> None:
+    """compare --format gobench writes the header export --format gobench writes (gobench_format.header)."""
+    report = _report(metric_from_dict(_verdict(metric="syscall.getppid.latency", unit="ns")))
+    compared = gobench.render(report).splitlines()
+    cpu = compared[3].removeprefix("cpu: ")
+    assert compared[:5] == gobench_format.header({"ns/op": False}, arch="x86_64", cpu=cpu)
+    assert compared[4] == "Unit ns/op better=lower assume=nothing"

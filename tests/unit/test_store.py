@@ -213,7 +213,7 @@ def test_a_version_1_database_is_migrated(url: str) -> None:
         conn.execute("drop table calibrations")
         conn.execute("update kbench_meta set value = '1' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 8
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 9
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     cal = upgraded.save_calibration(benchmark="syscall.getppid", metric="m", target="local", params={},
                                     trials={"A1": [1.0], "A2": [1.1]}, run_ids=[1, 2], sigma_log=0.01,
@@ -311,7 +311,7 @@ def test_a_version_5_database_gains_the_import_digest_and_still_knows_its_import
         conn.execute("update kbench_meta set value = '5' where key = 'schema_version'")
     assert "import_digest" not in _run_columns(url)
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 8
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 9
     assert _unique_indexes_of_runs(url).get("ux_runs_import_digest") is True
     assert upgraded.get_run(old).n_samples == 3  # nothing lost
     # The same entry imported again, now with its digest: recognised by benchmark, parameters, start, n, status.
@@ -343,7 +343,7 @@ def test_a_version_6_database_gains_the_profiles_table(url: str) -> None:
         conn.execute("drop table profiles")
         conn.execute("update kbench_meta set value = '6' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 8
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 9
     assert upgraded.load_profile(run_id) is None
     upgraded.save_profile(run_id, event="cpu-clock", frequency_hz=999, samples=3, weight=30, data=b"x",
                           details={"tool": "perf record"})
@@ -370,6 +370,24 @@ def test_a_profile_is_stored_beside_its_run_and_read_back_by_either_reader(tmp_p
     with pytest.raises(RunNotFound):
         store.save_profile(run_id + 99, event="cpu-clock", frequency_hz=None, samples=0, weight=0, data=b"",
                            details={})
+
+
+def test_a_version_8_database_gains_the_watch_tables(url: str) -> None:
+    store = Store.open(url)
+    run_id = _begin(store)
+    store.engine.dispose()
+    with raw(url) as conn:  # take the database back to schema v8
+        for table in ("watch_findings", "watch_commits", "watches"):
+            conn.execute(f"drop table {table}")
+        conn.execute("alter table fleet_tasks drop column spec")
+        conn.execute("update kbench_meta set value = '8' where key = 'schema_version'")
+    upgraded = Store.open(url)
+    assert upgraded.schema_version == 9
+    assert upgraded.get_run(run_id).status == "running"  # nothing lost
+    with raw(url) as conn:
+        for table in ("watches", "watch_commits", "watch_findings"):
+            assert conn.execute(f"select count(*) from {table}").fetchone() == (0,)
+        assert conn.execute("select count(spec) from fleet_tasks").fetchone() == (0,)
 
 
 def test_a_read_only_sqlite_store_reads_with_sqlite3_what_sqlalchemy_reads(tmp_path: Path) -> None:

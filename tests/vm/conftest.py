@@ -19,6 +19,7 @@ from kbench.targets.vm_target import VmTarget
 from tests.vm.guest_log import GUEST_HELPER, HELPER_SOURCE, TEST_KERNEL, kernel_log_problems
 
 BOOT_TIMEOUT_S = float(os.environ.get("KBENCH_TEST_BOOT_TIMEOUT", "120"))
+GUEST_TOOLS = ("perf",)
 
 
 @pytest.fixture(scope="session")
@@ -42,10 +43,12 @@ def vm(kbench_vm: VmTarget) -> VmSession:
 
 @pytest.fixture(scope="session")
 def kbench_vm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VmTarget]:
-    """One VM with kbench.ko loaded. At teardown the guest's kernel log is checked: any
-    BUG, WARNING, Oops, lockup or stall fails the session, and kbench.ko must unload."""
+    """One VM with kbench.ko loaded, and perf (for the profiles of in-kernel benchmarks: carried
+    from the start, so that no test boots it again with perf; about 2 s more to boot,
+    docs/PERFORMANCE.md). At teardown the guest's kernel log is checked: any BUG, WARNING,
+    Oops, lockup or stall fails the session, and kbench.ko must unload."""
     console = tmp_path_factory.mktemp("kbench-vm") / "console.log"
-    target = VmTarget(TEST_KERNEL, console_log=console)
+    target = VmTarget(TEST_KERNEL, console_log=console, suite_tools=GUEST_TOOLS)
     target.start()
     assert target.module is not None, target.module_error
     yield target

@@ -28,9 +28,16 @@ def _kbench(db: Path, *args: str) -> dict:
 
 def test_kfunc_run_in_a_debian_kernel_is_stored_with_its_target(tmp_path: Path) -> None:
     db = tmp_path / "k.db"
-    run = _kbench(db, "run", "kfunc.fib4_lookup", "--kernel", TEST_KERNEL, "--samples", "3000", "--json")
+    run = _kbench(db, "run", "kfunc.fib4_lookup", "--kernel", TEST_KERNEL, "--samples", "3000", "--profile",
+                  "--json")
     assert run["metric"] == "kfunc.fib4_lookup.cycles" and run["unit"] == "cycles" and run["n"] == 3000
     assert run["min"] <= run["median"] <= run["p99"] <= run["max"]
+    # kbench.ko's counters of its thread, per call (on by default for kfunc runs); the guest's perf
+    # profile of it (a run of its own)
+    assert run["counters_context"]["source"] == "perf_event_create_kernel_counter"
+    assert run["counters"]["task-clock"]["per_op"] > 0 and run["counters"]["cycles"]["supported"] is False
+    assert run["profile"]["details"]["where"] == "guest"
+    assert run["profile"]["top"][0] == {**run["profile"]["top"][0], "symbol": "fib_table_lookup", "where": "kernel"}
     shown = _kbench(db, "show", str(run["run_id"]), "--json")
     target = shown["target"]
     assert target["kind"] == "vm" and target["kernel_release"] == TEST_KERNEL.removeprefix("deb:")

@@ -1,14 +1,17 @@
 """Comparisons of in-kernel code alternated inside one kbench.ko thread, in a real Debian kernel under qemu.
 
-How sure these verdicts are (docs/PERFORMANCE.md, "In-kernel A/B inside one kthread", 40
-comparisons of each kind on this 2-vCPU host under TCG, loaded): a 1 % pair of short calls
-(300 vs 303 dependent steps) measured +0.79 … +1.00 %, its 95 % interval never wider than
-±0.06 %, so it sits more than 10 half-widths clear of 0; and identical work measured within
-±0.05 %, its interval inside ±0.2 %, far from the ±0.5 % margin. The tests run at alpha 0.001:
-for identical sides the paired design's randomization bounds a false "regression" or
-"improvement" by alpha (< 0.1 %) whatever the guest does, and "no change" then fails only if
-the interval cannot fit the margin, which no measured comparison came near; a missed 1 %
-at 10 half-widths has a normal-approximation probability below 1e-20.
+How sure these verdicts are (docs/PERFORMANCE.md, "In-kernel A/B inside one kthread": 20
+comparisons of each pair and size, each its own boot, on this 2-vCPU host under TCG at load
+10-18): the 1 % pairs of short calls (100 and 400 dependent steps) measured +0.78 … +2.14 %,
+their 95 % intervals at most ±0.18 % wide, so every estimate sat at least 4 half-widths
+(8 standard errors) clear of 0; identical work measured within ±0.04 %, every interval
+inside [-0.10, +0.09] %, against the ±0.5 % margin. The tests run at alpha 0.001: for
+identical sides the paired design's randomization bounds a false "regression" or
+"improvement" by alpha (< 0.1 %) whatever the guest does, and "no change" then needs the
+interval within ±0.5 %, which every measured one was by four half-widths or more. The 1 %
+test uses 300 steps, between the sizes measured: 8 standard errors clear of 0 against a
+critical value of about 3.7 at the first look, a miss needs a shortfall of 4 standard
+errors, below 1e-4 under a normal approximation, and the later looks only add blocks.
 """
 
 from __future__ import annotations

@@ -162,6 +162,7 @@ INT_ATTRIBUTES = {  # attribute -> (min, max), from docs/sysfs-ABI.md (guest has
     "irqs_off": (0, 1),
     "preempt_off": (0, 1),
     "histogram": (0, 1),
+    "counters": (0, 1),
     "dataset_size": (1, 1 << 20),
     "seed": (0, (1 << 64) - 1),
     "size": (1, 1 << 20),
@@ -323,8 +324,8 @@ def test_fuzzed_attribute_writes_get_the_documented_errno_and_change_nothing(
     assert not mismatches, f"{len(mismatches)} of {len(cases)} cases:\n" + "\n".join(mismatches[:30])
     # Restore defaults the later tests rely on.
     kbench_vm.module.io.write_values(  # type: ignore[union-attr]
-        directory, {"cpu": "-1", "irqs_off": "0", "preempt_off": "0", "histogram": "0", "dataset_size": "4096",
-                    "seed": "1", "size": "64", "cpus": "all"}
+        directory, {"cpu": "-1", "irqs_off": "0", "preempt_off": "0", "histogram": "0", "counters": "0",
+                    "dataset_size": "4096", "seed": "1", "size": "64", "cpus": "all"}
     )
     kbench_vm.module.io.write_values(f"{SYSFS_ROOT}/fib4_lookup", {"dst_prefix": "10.0.0.0/8"})  # type: ignore[union-attr]
 

@@ -22,6 +22,7 @@ from kbench.catalog.benchmarks import lookup
 from kbench.contract.request import RunRequest
 from kbench.kinds import registry
 from kbench.kinds.suite.run import GuestTools
+from kbench.profile.counters import HARDWARE_EVENTS, parse_counters
 from kbench.suites import ToolFailed, run_suite
 from kbench.targets.base import TargetError
 from kbench.targets.vm_target import VmTarget
@@ -126,6 +127,29 @@ def test_perf_bench_sched_pipe_in_the_guest(suite_vm: VmTarget) -> None:
     assert "Executed 200 pipe operations between two processes" in it["stdout"]
     usecs, total = it["values"]["perf-bench.sched-pipe.usecs_per_op"], it["values"]["perf-bench.sched-pipe.total_time"]
     assert usecs * 200 * 1e-6 == pytest.approx(total, abs=0.0015)
+
+
+def test_hackbench_counted_and_profiled_in_the_guest(suite_vm: VmTarget) -> None:
+    # perf stat and perf record are the guest's (perf carried in with its libraries): they count
+    # and sample the guest kernel, whose TCG CPU has no PMU
+    bench = lookup("hackbench.pipe-process")
+    request = RunRequest(benchmark=bench.name, params=SMALL_HACKBENCH, iterations=2, counters=True)
+    measurement = registry.measure(suite_vm, bench, request)
+    counters = parse_counters(measurement.header)
+    assert counters is not None and counters.source == "perf stat" and counters.operation == "iteration"
+    assert counters.operations == 2
+    iterations = json.loads(measurement.stderr)
+    wall_s = sum(it["wall_seconds"] for it in iterations)
+    task_clock_s = (counters.value("task-clock") or 0) * 1e-9
+    assert 0 < task_clock_s <= wall_s * suite_vm.cpus  # CPU time of the tool's tasks, on 2 CPUs at most
+    # 20 tasks pass 50 messages each through pipes: readers block, so they switch
+    assert (counters.value("context-switches") or 0) >= 20
+    assert not any(counters.event(name).supported for name in HARDWARE_EVENTS)  # type: ignore[union-attr]
+    found = registry.profile(suite_vm, bench, RunRequest(benchmark=bench.name, params=SMALL_HACKBENCH), 1.0)
+    assert found.details["where"] == "guest" and found.event == "cpu-clock"
+    assert all(stack.split(";", 1)[0] == "hackbench" for stack in found.stacks)
+    children = found.children_shares()
+    assert children.get("pipe_write_[k]", 0) > 0 and children.get("pipe_read_[k]", 0) > 0
 
 
 @pytest.mark.parametrize(("name", "params"), [("stress-ng.cpu", {"timeout": "1"}), ("sysbench.cpu", {"time": "1"})])

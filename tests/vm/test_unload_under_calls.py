@@ -7,7 +7,8 @@ host): the guest oopsed on the 6th, 3rd, 3rd and 3rd unload of four sessions (RI
 NULL call on the syscall's return through arch_rethook_trampoline). The same loop with the
 probe removed through trace/functions (`-NAME`) while the calls run, followed at once by
 rmmod, did not crash in 24 unloads, nor did the kernel's own kretprobe event removed the
-same way in 12 (docs/sysfs-ABI.md, known problems).
+same way in 12; the oops comes during unregister_kretprobes() in module exit, before it
+returns (docs/sysfs-ABI.md, known problems, lists what was tried).
 """
 
 from __future__ import annotations

@@ -28,12 +28,15 @@ STEP_AT, POINTS = 30, 40
 class Planted:
     url: str  # the dashboard
     db_url: str
-    stepped: list[int]  # run ids of the series with a +3 % step at STEP_AT
+    stepped: list[int]  # run ids of the series with a +3 % step at STEP_AT, confirmed by a watch
     flat: list[int]  # run ids of an A/A series
     commits: list[str]
+    suspected: list[int]  # run ids of a 19 ms series with a +3 % step at STEP_AT nothing confirmed
 
 
-def plant(store: Store) -> tuple[list[int], list[int], list[str]]:
+def plant(store: Store) -> tuple[list[int], list[int], list[str], list[int]]:
+    from kbench.store.watch import WatchStore
+
     commits = fake_commits(POINTS, seed=4)
     values = noisy(POINTS, level=164.0, cv=0.002, seed=1)
     values[STEP_AT:] *= 1.03
@@ -42,7 +45,20 @@ def plant(store: Store) -> tuple[list[int], list[int], list[str]]:
     flat = plant_series(store, noisy(POINTS, level=5e6, cv=0.002, seed=2), benchmark="will-it-scale.getppid1",
                         metric="will-it-scale.getppid1.per_process_ops", unit="ops/s", direction="higher",
                         params={"nr_task": "1"}, commits=commits, seed=2)
-    return stepped, flat, commits
+    slow = noisy(POINTS, level=19.2e6, cv=0.002, seed=3)
+    slow[STEP_AT:] *= 1.03
+    suspected = plant_series(store, slow, benchmark="command", metric="command.wall", params={"cmd": "./prog"},
+                             commits=commits, seed=3)
+    watches = WatchStore(store.engine)
+    watch, _ = watches.open_watch(key="dashboard", repo="/src/prog", branches=["main"], build="make",
+                                  job_path="/jobs/nightly.yaml", job_text="", options={})
+    verdict = {"verdict": "regression", "change_pct": 2.9, "ci_pct": [2.4, 3.4], "p_value": 0.00024}
+    watches.add_finding(watch["id"], branch="main", instance_id="0123abcd", benchmark="syscall.getppid",
+                        metric="syscall.getppid.latency", params={"size": "64"}, kind="regression", state="confirmed",
+                        status="open", good=commits[STEP_AT - 1], bad=commits[STEP_AT], candidate={},
+                        culprit=commits[STEP_AT], culprit_subject="getppid: take the slow path",
+                        verification=[{"why": "verify", "verdict": verdict}])
+    return stepped, flat, commits, suspected
 
 
 def kbench_command(*args: str) -> list[str]:
@@ -87,11 +103,11 @@ def dashboard(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
         admin.dispose()
         db_url = server_url.rsplit("/", 1)[0] + f"/{name}"
     store = Store.open(db_url)
-    stepped, flat, commits = plant(store)
+    stepped, flat, commits, suspected = plant(store)
     store.engine.dispose()
     server, url = start_dashboard(db_url, workdir / "serve.log")
     try:
-        yield Planted(url, db_url, stepped, flat, commits)
+        yield Planted(url, db_url, stepped, flat, commits, suspected)
     finally:
         stop(server)
 

@@ -48,22 +48,56 @@ def stepped_id(dashboard: Planted) -> str:
     return str(found["id"])
 
 
-def test_the_index_lists_every_series_with_sparkline_and_latest_change(dashboard: Planted, page: Any) -> None:
+def series_id_of(dashboard: Planted, benchmark: str) -> str:
+    (found,) = [s for s in get_json(f"{dashboard.url}/api/series")["series"] if s["benchmark"] == benchmark]
+    return str(found["id"])
+
+
+def test_the_index_lists_every_series_with_sparkline_and_latest_confirmed_change(
+    dashboard: Planted, page: Any,
+) -> None:
+    """The latest change of a series is the latest regression a watch confirmed; a change point
+    nothing measured again is counted as suspected, never shown as the series' change."""
     cli = subprocess.run(kbench_command("--db", dashboard.db_url, "history", "--json"), capture_output=True,
                          text=True, check=True)
     expected = {s["id"]: s for s in json.loads(cli.stdout)["series"]}
     page.goto(dashboard.url + "/")
     rows = page.locator("tr.series-row")
     assert sorted(rows.evaluate_all("rows => rows.map(r => r.dataset.series)")) == sorted(expected)
-    for sid, series in expected.items():
-        row = page.locator(f'tr.series-row[data-series="{sid}"]')
-        assert row.locator("svg.sparkline polyline").count() == 1
-        verdict = series["change_points"][-1]["verdict"] if series["change_points"] else "none"
-        assert row.get_attribute("data-verdict") == verdict
+    for sid in expected:
+        assert page.locator(f'tr.series-row[data-series="{sid}"]').locator("svg.sparkline polyline").count() == 1
     stepped = page.locator(f'tr.series-row[data-series="{stepped_id(dashboard)}"]')
     assert stepped.get_attribute("data-verdict") == "regression"
-    assert "regression" in stepped.inner_text() and f"run {dashboard.stepped[STEP_AT]}" in stepped.inner_text()
+    text = stepped.inner_text()
+    assert "+2.9% regression" in text and f"due to {dashboard.commits[STEP_AT][:12]}" in text and "open" in text
+    link = stepped.locator("a.verdict").get_attribute("href")
+    assert link == f"/runs/{dashboard.stepped[STEP_AT]}?metric=syscall.getppid.latency"
+    suspected_id = series_id_of(dashboard, "command")
+    assert [c["index"] for c in expected[suspected_id]["change_points"]] == [STEP_AT]
+    suspected = page.locator(f'tr.series-row[data-series="{suspected_id}"]')
+    assert suspected.get_attribute("data-verdict") == "none"
+    assert "1 suspected" in suspected.inner_text() and "regression" not in suspected.inner_text()
+    flat = page.locator(f'tr.series-row[data-series="{series_id_of(dashboard, "will-it-scale.getppid1")}"]')
+    assert flat.get_attribute("data-verdict") == "none" and "suspected" not in flat.inner_text()
     assert_not_blank(page.screenshot(full_page=True))
+    assert page.errors == []
+
+
+def test_a_series_in_milliseconds_is_drawn_in_milliseconds(dashboard: Planted, page: Any) -> None:
+    sid = series_id_of(dashboard, "command")
+    page.goto(f"{dashboard.url}/series/{sid}")
+    page.wait_for_selector('#series-plot[data-rendered="true"]', timeout=60_000)
+    assert page.locator("#series-plot").get_attribute("data-unit") == "ms"
+    ticks = page.locator("#series-plot .ytick text").evaluate_all("els => els.map(e => e.textContent)")
+    assert ticks and all(18.0 < float(t.replace(",", "")) < 21.0 for t in ticks), ticks  # 19.2 ms, not "19.2M"
+    assert page.locator("#series-plot .g-ytitle").evaluate("e => e.textContent") == "command.wall (ms)"
+    row = page.locator("tr.change-row")
+    assert row.get_attribute("data-status") == "suspected"
+    compare = row.locator("a", has_text="compare").get_attribute("href")
+    assert compare is not None and compare.endswith("&metric=command.wall")
+    page.goto(f"{dashboard.url}{compare}")
+    page.wait_for_selector('#compare-cdf[data-rendered="true"]', timeout=60_000)
+    assert page.locator("#compare-cdf .g-xtitle").evaluate("e => e.textContent") == "command.wall (ms)"
     assert page.errors == []
 
 
@@ -86,11 +120,14 @@ def test_the_series_page_draws_every_run_and_the_change_point_and_a_click_opens_
     row = page.locator("tr.change-row")
     assert row.get_attribute("data-run") == str(dashboard.stepped[STEP_AT])
     assert dashboard.commits[STEP_AT][:12] in row.inner_text()
+    assert row.get_attribute("data-status") == "confirmed" and "getppid: take the slow path" in row.inner_text()
+    assert row.locator("a").first.get_attribute("href") == \
+        f"/runs/{dashboard.stepped[STEP_AT]}?metric=syscall.getppid.latency"
     # Click the 12th run's marker: Plotly turns it into plotly_click, the page opens the run.
     box = runs.nth(12).bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.wait_for_url(f"**/runs/{dashboard.stepped[12]}", timeout=30_000)
+    page.wait_for_url(f"**/runs/{dashboard.stepped[12]}?metric=syscall.getppid.latency", timeout=30_000)
     page.wait_for_selector('#run-histogram[data-rendered="true"]', timeout=60_000)
     page.wait_for_selector('#run-cdf[data-rendered="true"]', timeout=60_000)
     assert page.locator("#series-link").inner_text() == sid
@@ -129,9 +166,14 @@ def test_compare_and_regressions_pages(dashboard: Planted, page: Any) -> None:
     assert_not_blank(page.screenshot(full_page=True))
     page.goto(f"{dashboard.url}/regressions")
     entries = page.locator("article.regression")
-    assert entries.count() == 1
-    assert entries.first.get_attribute("data-run") == str(after)
-    assert f"git checkout {dashboard.commits[STEP_AT]}" in entries.first.locator("pre.reproduce").inner_text()
+    assert entries.count() == 2  # the confirmed getppid regression first, then the suspected command.wall change
+    confirmed, suspected = entries.nth(0), entries.nth(1)
+    assert confirmed.get_attribute("data-status") == "confirmed"
+    assert suspected.get_attribute("data-status") == "suspected"
+    assert confirmed.get_attribute("data-run") == str(after)
+    assert f"git checkout {dashboard.commits[STEP_AT]}" in confirmed.locator("pre.reproduce").inner_text()
+    assert "getppid: take the slow path" in confirmed.inner_text() and "due to commit" in confirmed.inner_text()
+    assert "suspected:" in suspected.inner_text() and "due to commit" not in suspected.inner_text()
     page.goto(f"{dashboard.url}/regressions?since=2099-01-01")
     assert page.locator("article.regression").count() == 0
     assert page.errors == []

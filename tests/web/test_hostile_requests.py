@@ -93,7 +93,7 @@ def _requests(served: Served) -> list[str]:
     others valid), and with no parameters at all."""
     spec = _get(f"{served.url}/api/openapi.json")[1]
     valid = {"run_id": str(served.tiny_runs[1]), "a": str(served.tiny_runs[0]), "b": str(served.tiny_runs[3]),
-             "sid": served.series_id, "since": "7d", "improvements": "true"}
+             "sid": served.series_id, "since": "7d", "improvements": "true", "metric": "command.cpu"}
     urls = []
     for path, operations in spec["paths"].items():
         parameters = operations["get"].get("parameters", [])

@@ -38,8 +38,10 @@ def _git(repo: Path, *args: str) -> str:
 
 def make_demo_repo(
     repo: Path, *, commits: int = 20, culprit: int | None = 13, broken: int | None = 9, extra: float = 0.05,
+    loops: int = LOOPS,
 ) -> list[str]:
-    """Write the repository (module docstring) into ``repo``; its commit ids, oldest first."""
+    """Write the repository (module docstring) into ``repo``; its commit ids, oldest first.
+    ``loops``: the hot loop's steps before the culprit (``LOOPS``: 15-25 ms here)."""
     if commits < 2:
         raise ValueError(f"a bisection needs at least 2 commits, got {commits}")
     for name, index in (("culprit", culprit), ("broken", broken)):
@@ -53,10 +55,10 @@ def make_demo_repo(
     _git(repo, "config", "user.email", "kay@example.org")
     shas = []
     for k in range(commits):
-        loops = LOOPS + (int(LOOPS * extra) if culprit is not None and k >= culprit else 0)
+        steps = loops + (int(loops * extra) if culprit is not None and k >= culprit else 0)
         what = ("more work in the hot loop" if k == culprit else
                 "break the build" if k == broken else f"touch the comment ({k})")
-        source = PROGRAM.format(comment=f"revision {k}", loops=loops, tag=7 + k % 3,
+        source = PROGRAM.format(comment=f"revision {k}", loops=steps, tag=7 + k % 3,
                                 broken=" +" if k == broken else "")
         (repo / "prog.c").write_text(source)
         _git(repo, "add", "prog.c")

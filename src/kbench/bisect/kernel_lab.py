@@ -107,6 +107,7 @@ class KernelLab(LabBase["_Kernel"]):
         self, store: Store, *, tag: str, repo: Path, worktrees: Worktrees, build: str, image: str, benchmark: str,
         params: dict[str, str], samples: int, seed: int, cache_dir: Path | None = None, boot_timeout: float = 120.0,
         modules: str | None = None, batch: int | None = None,
+        extra_tags: tuple[str, ...] = (),
     ):
         if samples < 1:
             raise ValueError(f"need samples >= 1, got {samples}")
@@ -119,6 +120,7 @@ class KernelLab(LabBase["_Kernel"]):
         self.bench.validate_params(params)
         self.store = store
         self.tag = tag
+        self.extra_tags = extra_tags
         super().__init__(repo, seed)
         self.worktrees = worktrees
         self.build_cmd = build
@@ -282,7 +284,12 @@ class KernelLab(LabBase["_Kernel"]):
 
     # -- measuring --------------------------------------------------------------------
 
-    def _trial(self, commit: str, kernel: _Kernel) -> RunResult:
+    def measure(self, commit: str, *, label: str | None = None) -> RunResult:
+        """One trial of ``commit`` whose run is stored with the commit it measured (and ``label``),
+        as a history point (``kbench watch``); BisectError when the kernel no longer builds or boots."""
+        return self._trial(commit, self.prepare(commit), version=(commit, label))
+
+    def _trial(self, commit: str, kernel: _Kernel, version: tuple[str, str | None] | None = None) -> RunResult:
         target = self._target(kernel)
         try:
             try:
@@ -294,7 +301,8 @@ class KernelLab(LabBase["_Kernel"]):
             if self.bench.kind == "kfunc" and target.module is None:
                 raise BisectError(f"commit {commit[:12]}: kbench.ko is not loaded: {target.module_error}")
             request = RunRequest(benchmark=self.bench.name, params=self.params, samples=self.samples,
-                                 batch=self.batch, tags=(self.tag, f"commit:{commit[:12]}"))
+                                 batch=self.batch, tags=(self.tag, *self.extra_tags, f"commit:{commit[:12]}"),
+                                 commit=version[0] if version else None, label=version[1] if version else None)
             try:
                 result = execute_run(self.store, self.bench, request, target)
             except (TargetError, VmTargetError) as exc:

@@ -31,6 +31,7 @@ class CommandLab(LabBase[RunRequest]):
     def __init__(
         self, store: Store, *, tag: str, repo: Path, worktrees: Worktrees, build: str, command: str,
         samples: int, seed: int, metric: str = "wall",
+        extra_tags: tuple[str, ...] = (),
     ):
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
@@ -38,6 +39,7 @@ class CommandLab(LabBase[RunRequest]):
         self.metric = metric
         self.store = store
         self.tag = tag
+        self.extra_tags = extra_tags
         self.worktrees = worktrees
         self.build_cmd = build
         self.command = command
@@ -62,7 +64,7 @@ class CommandLab(LabBase[RunRequest]):
         cmd = f"cd {shlex.quote(str(self.worktrees.path(commit)))} && {self.command}"
         return RunRequest(
             benchmark=self.bench.name, params={"cmd": cmd}, samples=self.samples,
-            tags=(self.tag, f"commit:{commit[:12]}"),
+            tags=(self.tag, *self.extra_tags, f"commit:{commit[:12]}"),
         )
 
     def statistic(self, run: RunResult) -> list[float]:

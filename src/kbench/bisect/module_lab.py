@@ -87,6 +87,7 @@ class ModuleLab(LabBase[str]):
         self, store: Store, *, tag: str, repo: Path, worktrees: Worktrees, build: str | None, module: str,
         benchmark: str | None, kernel: str, samples: int, params: dict[str, str], seed: int,
         batch: int | None = None, cache_dir: Path | None = None, console_log: Path | None = None,
+        extra_tags: tuple[str, ...] = (),
     ):
         if Path(module).is_absolute() or ".." in Path(module).parts:
             raise ValueError(f"module must be a path inside the repository, got {module!r}")
@@ -94,6 +95,7 @@ class ModuleLab(LabBase[str]):
             raise ValueError(f"need samples >= 1, got {samples}")
         self.store = store
         self.tag = tag
+        self.extra_tags = extra_tags
         super().__init__(repo, seed)
         self.worktrees = worktrees
         self.build_cmd = build
@@ -253,7 +255,7 @@ class ModuleLab(LabBase[str]):
                 self.batch = self.target.module.calibrate_batch(bench, probe)
             request = RunRequest(
                 benchmark=bench.name, params=self.params, samples=self.samples, batch=self.batch,
-                tags=(self.tag, f"commit:{commit[:12]}"),
+                tags=(self.tag, *self.extra_tags, f"commit:{commit[:12]}"),
             )
             try:
                 result = execute_run(self.store, bench, request, self._guest)

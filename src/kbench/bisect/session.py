@@ -67,7 +67,8 @@ class Bisection:
     def settings(self) -> Settings:
         params = self.params
         return Settings(trials=int(params["trials"]), max_trials=int(params.get("max_trials", Settings.max_trials)),
-                        check_trials=int(params["check_trials"]), alpha=float(params["alpha"]))
+                        check_trials=int(params["check_trials"]), alpha=float(params["alpha"]),
+                        confirm_error=float(params.get("confirm_error", Settings.confirm_error)))
 
     def state(self) -> BisectState:
         return BisectState(good=self.good, bad=self.bad, commits=list(self.params["commits"]),
@@ -96,6 +97,11 @@ class SessionPlan:
     boot_timeout: float = 120.0
     benchmark: str | None = None
     bench_params: Mapping[str, str] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    """More tags for every trial's run (``bisect:<id>`` is always there), e.g. ``watch:<id>``."""
+    confirm_error: float | None = None
+    """The two commits the answer rests on are measured further to this error (None: Settings' 1e-6);
+    ``kbench watch`` gives the search's own error and measures the culprit against its parent itself."""
 
     def described(self) -> str:
         """The bisection's ``command`` column: what is timed."""
@@ -113,6 +119,10 @@ class SessionPlan:
             "max_trials": self.max_trials, "check_trials": self.check_trials, "metric": self.metric,
             "alpha": self.alpha, "seed": self.seed, "commits": commits,
         }
+        if self.tags:
+            found["tags"] = list(self.tags)
+        if self.confirm_error is not None:
+            found["confirm_error"] = self.confirm_error
         if self.kind == MODULE:
             found.update(module=self.module, benchmark=self.benchmark, kernel=self.kernel,
                          bench_params=dict(self.bench_params))
@@ -145,7 +155,8 @@ def make_lab(store: Store, bisection: Bisection, worktrees: Worktrees) -> Comman
     """The lab that builds and measures a commit of ``bisection``."""
     params = bisection.params
     tag = f"bisect:{bisection.id}"
-    common: dict[str, Any] = {"tag": tag, "repo": bisection.repo, "worktrees": worktrees,
+    common: dict[str, Any] = {"tag": tag, "extra_tags": tuple(str(t) for t in params.get("tags") or ()),
+                              "repo": bisection.repo, "worktrees": worktrees,
                               "samples": int(params["samples"]), "seed": int(params["seed"])}
     if bisection.kind == KERNEL:
         return KernelLab(

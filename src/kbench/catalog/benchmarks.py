@@ -14,7 +14,7 @@ from kbench.contract.benchmark import BadParameter as BadParameter
 from kbench.contract.benchmark import Benchmark as Benchmark
 from kbench.contract.benchmark import ParamSpec as ParamSpec
 from kbench.contract.benchmark import UnknownBenchmark as UnknownBenchmark
-from kbench.contract.benchmark import did_you_mean
+from kbench.contract.suggest import did_you_mean
 from kbench.contract.vocabulary import HIGHER_IS_BETTER as HIGHER_IS_BETTER
 from kbench.contract.vocabulary import LOWER_IS_BETTER as LOWER_IS_BETTER
 from kbench.kinds.registry import KINDS, kind_named

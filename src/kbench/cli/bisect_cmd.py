@@ -23,7 +23,7 @@ from kbench.bisect.session import COMMAND, KERNEL, MODULE, SessionPlan
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
 from kbench.cli.console import echo_literal, write_stdout
-from kbench.cli.job_cmds import default_cpu_count, job_errors
+from kbench.cli.job_cmds import default_cpu_count
 from kbench.cli.lazy import LazyCommand, LazyGroup
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context, user_errors
 from kbench.cli.parsing import KeyValue
@@ -110,7 +110,7 @@ def benchmark_of_job(
     if benchmark or bench_params or samples:
         raise click.UsageError("--job gives the benchmark, its parameters and samples: drop --benchmark, "
                                "-p and --samples")
-    with job_errors():
+    with user_errors():
         instances = expand_job(job_file, cpu_count=default_cpu_count())
     if len(instances) != 1:
         raise click.UsageError(f"{job_file} expands to {len(instances)} instances; a bisection measures one "

@@ -51,7 +51,7 @@ from kbench.store.db import Store
 from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.base import Target
 from kbench.targets.factory import make_target
-from kbench.targets.suite_runner import suite_tools
+from kbench.targets.suite_runner import needs_perf, suite_tools
 from kbench.targets.transport import Transport
 
 
@@ -191,12 +191,14 @@ def compare_cmd(
                                    every_side=True)
         elif modules:
             kernel = kernels[0] if kernels else None
-            with make_target(kernel, modules, local_kernel=local_kernel,
-                             module_suffixes=module_suffixes(modules)) as target:
+            with make_target(kernel, modules, local_kernel=local_kernel, module_suffixes=module_suffixes(modules),
+                             suite_tools=suite_tools([], perf=profile)) as target:
                 if not isinstance(target, Transport):
                     raise BadRequest(f"{kernel or 'this kernel'} cannot load benchmark modules")
                 found = module_sides(target, modules, benchmark, dict(params), samples)
-                sides = [replace(side, kernel=kernel) for side in found.sides]
+                counting = COUNTERS_BY_DEFAULT if counters is None else counters
+                sides = [replace(side, kernel=kernel, request=replace(side.request, counters=counting))
+                         for side in found.sides]
                 margin_value, margin_source = _margin(store, sides[0], margin_value, margin, INTERLEAVED)
                 if blocks is not None and (refusal := check_blocks(blocks, alpha=alpha)):
                     raise BadRequest(refusal)
@@ -248,7 +250,8 @@ def compare_cmd(
                 if profile:
                     profiled = [ProfiledSide(s.side.label, s.runs[0].run_id, s.side.benchmark, s.side.request,
                                              s.side.kernel) for s in outcome.sides if s.runs]
-                    report = with_profiles(report, *profile_sides(store, profiled, _target_factory(found.sides)))
+                    report = with_profiles(report, *profile_sides(store, profiled,
+                                                                  _target_factory(found.sides, perf=True)))
     if report_dir is not None:
         report_dir.mkdir(parents=True, exist_ok=True)
         for name in ("text", "json", "markdown", "html"):
@@ -275,9 +278,12 @@ def _named(report: ComparisonReport, metric: MetricComparison) -> str:
     return f"{metric.metric} on {report.new_label_of(metric)}"
 
 
-def _target_factory(sides: list[ComparisonSide]) -> TargetFactory:
+def _target_factory(sides: list[ComparisonSide], *, perf: bool = False) -> TargetFactory:
+    counting = any(side.request.counters for side in sides)
+    benchmarks = [side.benchmark for side in sides]
     return functools.partial(
-        make_target, suite_tools=suite_tools(side.benchmark for side in sides),
+        make_target, suite_tools=suite_tools(benchmarks, perf=needs_perf(benchmarks, counters=counting,
+                                                                           profile=perf)),
         with_module=any(side.benchmark.kind != "suite" for side in sides),
     )
 
@@ -357,7 +363,8 @@ def _measure_interleaved(
 
         if target is not None:
             return measure(target)
-        with make_target(sides[0].kernel, local_kernel=local_kernel) as machine:
+        tools = suite_tools([], perf=needs_perf([s.benchmark for s in sides], counters=False, profile=profile))
+        with make_target(sides[0].kernel, local_kernel=local_kernel, suite_tools=tools) as machine:
             return measure(machine)
 
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import FrameType
@@ -39,37 +37,8 @@ def fleet_settings(*, db: str | None = None, broker: str | None = None, need_bro
     return load_settings(db=db, broker=broker, need_broker=need_broker)
 
 
-@contextmanager
-def fleet_errors() -> Iterator[None]:
-    """One line and a documented exit code for everything the fleet commands can meet (the
-    exception classes are imported when one is raised: Celery and the job reader stay out of
-    `fleet status`'s start-up)."""
-    try:
-        with user_errors():
-            yield
-    except Exception as exc:
-        from sqlalchemy.exc import DBAPIError
-
-        from kbench.fleet.app import BrokerUnreachable
-        from kbench.fleet.demo import DemoFailed
-        from kbench.fleet.plan import PlanError
-        from kbench.fleet.services import ServiceUnavailable
-        from kbench.fleet.settings import SettingsError
-        from kbench.jobs import JobError
-        from kbench.store.fleet import MachineNameTaken
-
-        if isinstance(exc, JobError):
-            from kbench.cli.job_cmds import fail_on_job_error
-
-            fail_on_job_error(exc)
-        if isinstance(exc, SettingsError | PlanError | MachineNameTaken | ServiceUnavailable | DemoFailed):
-            fail(str(exc), exit_codes.USAGE)
-        if isinstance(exc, BrokerUnreachable):
-            fail(f"the fleet's broker is unreachable: {exc}", exit_codes.BROKER_FAILED)
-        if isinstance(exc, DBAPIError):
-            reason = str(exc.orig or exc).strip().splitlines()[0]
-            fail(f"the fleet's results database failed: {reason}", exit_codes.STORE_FAILED)
-        raise
+fleet_errors = user_errors
+"""The fleet commands' errors are ``user_errors``' (kept under this name for the commands that import it)."""
 
 
 broker_option = click.option(
@@ -104,7 +73,7 @@ def submit_cmd(
     """Validate FILE here, then queue one task per instance per machine class."""
     from kbench.fleet.submit import CompareOptions, submit_job
 
-    with fleet_errors():
+    with user_errors():
         if not queues:
             raise click.UsageError("name at least one machine class with --queue CLASS")
         settings = fleet_settings(broker=broker)
@@ -131,7 +100,7 @@ def submit_cmd(
 def status_cmd(job_id: str | None, limit: int, as_json: bool) -> None:
     """Queued, running, done, failed and cancelled tasks per job, class and machine; with
     JOB_ID, every task of that job with its machine, attempts, runs and error."""
-    with fleet_errors():
+    with user_errors():
         fleet = _fleet_store(fleet_settings(need_broker=False))
         jobs = fleet.jobs(job_id=job_id, limit=limit)
         if job_id and not jobs:
@@ -186,7 +155,7 @@ def _print_tasks(job: dict[str, Any], tasks: list[dict[str, Any]]) -> None:
 @click.argument("job_id")
 def cancel_cmd(job_id: str) -> None:
     """Cancel JOB_ID: queued tasks are dropped, running ones stop at once (samples kept, run interrupted)."""
-    with fleet_errors():
+    with user_errors():
         fleet = _fleet_store(fleet_settings(need_broker=False))
         try:
             counts = fleet.cancel_job(job_id)
@@ -204,7 +173,7 @@ def resend_cmd(job_id: str, broker: str | None) -> None:
     that is already running or done is not run twice."""
     from kbench.fleet.app import make_app, send_tasks
 
-    with fleet_errors():
+    with user_errors():
         settings = fleet_settings(broker=broker)
         fleet = _fleet_store(settings)
         if not fleet.jobs(job_id=job_id):
@@ -218,7 +187,7 @@ def resend_cmd(job_id: str, broker: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Every machine with its inventory as JSON.")
 def machines_cmd(as_json: bool) -> None:
     """The test machines: name, model, cores, memory, class (queue), state, current job, last seen."""
-    with fleet_errors():
+    with user_errors():
         machines = _fleet_store(fleet_settings(need_broker=False)).machines()
     if as_json:
         emit_json({"machines": [_jsonable({k: v for k, v in m.items() if k != "sysinfo"}) for m in machines]})
@@ -249,7 +218,7 @@ def demo_cmd(workdir: Path | None, job_file: Path | None) -> None:
     from kbench.fleet.demo import LocalFleet
 
     # The scratch dir is the guardian's to remove if the demo is killed (kill -9 included).
-    with fleet_errors(), children.scratch_dir("kbench-fleet-demo-") as scratch:
+    with user_errors(), children.scratch_dir("kbench-fleet-demo-") as scratch:
         base = (workdir or scratch).resolve()
         # Also when started in the background, where SIGINT may come in ignored.
         previous = {number: signal.signal(number, _interrupt) for number in (signal.SIGINT, signal.SIGTERM)}

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kbench.cli.fail_on import exit_if_found, fail_on_option
-from kbench.cli.history_options import Since, detection_options, history_errors, settings_from
+from kbench.cli.history_options import Since, detection_options, settings_from
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def history_cmd(
 
     settings = settings_from(window, max_pvalue, raw_values)
     notes: list[str] = []
-    with user_errors(), history_errors():
+    with user_errors():
         series = load_series(ctx.reader, selector, since=since)
         if control is not None:
             series, notes = _relative_to_control(series, load_series(ctx.reader, control, since=since))

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TypeVar
 
 import click
 
-from kbench.cli import exit_codes
-from kbench.cli.main import fail
+from kbench.cli.errors import user_errors
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -52,15 +50,6 @@ def settings_from(window: int, max_pvalue: float, raw_values: bool) -> Any:
     return DetectionSettings(window=window, max_pvalue=max_pvalue, winsorize=None if raw_values else 3.0)
 
 
-@contextmanager
-def history_errors() -> Iterator[None]:
-    """No such series → exit 4; the change-point library missing → exit 2 with the install hint."""
-    from kbench.history.changes import HistoryUnavailable
-    from kbench.history.load import NoSuchSeries
-
-    try:
-        yield
-    except NoSuchSeries as exc:
-        fail(str(exc), exit_codes.NOT_FOUND)
-    except HistoryUnavailable as exc:
-        fail(str(exc), exit_codes.USAGE)
+history_errors = user_errors
+"""No such series (4) and no change-point library (2) are ``user_errors``' cases (kept under this name for the
+commands that import it)."""

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import NoReturn
 
 import click
 from rich.table import Table
 
-from kbench.cli import exit_codes
 from kbench.cli.console import echo_literal
-from kbench.cli.main import emit_json, fail, out_console, user_errors
-from kbench.jobs import JobError, JobInstance, expand_job, varying_keys
+from kbench.cli.main import emit_json, out_console, user_errors
+from kbench.jobs import JobInstance, expand_job, varying_keys
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
 
 
@@ -23,23 +19,8 @@ def default_cpu_count() -> int:
     return os.cpu_count() or 1
 
 
-@contextmanager
-def job_errors() -> Iterator[None]:
-    """Print every problem of an invalid job file (``FILE:LINE: key: message``, one per
-    line, on stderr) and exit 2; also maps the library errors ``user_errors`` knows."""
-    try:
-        with user_errors():
-            yield
-    except JobError as exc:
-        fail_on_job_error(exc)
-
-
-def fail_on_job_error(exc: JobError) -> NoReturn:
-    """Every problem of the job file, one per line on stderr, then exit 2."""
-    for problem in exc.problems:
-        echo_literal(problem, err=True)  # job files are outside text
-    count = len(exc.problems)
-    fail(f"invalid job file: {count} problem{'s' if count != 1 else ''}; nothing was run", exit_codes.USAGE)
+job_errors = user_errors
+"""An invalid job file is one of ``user_errors``' cases (kept under this name for the commands that import it)."""
 
 
 def print_warnings(instances: list[JobInstance]) -> None:
@@ -71,7 +52,7 @@ def job_group() -> None:
 def expand_cmd(file: Path, cpus: int | None, max_instances: int, as_json: bool) -> None:
     """List the instances FILE expands to: id, benchmark and the keys that vary."""
     cpu_count = cpus or default_cpu_count()
-    with job_errors():
+    with user_errors():
         instances = expand_job(file, cpu_count=cpu_count, max_instances=max_instances)
     print_warnings(instances)
     varying = varying_keys(instances)
@@ -99,7 +80,8 @@ def _print_instances(instances: list[JobInstance], columns: list[str]) -> None:
         table.add_column(column)
     for instance in instances:
         shown = instance.describe()
-        table.add_row(instance.id, instance.benchmark, *(shown.get(column, "-") for column in columns))
+        table.add_row(instance.id, instance.benchmark + (" (control)" if instance.control else ""),
+                      *(shown.get(column, "-") for column in columns))
     out_console().print(table)
 
 
@@ -109,7 +91,7 @@ def _print_instances(instances: list[JobInstance], columns: list[str]) -> None:
 @max_instances_option
 def validate_cmd(file: Path, cpus: int | None, max_instances: int) -> None:
     """Check FILE completely (schema, values, limits, catalog); exit 2 listing every problem."""
-    with job_errors():
+    with user_errors():
         instances = expand_job(file, cpu_count=cpus or default_cpu_count(), max_instances=max_instances)
     print_warnings(instances)
     echo_literal(f"{file}: valid, {len(instances)} instance{'s' if len(instances) != 1 else ''}")

@@ -14,8 +14,8 @@ from kbench import interrupts
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
 from kbench.cli.console import echo_literal, label_column
-from kbench.cli.job_cmds import default_cpu_count, job_errors, print_warnings
-from kbench.cli.main import Context, emit_json, err_console, fail, out_console
+from kbench.cli.job_cmds import default_cpu_count, print_warnings
+from kbench.cli.main import Context, emit_json, err_console, fail, out_console, user_errors
 from kbench.engine.job_runner import InstanceRuns, run_job
 from kbench.jobs import JobInstance, expand_job
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
@@ -29,7 +29,7 @@ def run_job_file(
     ctx: Context, path: Path, as_json: bool, *, commit: str | None = None, label: str | None = None,
     local_kernel: bool = False, max_instances: int = DEFAULT_MAX_INSTANCES, quiet: bool = False,
 ) -> None:
-    with job_errors():
+    with user_errors():
         instances = expand_job(path, cpu_count=default_cpu_count(), max_instances=max_instances,
                                target_cpus=lambda spec: target_cpus(None if spec == "local" else spec))
     print_warnings(instances)
@@ -39,7 +39,7 @@ def run_job_file(
     if local_kfunc and not local_kernel:
         fail(f"{path}: {', '.join(local_kfunc)} would load kbench.ko into the running kernel: {LOCAL_KERNEL_HINT} "
              "(or give the job a kernel: deb:<release>)", exit_codes.USAGE)
-    with job_errors():
+    with user_errors():
         store = ctx.store
         total = sum(1 if _is_suite(i) else i.iterations for i in instances)
         with Progress(
@@ -53,7 +53,8 @@ def run_job_file(
                     bar.advance(task)
                 bar.update(task, description=f"{instance.id} {instance.benchmark}")
 
-            tools = suite_tools(lookup(i.benchmark) for i in instances if _is_suite(i))
+            perf = any(i.profile or (i.counters and _is_suite(i)) for i in instances)  # perf in a guest
+            tools = suite_tools((lookup(i.benchmark) for i in instances if _is_suite(i)), perf=perf)
             factory = functools.partial(make_target, local_kernel=local_kernel, suite_tools=tools,
                                         with_module=not all(_is_suite(i) for i in instances))
             entries = run_job(store, instances, factory, on_trial, commit=commit, label=label)

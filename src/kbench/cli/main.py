@@ -7,8 +7,6 @@ module is imported only when that command runs (``kbench --help`` imports none).
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -21,27 +19,14 @@ from kbench.cli.console import PIPE_WIDTH as PIPE_WIDTH  # re-exported: their ol
 from kbench.cli.console import TrimmedLines as TrimmedLines
 from kbench.cli.console import err_console as err_console
 from kbench.cli.console import out_console as out_console
+from kbench.cli.errors import fail as fail  # re-exported: their old home
+from kbench.cli.errors import user_errors as user_errors
 from kbench.cli.lazy import LazyCommand, LazyGroup
 from kbench.contract import json_document
-from kbench.contract.benchmark import BadParameter, UnknownBenchmark
-from kbench.contract.request import BadRequest
-from kbench.native import NativeToolMissing
-from kbench.store.errors import RunNotFound, StoreError, database_error_message
-from kbench.targets.base import TargetError
+from kbench.store.errors import database_error_message
 
 if TYPE_CHECKING:
     from kbench.store.db import Store
-
-def fail(message: str, code: int) -> NoReturn:
-    """Print ``kbench: error: MESSAGE`` on stderr and exit with ``code``.
-
-    The message is printed literally, control characters escaped (``SafeConsole``): it
-    often carries outside text (a compiler's output, a tool's error, the guest console,
-    a path) that must not be read as markup or reach the terminal as escapes.
-    """
-    err_console.print(Text.assemble(("kbench: error:", "bold red"), " ", message), highlight=False)
-    sys.exit(code)
-
 
 def literal(text: object) -> Text:
     """Outside text (paths, tool output, error messages) as it is, without markup, its
@@ -51,41 +36,16 @@ def literal(text: object) -> Text:
     return Text(printable(text, lines=True))
 
 
-@contextmanager
-def user_errors() -> Iterator[None]:
-    """Map library exceptions to one clear line and a documented exit code."""
-    try:
-        yield
-    except (UnknownBenchmark, BadParameter, BadRequest) as exc:
-        fail(str(exc), exit_codes.USAGE)
-    except RunNotFound as exc:
-        fail(str(exc), exit_codes.NOT_FOUND)
-    except StoreError as exc:  # SamplesNotStored too: its message names the recovery file
-        fail(str(exc), exit_codes.STORE_FAILED)
-    except (TargetError, NativeToolMissing) as exc:
-        fail(str(exc), exit_codes.MEASUREMENT_FAILED)
-    except Exception as exc:
-        message = database_error_message(exc, _database_in_use())
-        if message is None:
-            raise
-        fail(message, exit_codes.STORE_FAILED)
-
-
-def _database_in_use() -> str:
-    """The database this command opened, to name it in an error ('' if none)."""
-    click_context = click.get_current_context(silent=True)
-    context = click_context.find_object(Context) if click_context is not None else None
-    if context is None:
-        return ""
-    opened = context._store or context._reader
-    return opened.where if opened is not None else (context.db_url or "")
-
-
 class Context:
     def __init__(self, db_url: str | None):
         self.db_url = db_url
         self._store: Store | None = None
         self._reader: Store | None = None
+
+    def database_in_use(self) -> str:
+        """The database this command opened, to name it in an error ('' if none)."""
+        opened = self._store or self._reader
+        return opened.where if opened is not None else (self.db_url or "")
 
     @property
     def store(self) -> Store:
@@ -192,7 +152,8 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "show": LazyCommand(
         "kbench.cli.results_cmds:show_cmd",
-        "Show a stored run: summary, histogram, CDF, context, counters, profile and warnings.",
+        "Show a stored run: summary, histogram, CDF, context, counters, profile and warnings; or, with "
+        "--over-time, the run in chunks over its samples and its time.",
     ),
     "sysinfo": LazyCommand(
         "kbench.cli.sysinfo_cmd:sysinfo_cmd", "Show the machine inventory and a checklist of the noise sources."
@@ -200,6 +161,14 @@ COMMANDS: dict[str, LazyCommand] = {
     "trace": LazyCommand(
         "kbench.cli.trace_cmd:trace_cmd",
         "Time FUNCTION… in place (kretprobes) while a workload runs; store every call's cycles.",
+    ),
+    "watch": LazyCommand(
+        "kbench.cli.watch_cmd:watch_cmd",
+        "Follow BRANCHes of REPO: build every new commit (first-parent order) in a worktree of kbench's own, run "
+        "JOB there and store the runs. A change point of a series is only a candidate: it is confirmed by "
+        "measuring the builds on either side of it side by side now, bisected when its range holds more than one "
+        "commit, and its culprit measured once more against its parent. Only then is it a regression, mailed "
+        "into --outbox.",
     ),
     "worker": LazyCommand(
         "kbench.cli.worker_cmd:worker_cmd",

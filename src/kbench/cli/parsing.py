@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 import click
 import click.shell_completion
 
-from kbench.durations import match_duration, parse_duration
+from kbench.durations import NotAWarmup, parse_duration, parse_warmup
+from kbench.durations import Warmup as ParsedWarmup
 
 if TYPE_CHECKING:
     from kbench.engine.run_selection import RunSelector
@@ -51,16 +52,16 @@ class Warmup(click.ParamType):  # type: ignore[type-arg]
 
     def convert(
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> tuple[str, float]:
-        if isinstance(value, tuple):
+    ) -> ParsedWarmup:
+        if isinstance(value, ParsedWarmup):
             return value
         text = str(value).strip()
-        if text.isdigit():
-            return ("samples", float(int(text)))
-        matched = match_duration(text)
-        if matched is None or matched[1] is None or matched[0] <= 0:
+        try:
+            return parse_warmup(text)
+        except NotAWarmup:
             self.fail(f"{text!r} is neither a sample count nor a duration with a unit (e.g. 1000, 2s)", param, ctx)
-        return ("duration", matched[0])
+        except ValueError as exc:  # more digits than any limit
+            self.fail(f"{text!r}: {exc}", param, ctx)
 
 
 class KeyValue(click.ParamType):  # type: ignore[type-arg]

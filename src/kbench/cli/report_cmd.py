@@ -10,7 +10,7 @@ import click
 from kbench.cli import exit_codes
 from kbench.cli.console import write_stdout
 from kbench.cli.fail_on import exit_if_found, fail_on_option
-from kbench.cli.history_options import Since, detection_options, history_errors, settings_from
+from kbench.cli.history_options import Since, detection_options, settings_from
 from kbench.cli.main import Context, fail, pass_context, user_errors
 from kbench.contract.vocabulary import IMPROVEMENT
 
@@ -49,36 +49,41 @@ def regressions_cmd(
     --fail-on improvement reports improvements too (as --improvements)."""
     improvements = improvements or IMPROVEMENT in fail_on
     from kbench.history.analysis import analyse
+    from kbench.history.confirmed import load_confirmations, unmatched_confirmations
     from kbench.history.load import load_series
     from kbench.history.regressions import regression_entries, wanted_runs
     from kbench.report.why import entry_why_rows, why_json
     from kbench.store.series import run_requests
 
     settings = settings_from(window, max_pvalue, raw_values)
-    with user_errors(), history_errors():
+    with user_errors():
         engine = ctx.reader  # a Store: read-only SQLite is read without SQLAlchemy
         histories = analyse(load_series(engine, selector), settings, repo=repo)
+        confirmations = load_confirmations(engine)
         entries = regression_entries(
-            histories, run_requests(engine, wanted_runs(histories, since)), since=since, improvements=improvements
+            histories, run_requests(engine, wanted_runs(histories, since)), since=since, improvements=improvements,
+            confirmations=confirmations,
         )
+        unmatched = unmatched_confirmations(confirmations, entries, [h.series for h in histories], since)
         why = entry_why_rows(ctx.reader, entries)
     scope = _scope(len(histories), since, improvements)
     if fmt == "json":
         text = _json({"settings": settings.to_json(), "since": since.isoformat() if since else None,
                       "series_checked": len(histories),
-                      "entries": [{**e.to_json(), **why_json(why, e)} for e in entries]})
+                      "entries": [{**e.to_json(), **why_json(why, e)} for e in entries],
+                      "confirmed": [c.to_json() for c in unmatched]})
     elif fmt == "markdown":
         from kbench.report.regression_text import render_markdown
 
-        text = render_markdown(entries, scope, why)
+        text = render_markdown(entries, scope, why, unmatched)
     elif fmt == "html":
         from kbench.report.regression_html import render_page
 
-        text = render_page(entries, scope)
+        text = render_page(entries, scope, unmatched, why)
     else:
         from kbench.report.regression_text import render_text
 
-        text = render_text(entries, scope, why)
+        text = render_text(entries, scope, why, unmatched)
     _write(text, output, data=fmt != "text")
     exit_if_found(fail_on, ((e.point.verdict, e.series.metric) for e in entries))
 
@@ -117,7 +122,7 @@ def releases_cmd(
     if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise click.BadParameter(f"{plot}: the plot is written as .png, .svg or .pdf", param_hint="--plot")
     names = [normalise_kernel(k) for k in kernels]
-    with user_errors(), history_errors():
+    with user_errors():
         engine = ctx.reader  # a Store: read-only SQLite is read without SQLAlchemy
         series = load_series(engine, selector)
         ids = [p.run_id for s in series for p in s.points if p.kernel in names]

@@ -24,19 +24,20 @@ from kbench.cli.render import render_profile, render_quiet, render_run
 from kbench.contract.benchmark import Benchmark, UnknownBenchmark
 from kbench.contract.limits import request_problems
 from kbench.contract.request import LABEL_MAX, BadRequest, RunRequest
+from kbench.durations import Warmup as ParsedWarmup
 from kbench.engine.profiling import stored_profile
 from kbench.engine.runner import execute_run, store_failed_start
 from kbench.engine.stored_run import stored_run
 from kbench.jobs import is_job_file
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
 from kbench.kinds.kfunc.loaded import loaded_benchmark
-from kbench.profile.defaults import counters_by_default
+from kbench.profile.defaults import COUNTED_KINDS, counters_by_default
 from kbench.report.run_json import profile_json, run_context_json, run_json
 from kbench.store.db import Store
 from kbench.targets.base import Target, TargetError
 from kbench.targets.factory import make_target, target_cpus
 from kbench.targets.local_kmod import LOCAL_KERNEL_HINT, what_loads_locally
-from kbench.targets.suite_runner import suite_tools
+from kbench.targets.suite_runner import needs_perf, suite_tools
 from kbench.targets.vm.errors import ModuleBuildError
 from kbench.targets.vm_target import VmTarget
 from kbench.trace.tracking import parse_track, tracked
@@ -92,14 +93,15 @@ from kbench.trace.tracking import parse_track, tracked
 @click.option(
     "--profile", "profile", is_flag=True,
     help="After the run, profile the benchmark in a run of its own (perf record: call graphs, kernel and user "
-    "symbols) and store it with the run; `kbench show RUN --flame FILE.svg` draws it.",
+    "symbols; in a guest, the guest's perf) and store it with the run; `kbench show RUN --flame FILE.svg` "
+    "draws it.",
 )
 @click.option(
     "--counters/--no-counters", default=None,
     help="perf event counters around the measured region: task-clock, context switches, migrations, page "
     "faults and, where the machine has a PMU, cycles, instructions, branches and caches "
-    "(default: on for syscall.* and command, whose cost was measured negligible, off for the others; "
-    "docs/PERFORMANCE.md has their cost).",
+    "(default: on for syscall.*, command and kfunc.* (counted inside kbench.ko), whose cost was measured "
+    "negligible, off for suites and will-it-scale.*; docs/PERFORMANCE.md has their cost).",
 )
 @click.option(
     "--local-kernel", is_flag=True,
@@ -120,7 +122,7 @@ def run_cmd(
     params: tuple[tuple[str, str], ...],
     samples: int | None,
     duration: float | None,
-    warmup: tuple[str, float] | None,
+    warmup: ParsedWarmup | None,
     batch: int | None,
     cpu: int | None,
     iterations: int,
@@ -168,8 +170,8 @@ def run_cmd(
             params=dict(params),
             samples=samples,
             duration_s=duration,
-            warmup_samples=int(warmup[1]) if warmup and warmup[0] == "samples" else None,
-            warmup_duration_s=warmup[1] if warmup and warmup[0] == "duration" else None,
+            warmup_samples=warmup.samples if warmup else None,
+            warmup_duration_s=warmup.duration_s if warmup else None,
             batch=batch,
             cpu=cpu,
             subtract_overhead=subtract_overhead,
@@ -180,9 +182,9 @@ def run_cmd(
         )
         kind = known.kind if known else "kfunc"
         request = replace(request, counters=counters_by_default(kind) if counters is None else counters)
-        if counters and kind not in ("probe", "suite"):
-            err_console.print(literal(f"warning: --counters: not taken for {kind} benchmarks yet (syscalls, commands "
-                                      "and suites are counted)"), highlight=False)
+        if counters and kind not in COUNTED_KINDS:
+            err_console.print(literal(f"warning: --counters: not taken for {kind} benchmarks (syscalls, commands, "
+                                      "suites and in-kernel benchmarks are counted)"), highlight=False)
         problems = request_problems(request, kind, target_cpus(kernel))
         if problems:
             raise BadRequest("; ".join(str(p) for p in problems))
@@ -190,7 +192,9 @@ def run_cmd(
         _agree_to_local_kernel(benchmark)
         local_kernel = True
     store = _writable_store(ctx)
-    tools = suite_tools([known]) if known is not None else ()
+    tools = suite_tools([known] if known is not None else [],
+                        perf=needs_perf([known] if known is not None else [], counters=request.counters,
+                                        profile=profile))
     suite_only = known is not None and known.kind == "suite"
     with user_errors(), _started(store, request, kernel, modules, make_target(
             kernel, modules, local_kernel=local_kernel, suite_tools=tools, with_module=not suite_only)) as target:

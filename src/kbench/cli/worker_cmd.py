@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from kbench.cli.fleet_cmd import broker_option, fleet_errors, fleet_settings
+from kbench.cli.errors import user_errors
+from kbench.cli.fleet_cmd import broker_option, fleet_settings
 
 
 @click.command("worker")
@@ -29,7 +30,7 @@ def worker_cmd(machine_class: str, name: str, db: str | None, broker: str | None
     SIGTERM or Ctrl-C stops it after the task in hand; a second Ctrl-C at once."""
     from kbench.fleet.worker import run_worker
 
-    with fleet_errors():
+    with user_errors():
         settings = fleet_settings(db=db, broker=broker)
         code = run_worker(settings, queue=machine_class, name=name, allow_command=allow_command, loglevel=loglevel)
     sys.exit(code)

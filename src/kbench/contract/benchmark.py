@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kbench.contract.suggest import did_you_mean
 from kbench.contract.text import shown
 
 
@@ -105,7 +105,3 @@ def _check_type(bench: str, spec: ParamSpec, value: str) -> None:
         raise BadParameter(f"{bench}: {spec.name} must be 0 or 1, got {shown(value)}")
 
 
-def did_you_mean(name: str, choices: list[str]) -> str:
-    """`` (did you mean a or b?)`` for the closest of ``choices``, or an empty string."""
-    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.5)
-    return f" (did you mean {' or '.join(close)}?)" if close else ""

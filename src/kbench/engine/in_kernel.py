@@ -59,12 +59,15 @@ from kbench.engine.interleaved import (
     run_interleaved,
     supports_interleaving,
 )
-from kbench.kinds.kfunc.ab import KernelSlots, SlotsTooLong
+from kbench.kinds.kfunc.ab import KernelSlots, SlotPlan, SlotsTooLong
 from kbench.kinds.registry import kernel_slots
 from kbench.store.db import Store
 from kbench.targets.base import Target
 from kbench.targets.kmod_ab import AbRun
 
+COUNTER_RUN_S = 0.5
+"""How long the plain run that counts a side lasts (about), after the blocks (``--counters``)."""
+COUNTER_RUN_SAMPLES = (1000, 1_000_000)
 DEFAULT_MAX_BLOCKS = 2000
 """Judged blocks of a comparison unless --blocks says otherwise. A 1 % difference shows after a few
 hundred blocks under TCG, and the signed-rank interval's Walsh averages grow as blocks^2 / 2."""
@@ -217,10 +220,39 @@ def run_in_kernel(
         f"interquartile mean of its samples that no interrupt or context switch reached "
         f"({tally.disturbed_samples} of {tally.samples} samples left out, {tally.dropped_blocks} blocks dropped), "
         f"per block as log(new/base), Wilcoxon signed-rank test and interval; {stopping}")
+    if any(side.request.counters for side in sides):
+        _count_apart(runner, sides, target, plan)
+        design_text += ("; --counters: each side counted in a kbench.ko run of its own after the blocks, "
+                        "stored with its run, not judged")
     design.update(blocks=blocks, description=design_text, in_kernel=tally.describe(plan.batch, plan.slot_samples))
     runner.finish(sysinfo, design)
     return InterleavedOutcome(runner.sides, metrics, slots, blocks, sequential, design_text, elapsed, budget_s,
                               slot_text, "", comparison_id, ns_per_unit={primary.name: 1e6 / kernel.tsc_khz})
+
+
+def _count_apart(runner: _Runner, sides: list[ComparisonSide], target: Target, plan: SlotPlan) -> None:
+    """``--counters``: each side counted in a plain kbench.ko run of its own after the blocks (perf
+    events around its recorded loop, ``COUNTER_RUN_S`` long), not in the A/B slots: enabling a
+    side's events around each of its slots was measured to cost about as much as a slot
+    (docs/profiles.md), so its counts per call would be mostly the counting's own. The counts
+    are stored with the side's run (its ``operations``: that run's calls) and not judged."""
+    from kbench.kinds.registry import measure
+
+    sample_s = max(plan.slot_s / max(plan.slot_samples, 1), 1e-9)
+    low, high = COUNTER_RUN_SAMPLES
+    samples = int(min(high, max(low, COUNTER_RUN_S / sample_s)))
+    for keep, side in zip(runner.sides, sides, strict=True):
+        request = replace(side.request, counters=True, samples=samples, duration_s=None, batch=plan.batch)
+        counted = measure(target, side.benchmark, request)
+        raw = counted.header.get("counters")
+        if not raw:
+            keep.warnings.append("--counters: kbench.ko did not count this side: "
+                                 + "; ".join(counted.header.get("warnings", [])))
+            continue
+        keep.counter_readings.append({**raw, "operations": counted.n * plan.batch})
+        keep.warnings.append(f"--counters: counted in a kbench.ko run of its own after the blocks ({counted.n} "
+                             f"samples of batch {plan.batch}), not in the A/B slots (enabling the events around "
+                             "every slot would cost about a slot); shown with the run, not judged")
 
 
 def _order_seed(rng: np.random.Generator) -> int:

@@ -35,6 +35,7 @@ from kbench.contract.request import BadRequest
 from kbench.fleet.plan import NotAllowed, PlanError, check_allowed, side_label, stored_instances
 from kbench.fleet.run_store import DbRetry, FleetRunStore, TrialTaken
 from kbench.fleet.settings import FleetSettings
+from kbench.fleet.watch_tasks import WATCH_KINDS, RepositoryUnavailable
 from kbench.jobs import JobError, JobInstance
 from kbench.store.fleet import Claim, FleetStore
 
@@ -164,7 +165,8 @@ def _run_and_record(
                    f"recording task {task_id} as cancelled")
         log.info("task %s: cancelled", task_id)
         return "cancelled"
-    except (JobError, PlanError, NotAllowed, UnknownBenchmark, BadParameter, BadRequest) as exc:
+    except (JobError, PlanError, NotAllowed, UnknownBenchmark, BadParameter, BadRequest,
+            RepositoryUnavailable) as exc:
         # The same job fails the same way on every attempt: no retry.
         error = _one_line(exc)
         here.retry(lambda: here.fleet.finish_task(task_id, me.incarnation, state="failed", error=error),
@@ -213,6 +215,8 @@ def _run_claimed(
     instances = stored_instances(job["job_text"], job["name"], task["instance_ids"], cpu_count=os.cpu_count() or 1)
     check_allowed(instances, allow_command=me.allow_command)
     tags = (f"fleet:{job['id']}", f"queue:{task['queue']}", f"worker:{me.name}")
+    if task["kind"] in WATCH_KINDS:
+        return _run_watch_task(me, here, claim, instances, tags, cancel)
     if task["kind"] == "compare":
         return _run_comparison(me, here, claim, instances, tags, cancel)
     return _run_instance(me, here, claim, instances[0], tags, cancel), None
@@ -225,7 +229,7 @@ def _run_instance(
     """The instance's trials not stored yet, through ``run_job`` exactly as ``kbench run``."""
     from kbench.engine.job_runner import run_job
     from kbench.targets.factory import make_target
-    from kbench.targets.suite_runner import suite_tools
+    from kbench.targets.suite_runner import needs_perf, suite_tools
 
     task_id = claim.task["id"]
     suite = lookup(instance.benchmark).kind == "suite"
@@ -248,8 +252,9 @@ def _run_instance(
         if cancel.requested:
             raise TaskCancelled
 
-    factory = functools.partial(make_target, suite_tools=suite_tools([lookup(instance.benchmark)]),
-                                with_module=not suite)
+    benchmark = lookup(instance.benchmark)
+    perf = needs_perf([benchmark], counters=instance.counters, profile=instance.profile)
+    factory = functools.partial(make_target, suite_tools=suite_tools([benchmark], perf=perf), with_module=not suite)
     run_job(run_store, [to_run], factory, before_trial)
     if cancel.requested:  # the last trial was the one stopped
         raise TaskCancelled
@@ -303,6 +308,27 @@ def _run_comparison(
         parameters={"compare": axis, "trials": spec["trials"], "seed": spec["seed"], "fleet job": claim.job["id"]},
     )
     return run_store, json.loads(render(report, "json"))
+
+
+def _run_watch_task(
+    me: WorkerIdentity, here: _ProcessResources, claim: Claim, instances: list[JobInstance], tags: tuple[str, ...],
+    cancel: _CancelFlag,
+) -> tuple[FleetRunStore, dict[str, Any]]:
+    """A ``kbench watch`` task (``kbench.fleet.watch_tasks``), whole: a lost attempt's runs are
+    marked interrupted and the task is measured again."""
+    from kbench.fleet.watch_tasks import run_watch_task, task_workdir
+
+    task_id = claim.task["id"]
+    reason = (f"part of a watch task whose attempt was lost; attempt {claim.task['attempts']} on {me.name} "
+              "measures it again whole")
+    here.retry(lambda: here.fleet.release_runs(task_id, keep_complete=False, reason=reason),
+               f"releasing the runs of lost attempts of task {task_id}")
+    run_store = FleetRunStore(here.engine, fleet=here.fleet, task_id=task_id, incarnation=me.incarnation,
+                              trials=_trial_numbers(), retry=here.retry)
+    result = run_watch_task(run_store, claim.task, instances, tags, task_workdir(task_id))
+    if cancel.requested:
+        raise TaskCancelled
+    return run_store, {**result, "machine": me.name}
 
 
 def _trial_numbers() -> Iterator[int]:

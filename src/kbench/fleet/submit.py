@@ -102,3 +102,21 @@ def _warnings(fleet: FleetStore, classes: list[str], runs_commands: bool) -> lis
                 found.append(f"the job runs `command`, and no running machine of class {machine_class} allows it "
                              "(kbench worker --allow-command): such tasks fail there")
     return found
+
+
+def submit_planned(
+    settings: FleetSettings, *, name: str, job_text: str, tasks: Sequence[PlannedTask], fleet: FleetStore,
+) -> str:
+    """Store a job of ready-made ``tasks`` (``kbench watch``'s: each carries its ``spec``) and send
+    one message per task; its id. The job text is validated again by every worker."""
+    job_id = uuid.uuid4().hex[:12]
+    fleet.create_job(job_id=job_id, name=name, job_text=job_text, queues=sorted({t.queue for t in tasks}), repeat=1,
+                     compare=None, submitted_by=f"{getpass.getuser()}@{socket.gethostname()}", tasks=list(tasks))
+    app = make_app(settings)
+    try:
+        sent = send_tasks(app, [(task.id, task.queue) for task in tasks])
+    except SendFailed as exc:  # the stored tasks are sent later by a worker's heartbeat
+        fleet.mark_published(exc.sent)
+        return job_id
+    fleet.mark_published(sent)
+    return job_id

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from kbench.history.analysis import IMPROVEMENT, REGRESSION, ChangePoint, SeriesHistory
+from kbench.history.confirmed import CONFIRMED, SUSPECTED, Confirmation, confirming
 from kbench.history.series import Series
 from kbench.sysinfo.collect import GUEST_MARK
 
@@ -61,21 +62,44 @@ class Machine:
 
 @dataclass(frozen=True)
 class RegressionEntry:
-    """A change point worth a mail: the series, the change and how to reproduce it."""
+    """A change point worth a mail: the series, the change and how to reproduce it.
+
+    ``confirmation``: the regression ``kbench watch`` confirmed there, with its culprit; None
+    for a change point nothing measured again (``suspected``: a candidate, not a culprit)."""
 
     series: Series
     point: ChangePoint
     machine: Machine
     reproduce: list[str]  # command lines
+    confirmation: Confirmation | None = None
+
+    @property
+    def status(self) -> str:
+        return CONFIRMED if self.confirmation is not None else SUSPECTED
 
     @property
     def subject(self) -> str:
-        """``[kbench] [syscall.getppid] 9f8e7d6c5b: syscall.getppid.latency +3.1% regression``."""
-        name = self.version_name()
-        return (
-            f"[kbench] [{self.series.benchmark}] {name}: {self.series.metric} "
-            f"{self.point.change.change_pct:+.1f}% {self.point.verdict}"
-        )
+        """Confirmed: ``[kbench] [command] 9f8e7d6c5b: command.cpu +3.1% regression`` (the culprit, the
+        change measured against its parent); suspected: ``[kbench] [command] suspected: command.cpu
+        +3.4% change in 1a2b3c4d5e..6f7a8b9c0d``."""
+        confirmation = self.confirmation
+        if confirmation is not None:
+            return (f"[kbench] [{self.series.benchmark}] {confirmation.culprit[:10]}: {self.series.metric} "
+                    f"{confirmation.change_pct:+.1f}% regression")
+        return (f"[kbench] [{self.series.benchmark}] suspected: {self.series.metric} "
+                f"{self.point.change.change_pct:+.1f}% {self.point.verdict} in {self.range_name()}")
+
+    def range_name(self) -> str:
+        """Where the change could sit: ``a..b`` of commits, else labels, kernels or runs."""
+        correlated = self.point.correlated
+        before, after = correlated.before, correlated.after
+        if correlated.commit_range:
+            return f"{str(before.commit)[:10]}..{str(after.commit)[:10]}"
+        if correlated.labels[1:]:
+            return f"{before.label}..{after.label}"
+        if correlated.kernels[1:]:
+            return f"{before.kernel}..{after.kernel}"
+        return f"runs {before.run_id}..{after.run_id}"
 
     def version_name(self) -> str:
         """What changed at the change point: the commit, else the label, else the kernel, else the run."""
@@ -92,7 +116,9 @@ class RegressionEntry:
     def to_json(self) -> dict[str, Any]:
         s = self.series
         return {
-            "subject": self.subject, "series_id": s.id, "benchmark": s.benchmark, "params": s.params,
+            "subject": self.subject, "status": self.status, "confirmed": self.confirmation is not None,
+            "confirmation": None if self.confirmation is None else self.confirmation.to_json(),
+            "series_id": s.id, "benchmark": s.benchmark, "params": s.params,
             "metric": s.metric, "unit": s.unit, "direction": s.direction, "target": s.target,
             "machine": self.machine.to_json(), "change_point": self.point.to_json(), "reproduce": self.reproduce,
         }
@@ -100,22 +126,28 @@ class RegressionEntry:
 
 def regression_entries(
     histories: Sequence[SeriesHistory], requests: Mapping[int, Mapping[str, Any]], *,
-    since: datetime | None = None, improvements: bool = False,
+    since: datetime | None = None, improvements: bool = False, confirmations: Sequence[Confirmation] = (),
 ) -> list[RegressionEntry]:
     """Entries for the change points in the worse direction (and the better one with
     ``improvements``) whose first run after the change started at ``since`` or later;
-    newest first, larger changes first on the same run.
+    confirmed ones first, then newest first, larger changes first on the same run.
 
     ``requests`` maps run ids to the stored ``{"request", "target"}`` of first-after runs
-    (see ``wanted_runs``): they give the reproduce command."""
+    (see ``wanted_runs``): they give the reproduce command. ``confirmations``: the
+    regressions ``kbench watch`` confirmed (``kbench.history.confirmed``); a change point
+    with one among its runs is confirmed, the others are suspected."""
     verdicts = {REGRESSION, IMPROVEMENT} if improvements else {REGRESSION}
+    found = list(confirmations)
     entries = [
-        RegressionEntry(h.series, point, Machine.of(h.series), reproduce_lines(h.series, point, requests))
+        RegressionEntry(h.series, point, Machine.of(h.series), reproduce_lines(h.series, point, requests),
+                        confirming(h.series, point.first_index, point.last_index, found)
+                        if point.verdict == REGRESSION else None)
         for h in histories
         for point in h.change_points
         if point.verdict in verdicts and (since is None or point.started_at >= since)
     ]
-    entries.sort(key=lambda e: (e.point.started_at, abs(e.point.change.change_pct)), reverse=True)
+    entries.sort(key=lambda e: (e.confirmation is not None, e.point.started_at, abs(e.point.change.change_pct)),
+                 reverse=True)
     return entries
 
 

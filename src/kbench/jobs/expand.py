@@ -16,11 +16,12 @@ from typing import Any
 from kbench.catalog.benchmarks import lookup
 from kbench.contract.benchmark import BadParameter, Benchmark, UnknownBenchmark
 from kbench.contract.limits import request_problems
+from kbench.durations import Warmup
 from kbench.jobs.instance import JobInstance, instance_id
 from kbench.jobs.lkp_tests import with_lkp_tests
 from kbench.jobs.problems import JobError, JobProblem, ProblemCollector
 from kbench.jobs.schema import Axis, AxisValue, JobSpec, read_job
-from kbench.jobs.values import NrTask, Warmup
+from kbench.jobs.values import NrTask
 from kbench.jobs.yaml_tree import compose_mapping
 
 JOB_SUFFIXES = (".yaml", ".yml")
@@ -66,10 +67,25 @@ def expand_job(
     assert benchmarks is not None  # a missing benchmark is a problem, raised above
     _check_matrix_size(spec, benchmarks, max_instances, problems)
     problems.raise_if_any()
-    instances = _instances(spec, benchmarks, cpu_count, label, problems)
+    instances = _marked_controls(spec, _instances(spec, benchmarks, cpu_count, label, problems), problems)
     _check_limits(spec, instances, target_cpus, problems)
     problems.raise_if_any()
     return _with_warnings(instances, problems)
+
+
+def _marked_controls(spec: JobSpec, instances: list[JobInstance], problems: ProblemCollector) -> list[JobInstance]:
+    """The instances, those ``control:`` picks marked ``control``; a control that picks none or all is a problem."""
+    if not spec.control:
+        return instances
+    picked = [all(instance.describe().get(key) == value for key, value, _ in spec.control) for instance in instances]
+    line = spec.control[0][2]
+    shown = ", ".join(f"{key}={value}" for key, value, _ in spec.control)
+    if not any(picked):
+        problems.add(line, "control", f"{shown} picks no instance of the job (`kbench job expand` lists them)")
+    elif all(picked):
+        problems.add(line, "control", f"{shown} picks every instance: nothing is left to judge against it")
+    return [dataclasses.replace(instance, control=True) if mine else instance
+            for instance, mine in zip(instances, picked, strict=True)]
 
 
 def _read(source: str | Path, name: str | None) -> tuple[str, str]:
@@ -186,7 +202,7 @@ def _check_task_count(bench: Benchmark, axis: Axis, given: dict[str, Axis], prob
                                               "already; give one of them")
 
 
-PERF_KINDS = {"counters": ("probe", "suite"), "profile": ("probe", "suite")}
+PERF_KINDS = {"counters": ("probe", "scale", "suite", "kfunc"), "profile": ("probe", "suite", "kfunc")}
 """The kinds of benchmark that take counters and profiles (``kbench.profile``)."""
 
 

@@ -75,6 +75,8 @@ class JobInstance:
     """``runtime_s`` is the engine's duration mode (False: it became a parameter or was ignored)."""
     warnings: tuple[str, ...] = ()
     """What the job asks for and this instance will not do (``FILE:LINE: key: ignored: ...``)."""
+    control: bool = False
+    """Picked by the job's ``control:``: measured beside the others, which are judged relative to it."""
 
     def identity(self) -> dict[str, Any]:
         """The content the id is computed from."""

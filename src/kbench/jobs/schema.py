@@ -9,21 +9,23 @@ the suite; ``test``, ``nr_task`` and ``mode`` may be written at top level or in 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
+from kbench.contract.suggest import HINT_MATCHES, close_matches, hint
 from kbench.jobs import lkp, values
 from kbench.jobs.problems import ProblemCollector
+from kbench.jobs.values import JOB_CUTOFF
 from kbench.jobs.yaml_tree import Scalar, kind_name, line_of, mapping_items, scalar
 
 PARAMS_SECTION = "params"
 # Keys that are not axes: `suite` names the benchmark family; `testcase` and `category`
-# are accepted for LKP compatibility and ignored; `tags` is a list that labels every run.
-FIXED_KEYS = ("suite", "tags", "testcase", "category")
+# are accepted for LKP compatibility and ignored; `tags` is a list that labels every run;
+# `control` picks the instances that are controls (measured beside the others, judged against).
+FIXED_KEYS = ("suite", "tags", "testcase", "category", "control")
 # Keys LKP writes inside the suite's section as well as at top level.
 SECTION_SETTINGS = ("test", "nr_task", "nr_threads", "mode", "testtime")
 
@@ -91,6 +93,7 @@ class JobSpec:
     suite_line: int | None  # the line of the suite key, even when its value is invalid
     tags: tuple[str, ...]
     line: int  # where the top-level mapping starts
+    control: tuple[tuple[str, str, int], ...] = ()  # (key of JobInstance.describe(), value, line)
 
     def axis(self, field: str) -> Axis | None:
         return next((a for a in self.axes if a.field == field), None)
@@ -223,6 +226,20 @@ class _Reader:
         self.problems.add(line, key, f"must be a single name, not {got}{advice}")
         return None
 
+    def control(self, node: yaml.Node, line: int) -> tuple[tuple[str, str, int], ...]:
+        """``control:``: a mapping of instance keys (as ``kbench job expand`` shows them) to one value each."""
+        if not isinstance(node, yaml.MappingNode) or not node.value:
+            self.problems.add(line, "control", "must be a mapping that picks the control instances, e.g. "
+                              "control: {cmd: /opt/ref/prog}")
+            return ()
+        found = []
+        for name, value_node, name_line in mapping_items(node, "control.", self.problems):
+            if not isinstance(value_node, yaml.ScalarNode) or scalar(value_node).type == "null":
+                self.problems.add(name_line, f"control.{name}", "must be one value (the control's)")
+                continue
+            found.append((name, str(value_node.value).strip(), name_line))
+        return tuple(found)
+
     def tags(self, node: yaml.Node, line: int) -> tuple[str, ...]:
         nodes = node.value if isinstance(node, yaml.SequenceNode) else [node]
         tags: list[str] = []
@@ -237,12 +254,12 @@ class _Reader:
 
     def unknown(self, key: str, node: yaml.Node, line: int, suite: str | None) -> None:
         known = [*self.keys, *FIXED_KEYS, PARAMS_SECTION, *([suite] if suite else [])]
-        close = (difflib.get_close_matches(key, known, n=3, cutoff=0.6)
-                 or difflib.get_close_matches(key, sorted(lkp.KNOWN), n=3, cutoff=0.6))
-        perf = difflib.get_close_matches(key, list(lkp.PERF_MONITORS), n=1, cutoff=0.8)
-        close = list(dict.fromkeys([*perf, *close]))[:3]
+        close = (close_matches(key, known, cutoff=JOB_CUTOFF)
+                 or close_matches(key, sorted(lkp.KNOWN), cutoff=JOB_CUTOFF))
+        perf = close_matches(key, lkp.PERF_MONITORS, n=1, cutoff=0.8)
+        close = list(dict.fromkeys([*perf, *close]))[:HINT_MATCHES]
         if close:
-            message = f"unknown key (did you mean {' or '.join(close)}?)"
+            message = f"unknown key{hint(close)}"
         elif key == "<<":
             message = "YAML merge keys are not supported; write the keys out"
         elif isinstance(node, yaml.MappingNode) and suite is None:
@@ -269,8 +286,12 @@ def read_job(root: yaml.MappingNode, *, cpu_count: int, problems: ProblemCollect
             suite, suite_line = reader.single_name(key, node, line, advice), line
     suite_name = suite.text.strip() if suite else None
     tags: tuple[str, ...] = ()
+    control: tuple[tuple[str, str, int], ...] = ()
     for key, node, line in items:
         if key == "suite":
+            continue
+        if key == "control":
+            control = reader.control(node, line)
             continue
         if key in ("testcase", "category"):
             reader.single_name(key, node, line, "")
@@ -294,4 +315,5 @@ def read_job(root: yaml.MappingNode, *, cpu_count: int, problems: ProblemCollect
         suite_line=suite_line,
         tags=tags,
         line=line_of(root),
+        control=control,
     )

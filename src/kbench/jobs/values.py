@@ -7,13 +7,13 @@ Numbers are read from the text as written, so ``010`` is ten, not YAML 1.1's oct
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from kbench.durations import match_duration
+from kbench.contract.suggest import did_you_mean
+from kbench.durations import NotAWarmup, Warmup, ZeroWarmupDuration, match_duration, parse_warmup, whole
 from kbench.jobs.yaml_tree import Scalar
 
 T = TypeVar("T")
@@ -22,12 +22,10 @@ Converter = Callable[[Scalar], T]
 MODES = ("process", "thread")
 GOVERNORS = ("performance", "powersave", "ondemand", "conservative", "schedutil", "userspace")
 
-_INTEGER = re.compile(r"^\+?\d+$")
-MAX_DIGITS = 20
-"""More digits than any limit has (the largest, 10¹¹ calls, has 12): a longer number is
-refused as such, before Python's own limit on converting text (4,300 digits) is reached."""
 _PERCENT = re.compile(r"^(\d+)\s*%$")
 _DEB_RELEASE = re.compile(r"^deb:[0-9][A-Za-z0-9.+~_-]*$")
+JOB_CUTOFF = 0.6
+"""Closeness of a suggestion for a job file's key or value (closer than the command line's)."""
 
 
 @dataclass(frozen=True)
@@ -51,11 +49,6 @@ class NrTask:
         return max(1, cpu_count * self.percent // 100)
 
 
-def _did_you_mean(text: str, choices: Sequence[str]) -> str:
-    close = difflib.get_close_matches(text, list(choices), n=3, cutoff=0.6)
-    return f" (did you mean {' or '.join(close)}?)" if close else ""
-
-
 def any_text(value: Scalar) -> str:
     """Any value, as the text written in the file (benchmark parameters)."""
     return value.text
@@ -66,18 +59,6 @@ def name(value: Scalar) -> str:
     if not value.text.strip():
         raise ValueError("must be a name, got an empty string")
     return value.text.strip()
-
-
-def whole(text: str) -> int | None:
-    """The whole number ``text`` writes in decimal (``+`` allowed), or None if it is not
-    one; ValueError for more than MAX_DIGITS digits."""
-    text = text.strip()
-    if not _INTEGER.match(text):
-        return None
-    digits = text.lstrip("+").lstrip("0")
-    if len(digits) > MAX_DIGITS:
-        raise ValueError(f"must be a number of at most {MAX_DIGITS} digits, got one of {len(digits):,} digits")
-    return int(text)
 
 
 def positive_int(value: Scalar) -> int:
@@ -134,7 +115,7 @@ def choice(options: Sequence[str]) -> Converter[str]:
     def convert(value: Scalar) -> str:
         if value.text in options:
             return value.text
-        hint = _did_you_mean(value.text, options)
+        hint = did_you_mean(value.text, options, cutoff=JOB_CUTOFF)
         raise ValueError(f"{value.shown} is not one of {', '.join(options)}{hint}")
 
     return convert
@@ -161,25 +142,15 @@ def cpu_number(cpu_count: int) -> Converter[int]:
     return convert
 
 
-@dataclass(frozen=True)
-class Warmup:
-    """A warm-up as a sample count or as a duration in seconds (exactly one is set)."""
-
-    samples: int | None = None
-    duration_s: float | None = None
-
-
 def warmup(value: Scalar) -> Warmup:
-    """A count >= 0 (``1000``) or a duration with a unit (``0.5s``, ``200ms``); a bare
-    ``0.5`` is ambiguous and refused."""
-    text = value.text.strip()
-    count = whole(text) if value.type in ("str", "int") else None
-    if count is not None:
-        return Warmup(samples=count)
-    match = match_duration(text) if value.type == "str" else None
-    if match is not None and match[1] is not None:
-        return Warmup(duration_s=duration(value))
-    raise ValueError(f"must be a sample count (1000) or a duration with a unit (0.5s), got {value.shown}")
+    """A count >= 0 (``1000``) or a duration with a unit (``0.5s``, ``200ms``; ``parse_warmup``);
+    a bare ``0.5`` is ambiguous and refused."""
+    try:
+        return parse_warmup(value.text)
+    except ZeroWarmupDuration:
+        raise ValueError(f"must be positive, got {value.shown}") from None
+    except NotAWarmup:
+        raise ValueError(f"must be a sample count (1000) or a duration with a unit (0.5s), got {value.shown}") from None
 
 
 def batch(value: Scalar) -> int | None:

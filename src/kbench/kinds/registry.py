@@ -60,8 +60,10 @@ def measure(
 def profile(target: Target, benchmark: Benchmark, request: RunRequest, seconds: float) -> FoldedProfile:
     """A profile of ``benchmark`` run as ``request`` says on ``target``, in a run of its own
     (``kbench.profile``): the probe's workloads for ``seconds`` of their measured region, a
-    whole tool for one iteration (in-kernel benchmarks and guests: not yet). TargetError
-    when the kind or the target cannot be profiled, or recording fails."""
+    whole tool for one iteration, an in-kernel benchmark's thread for about ``seconds`` of its
+    recorded loop; here or in a guest, with the perf of the kernel that runs them
+    (``kinds.host_profile``). TargetError when the kind or the target cannot be profiled, or
+    recording fails."""
     if isinstance(target, RunWrapper):
         raise TargetError(f"{benchmark.name}: --profile cannot be combined with a run made by another method "
                           "(--track, a crosscheck)")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,8 +55,9 @@ def is_kernel(frame: str) -> bool:
     return frame.endswith(KERNEL_SUFFIX)
 
 
-def fold_perf_script(text: str) -> tuple[dict[str, int], int]:
-    """(folded stacks -> weight, number of samples) of ``perf script -F comm,period,ip,sym,dso``."""
+def fold_perf_script(text: str, keep: Callable[[str], bool] | None = None) -> tuple[dict[str, int], int]:
+    """(folded stacks -> weight, number of samples) of ``perf script -F comm,period,ip,sym,dso``;
+    with ``keep``, only the samples of the processes (comm) it says yes to."""
     stacks: Counter[str] = Counter()
     samples = 0
     comm: str | None = None
@@ -65,7 +66,7 @@ def fold_perf_script(text: str) -> tuple[dict[str, int], int]:
 
     def flush() -> None:
         nonlocal samples
-        if comm is not None:
+        if comm is not None and (keep is None or keep(comm)):
             stacks[";".join([comm.replace(";", ":"), *reversed(frames)])] += period
             samples += 1
 

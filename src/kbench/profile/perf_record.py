@@ -43,12 +43,22 @@ def sampling_event(pmu_paths: Sequence[Path] = CORE_PMUS) -> str:
 
 
 def record_argv(perf: str, output: str, command: Sequence[str], *, event: str, frequency_hz: int,
-                control: tuple[int, int] | None = None) -> list[str]:
+                control: tuple[int, int] | None = None, fifos: tuple[str, str] | None = None,
+                system_wide: bool = False, lean: bool = False) -> list[str]:
     """``perf record`` of ``command`` into ``output``; ``control`` = (CTL, ACK) descriptors perf
-    reads commands from and acknowledges on, its events off until "enable"."""
+    reads commands from and acknowledges on, or ``fifos`` = (CTL, ACK) named pipes, its events
+    off until "enable"; ``system_wide``: every CPU while the command runs (``-a``), for work
+    the command only starts (a kernel thread); ``lean``: no build ids collected or cached
+    (a guest: ``perf script`` runs there, on the same binaries, right after)."""
     argv = [perf, "record", "-e", event, "-F", str(frequency_hz), "-g", "-o", output]
+    if system_wide:
+        argv.append("-a")
+    if lean:
+        argv += ["--no-buildid", "--no-buildid-cache"]
     if control is not None:
         argv += ["--control", f"fd:{control[0]},{control[1]}", "-D", "-1"]
+    elif fifos is not None:
+        argv += ["--control", f"fifo:{fifos[0]},{fifos[1]}", "-D", "-1"]
     return [*argv, "--", *command]
 
 

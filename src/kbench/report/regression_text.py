@@ -4,34 +4,77 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kbench.history.confirmed import Confirmation
 from kbench.history.regressions import RegressionEntry
 from kbench.report.history_text import short
 from kbench.report.units import format_value
 from kbench.report.why import WhyRows
 
 INDENT = " " * 8
+SUSPECTED_NOTE = ("a change point of the stored runs: a candidate, not a culprit; nothing measured it again "
+                  "(`kbench watch` confirms candidates side by side, bisects them and names only what holds)")
 
 
-def render_text(entries: Sequence[RegressionEntry], scope: str, why: Mapping[int, WhyRows] | None = None) -> str:
+def counts(entries: Sequence[RegressionEntry], unmatched: Sequence[Confirmation]) -> str:
+    confirmed = sum(e.confirmation is not None for e in entries) + len(unmatched)
+    suspected = sum(e.confirmation is None for e in entries)
+    return f"{confirmed} confirmed regression(s) and {suspected} suspected change point(s)"
+
+
+def render_text(entries: Sequence[RegressionEntry], scope: str, why: Mapping[int, WhyRows] | None = None,
+                unmatched: Sequence[Confirmation] = ()) -> str:
     """Every entry as one mail, separated by a rule; ``scope`` says what was searched; ``why``:
-    the counters' and profile rows of each entry (by its first run after the change)."""
-    if not entries:
+    the counters' and profile rows of each entry (by its first run after the change);
+    ``unmatched``: confirmed regressions no change point of the stored runs shows."""
+    if not entries and not unmatched:
         return f"kbench found no regression {scope}.\n"
-    mails = [_mail(entry, (why or {}).get(entry.point.correlated.after.run_id)) for entry in entries]
-    header = f"kbench found {len(entries)} change point(s) {scope}.\n\n"
+    mails = [_confirmation_mail(c) for c in unmatched]
+    mails += [_mail(entry, (why or {}).get(entry.point.correlated.after.run_id)) for entry in entries]
+    header = f"kbench found {counts(entries, unmatched)} {scope}.\n\n"
     return header + ("\n" + "-" * 78 + "\n\n").join(mails)
+
+
+def _confirmation_mail(confirmation: Confirmation) -> str:
+    lines = [
+        f"[kbench] [{confirmation.benchmark}] {confirmation.culprit[:10]}: {confirmation.metric} "
+        f"{confirmation.change_pct:+.1f}% regression", "",
+        f"kbench found a {confirmation.change_pct:+.1f}% regression of {confirmation.metric} due to commit:", "",
+        f"commit: {confirmation.culprit} (\"{confirmation.subject}\")",
+        f"branch: {confirmation.branch} (kbench watch {confirmation.watch_id}, finding {confirmation.finding_id})",
+        f"confirmed: {confirmation.describe()}",
+        f"status: {confirmation.status_text}",
+        "with following parameters:", "",
+        *(f"{INDENT}{key}: {value}" for key, value in confirmation.params.items()), "",
+    ]
+    if confirmation.report:
+        lines.append(f"its mail: {confirmation.report}")
+    return "\n".join(lines) + "\n"
+
+
+def _headline(entry: RegressionEntry) -> list[str]:
+    s, point = entry.series, entry.point
+    c, confirmation = point.change, entry.confirmation
+    if confirmation is not None:
+        return [
+            f"kbench found a {confirmation.change_pct:+.1f}% regression of {s.metric} due to commit "
+            f"{confirmation.culprit[:12]} (\"{confirmation.subject}\"):",
+            "",
+            f"confirmed: {confirmation.describe()} (kbench watch {confirmation.watch_id}, finding "
+            f"{confirmation.finding_id}); status: {confirmation.status_text}",
+        ]
+    return [
+        f"kbench suspects a {c.change_pct:+.1f}% {point.verdict} of {s.metric} in {entry.range_name()}"
+        + (f" (it could start at any of {point.runs_in_range} runs)" if point.runs_in_range > 1 else "") + ":",
+        "",
+        f"suspected: {SUSPECTED_NOTE}",
+    ]
 
 
 def _mail(entry: RegressionEntry, why: WhyRows | None = None) -> str:
     s, point = entry.series, entry.point
-    c, correlated = point.change, point.correlated
+    correlated = point.correlated
     before, after = correlated.before, correlated.after
-    lines = [
-        entry.subject, "",
-        f"kbench found a {c.change_pct:+.1f}% {point.verdict} of {s.metric}"
-        + (f" due to commit {after.commit[:12]}" if after.commit and correlated.commit_range else "") + ":",
-        "",
-    ]
+    lines = [entry.subject, "", *_headline(entry), ""]
     lines += _version_lines(entry)
     lines += [
         "",
@@ -94,14 +137,26 @@ def confidence(p_value: float) -> str:
     return "> 99.99%" if p_value < 1e-4 else f"{100 * (1 - p_value):.2f}%"
 
 
-def render_markdown(entries: Sequence[RegressionEntry], scope: str, why: Mapping[int, WhyRows] | None = None) -> str:
-    if not entries:
+def render_markdown(entries: Sequence[RegressionEntry], scope: str, why: Mapping[int, WhyRows] | None = None,
+                    unmatched: Sequence[Confirmation] = ()) -> str:
+    if not entries and not unmatched:
         return f"# kbench regression report\n\nNo regression {scope}.\n"
-    out = [f"# kbench regression report\n\n{len(entries)} change point(s) {scope}.\n"]
+    out = [f"# kbench regression report\n\n{counts(entries, unmatched)} {scope}.\n"]
+    for confirmation in unmatched:
+        out.append(f"## [kbench] [{confirmation.benchmark}] {confirmation.culprit[:10]}: {confirmation.metric} "
+                   f"{confirmation.change_pct:+.1f}% regression\n")
+        out.append(f"- **confirmed**: due to commit `{confirmation.culprit[:12]}` {confirmation.subject}: "
+                   f"{confirmation.describe()}; status {confirmation.status_text}\n")
     for entry in entries:
         s, point = entry.series, entry.point
         c, correlated = point.change, point.correlated
         out.append(f"## {entry.subject}\n")
+        if entry.confirmation is not None:
+            out.append(f"- **confirmed**: due to commit `{entry.confirmation.culprit[:12]}` "
+                       f"{entry.confirmation.subject}: {entry.confirmation.describe()}; status "
+                       f"{entry.confirmation.status_text}")
+        else:
+            out.append(f"- **suspected**: {SUSPECTED_NOTE}")
         out.append(f"- **testcase**: `{s.benchmark}` ({s.describe_params()})")
         out.append(f"- **test machine**: {entry.machine.describe()} (target: {s.target})")
         for line in _version_lines(entry):

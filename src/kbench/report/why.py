@@ -73,7 +73,7 @@ class WhyRows:
         for row in self.counters:
             change = row.change_pct
             shown = f"{change:+8.1f}%" if math.isfinite(change) else f"{'':>9}"
-            lines.append(f"{_number(row.base):>16}  {shown}  {_number(row.new):>16}  perf-stat.{row.name}"
+            lines.append(f"{number_text(row.base):>16}  {shown}  {number_text(row.new):>16}  perf-stat.{row.name}"
                          f" ({row.unit})")
         for delta_row in self.profile_rows(profile_rows):
             noise = " ~" if delta_row.within_noise else ""
@@ -91,7 +91,7 @@ class WhyRows:
         for row in self.counters:
             change = row.change_pct
             shown = f"{change:+.1f}%" if math.isfinite(change) else ""
-            lines.append(f"| {_number(row.base)} | {shown} | {_number(row.new)} | `perf-stat.{row.name}` "
+            lines.append(f"| {number_text(row.base)} | {shown} | {number_text(row.new)} | `perf-stat.{row.name}` "
                          f"({row.unit}) |")
         for delta_row in self.profile_rows(profile_rows):
             lines.append(f"| {delta_row.base_pct:.2f}% | {delta_row.change_pct:+.2f} points | "
@@ -107,7 +107,8 @@ class WhyRows:
                     "new_samples": self.delta.new_samples}}
 
 
-def _number(value: float) -> str:
+def number_text(value: float) -> str:
+    """A counter's per-operation figure, in four significant digits (or scientific notation)."""
     if value == 0 or 1e-3 <= abs(value) < 1e7:
         return f"{value:.4g}"
     return f"{value:.3e}"

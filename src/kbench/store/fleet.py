@@ -44,10 +44,11 @@ class PlannedTask:
 
     id: str
     queue: str
-    kind: str  # "instance" or "compare"
+    kind: str  # "instance" or "compare", or a watch's: "watch-commit", "watch-compare", "watch-build", "watch-round"
     instance_ids: tuple[str, ...]
     label: str
     repeat_index: int
+    spec: dict[str, Any] | None = None  # a watch task's repository, commits, build, ...
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,8 @@ class FleetStore:
                 conn.execute(insert(schema.fleet_tasks), [
                     dict(id=task.id, job_id=job_id, queue=task.queue, kind=task.kind,
                          instance_ids=list(task.instance_ids), label=task.label, repeat_index=task.repeat_index,
-                         state="queued", attempts=0, cancel_requested=False, errors=[], run_ids=[], created_at=now)
+                         state="queued", attempts=0, cancel_requested=False, errors=[], run_ids=[], created_at=now,
+                         spec=task.spec)
                     for task in tasks
                 ])
 

@@ -83,8 +83,23 @@ def _add_run_heartbeat(conn: Connection) -> None:
     _add_run_columns(conn, RUN_COLUMNS_V8)
 
 
+def _add_watch_tables(conn: Connection) -> None:
+    """v8 → v9: ``kbench watch``'s branches, commits and findings; ``fleet_tasks.spec`` (a watch's fleet tasks)."""
+    from sqlalchemy import inspect
+
+    from kbench.store.schema import WATCH_TABLES, fleet_tasks
+
+    for table in WATCH_TABLES:
+        table.create(conn, checkfirst=True)
+    present = {column["name"] for column in inspect(conn).get_columns("fleet_tasks")}
+    if "spec" not in present:
+        preparer = conn.dialect.identifier_preparer
+        column_type = fleet_tasks.c.spec.type.compile(dialect=conn.dialect)
+        conn.exec_driver_sql(f"ALTER TABLE {preparer.quote('fleet_tasks')} ADD COLUMN spec {column_type}")
+
+
 # MIGRATIONS[v] upgrades a database at version v to v + 1.
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _add_calibrations, 2: _add_bisections, 3: _add_run_provenance, 4: _add_fleet_tables,
-    5: _add_import_digest, 6: _add_profiles, 7: _add_run_heartbeat,
+    5: _add_import_digest, 6: _add_profiles, 7: _add_run_heartbeat, 8: _add_watch_tables,
 }

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kbench.stats.summary import Summary
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """The results database's schema (``schema.py``): bump it and add a step to
 ``migrations.MIGRATIONS`` for every change."""
 

@@ -235,7 +235,8 @@ fleet_tasks = Table(
     Column("error", Text),
     Column("errors", JSON, nullable=False),  # [{"attempt", "machine", "error"}]
     Column("run_ids", JSON, nullable=False),
-    Column("result", JSON),  # a comparison's report (JSON)
+    Column("result", JSON),  # a comparison's report (JSON), or what a watch task found
+    Column("spec", JSON),  # v9: what a watch task builds and measures (repository, commits, build, ...)
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("published_at", DateTime(timezone=True)),
     Column("started_at", DateTime(timezone=True)),
@@ -263,3 +264,77 @@ profiles = Table(
     Column("details", JSON, nullable=False),  # how it was recorded: tool, command, scope, window
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
+
+# v9: `kbench watch`: the branches it follows, the commits it built and measured, and what it
+# found (candidates, then verdicts: confirmed regressions with their culprit, or dropped).
+watches = Table(
+    "watches",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("key", String(64), nullable=False, unique=True),  # sha256 of repo, branches, build, job and kernel
+    Column("repo", Text, nullable=False),
+    Column("branches", JSON, nullable=False),  # ["main", ...]
+    Column("build", Text, nullable=False),
+    Column("job_path", Text, nullable=False),
+    Column("job_text", Text, nullable=False),  # as last read
+    Column("options", JSON, nullable=False),  # kernel, fleet queue, budget, alpha, seed, max commits, outbox ...
+    Column("heads", JSON, nullable=False),  # {branch: {"base": sha, "tested": sha}}
+    Column("events", JSON, nullable=False),  # [{"at", "branch", "kind": "force-push", "old", "new", "merge_base"}]
+    Column("owner", JSON),  # {"pid", "boot_id", "host"} of the kbench watching now
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+watch_commits = Table(
+    "watch_commits",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("watch_id", ForeignKey("watches.id", ondelete="CASCADE"), nullable=False),
+    Column("sha", String(64), nullable=False),
+    Column("branch", String(255), nullable=False),
+    Column("parent", String(64)),  # first parent
+    Column("subject", Text, nullable=False),
+    Column("state", String(16), nullable=False),  # store.watch.COMMIT_STATES
+    Column("error", Text),
+    Column("run_ids", JSON, nullable=False),  # {instance id: [run ids]}
+    Column("found_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("watch_id", "branch", "sha"),
+)
+Index("ix_watch_commits_watch", watch_commits.c.watch_id)
+
+watch_findings = Table(
+    "watch_findings",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("watch_id", ForeignKey("watches.id", ondelete="CASCADE"), nullable=False),
+    Column("branch", String(255), nullable=False),
+    Column("instance_id", String(16), nullable=False),
+    Column("benchmark", String(255), nullable=False),
+    Column("metric", String(255), nullable=False),
+    Column("params", JSON, nullable=False),
+    Column("series_id", String(64)),  # the history series (or ratio series) the candidate was found in
+    Column("kind", String(16), nullable=False),  # regression | fix
+    Column("state", String(16), nullable=False),  # store.watch.FINDING_STATES
+    Column("status", String(16)),  # confirmed regressions: open | fixed | reverted
+    Column("good", String(64), nullable=False),  # the candidate's range: after good, up to bad
+    Column("bad", String(64), nullable=False),
+    Column("candidate", JSON, nullable=False),  # the change point as history found it
+    Column("culprit", String(64)),
+    Column("culprit_subject", Text),
+    Column("confirmation", JSON),  # the interleaved comparison of the range's ends
+    Column("verification", JSON),  # the culprit against its parent, measured again
+    Column("bisect_id", Integer),
+    Column("fixed_by", Integer),  # on a regression: the finding (kind fix) that brought the series back
+    Column("fixed_in", String(64)),
+    Column("reverted_in", String(64)),
+    Column("report", Text),  # the mail's file
+    Column("followup", Text),  # the file of the mail saying it was fixed or reverted
+    Column("reason", Text),  # why dropped or failed
+    Column("log", JSON, nullable=False),  # [line, ...]: what the watch did with it
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_watch_findings_watch", watch_findings.c.watch_id)
+WATCH_TABLES = (watches, watch_commits, watch_findings)
+"""Tables added by schema v9 (the migration creates them in older databases), with ``fleet_tasks.spec``."""

@@ -73,9 +73,15 @@ def _when(moment: datetime, dialect: str) -> Any:
     return utc.replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
-def _filters(benchmark: str | None, since: datetime | None, dialect: str) -> tuple[str, dict[str, Any]]:
+def _filters(
+    benchmark: str | None, since: datetime | None, dialect: str, run_ids: Sequence[int] | None = None,
+) -> tuple[str, dict[str, Any]]:
     conditions = ["runs.status = 'complete'"]
     params: dict[str, Any] = {}
+    if run_ids is not None:
+        ids, id_params = _in("rid", list(run_ids))
+        conditions.append(f"runs.id {ids}" if run_ids else "1 = 0")
+        params.update(id_params)
     if benchmark:
         conditions.append("runs.benchmark LIKE :benchmark")
         params["benchmark"] = benchmark.replace("*", "%")
@@ -90,14 +96,16 @@ def _point_row(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def summary_points(
-    source: Engine | Store, *, benchmark: str | None = None, since: datetime | None = None
+    source: Engine | Store, *, benchmark: str | None = None, since: datetime | None = None,
+    run_ids: Sequence[int] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per complete run and stored summary metric, oldest run first.
 
-    ``benchmark`` is a name or a glob (``syscall.*``); ``since`` keeps runs started then or later.
+    ``benchmark`` is a name or a glob (``syscall.*``); ``since`` keeps runs started then or
+    later; ``run_ids`` keeps those runs only.
     """
     query, dialect = _query_of(source)
-    where, params = _filters(benchmark, since, dialect)
+    where, params = _filters(benchmark, since, dialect, run_ids)
     sql = (
         f"SELECT {_RUN_COLUMNS}, summaries.metric, summaries.unit, summaries.median, summaries.mean, "
         f"summaries.stdev, summaries.n FROM runs JOIN summaries ON summaries.run_id = runs.id {_RUN_JOINS} "
@@ -107,7 +115,8 @@ def summary_points(
 
 
 def cpu_points(
-    source: Engine | Store, *, benchmark: str | None = None, since: datetime | None = None
+    source: Engine | Store, *, benchmark: str | None = None, since: datetime | None = None,
+    run_ids: Sequence[int] | None = None,
 ) -> list[dict[str, Any]]:
     """``<benchmark>.cpu`` rows for complete runs that stored per-execution CPU time columns.
 
@@ -115,7 +124,7 @@ def cpu_points(
     the stored ``utime_ns`` and ``stime_ns`` sample columns.
     """
     query, dialect = _query_of(source)
-    where, params = _filters(benchmark, since, dialect)
+    where, params = _filters(benchmark, since, dialect, run_ids)
     sql = (
         f"SELECT {_RUN_COLUMNS} FROM runs JOIN samples ON samples.run_id = runs.id "
         f"AND samples.\"column\" = :cpu_column {_RUN_JOINS} WHERE {where} ORDER BY runs.started_at, runs.id"
@@ -206,3 +215,17 @@ def runs_fingerprint(source: Engine | Store) -> tuple[int, int, str]:
     (row,) = query("SELECT COUNT(*) AS count, MAX(id) AS highest, MAX(finished_at) AS latest FROM runs "
                    "WHERE status = 'complete'", {})
     return int(row["count"]), int(row["highest"] or 0), str(row["latest"])
+
+
+def confirmed_findings(source: Engine | Store) -> list[dict[str, Any]]:
+    """The regressions ``kbench watch`` confirmed (rows of ``watch_findings``), oldest first; none
+    from a database that has no such table (written by a kbench before schema v9, read-only)."""
+    query, _ = _query_of(source)
+    try:
+        rows = query("SELECT * FROM watch_findings WHERE state = 'confirmed' AND kind = 'regression' ORDER BY id", {})
+    except Exception as exc:  # sqlite3's or the driver's error, whichever read it
+        if "watch_findings" in str(exc) or "no such table" in str(exc).lower():
+            return []
+        raise
+    return [_decoded(row, ("params", "candidate", "confirmation", "verification", "log"), ("created_at", "updated_at"))
+            for row in rows]

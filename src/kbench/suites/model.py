@@ -7,11 +7,11 @@ the first metric of a test is its primary metric (the one a catalog entry shows)
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 
 from kbench.contract.benchmark import BadParameter
+from kbench.contract.suggest import did_you_mean
 from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
 
 ParamValue = int | float | str | bool
@@ -28,10 +28,6 @@ class BadSuiteParameter(BadParameter):
     """A suite parameter is unknown, has the wrong type, or is out of range."""
 
 
-def did_you_mean(name: str, choices: list[str]) -> str:
-    """`` (did you mean a or b?)`` for close matches of ``name``, else ``""``."""
-    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.5)
-    return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kbench.contract.suggest import did_you_mean, hint
 from kbench.suites import fio, hackbench, netperf, perf_bench, stress_ng, sysbench
-from kbench.suites.model import ParamValue, SuiteTest, UnknownSuiteTest, did_you_mean
+from kbench.suites.model import ParamValue, SuiteTest, UnknownSuiteTest
 from kbench.suites.suite import Suite
 
 # Add a suite here (one module per tool).
@@ -27,8 +28,8 @@ def lookup_test(full_name: str) -> tuple[Suite, SuiteTest]:
     suite_name, dot, test_name = full_name.partition(".")
     if not dot:
         same_test = [t.full_name for s in SUITES for t in s.tests if t.name == full_name]
-        hint = f" (did you mean {' or '.join(same_test)}?)" if same_test else ""
-        raise UnknownSuiteTest(f"{full_name!r} is not a <suite>.<test> name{hint}; `suite_benchmarks()` lists them")
+        raise UnknownSuiteTest(
+            f"{full_name!r} is not a <suite>.<test> name{hint(same_test)}; `suite_benchmarks()` lists them")
     suite = get_suite(suite_name)
     return suite, suite.test(test_name)
 

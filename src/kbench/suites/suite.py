@@ -13,8 +13,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from kbench.contract.benchmark import TaskCount
+from kbench.contract.suggest import did_you_mean
 from kbench.suites.errors import SuiteParseError
-from kbench.suites.model import ParamValue, SuiteTest, UnknownSuiteTest, did_you_mean
+from kbench.suites.model import ParamValue, SuiteTest, UnknownSuiteTest
 
 CommandBuilder = Callable[[SuiteTest, dict[str, ParamValue]], list[str]]
 OutputParser = Callable[[SuiteTest, str], dict[str, float]]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -109,6 +109,17 @@ class KernelRunStatus:
         return cls(summary=parse_key_values(lines[0]), cpus=cpus)
 
 
+@dataclass(frozen=True)
+class PreparedRun:
+    """A run set up in kbench.ko's sysfs and not started: reading ``path`` runs it."""
+
+    path: str
+    loop_count: int
+    batch: int
+    expected_s: float  # warm-up and recorded loop, at the calibration's median call
+    bound_s: float
+
+
 class KbenchModule:
     """The loaded kbench.ko: run a benchmark and collect its raw samples.
 
@@ -117,6 +128,7 @@ class KbenchModule:
     def __init__(self, io: SysfsIO):
         self.io = io
         self._cycles_per_call: dict[TimingKey, float] = {}  # 95th percentile of a call, last measured
+        self._median_per_call: dict[TimingKey, float] = {}  # by the last calibration
         self._tsc_khz: int | None = None
 
     def tsc_khz(self) -> int:
@@ -141,12 +153,14 @@ class KbenchModule:
         settings["loop_count"] = str(loop_count)
         settings["warmup"] = str(request.warmup_samples if request.warmup_samples is not None else DEFAULT_WARMUP)
         settings["batch"] = str(batch)
+        if request.counters:
+            settings["counters"] = "1"
         return {name: _module_bool(value) for name, value in settings.items()}
 
     def _reset(self, directory: str) -> None:
         # Earlier runs may have left knobs set; reset the common ones to their defaults.
         self.io.write_values(
-            directory, {"cpu": "-1", "irqs_off": "0", "preempt_off": "0", "cpus": "all"}
+            directory, {"cpu": "-1", "irqs_off": "0", "preempt_off": "0", "cpus": "all", "counters": "0"}
         )
 
     def calibrate_batch(self, benchmark: Benchmark, request: RunRequest) -> int:
@@ -170,7 +184,30 @@ class KbenchModule:
             batch *= 2
         cycles = float(max(int(summary.get("95th", per_call)), per_call))
         self._cycles_per_call[_timing_key(benchmark, request)] = cycles
+        self._median_per_call[_timing_key(benchmark, request)] = float(per_call)
         return batch, cycles
+
+    def prepare_run(self, benchmark: Benchmark, request: RunRequest, seconds: float) -> PreparedRun:
+        """Set ``benchmark`` up for a run of about ``seconds`` of recorded loop (as ``request``
+        says otherwise: parameters, CPU, batch), without running it: the file whose read
+        runs it (another program reads it, e.g. under ``perf record``) and its bound."""
+        directory = f"{SYSFS_ROOT}/{benchmark.workload}"
+        parallel = request.params.get("parallel", "0") not in ("0", "false", "no")
+        warmup = request.warmup_samples if request.warmup_samples is not None else DEFAULT_WARMUP
+        batch, cycles_95 = self._calibration(benchmark, request)
+        if request.batch is not None:
+            batch = int(request.batch)
+        median = self._median_per_call[_timing_key(benchmark, request)]
+        tsc_hz = self.tsc_khz() * 1000.0
+        wanted = int(seconds * tsc_hz / max(batch * median, 1.0))
+        loop_count = max(100, min(wanted, KFUNC.max_samples, KFUNC.max_calls // batch - warmup))
+        calls = (warmup + loop_count) * batch
+        self._reset(directory)
+        self.io.write_values(directory, self._settings(benchmark, replace(request, counters=False), batch,
+                                                       loop_count))
+        return PreparedRun(path=f"{directory}/{'run_parallel' if parallel else 'run'}", loop_count=loop_count,
+                           batch=batch, expected_s=calls * median / tsc_hz,
+                           bound_s=kfunc_bound(calls, cycles_95, tsc_hz))
 
     def run(self, benchmark: Benchmark, request: RunRequest, spill: Path | None = None) -> Measurement:
         """Run ``benchmark`` once as ``request`` says and return its raw samples.
@@ -290,7 +327,24 @@ class KbenchModule:
         }
         if writer is not None and writer.failed:
             header["warnings"].append(writer.failed)
+        if request.counters and began:
+            self._read_counters(directory, status, header)
         return Measurement(header=header, columns=columns, interrupted=bool(header["interrupted"]), stderr="")
+
+    def _read_counters(self, directory: str, status: KernelRunStatus, header: dict[str, Any]) -> None:
+        """The perf events the run counted (``counter_values``) into ``header["counters"]``;
+        a warning when they cannot be read."""
+        from kbench.targets.kmod_counters import CounterValuesError, parse_counter_values
+
+        try:
+            head, counters = parse_counter_values(self.io.read_text(f"{directory}/counter_values"))
+        except (SysfsError, CounterValuesError) as exc:
+            header["warnings"].append(f"--counters: kbench.ko's counts could not be read ({exc})")
+            return
+        if head.get("run") != status.summary.get("run") or counters is None:
+            header["warnings"].append("--counters: kbench.ko did not count this run")
+            return
+        header["counters"] = counters
 
     def _last_run(self, directory: str) -> str | None:
         """The number of the benchmark's last run (``status``'s ``run``; None from an older kbench.ko)."""

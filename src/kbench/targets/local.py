@@ -24,13 +24,15 @@ class LocalTarget:
     """Runs ``kbench-probe`` and tools as child processes of this one, kbench.ko in this kernel.
 
     kfunc benchmarks load kbench.ko into the running kernel only when ``load_modules``
-    says the user agreed to it (``kbench run --local-kernel``).
+    says the user agreed to it (``kbench run --local-kernel``). ``cwd``: the directory
+    the probe (and so a ``command``) runs in, e.g. a commit's worktree; None: this one's.
     """
 
     in_guest = False
 
-    def __init__(self, *, load_modules: bool = False) -> None:
+    def __init__(self, *, load_modules: bool = False, cwd: Path | None = None) -> None:
         self.load_modules = load_modules
+        self.cwd = cwd
         self.module_benchmarks: list[list[str]] = []  # per user module loaded for it: its benchmarks
 
     def info(self) -> TargetInfo:
@@ -61,7 +63,7 @@ class LocalTarget:
                 argv.append("--progress")
             interrupted = False
             stderr_lines: list[str] = []
-            with children.spawn(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
+            with children.spawn(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=self.cwd) as proc:
                 try:
                     _pump_stderr(proc, stderr_lines, progress)
                     proc.wait()

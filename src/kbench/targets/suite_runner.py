@@ -10,10 +10,22 @@ from collections.abc import Iterable
 
 from kbench.contract.benchmark import Benchmark
 
+PERF = "perf"
+"""perf, carried into a guest for profiles and for a suite's counters (``perf stat``)."""
 
-def suite_tools(benchmarks: Iterable[Benchmark]) -> tuple[str, ...]:
-    """The executables the suite benchmarks among ``benchmarks`` run (for a guest's initramfs)."""
+
+def suite_tools(benchmarks: Iterable[Benchmark], *, perf: bool = False) -> tuple[str, ...]:
+    """The executables the suite benchmarks among ``benchmarks`` run (for a guest's initramfs);
+    ``perf``: perf too (a profile, or a suite's counters, taken in the guest)."""
     tools: list[str] = []
     for benchmark in benchmarks:
         tools.extend(tool for tool in benchmark.tools if tool not in tools)
+    if perf and PERF not in tools:
+        tools.append(PERF)
     return tuple(tools)
+
+
+def needs_perf(benchmarks: Iterable[Benchmark], *, counters: bool, profile: bool) -> bool:
+    """Whether runs of ``benchmarks`` in a guest need perf there: any profile, or a suite's counters
+    (the probe and kbench.ko count by themselves)."""
+    return profile or (counters and any(benchmark.kind == "suite" for benchmark in benchmarks))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from kbench.contract.suggest import close_matches
 
 FUNCTION_TYPES = frozenset("tT")
 """kallsyms types of code: a probe goes on one of these."""
@@ -49,7 +50,7 @@ class Kallsyms:
         functions = self.functions()
         bare = name.split(":")[-1]
         containing = sorted((f for f in functions if bare in f and f != bare), key=len)[:NEAR_MATCHES // 2]
-        close = difflib.get_close_matches(bare, functions, n=NEAR_MATCHES, cutoff=0.6)
+        close = close_matches(bare, functions, n=NEAR_MATCHES, cutoff=0.6)
         return list(dict.fromkeys(containing + close))[:NEAR_MATCHES]
 
     def check(self, name: str) -> None:

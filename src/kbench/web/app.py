@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi import Path as PathParameter
@@ -112,12 +113,12 @@ def create_app(engine: Engine, settings: DetectionSettings | None = None) -> Fas
         return page(request, "series.html", series=data.series_data(snapshot, cache, sid))
 
     @app.get("/api/runs/{run_id}")
-    def api_run(run_id: RunId) -> JSONResponse:
-        return JSONResponse(data.run_data(engine, run_id))
+    def api_run(run_id: RunId, metric: str | None = None) -> JSONResponse:
+        return JSONResponse(data.run_data(engine, run_id, metric))
 
     @app.get("/runs/{run_id}", response_class=HTMLResponse)
-    def run_page(request: Request, run_id: RunId) -> HTMLResponse:
-        return page(request, "run.html", run=data.run_data(engine, run_id))
+    def run_page(request: Request, run_id: RunId, metric: str | None = None) -> HTMLResponse:
+        return page(request, "run.html", run=data.run_data(engine, run_id, metric))
 
     @app.get("/runs/{run_id}/flame.svg")
     def run_flame(run_id: RunId) -> Response:
@@ -127,26 +128,32 @@ def create_app(engine: Engine, settings: DetectionSettings | None = None) -> Fas
         return Response(svg, media_type="image/svg+xml")
 
     @app.get("/api/compare")
-    def api_compare(a: RunIdQuery, b: RunIdQuery) -> JSONResponse:
-        return JSONResponse(data.compare_data(engine, a, b))
+    def api_compare(a: RunIdQuery, b: RunIdQuery, metric: str | None = None) -> JSONResponse:
+        return JSONResponse(data.compare_data(engine, a, b, metric))
 
     @app.get("/compare", response_class=HTMLResponse)
-    def compare_page(request: Request, a: OptionalRunIdQuery = None, b: OptionalRunIdQuery = None) -> HTMLResponse:
-        compared = data.compare_data(engine, a, b) if a is not None and b is not None else None
-        return page(request, "compare.html", compared=compared, a=a, b=b)
+    def compare_page(request: Request, a: OptionalRunIdQuery = None, b: OptionalRunIdQuery = None,
+                     metric: str | None = None) -> HTMLResponse:
+        compared = data.compare_data(engine, a, b, metric) if a is not None and b is not None else None
+        return page(request, "compare.html", compared=compared, a=a, b=b, metric=metric)
 
     @app.get("/api/regressions")
     def api_regressions(since: str | None = None, improvements: bool = False) -> JSONResponse:
-        return JSONResponse(data.regression_data(snapshot, cache, _since(since), improvements)[1])
+        return JSONResponse(data.regression_data(snapshot, cache, _since(since), improvements)[2])
 
     @app.get("/regressions", response_class=HTMLResponse)
     def regressions_page(request: Request, since: str | None = None, improvements: bool = False) -> HTMLResponse:
         moment = _since(since)
-        entries, found = data.regression_data(snapshot, cache, moment, improvements)
+        entries, unmatched, found, why = data.regression_data(snapshot, cache, moment, improvements)
         kinds = "regressions and improvements" if improvements else "regressions"
         scope = f"in {found['series_checked']} series ({kinds}" + (f" since {moment:%Y-%m-%d %H:%M} UTC)" if moment
                                                                      else ")")
-        report = fragment(entries, scope, link=lambda sid, run: f"/runs/{run}" if run else f"/series/{sid}")
+        metrics = {entry.series.id: entry.series.metric for entry in entries}
+
+        def link(sid: str, run: int | None) -> str:  # a run opens at the metric that changed
+            return f"/runs/{run}?metric={quote(metrics.get(sid, ''))}" if run else f"/series/{sid}"
+
+        report = fragment(entries, scope, link=link, unmatched=unmatched, why=why)
         return page(request, "regressions.html", report=report, since=since or "", improvements=improvements,
                     entry_css=ENTRY_CSS)
 

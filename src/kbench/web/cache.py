@@ -24,7 +24,7 @@ class ChangeCache:
         self._found: dict[str, tuple[tuple[int, int, int], list[Change]]] = {}
 
     def history(self, series: Series) -> SeriesHistory:
-        return history_of(series, self.changes(series))
+        return history_of(series, self.changes(series), settings=self.settings)
 
     def changes(self, series: Series) -> list[Change]:
         points = series.points

@@ -10,6 +10,14 @@ import numpy as np
 from sqlalchemy import Engine
 
 from kbench.history.analysis import SeriesHistory
+from kbench.history.confirmed import (
+    Confirmation,
+    confirming,
+    culprit_index,
+    load_confirmations,
+    of_series,
+    unmatched_confirmations,
+)
 from kbench.history.load import NoSuchSeries
 from kbench.history.regressions import RegressionEntry, regression_entries, wanted_runs
 from kbench.history.series import Series, series_id, target_kind
@@ -20,6 +28,8 @@ from kbench.web.svg import downsample
 
 if TYPE_CHECKING:
     from kbench.engine.stored_run import StoredRun
+    from kbench.report.why import WhyRows
+    from kbench.stats.summary import Summary
 
 HISTOGRAM_BINS = 60
 CDF_POINTS = 101
@@ -32,22 +42,37 @@ def all_histories(snapshot: SeriesSnapshot, cache: ChangeCache) -> list[SeriesHi
 
 
 def index_data(snapshot: SeriesSnapshot, cache: ChangeCache) -> dict[str, Any]:
-    """Every series: identity, point count, latest value, a downsampled sparkline, the latest change."""
+    """Every series: identity, point count, latest value, a downsampled sparkline, the latest
+    confirmed change (a regression ``kbench watch`` confirmed; a change point alone is only
+    counted as suspected)."""
     rows = []
+    confirmations = load_confirmations(snapshot.engine)
     for history in all_histories(snapshot, cache):
         s = history.series
-        latest = history.latest_change
+        confirmed = _latest_confirmed(s, confirmations)
+        suspected = [c for c in history.change_points
+                     if confirming(s, c.first_index, c.last_index, confirmations) is None]
         rows.append({
             **_identity(s), "n_points": len(s.points), "latest_value": s.points[-1].value,
             "latest_run_id": s.points[-1].run_id, "latest_started_at": s.points[-1].started_at.isoformat(),
             "sparkline": downsample(s.values()), "change_points": len(history.change_points),
-            "latest_change": None if latest is None else {
-                "run_id": latest.run_id, "index": latest.index, "change_pct": latest.change.change_pct,
-                "verdict": latest.verdict, "p_value": latest.change.p_value,
-                "started_at": latest.started_at.isoformat(),
-            },
+            "suspected": len(suspected), "latest_change": confirmed,
         })
     return {"settings": cache.settings.to_json(), "series": rows}
+
+
+def _latest_confirmed(series: Series, confirmations: list[Confirmation]) -> dict[str, Any] | None:
+    """The newest confirmed regression of the series, at the first run of its culprit."""
+    found = [(c, index) for c in of_series(series, confirmations)
+             if (index := culprit_index(series, c)) is not None]
+    if not found:
+        return None
+    confirmation, index = max(found, key=lambda pair: pair[1])
+    point = series.points[index]
+    return {"run_id": point.run_id, "index": index, "metric": series.metric, "verdict": "regression",
+            "change_pct": confirmation.change_pct, "started_at": point.started_at.isoformat(),
+            "confirmed": True, "culprit": confirmation.culprit, "subject": confirmation.subject,
+            "status": confirmation.status_text, "finding_id": confirmation.finding_id}
 
 
 def series_data(snapshot: SeriesSnapshot, cache: ChangeCache, sid: str) -> dict[str, Any]:
@@ -57,6 +82,11 @@ def series_data(snapshot: SeriesSnapshot, cache: ChangeCache, sid: str) -> dict[
         raise NoSuchSeries(f"no series {sid!r}")
     history = cache.history(found[0])
     data = history.to_json()
+    confirmations = load_confirmations(snapshot.engine)
+    for point, shown in zip(history.change_points, data["change_points"], strict=True):
+        confirmation = confirming(history.series, point.first_index, point.last_index, confirmations)
+        shown["status"] = "confirmed" if confirmation is not None else "suspected"
+        shown["confirmation"] = None if confirmation is None else confirmation.to_json()
     data["segments"] = _segments(history)
     data["settings"] = cache.settings.to_json()
     return data
@@ -79,12 +109,13 @@ def _segments(history: SeriesHistory) -> list[dict[str, Any]]:
     ]
 
 
-def run_data(engine: Engine, run_id: int) -> dict[str, Any]:
-    """A stored run: facts, version, summary, histogram and CDF of its per-operation values, its series."""
+def run_data(engine: Engine, run_id: int, metric: str | None = None) -> dict[str, Any]:
+    """A stored run: facts, version, summary, histogram and CDF of its per-operation values, its series.
+    ``metric``: show that metric of the run (e.g. ``command.cpu`` beside ``command.wall``)."""
     from kbench.engine.stored_run import load_stored_run
 
     store = Store(engine)
-    return {**_run_data(engine, load_stored_run(store, run_id)), **_why_data(store, run_id)}
+    return {**_run_data(engine, load_stored_run(store, run_id), metric), **_why_data(store, run_id)}
 
 
 def _why_data(store: Store, run_id: int) -> dict[str, Any]:
@@ -117,17 +148,38 @@ def flame_svg_of(engine: Engine, run_id: int) -> str | None:
                      subtitle=f"{profile.event} at {profile.frequency_hz} Hz, {profile.samples:,} samples")
 
 
-def _run_data(engine: Engine, view: StoredRun) -> dict[str, Any]:
+def metric_values(view: StoredRun, metric: str | None) -> tuple[str, str, str, np.ndarray, Summary | None]:
+    """(metric, unit, direction, values, summary) of one metric of a run: ``metric`` when the run
+    has it (one of its series, or a command's CPU time from its utime/stime columns), else its primary."""
+    from kbench.stats.summary import summarize
+
+    record = view.record
+    if metric and metric != record.metric:
+        for series in view.series:
+            if series.name == metric and series.values.size:
+                stored = view.summaries.get(metric)
+                return metric, series.unit, series.direction, series.values, stored or summarize(series.values)
+        columns = view.measurement.columns
+        if metric == f"{record.benchmark}.cpu" and "utime_ns" in columns and "stime_ns" in columns:
+            cpu = columns["utime_ns"].astype(np.float64) + columns["stime_ns"].astype(np.float64)
+            if cpu.size:
+                return metric, "ns", "lower", cpu, summarize(cpu)
+    return record.metric, record.unit, record.direction, view.values, view.summary
+
+
+def _run_data(engine: Engine, view: StoredRun, metric: str | None = None) -> dict[str, Any]:
     from kbench.stats.histogram import compact_cdf, linear_histogram
     from kbench.sysinfo.collect import machine_fingerprint
 
-    record, summary, values = view.record, view.summary, view.values
+    record = view.record
+    shown_metric, unit, direction, values, summary = metric_values(view, metric)
     run_id = record.id
     target = record.target or {}
     version = run_version(engine, run_id)
     data: dict[str, Any] = {
-        "run_id": record.id, "benchmark": record.benchmark, "params": record.params, "metric": record.metric,
-        "unit": record.unit, "direction": record.direction, "status": record.status,
+        "run_id": record.id, "benchmark": record.benchmark, "params": record.params, "metric": shown_metric,
+        "primary_metric": record.metric, "metrics": _metric_names(view),
+        "unit": unit, "direction": direction, "status": record.status,
         "started_at": record.started_at.isoformat(), "finished_at": record.finished_at.isoformat()
         if record.finished_at else None, "n": int(values.size), "basis": view.basis,
         "kernel": target.get("kernel_release"), "target": target_kind(target.get("kind"), target.get("accel")),
@@ -138,7 +190,7 @@ def _run_data(engine: Engine, view: StoredRun) -> dict[str, Any]:
     if record.sysinfo:
         fingerprint = machine_fingerprint(dict(record.sysinfo))
         data["machine"] = record.sysinfo.get("hostname")
-        data["series_id"] = series_id(record.benchmark, record.params or {}, record.metric, fingerprint,
+        data["series_id"] = series_id(record.benchmark, record.params or {}, shown_metric, fingerprint,
                                       data["target"])
     if summary is not None and values.size:
         low, high = np.percentile(values, TRIM)
@@ -159,6 +211,14 @@ def _run_data(engine: Engine, view: StoredRun) -> dict[str, Any]:
     return data
 
 
+def _metric_names(view: StoredRun) -> list[str]:
+    names = [series.name for series in view.series]
+    columns = view.measurement.columns
+    if "utime_ns" in columns and "stime_ns" in columns:
+        names.append(f"{view.record.benchmark}.cpu")
+    return list(dict.fromkeys([view.record.metric, *names]))
+
+
 def _context(sysinfo: dict[str, Any] | None, header: dict[str, Any] | None) -> dict[str, Any]:
     """The few machine and timer facts a reader of one run wants next to it."""
     info = sysinfo or {}
@@ -172,19 +232,20 @@ def _context(sysinfo: dict[str, Any] | None, header: dict[str, Any] | None) -> d
     }
 
 
-def compare_data(engine: Engine, first: int, second: int) -> dict[str, Any]:
-    """Two runs side by side, with histograms over common bins and the change of the medians."""
+def compare_data(engine: Engine, first: int, second: int, metric: str | None = None) -> dict[str, Any]:
+    """Two runs side by side, with histograms over common bins and the change of the medians
+    (of ``metric`` when both runs have it, e.g. the metric a change point was found in)."""
     from kbench.engine.stored_run import load_stored_run
 
     store = Store(engine)
     views = [load_stored_run(store, run_id) for run_id in (first, second)]
-    runs = [_run_data(engine, view) for view in views]
+    runs = [_run_data(engine, view, metric) for view in views]
     data: dict[str, Any] = {"runs": runs, "median_change_pct": None, "histograms": None,
                             "same_metric": runs[0]["metric"] == runs[1]["metric"]}
     a, b = (r["summary"] for r in runs)
     if a and b and a["median"]:
         data["median_change_pct"] = 100.0 * (b["median"] / a["median"] - 1.0)
-    values = [view.values for view in views]
+    values = [metric_values(view, metric)[3] for view in views]
     if all(v.size for v in values):
         low = min(float(np.percentile(v, TRIM[0])) for v in values)
         high = max(float(np.percentile(v, TRIM[1])) for v in values)
@@ -199,12 +260,21 @@ def compare_data(engine: Engine, first: int, second: int) -> dict[str, Any]:
 
 def regression_data(
     snapshot: SeriesSnapshot, cache: ChangeCache, since: datetime | None, improvements: bool
-) -> tuple[list[RegressionEntry], dict[str, Any]]:
+) -> tuple[list[RegressionEntry], list[Confirmation], dict[str, Any], dict[int, WhyRows]]:
+    """The regression entries, the confirmations a watch made that match none of them, their JSON
+    (each entry with its why rows: the counters' %change and the top of the profile delta,
+    ``kbench.report.why``) and those rows by the run after the change."""
+    from kbench.report.why import entry_why_rows, why_json
+
     histories = all_histories(snapshot, cache)
     requests = run_requests(snapshot.engine, wanted_runs(histories, since))
-    entries = regression_entries(histories, requests, since=since,
-                                 improvements=improvements)
-    return entries, {
+    confirmations = load_confirmations(snapshot.engine)
+    entries = regression_entries(histories, requests, since=since, improvements=improvements,
+                                 confirmations=confirmations)
+    unmatched = unmatched_confirmations(confirmations, entries, [h.series for h in histories], since)
+    why = entry_why_rows(Store(snapshot.engine), entries)
+    return entries, unmatched, {
         "settings": cache.settings.to_json(), "since": since.isoformat() if since else None,
-        "series_checked": len(histories), "entries": [e.to_json() for e in entries],
-    }
+        "series_checked": len(histories), "entries": [{**e.to_json(), **why_json(why, e)} for e in entries],
+        "confirmed": [c.to_json() for c in unmatched],
+    }, why

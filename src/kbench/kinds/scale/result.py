@@ -166,11 +166,13 @@ def scale_probe_args(
     cpu_list: str | None = None,
     directory: str | Path | None = None,
     output: str | Path | None = None,
+    counters: bool = False,
 ) -> list[str]:
     """The probe's arguments (after the executable) for one scale run.
 
     ``pinning`` is ``core`` (probe default, like will-it-scale), ``cpu`` or ``none``;
-    ``cpu_list`` (e.g. ``"0-3"``) pins round-robin over those CPUs instead.
+    ``cpu_list`` (e.g. ``"0-3"``) pins round-robin over those CPUs instead; ``counters``:
+    perf events of the tasks over the measured intervals (docs/probe-format.md).
     """
     _check_mode(mode)
     if int(tasks) < 1:
@@ -191,6 +193,8 @@ def scale_probe_args(
         args += ["--dir", str(directory)]
     if output is not None:
         args += ["--output", str(output)]
+    if counters:
+        args.append("--counters")
     return args
 
 

@@ -30,6 +30,7 @@ def scale_args(benchmark: Benchmark, request: RunRequest) -> list[str]:
             request.duration_s or DEFAULT_DURATION_S,
             request.warmup_duration_s if request.warmup_duration_s is not None else DEFAULT_WARMUP_S,
             float(params.get("interval", "1")),
+            counters=request.counters,
         )
     except ValueError as exc:
         raise BadRequest(f"{benchmark.name}: {exc}") from exc

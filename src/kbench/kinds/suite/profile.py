@@ -15,7 +15,7 @@ from dataclasses import replace
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.request import RunRequest
 from kbench.profile.folded import FoldedProfile, fold_perf_script
-from kbench.profile.perf_record import DEFAULT_FREQUENCY_HZ, PERF_PACKAGE, record_argv, sampling_event, script_argv
+from kbench.profile.perf_record import DEFAULT_FREQUENCY_HZ, PERF_PACKAGE, record_argv, script_argv
 from kbench.suites import Finished, SuiteError, ToolHost, ToolMissing
 from kbench.targets.base import TargetError
 from kbench.targets.transport import Transport
@@ -74,11 +74,12 @@ class RecordingTools:
 
 def profile_suite(target: Transport, benchmark: Benchmark, request: RunRequest) -> FoldedProfile:
     """One iteration of the suite's test as ``request`` sets it, recorded where the tool runs."""
+    from kbench.kinds.host_profile import host_sampling_event
     from kbench.kinds.suite.run import run_suite_benchmark, suite_host
 
-    host = suite_host(target, benchmark)
+    host = suite_host(target, benchmark, perf=True)
     try:
-        recording = RecordingTools(host, sampling_event())
+        recording = RecordingTools(host, host_sampling_event(host))
     except ToolMissing as exc:
         raise TargetError(f"{benchmark.name}: --profile: {exc}") from exc
     try:

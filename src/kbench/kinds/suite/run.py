@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from kbench.targets.vm.session import VmSession
 
 SUITE_TIMEOUT_FLOOR_S = 600.0
+PERF_TOOL = "perf"
+HOST_PACKAGES = {PERF_TOOL: "linux-perf"}
 
 
 GUEST_SERVER_START_TIMEOUT_S = 60.0
@@ -115,18 +117,34 @@ _guest_tools: weakref.WeakKeyDictionary[VmSession, GuestTools] = weakref.WeakKey
 
 
 def run_suite_on(target: Transport, benchmark: Benchmark, request: RunRequest) -> Measurement:
-    """Run a suite's tool on ``target``: here, or in its guest (booted again if it lacks the tool)."""
-    return run_suite_benchmark(benchmark, request, host=suite_host(target, benchmark))
+    """Run a suite's tool on ``target``: here, or in its guest (booted again if it lacks the tool,
+    or perf when the run counts)."""
+    return run_suite_benchmark(benchmark, request, host=suite_host(target, benchmark, perf=request.counters))
 
 
-def suite_host(target: Transport, benchmark: Benchmark) -> ToolHost:
-    """Where ``benchmark``'s tool runs on ``target``: this machine, or the target's guest (set up once)."""
+def suite_host(target: Transport, benchmark: Benchmark, *, perf: bool = False) -> ToolHost:
+    """Where ``benchmark``'s tool runs on ``target``: this machine, or the target's guest (set up
+    once); ``perf``: a guest that has perf too (counters, profiles)."""
     if not target.in_guest:
         from kbench.suites import LocalTools
 
         return LocalTools()
-    needed = check_host_tools(benchmark)
-    shell = target.guest_shell(needed)
+    return tool_host(target, (*check_host_tools(benchmark), *((PERF_TOOL,) if perf else ())))
+
+
+def tool_host(target: Transport, tools: tuple[str, ...]) -> ToolHost:
+    """Where tools run on ``target``: this machine, or its guest carrying the host's ``tools``
+    (booted again with them if it lacks one; set up once per boot)."""
+    if not target.in_guest:
+        from kbench.suites import LocalTools
+
+        return LocalTools()
+    for tool in tools:
+        if shutil.which(tool) is None:
+            package = f" (Debian package {HOST_PACKAGES[tool]})" if tool in HOST_PACKAGES else ""
+            raise TargetError(f"{tool} is not installed on this host{package}; kbench copies it from this host "
+                              "into the guest")
+    shell = target.guest_shell(tools)
     assert shell is not None
     host = _guest_tools.get(shell.session)
     if host is None:

@@ -1,7 +1,7 @@
 """Runs as Go benchmark text for ``benchstat``: a line per trial.
 
 ``Benchmark<Name>/<param>=<value>... <iterations> <value> <unit>``: the name is the metric's
-(``report.comparison.gobench.benchmark_name``) with the run's parameters as sub-benchmark
+(``report.gobench_format.benchmark_name``) with the run's parameters as sub-benchmark
 keys (blanks and other characters benchstat reads as separators become ``_``; for the sides
 of a comparison only the parameters every run shares, so that benchstat lines the sides
 up, the side's label naming the rest); the value is
@@ -9,45 +9,43 @@ the trial's median (a run is one trial; an imported run's executions or processe
 each) and iterations the trial's value count. Times are written in ``ns/op`` (benchstat
 shows sec/op); other units as ``kbench compare --format gobench`` writes them. Groups of
 several sides each follow a ``kbench-side: <label>`` line, so ``benchstat -col kbench-side
-FILE`` compares them.
+FILE`` compares them. Every piece is written by ``report.gobench_format``.
 """
 
 from __future__ import annotations
 
-import platform
 import re
 from collections.abc import Sequence
 
 import numpy as np
 
 from kbench.contract.vocabulary import HIGHER_IS_BETTER
-from kbench.report.comparison.gobench import benchmark_name, unit_for
+from kbench.report.gobench_format import benchmark_name, config_line, header, number, result_line, side_key, unit_for
 from kbench.report.interop.common import SECONDS_PER_UNIT, Group, trials
 
-_GOARCH = {"x86_64": "amd64", "aarch64": "arm64"}
+VALUE_DIGITS = 9
+"""Significant digits of a trial's median."""
 
 
 def render(groups: Sequence[Group]) -> bytes:
-    units: dict[str, str] = {}
+    units: dict[str, bool] = {}
     body: list[str] = []
     shared = _shared_params(groups) if any(group.side for group in groups) else None
     for group in groups:
         if len(groups) > 1:
-            body.append(f"kbench-side: {_config_value(group.label)}")
+            body.append(config_line(side_key("side"), group.label))
         for view in group.views:
             record = view.record
             unit, scale = _unit(record.metric, record.unit)
-            units.setdefault(unit, "higher" if record.direction == HIGHER_IS_BETTER else "lower")
+            units.setdefault(unit, record.direction == HIGHER_IS_BETTER)
             params = {k: v for k, v in (record.params or {}).items() if shared is None or k in shared}
             name = benchmark_name(record.metric) + "".join(
                 f"/{_safe(str(key))}={_safe(str(value))}" for key, value in params.items())
             for values in trials(view):
                 if values.size:
-                    body.append(f"{name} {values.size} {_number(float(np.median(values)) * scale)} {unit}")
-    machine = platform.machine()
-    header = ["goos: linux", f"goarch: {_GOARCH.get(machine, machine)}", "pkg: kbench"]
-    header += [f"Unit {unit} better={better} assume=nothing" for unit, better in units.items()]
-    return ("\n".join([*header, *body]) + "\n").encode()
+                    median = float(np.median(values)) * scale
+                    body.append(result_line(name, values.size, number(median, VALUE_DIGITS), unit))
+    return ("\n".join([*header(units), *body]) + "\n").encode()
 
 
 def _shared_params(groups: Sequence[Group]) -> set[str]:
@@ -66,11 +64,3 @@ def _unit(metric: str, unit: str) -> tuple[str, float]:
 
 def _safe(text: str) -> str:
     return re.sub(r"[\s/=]+", "_", text) or "_"
-
-
-def _config_value(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _number(value: float) -> str:
-    return f"{value:.9g}"

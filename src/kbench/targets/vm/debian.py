@@ -12,7 +12,6 @@ anything system-wide.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kbench import children
+from kbench.contract.suggest import close_matches
 
 from .cache import locked
 from .errors import KernelResolveError
@@ -102,7 +102,7 @@ def known_releases() -> list[str]:
 
 def _unknown_release_error(release: str, spec: str) -> KernelResolveError:
     known = known_releases()
-    near = sorted(difflib.get_close_matches(release, known, n=8, cutoff=0.6))
+    near = sorted(close_matches(release, known, n=8, cutoff=0.6))
     if not near:
         near = known[-8:]
     hint = ", ".join(near) if near else "none (run `apt-get update`?)"

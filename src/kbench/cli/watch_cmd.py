@@ -1,0 +1,179 @@
+"""``kbench watch``: follow branches, measure every commit, and mail only confirmed culprits."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from kbench.cli import exit_codes
+from kbench.cli.fail_on import exit_if_found, fail_on_option
+from kbench.cli.job_cmds import job_errors
+from kbench.cli.main import Context, emit_json, err_console, fail, pass_context
+from kbench.cli.parsing import Duration
+
+if TYPE_CHECKING:
+    from kbench.fleet.settings import FleetSettings
+    from kbench.store.db import Store
+
+
+@contextmanager
+def _fleet_errors(fleet_queue: str | None) -> Iterator[None]:
+    if fleet_queue is None:
+        yield
+        return
+    from kbench.cli.fleet_cmd import fleet_errors
+
+    with fleet_errors():
+        yield
+
+
+def _fleet_store(fleet_queue: str) -> tuple[Store, FleetSettings]:
+    """The fleet's database as the watch's store, after checking the class name and the broker."""
+    from kbench.cli.fleet_cmd import fleet_settings
+    from kbench.fleet.app import check_broker, make_app
+    from kbench.fleet.execute import open_fleet_store
+    from kbench.fleet.settings import check_queue
+    from kbench.store.db import Store
+
+    check_queue(fleet_queue)
+    settings = fleet_settings()
+    check_broker(make_app(settings))
+    return Store(open_fleet_store(settings.db_url)), settings
+
+
+def _current_branch(repo: Path) -> str:
+    proc = subprocess.run(["git", "-C", str(repo), "symbolic-ref", "--quiet", "--short", "HEAD"],
+                          capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else "HEAD"
+
+
+@click.command("watch")
+@click.argument("repo", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--branch", "branches", multiple=True, metavar="B",
+              help="A branch (or any ref) to follow; repeatable. Default: the repository's current branch.")
+@click.option("--build", required=True, metavar="CMD",
+              help="Builds a commit, run in its worktree (e.g. 'cc -O1 -o prog prog.c').")
+@click.option("--job", "job_file", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The job run on every commit, in the commit's worktree (`cmd: ./prog` is the commit's program); "
+              "`control:` names an instance every run is judged against.")
+@click.option("--from", "start", metavar="REV",
+              help="The first commit to measure, the first time a branch is followed (default: its head); later "
+              "polls go on from where the last one stopped.")
+@click.option("--once", is_flag=True, help="Measure what is new, reach verdicts, and exit.")
+@click.option("--interval", type=Duration(), default="10m", show_default=True,
+              help="Without --once: poll this often.")
+@click.option("--outbox", type=click.Path(file_okay=False, path_type=Path),
+              help="Write one RFC 5322 mail per confirmed regression here (and a follow-up when it is fixed or "
+              "reverted).")
+@click.option("--mail-command", metavar="CMD", help="Also hand every mail to CMD on its stdin (e.g. 'sendmail -t').")
+@click.option("--mail-to", "mail_to", multiple=True, metavar="ADDR",
+              help="Recipients of the mails (default: the culprit's author); repeatable.")
+@click.option("--max-commits", type=click.IntRange(min=1), metavar="N",
+              help="Build at most N of the commits new at a poll (evenly spaced, the newest always); a bisection "
+              "reaches the others.")
+@click.option("--budget", type=Duration(), default="20s", show_default=True,
+              help="Measuring time of each side-by-side comparison (confirmation, verification).")
+@click.option("--alpha", type=click.FloatRange(min=0.001, max=0.2), default=0.05, show_default=True,
+              help="Level of each comparison; a culprit is named only after two comparisons both found it.")
+@click.option("--min-change", type=click.FloatRange(min=0.0, max=100.0), default=1.0, show_default=True,
+              metavar="PCT", help="The smallest change in percent worth a culprit: both comparisons must measure at "
+              "least this much (builds that differ only in a comment can differ by a fraction of a percent in code "
+              "layout).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the comparisons' random orders.")
+@click.option("--fetch", is_flag=True, help="git fetch --all in REPO before each poll.")
+@click.option("--kernel-from-build", "kernel_image", metavar="PATH",
+              help="A kernel tree: the build makes a kernel (a bzImage in the worktree, or . for the build tree), "
+              "booted in qemu for every run of the job's one benchmark (syscall.*, kfunc.*), as `kbench bisect` "
+              "takes it.")
+@click.option("--kernel-modules", metavar="PATH",
+              help="With --kernel-from-build: the modules the guest needs (virtio_pci, virtio_console) when they are "
+              "not built in: a modules_install directory in the worktree.")
+@click.option("--boot-timeout", type=click.FloatRange(min=5), default=120.0, show_default=True,
+              help="With --kernel-from-build: seconds a kernel may take to boot before it counts as hung.")
+@click.option("--fleet", "fleet_queue", metavar="CLASS",
+              help="Measure on fleet workers of this machine class (kbench worker --allow-command) instead of "
+              "here: the new commits of a poll at once, one task each; comparisons and bisection rounds as tasks. "
+              "The watch's store is then the fleet's database (docs/fleet.md).")
+@click.option("--fleet-repo", metavar="URL",
+              help="With --fleet: the repository as the workers reach it (default: REPO).")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where builds and bisections happen (default: $XDG_CACHE_HOME/kbench/watch/ID).")
+@click.option("--json", "as_json", is_flag=True, help="Print each poll as one JSON document.")
+@fail_on_option
+@pass_context
+def watch_cmd(
+    ctx: Context, repo: Path, branches: tuple[str, ...], build: str, job_file: Path, start: str | None, once: bool,
+    interval: float, outbox: Path | None, mail_command: str | None, mail_to: tuple[str, ...],
+    max_commits: int | None, budget: float, alpha: float, min_change: float, seed: int, fetch: bool,
+    kernel_image: str | None, kernel_modules: str | None, boot_timeout: float, fleet_queue: str | None,
+    fleet_repo: str | None, workdir: Path | None, as_json: bool, fail_on: frozenset[str],
+) -> None:
+    """Follow BRANCHes of REPO: build every new commit (first-parent order) in a worktree of
+    kbench's own, run JOB there and store the runs. A change point of a series is only a
+    candidate: it is confirmed by measuring the builds on either side of it side by side
+    now, bisected when its range holds more than one commit, and its culprit measured once
+    more against its parent. Only then is it a regression, mailed into --outbox.
+
+    \b
+    Exit codes: 0 done; 9 with --fail-on regression when a regression was confirmed at this
+    poll; 2 a bad repository, branch, job or option; and the common ones.
+    """
+    from kbench.jobs import JobError
+    from kbench.watch.loop import Watch, WatchError, WatchOptions
+    from kbench.watch.report import poll_json, poll_text
+
+    if fail_on - {"regression"}:
+        raise click.BadParameter("watch mails regressions only: give --fail-on regression", param_hint="--fail-on")
+    repo = repo.resolve()
+    options = WatchOptions(
+        repo=repo, branches=branches or (_current_branch(repo),), build=build, job=job_file.resolve(), start=start,
+        outbox=outbox.resolve() if outbox else None, mail_command=mail_command, mail_to=mail_to,
+        max_commits=max_commits, budget_s=budget, alpha=alpha, min_change_pct=min_change, seed=seed, fetch=fetch,
+        workdir=workdir.resolve() if workdir else None, fleet_queue=fleet_queue, fleet_repo=fleet_repo,
+        kernel_image=kernel_image, kernel_modules=kernel_modules, boot_timeout=boot_timeout,
+    )
+    if kernel_modules is not None and kernel_image is None:
+        raise click.UsageError("--kernel-modules goes with --kernel-from-build")
+    if fleet_repo is not None and fleet_queue is None:
+        raise click.UsageError("--fleet-repo goes with --fleet")
+
+    def log(text: str) -> None:
+        err_console.print(f"watch {time.strftime('%H:%M:%S')} {text}", highlight=False, markup=False)
+
+    with job_errors(), _fleet_errors(fleet_queue):
+        store, settings = ctx.store, None
+        if fleet_queue is not None:
+            store, settings = _fleet_store(fleet_queue)
+        try:
+            watch = Watch(store, options, log=log, fleet=settings)
+            watch.claim()
+        except (WatchError, JobError) as exc:
+            if isinstance(exc, JobError):
+                raise
+            fail(str(exc), exit_codes.USAGE)
+        log(f"watch {watch.id}{' (new)' if watch.created else ''}: {repo} {', '.join(options.branches)}")
+        try:
+            while True:
+                try:
+                    result = watch.poll()
+                except WatchError as exc:
+                    fail(str(exc), exit_codes.USAGE)
+                if as_json:
+                    emit_json(poll_json(result))
+                else:
+                    sys.stdout.write(poll_text(result))
+                    sys.stdout.flush()
+                if once:
+                    break
+                time.sleep(interval)
+        finally:
+            watch.release()
+    new = [f for f in result.regressions() if f["id"] in result.new_regressions]
+    exit_if_found(fail_on, (("regression", f"{f['metric']} due to {str(f['culprit'])[:12]}") for f in new))

@@ -1,0 +1,92 @@
+"""The git side of a watch: branch heads, first-parent history, force-pushes, reverts."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+GIT_TIMEOUT_S = 300.0
+_REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,64})", re.I)
+
+
+class GitError(RuntimeError):
+    """git refused (the message says what it said)."""
+
+
+def git(repo: Path, *args: str) -> str:
+    try:
+        proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=GIT_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitError(f"git {' '.join(args)} in {repo}: {exc}") from exc
+    if proc.returncode != 0:
+        said = (proc.stderr.strip() or proc.stdout.strip() or f"exit {proc.returncode}").splitlines()[0]
+        raise GitError(f"git {' '.join(args)} in {repo}: {said}")
+    return proc.stdout
+
+
+def check_repository(repo: Path) -> Path:
+    """The top directory of the git repository at ``repo`` (GitError if it is none)."""
+    return Path(git(repo, "rev-parse", "--show-toplevel").strip() or repo)
+
+
+def resolve(repo: Path, rev: str) -> str | None:
+    """The full commit id ``rev`` names, or None."""
+    proc = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+                          capture_output=True, text=True, timeout=GIT_TIMEOUT_S)
+    sha = proc.stdout.strip()
+    return sha if proc.returncode == 0 and sha else None
+
+
+def first_parent_after(repo: Path, start: str | None, head: str) -> list[str]:
+    """Commits on ``head``'s first-parent line that ``start`` does not reach, oldest first
+    (the whole first-parent line when ``start`` is None)."""
+    args = ["rev-list", "--first-parent", "--reverse", head]
+    if start is not None:
+        args.append(f"^{start}")
+    return git(repo, *args).split()
+
+
+def is_ancestor(repo: Path, older: str, newer: str) -> bool:
+    proc = subprocess.run(["git", "-C", str(repo), "merge-base", "--is-ancestor", older, newer],
+                          capture_output=True, timeout=GIT_TIMEOUT_S)
+    return proc.returncode == 0
+
+
+def merge_base(repo: Path, one: str, other: str) -> str | None:
+    proc = subprocess.run(["git", "-C", str(repo), "merge-base", one, other], capture_output=True, text=True,
+                          timeout=GIT_TIMEOUT_S)
+    sha = proc.stdout.strip()
+    return sha if proc.returncode == 0 and sha else None
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    sha: str
+    parent: str | None  # the first parent
+    subject: str
+    author: str
+    date: str
+    body: str
+
+    def reverted(self) -> list[str]:
+        """The commits this one says it reverts (``This reverts commit <sha>.``)."""
+        return [m.lower() for m in _REVERTS.findall(self.body)]
+
+
+def commit_info(repo: Path, sha: str) -> CommitInfo:
+    out = git(repo, "log", "-1", "--format=%H%x00%P%x00%s%x00%an <%ae>%x00%aI%x00%B", sha)
+    full, parents, subject, author, date, body = out.split("\0", 5)
+    first_parent = parents.split()[0] if parents.split() else None
+    return CommitInfo(sha=full.strip(), parent=first_parent, subject=subject, author=author,
+                      date=date, body=body)
+
+
+def fetch(repo: Path) -> str | None:
+    """``git fetch --prune`` (all remotes); None, or why it failed."""
+    try:
+        git(repo, "fetch", "--prune", "--quiet", "--all")
+    except GitError as exc:
+        return str(exc)
+    return None

@@ -1,0 +1,238 @@
+"""The mail of a confirmed regression: RFC 5322, laid out as 0-Day's LKP reports are.
+
+One message per confirmed regression, written into the outbox as ``<finding>-<sha12>.eml``
+(``email.message.EmailMessage``, UTF-8, a Message-ID and a Date) and, when a mail command
+is given (``sendmail -t``), handed to it on its standard input. What it says, in order:
+the subject ``[kbench] [BENCH] SHA: METRIC +x% regression``; "due to commit" with the
+culprit's id, subject and author; the branch; the test case, machine and parameters; the
+LKP ``%stddev %change %stddev`` table of the culprit against its parent measured side by
+side, with that comparison's interval and p-value; how the candidate was found, confirmed
+and bisected (the bisect log); and the steps to reproduce, the build included.
+
+A regression that is later fixed or reverted gets a follow-up (``Re:``, In-Reply-To the
+first mail) saying by which commit and how that was confirmed.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+import socket
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.message import EmailMessage
+from email.utils import format_datetime, make_msgid
+from pathlib import Path
+from typing import Any
+
+from kbench.report.units import format_value
+
+INDENT = " " * 8
+MAIL_COMMAND_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class SideFigures:
+    """One side of the culprit's comparison: its label, central value and spread."""
+
+    label: str
+    median: float
+    stdev_pct: float
+
+
+@dataclass(frozen=True)
+class RegressionMail:
+    """Everything a regression's mail prints."""
+
+    finding_id: int
+    benchmark: str
+    metric: str
+    unit: str
+    change_pct: float
+    ci_pct: tuple[float, float]
+    p_value: float
+    confidence: float
+    blocks: int
+    parent: SideFigures
+    culprit: SideFigures
+    culprit_sha: str
+    culprit_subject: str
+    culprit_author: str
+    culprit_date: str
+    branch: str
+    repo: str
+    machine: str
+    params: Mapping[str, str]
+    job_path: str
+    build: str
+    cmd: str | None
+    found: Sequence[str]  # how the candidate was found, confirmed and bisected
+    recipients: Sequence[str] = field(default_factory=tuple)
+    sender: str = ""
+    kernel_image: str | None = None  # a kernel tree's watch: the image its build makes
+
+    @property
+    def subject(self) -> str:
+        return f"[kbench] [{self.benchmark}] {self.culprit_sha[:10]}: {self.metric} {self.change_pct:+.1f}% regression"
+
+
+def _sender() -> str:
+    return f"kbench watch <kbench@{socket.gethostname() or 'localhost'}>"
+
+
+def lkp_table(metric: str, unit: str, parent: SideFigures, culprit: SideFigures, change_pct: float) -> list[str]:
+    """The two-column ``%stddev %change %stddev`` table (the layout of ``kbench compare``'s text report)."""
+    values = [format_value(parent.median, unit), format_value(culprit.median, unit)]
+    width = max(12, *(len(v) + 2 for v in values), len(parent.label) - 4, len(culprit.label) - 4)
+    change = f"{change_pct:+.1f}%"
+    change_width = max(11, len(change) + 4)
+    base_block, new_block = width + 6, change_width + width + 6
+
+    def spread(pct: float) -> str:
+        return f" ±{min(pct, 999):3.0f}%" if math.isfinite(pct) else " " * 6
+
+    marks = [" "] * (base_block + new_block)
+    marks[width - 1] = "\\"
+    marks[base_block + change_width - 3] = "|"
+    marks[base_block + change_width + width - 1] = "\\"
+    return [
+        (parent.label.rjust(width).ljust(base_block) + culprit.label.rjust(change_width + width)).rstrip(),
+        "-" * (base_block - 1) + " " + "-" * (new_block - 1),
+        ("%stddev".rjust(base_block) + "%change".rjust(change_width) + "%stddev".rjust(width + 6)).rstrip(),
+        "".join(marks).rstrip(),
+        values[0].rjust(width) + spread(parent.stdev_pct) + change.rjust(change_width) + values[1].rjust(width)
+        + spread(culprit.stdev_pct) + f"  {metric}",
+    ]
+
+
+def reproduce_lines(mail: RegressionMail) -> list[str]:
+    sha = mail.culprit_sha
+    kernel = f" --kernel {shlex.quote(mail.kernel_image)}" if mail.kernel_image else ""
+    lines = [f"git clone {shlex.quote(mail.repo)} kbench-repro && cd kbench-repro", f"git checkout {sha}",
+             mail.build,
+             f"kbench run {shlex.quote(mail.job_path)}{kernel} --commit {sha} --label {shlex.quote(mail.branch)}"]
+    if mail.kernel_image:
+        parent = shlex.quote(str(Path("..") / "parent" / mail.kernel_image))
+        lines += [
+            "# the culprit's kernel side by side with its parent's:",
+            f"git worktree add ../parent {sha}^ && (cd ../parent && {mail.build})",
+            f"kbench compare --kernel {parent} --kernel {shlex.quote(mail.kernel_image)} {mail.benchmark}"
+            + "".join(f" -p {shlex.quote(f'{k}={v}')}" for k, v in mail.params.items()
+                      if k not in ("samples", "iterations")),
+        ]
+    elif mail.cmd is not None:
+        lines += [
+            "# the culprit side by side with its parent:",
+            f"git worktree add ../parent {sha}^ && (cd ../parent && {mail.build})",
+            f"kbench compare --command {shlex.quote(f'cd ../parent && {mail.cmd}')} --command {shlex.quote(mail.cmd)}",
+        ]
+    return lines
+
+
+def body(mail: RegressionMail) -> str:
+    low, high = mail.ci_pct
+    lines = [
+        "Greeting,",
+        "",
+        f"kbench found a {mail.change_pct:+.1f}% regression of {mail.metric} due to commit:",
+        "",
+        f"commit: {mail.culprit_sha} (\"{mail.culprit_subject}\")",
+        f"author: {mail.culprit_author}",
+        f"date: {mail.culprit_date}",
+        f"branch: {mail.branch} of {mail.repo}",
+        "",
+        f"in testcase: {mail.benchmark}",
+        f"on test machine: {mail.machine}",
+        "with following parameters:" if mail.params else "with default parameters",
+        "",
+        *(f"{INDENT}{key}: {value}" for key, value in mail.params.items()),
+        *([""] if mail.params else []),
+        f"The culprit measured side by side with its parent just now (interleaved, {mail.blocks} blocks):",
+        f"{mail.change_pct:+.1f}% (CI {low:+.1f}% … {high:+.1f}% at {100 * mail.confidence:.3g}%, "
+        f"p={mail.p_value:.2g})",
+        "",
+        *lkp_table(mail.metric, mail.unit, mail.parent, mail.culprit, mail.change_pct),
+        "",
+        "How it was found:",
+        "",
+        *(f"{INDENT}{line}".rstrip() for line in mail.found),
+        "",
+        "To reproduce:",
+        "",
+        *(f"{INDENT}{line}" for line in reproduce_lines(mail)),
+        "",
+        "Thanks,",
+        "kbench watch",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def message(mail: RegressionMail, when: datetime | None = None) -> EmailMessage:
+    msg = EmailMessage()
+    msg["From"] = mail.sender or _sender()
+    if mail.recipients:
+        msg["To"] = ", ".join(mail.recipients)
+    msg["Subject"] = mail.subject
+    msg["Date"] = format_datetime(when or datetime.now(UTC))
+    msg["Message-ID"] = make_msgid(idstring=f"kbench-{mail.finding_id}", domain="kbench.invalid")
+    msg["X-Kbench-Culprit"] = mail.culprit_sha
+    msg.set_content(body(mail), cte="8bit")
+    return msg
+
+
+def follow_up(original: EmailMessage, text: str, *, subject_status: str, when: datetime | None = None) -> EmailMessage:
+    """A reply to ``original`` (``Re:``, In-Reply-To and References set) saying ``text``."""
+    msg = EmailMessage()
+    msg["From"] = original["From"]
+    if original["To"]:
+        msg["To"] = original["To"]
+    msg["Subject"] = f"Re: {original['Subject']} ({subject_status})"
+    msg["Date"] = format_datetime(when or datetime.now(UTC))
+    msg["Message-ID"] = make_msgid(idstring="kbench-status", domain="kbench.invalid")
+    msg["In-Reply-To"] = original["Message-ID"]
+    msg["References"] = original["Message-ID"]
+    msg.set_content(text, cte="8bit")
+    return msg
+
+
+@dataclass(frozen=True)
+class Posted:
+    path: Path
+    command_error: str | None  # the mail command failed: why (the file is written anyway)
+
+
+def post(msg: EmailMessage, outbox: Path, name: str, mail_command: str | None) -> Posted:
+    """Write ``msg`` as ``outbox/name`` and hand it to ``mail_command`` (``sh -c``) if given."""
+    outbox.mkdir(parents=True, exist_ok=True)
+    path = outbox / name
+    data = bytes(msg)
+    partial = path.with_name(path.name + ".part")
+    partial.write_bytes(data)
+    partial.replace(path)
+    error = None
+    if mail_command:
+        try:
+            proc = subprocess.run(["/bin/sh", "-c", mail_command], input=data, capture_output=True,
+                                  timeout=MAIL_COMMAND_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            error = f"{mail_command}: {exc}"
+        else:
+            if proc.returncode != 0:
+                said = (proc.stderr.decode(errors="replace").strip().splitlines() or [f"exit {proc.returncode}"])[0]
+                error = f"{mail_command}: exit {proc.returncode}: {said}"
+    return Posted(path, error)
+
+
+def read_message(path: Path) -> EmailMessage:
+    from email import policy
+    from email.parser import BytesParser
+
+    parsed = BytesParser(policy=policy.default).parsebytes(path.read_bytes())
+    assert isinstance(parsed, EmailMessage)
+    return parsed
+
+
+def as_dict(mail: RegressionMail) -> dict[str, Any]:
+    return {"subject": mail.subject, "culprit": mail.culprit_sha, "metric": mail.metric, "change_pct": mail.change_pct}
