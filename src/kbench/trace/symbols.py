@@ -67,10 +67,25 @@ class Kallsyms:
             raise UnknownFunction(f"{name} is not a function (kallsyms type {kinds}): only code can be probed")
 
 
+SYSTEM_MAP_HEAD_LINES = 200
+"""A real System.map lists code (``_text``, ``startup_64``) within its first lines."""
+
+
 def system_map_of(vmlinuz: Path, release: str, build_dir: Path | None) -> Path | None:
-    """The System.map that goes with a kernel image, if there is one: Debian's
-    ``boot/System.map-RELEASE`` beside ``vmlinuz``, or a build tree's ``System.map``."""
+    """The System.map that goes with a kernel image, if there is one: ``boot/System.map-RELEASE``
+    beside ``vmlinuz``, or a build tree's ``System.map``. Debian's packages ship a placeholder
+    there (one line: "The real System.map is in the linux-image-<version>-dbg package"): a map
+    that lists no code is not one."""
     for candidate in (vmlinuz.parent / f"System.map-{release}", *([build_dir / "System.map"] if build_dir else [])):
-        if candidate.is_file():
+        if candidate.is_file() and _lists_code(candidate):
             return candidate
     return None
+
+
+def _lists_code(system_map: Path) -> bool:
+    with system_map.open(errors="replace") as lines:
+        for _, line in zip(range(SYSTEM_MAP_HEAD_LINES), lines, strict=False):
+            parts = line.split()
+            if len(parts) >= 3 and parts[1] in FUNCTION_TYPES:
+                return True
+    return False
