@@ -1,8 +1,8 @@
 """Does `kbench watch` name the right commit, never a wrong one, and how soon?
 
 Usage: python benchmarks/watch_accuracy.py [--steps 1 2 3 5] [--repos-per-step 6] [--aa-repos 20]
-           [--aa-commits 25] [--loops 85000000] [--base 8 16] [--after 2] [--samples 5] [--iterations 3]
-           [--no-load] [--seed 0] [--workdir DIR] [--json-out FILE]
+           [--aa-commits 25] [--aa-batch 3] [--loops 85000000] [--base 8 16] [--after 2] [--samples 5]
+           [--iterations 3] [--no-load] [--seed 0] [--workdir DIR] [--json-out FILE]
 
 Real measurements through the real command (``kbench watch --once --json``), one SQLite
 store for the whole run, while one unrelated busy loop keeps a CPU busy (``--no-load``:
@@ -20,7 +20,7 @@ Time to mail: from the culprit landing to its mail file being written (the polls
 between, the confirmation, any bisection and the verification; add the polling interval).
 
 A/A repositories (``--aa-repos`` of ``--aa-commits`` comment-only commits): the first
-half is measured at the first poll, then one commit lands per poll. Every confirmed
+half is measured at the first poll, then ``--aa-batch`` commits land per poll. Every confirmed
 regression there is a false one.
 
 Prints one table (and ``--json-out``): per step size the repositories, exact / wrong /
@@ -35,6 +35,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -98,15 +99,15 @@ def step_repository(root: Path, db: Path, job: Path, step_pct: float, base: int,
     }
 
 
-def aa_repository(root: Path, db: Path, job: Path, commits: int, loops: int) -> dict[str, Any]:
+def aa_repository(root: Path, db: Path, job: Path, commits: int, loops: int, batch: int) -> dict[str, Any]:
     repo = root / "repo"
     shas = make_demo_repo(repo, commits=commits, culprit=None, broken=None, loops=loops)
     out, work = root / "out", root / "work"
     half = commits // 2
     land(repo, shas[half - 1])
     result = poll(db, repo, job, out, work, "--from", shas[0])
-    for sha in shas[half:]:
-        land(repo, sha)
+    for start in range(half, commits, batch):
+        land(repo, shas[min(start + batch, commits) - 1])
         result = poll(db, repo, job, out, work)
     return {"commits": commits, "confirmed": len(result["regressions"]), "dropped": len(result["dropped"]),
             "suspected": len(result["suspected"])}
@@ -118,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repos-per-step", type=int, default=6)
     parser.add_argument("--aa-repos", type=int, default=20)
     parser.add_argument("--aa-commits", type=int, default=25)
+    parser.add_argument("--aa-batch", type=int, default=3, help="A/A commits landing at once (one poll each time)")
     parser.add_argument("--loops", type=int, default=85_000_000)
     parser.add_argument("--base", type=int, nargs=2, default=[8, 16], metavar=("MIN", "MAX"))
     parser.add_argument("--after", type=int, default=2)
@@ -135,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     job = root / "job.yaml"
     job.write_text(f"benchmark: command\nparams:\n  cmd: ./prog\nsamples: {args.samples}\n"
                    f"iterations: {args.iterations}\n")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the load below is stopped on `kill`
     load = None if args.no_load else subprocess.Popen([sys.executable, "-c", "while True: pass"])
     started = time.monotonic()
     steps: list[dict[str, Any]] = []
@@ -148,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"step {step:g}% #{k}: base {base}, named {[n[:12] for n in found['named']]}, "
                       f"exact={found['exact']} time to mail {found['time_to_mail_s']}", file=sys.stderr, flush=True)
         for k in range(args.aa_repos):
-            found = aa_repository(root / f"aa-{k}", db, job, args.aa_commits, args.loops)
+            found = aa_repository(root / f"aa-{k}", db, job, args.aa_commits, args.loops, args.aa_batch)
             aa.append(found)
             print(f"A/A #{k}: {found}", file=sys.stderr, flush=True)
     finally:

@@ -188,6 +188,12 @@ def _confirm(pipeline: Pipeline, finding: dict[str, Any], instance: JobInstance,
             _drop(pipeline, fid, f"the widened range {good[:12]}..{bad[:12]} holds the culprit of finding {known}, "
                                  "which explains its change")
             return
+    confirmed_range(pipeline, finding, good, bad)
+
+
+def confirmed_range(pipeline: Pipeline, finding: dict[str, Any], good: str, bad: str) -> None:
+    """The change holds between ``good`` and ``bad``: bisect them, or verify ``bad`` when it is the only commit."""
+    store, fid = pipeline.wstore, finding["id"]
     span = commits_between(pipeline.repo, good, bad)
     if span > 1:
         store.update_finding(fid, state="bisecting", good=good, bad=bad,
