@@ -40,6 +40,7 @@ from kbench.engine.stored_comparison import (
     stored_outcome,
 )
 from kbench.kinds.kfunc.loaded import module_suffixes
+from kbench.kinds.registry import kind_of
 from kbench.profile.defaults import COUNTERS_BY_DEFAULT
 from kbench.profile.folded import FoldedProfile
 from kbench.report.comparison import EXTENSIONS, FORMATS, render
@@ -284,7 +285,7 @@ def _target_factory(sides: list[ComparisonSide], *, perf: bool = False) -> Targe
     return functools.partial(
         make_target, suite_tools=suite_tools(benchmarks, perf=needs_perf(benchmarks, counters=counting,
                                                                            profile=perf)),
-        with_module=any(side.benchmark.kind != "suite" for side in sides),
+        with_module=any(not kind_of(side.benchmark).whole_tool for side in sides),
     )
 
 

@@ -19,6 +19,7 @@ from kbench.cli.main import Context, emit_json, err_console, fail, out_console, 
 from kbench.engine.job_runner import InstanceRuns, run_job
 from kbench.jobs import JobInstance, expand_job
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
+from kbench.kinds.registry import kind_of
 from kbench.report.job_summary import instance_rows, job_json, quiet_lines, scaling_curves, scaling_lines
 from kbench.targets.factory import make_target, target_cpus
 from kbench.targets.local_kmod import LOCAL_KERNEL_HINT
@@ -34,7 +35,7 @@ def run_job_file(
                                target_cpus=lambda spec: target_cpus(None if spec == "local" else spec))
     print_warnings(instances)
     local_kfunc = sorted(
-        {i.benchmark for i in instances if i.target == "local" and lookup(i.benchmark).kind == "kfunc"}
+        {i.benchmark for i in instances if i.target == "local" and kind_of(lookup(i.benchmark)).in_kernel}
     )
     if local_kfunc and not local_kernel:
         fail(f"{path}: {', '.join(local_kfunc)} would load kbench.ko into the running kernel: {LOCAL_KERNEL_HINT} "
@@ -86,4 +87,4 @@ def _print_summary(path: Path, entries: list[InstanceRuns]) -> None:
 
 
 def _is_suite(instance: JobInstance) -> bool:
-    return lookup(instance.benchmark).kind == "suite"
+    return kind_of(lookup(instance.benchmark)).whole_tool

@@ -12,6 +12,7 @@ from kbench.contract.benchmark import Benchmark
 from kbench.contract.request import RunRequest
 from kbench.engine.runner import RunResult, execute_run
 from kbench.jobs import JobInstance
+from kbench.kinds.registry import kind_of
 from kbench.store.db import Store
 from kbench.sysinfo.tune import APPLIED, UNCHANGED, apply_tuning, reset_tuning
 from kbench.targets.base import Target, TargetError
@@ -92,7 +93,7 @@ def _run_groups(
                 benchmark = lookup(instance.benchmark)
                 request = replace(instance.to_run_request(), commit=commit, label=label)
                 runs: list[RunResult] = []
-                if benchmark.kind == "suite":
+                if kind_of(benchmark).whole_tool:
                     request = replace(request, iterations=instance.iterations)
                     trials = 1
                 else:

@@ -37,6 +37,7 @@ from kbench.fleet.run_store import DbRetry, FleetRunStore, TrialTaken
 from kbench.fleet.settings import FleetSettings
 from kbench.fleet.watch_tasks import WATCH_KINDS, RepositoryUnavailable
 from kbench.jobs import JobError, JobInstance
+from kbench.kinds.registry import kind_of
 from kbench.store.fleet import Claim, FleetStore
 
 log = logging.getLogger("kbench.fleet")
@@ -232,7 +233,7 @@ def _run_instance(
     from kbench.targets.suite_runner import needs_perf, suite_tools
 
     task_id = claim.task["id"]
-    suite = lookup(instance.benchmark).kind == "suite"
+    suite = kind_of(lookup(instance.benchmark)).whole_tool
     trials = 1 if suite else instance.iterations
     reason = (f"the attempt measuring it was lost; attempt {claim.task['attempts']} on {me.name} "
               "measures this trial again")
@@ -294,7 +295,7 @@ def _run_comparison(
             raise TaskCancelled
 
     factory = functools.partial(make_target, suite_tools=suite_tools(side.benchmark for side in sides),
-                                with_module=any(side.benchmark.kind != "suite" for side in sides))
+                                with_module=any(not kind_of(side.benchmark).whole_tool for side in sides))
     outcome = run_comparison(
         run_store, sides, factory, max_trials=spec["trials"], min_trials=min(spec["min_trials"], spec["trials"]),
         adaptive=spec["adaptive"], alpha=spec["alpha"], seed=spec["seed"], on_trial=before_trial, tags=tags,
