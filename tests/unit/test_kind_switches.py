@@ -18,9 +18,7 @@ from kbench.kinds.registry import KINDS, kind_named
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "kbench"
 KIND_NAMES = frozenset(kind.name for kind in KINDS)
-KNOWN = {
-    "targets/suite_runner.py": 1,  # needs_perf: below the kinds; it moves to engine.target_factory
-}
+KNOWN: dict[str, int] = {}
 
 
 def _names_kind(node: ast.AST) -> bool:

@@ -28,6 +28,7 @@ from kbench.durations import Warmup as ParsedWarmup
 from kbench.engine.profiling import stored_profile
 from kbench.engine.runner import execute_run, store_failed_start
 from kbench.engine.stored_run import stored_run
+from kbench.engine.target_factory import needs_perf
 from kbench.jobs import is_job_file
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
 from kbench.kinds import kfunc
@@ -38,7 +39,7 @@ from kbench.store.db import Store
 from kbench.targets.base import Target, TargetError
 from kbench.targets.factory import make_target, target_cpus
 from kbench.targets.local_kmod import LOCAL_KERNEL_HINT, what_loads_locally
-from kbench.targets.suite_runner import needs_perf, suite_tools
+from kbench.targets.suite_runner import suite_tools
 from kbench.targets.vm.errors import ModuleBuildError
 from kbench.targets.vm_target import VmTarget
 from kbench.trace.tracking import parse_track, tracked

@@ -14,7 +14,6 @@ Exactly once per stored run, on top of Celery's at-least-once delivery:
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os
@@ -37,7 +36,6 @@ from kbench.fleet.run_store import DbRetry, FleetRunStore, TrialTaken
 from kbench.fleet.settings import FleetSettings
 from kbench.fleet.watch_tasks import WATCH_KINDS, RepositoryUnavailable
 from kbench.jobs import JobError, JobInstance
-from kbench.kinds.registry import kind_of
 from kbench.store.fleet import Claim, FleetStore
 
 log = logging.getLogger("kbench.fleet")
@@ -229,12 +227,12 @@ def _run_instance(
 ) -> FleetRunStore:
     """The instance's trials not stored yet, through ``run_job`` exactly as ``kbench run``."""
     from kbench.engine.job_runner import run_job
-    from kbench.targets.factory import make_target
-    from kbench.targets.suite_runner import needs_perf, suite_tools
+    from kbench.engine.target_factory import needs_perf, target_factory
+    from kbench.kinds.registry import kind_of
 
     task_id = claim.task["id"]
-    suite = kind_of(lookup(instance.benchmark)).whole_tool
-    trials = 1 if suite else instance.iterations
+    whole_tool = kind_of(lookup(instance.benchmark)).whole_tool
+    trials = 1 if whole_tool else instance.iterations
     reason = (f"the attempt measuring it was lost; attempt {claim.task['attempts']} on {me.name} "
               "measures this trial again")
     here.retry(lambda: here.fleet.release_runs(task_id, keep_complete=True, reason=reason),
@@ -246,7 +244,7 @@ def _run_instance(
     if not todo:
         return run_store
     to_run = replace(instance, tags=(*instance.tags, *tags))
-    if not suite:
+    if not whole_tool:
         to_run = replace(to_run, iterations=len(todo))
 
     def before_trial(_instance: JobInstance, _trial: int) -> None:
@@ -255,8 +253,7 @@ def _run_instance(
 
     benchmark = lookup(instance.benchmark)
     perf = needs_perf([benchmark], counters=instance.counters, profile=instance.profile)
-    factory = functools.partial(make_target, suite_tools=suite_tools([benchmark], perf=perf), with_module=not suite)
-    run_job(run_store, [to_run], factory, before_trial)
+    run_job(run_store, [to_run], target_factory([benchmark], perf=perf), before_trial)
     if cancel.requested:  # the last trial was the one stopped
         raise TaskCancelled
     return run_store
@@ -269,10 +266,9 @@ def _run_comparison(
     """The whole comparison on this machine (its interleaving needs one machine); a lost
     attempt's partial comparison is marked interrupted and the comparison runs again."""
     from kbench.engine.compare_protocol import ComparisonSide, run_comparison
+    from kbench.engine.target_factory import target_factory
     from kbench.report.comparison import render
     from kbench.report.comparison.build import build_report
-    from kbench.targets.factory import make_target
-    from kbench.targets.suite_runner import suite_tools
 
     task_id, spec = claim.task["id"], claim.job["compare"]
     axis = spec["axis"]
@@ -294,10 +290,9 @@ def _run_comparison(
         if cancel.requested:
             raise TaskCancelled
 
-    factory = functools.partial(make_target, suite_tools=suite_tools(side.benchmark for side in sides),
-                                with_module=any(not kind_of(side.benchmark).whole_tool for side in sides))
     outcome = run_comparison(
-        run_store, sides, factory, max_trials=spec["trials"], min_trials=min(spec["min_trials"], spec["trials"]),
+        run_store, sides, target_factory(side.benchmark for side in sides), max_trials=spec["trials"],
+        min_trials=min(spec["min_trials"], spec["trials"]),
         adaptive=spec["adaptive"], alpha=spec["alpha"], seed=spec["seed"], on_trial=before_trial, tags=tags,
     )
     if cancel.requested:
