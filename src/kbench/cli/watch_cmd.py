@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kbench import git
 from kbench.cli import exit_codes
 from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.job_cmds import job_errors
@@ -49,8 +49,7 @@ def _fleet_store(fleet_queue: str) -> tuple[Store, FleetSettings]:
 
 
 def _current_branch(repo: Path) -> str:
-    proc = subprocess.run(["git", "-C", str(repo), "symbolic-ref", "--quiet", "--short", "HEAD"],
-                          capture_output=True, text=True)
+    proc = git.run(repo, "symbolic-ref", "--quiet", "--short", "HEAD", timeout=git.QUICK_S)
     return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else "HEAD"
 
 
