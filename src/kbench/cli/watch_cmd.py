@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,25 +11,14 @@ import click
 
 from kbench import git
 from kbench.cli import exit_codes
+from kbench.cli.errors import user_errors
 from kbench.cli.fail_on import exit_if_found, fail_on_option
-from kbench.cli.job_cmds import job_errors
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context
 from kbench.cli.parsing import Duration
 
 if TYPE_CHECKING:
     from kbench.fleet.settings import FleetSettings
     from kbench.store.db import Store
-
-
-@contextmanager
-def _fleet_errors(fleet_queue: str | None) -> Iterator[None]:
-    if fleet_queue is None:
-        yield
-        return
-    from kbench.cli.fleet_cmd import fleet_errors
-
-    with fleet_errors():
-        yield
 
 
 def _fleet_store(fleet_queue: str) -> tuple[Store, FleetSettings]:
@@ -146,7 +133,7 @@ def watch_cmd(
     def log(text: str) -> None:
         err_console.print(f"watch {time.strftime('%H:%M:%S')} {text}", highlight=False, markup=False)
 
-    with job_errors(), _fleet_errors(fleet_queue):
+    with user_errors():
         store, settings = ctx.store, None
         if fleet_queue is not None:
             store, settings = _fleet_store(fleet_queue)
