@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from kbench.catalog.benchmarks import lookup
+from kbench.catalog.benchmarks import find_benchmark, lookup
 from kbench.compare.paired import PairedSequential
 from kbench.contract.benchmark import Benchmark, ParamSpec, UnknownBenchmark
 from kbench.contract.measurement import Measurement
@@ -167,6 +167,9 @@ def stored_benchmark(record: RunRecord) -> Benchmark:
     """The catalog's benchmark of a stored run; for a run imported from another tool's file
     (hyperfine, pyperf: not in the catalog), one made from the run: a whole-tool benchmark
     with the run's metric, unit, direction and parameters."""
+    found = find_benchmark(record.benchmark)  # the catalog's, without listing every kind's benchmarks
+    if found is not None:
+        return found
     try:
         return lookup(record.benchmark)
     except UnknownBenchmark:
