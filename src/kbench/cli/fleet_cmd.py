@@ -261,7 +261,7 @@ def _demo_session(fleet: Any, job_file: Path | None) -> None:
 
 
 def _fleet_store(settings: FleetSettings) -> Any:
-    from kbench.fleet.execute import open_fleet_store
+    from kbench.fleet.database import open_fleet_store
     from kbench.store.fleet import FleetStore
 
     return FleetStore(open_fleet_store(settings.db_url), lease_s=settings.timing.lease_s,

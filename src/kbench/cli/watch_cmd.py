@@ -25,7 +25,7 @@ def _fleet_store(fleet_queue: str) -> tuple[Store, FleetSettings]:
     """The fleet's database as the watch's store, after checking the class name and the broker."""
     from kbench.cli.fleet_cmd import fleet_settings
     from kbench.fleet.app import check_broker, make_app
-    from kbench.fleet.execute import open_fleet_store
+    from kbench.fleet.database import open_fleet_store
     from kbench.fleet.settings import check_queue
     from kbench.store.db import Store
 

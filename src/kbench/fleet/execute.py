@@ -26,11 +26,12 @@ from itertools import count
 from types import FrameType
 from typing import Any
 
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine
 
 from kbench.catalog.benchmarks import lookup
 from kbench.contract.benchmark import BadParameter, UnknownBenchmark
 from kbench.contract.request import BadRequest
+from kbench.fleet.database import fleet_engine
 from kbench.fleet.plan import NotAllowed, PlanError, check_allowed, side_label, stored_instances
 from kbench.fleet.run_store import DbRetry, FleetRunStore, TrialTaken
 from kbench.fleet.settings import FleetSettings
@@ -83,30 +84,6 @@ _resources: _ProcessResources | None = None
 def set_identity(identity: WorkerIdentity) -> None:
     global _identity
     _identity = identity
-
-
-def fleet_engine(url: str) -> Engine:
-    """An engine that survives a database restart (connections checked before use) and
-    does not hang on an unreachable host."""
-    return create_engine(url, pool_pre_ping=True, pool_size=2, connect_args={"connect_timeout": 10})
-
-
-def open_fleet_store(url: str) -> Engine:
-    """Create or migrate the store's schema, then return a fleet engine on it. StoreError if
-    unusable. ``Store.open`` serialises schema work itself (PostgreSQL's advisory lock
-    ``kbench.store.db.SCHEMA_LOCK_KEY``, taken per transaction): holding that same lock here
-    around it, as this did before the store took it, made every worker wait for itself."""
-    from kbench.store.db import Store
-
-    engine = fleet_engine(url)
-    try:
-        with engine.connect():  # an unreachable server fails here, after connect_timeout
-            pass
-        Store.open(url).engine.dispose()
-    except BaseException:
-        engine.dispose()
-        raise
-    return engine
 
 
 def _here() -> tuple[WorkerIdentity, _ProcessResources]:
