@@ -25,8 +25,8 @@ from pathlib import Path
 
 from sqlalchemy import text
 
+from kbench.fleet.database import fleet_engine
 from kbench.fleet.demo import LocalFleet
-from kbench.fleet.execute import fleet_engine
 from kbench.fleet.settings import FleetSettings, FleetTiming
 from kbench.fleet.submit import submit_job
 from kbench.store.fleet import FleetStore

@@ -9,13 +9,15 @@ The commands read a private SQLite database holding one run (made first), and
 examples/scaling.yaml for the job commands. Goal: each <= 0.3 s on the development VM.
 With --store-runs N the database holds N runs in ten series (benchmarks/startup_store.py)
 and the commands are the ones people script, which measure nothing: show, compare --runs
-(text), history, report regressions, import of a hyperfine file already stored, results.
-Goal: each <= 0.5 s.
+(text), history, report regressions, import of a hyperfine file already stored, results,
+and fleet status on a PostgreSQL server started for the run (Debian's postgresql, on
+127.0.0.1; its fleet tables are empty). Goal: each <= 0.5 s.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -53,6 +55,10 @@ def store_commands(kbench: str, ids: dict[str, list[int]], hyperfine: Path) -> l
     ]
 
 
+def fleet_commands(kbench: str) -> list[tuple[str, list[str]]]:
+    return [("fleet status", [kbench, "fleet", "status"])]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=10)
@@ -87,11 +93,24 @@ def main() -> int:
             if args.before:
                 timed += [(f"before {name}", argv) for name, argv in commands(args.before, run_id)]
         report = Path(tmp) / "hyperfine.json"
-        subprocess.run(
-            ["hyperfine", "-N", "--style", "none", "--warmup", str(args.warmup), "--runs", str(args.runs),
-             "--export-json", str(report), *(" ".join(argv) for _, argv in timed)],
-            env=env, check=True, stdout=subprocess.DEVNULL,
-        )
+        with contextlib.ExitStack() as services:
+            if args.store_runs:
+                from kbench.fleet.services import postgres_server
+
+                fleet_db = services.enter_context(postgres_server(Path(tmp) / "postgres"))
+                fleet = [(f"kbench {name}", argv) for name, argv in fleet_commands(kbench)]
+                if args.before:
+                    fleet += [(f"before {name}", argv) for name, argv in fleet_commands(args.before)]
+                # Each command reads the database its KBENCH_DB names: the fleet's here.
+                fleet_env = dict(env, KBENCH_DB=fleet_db, KBENCH_FLEET_CONFIG=str(Path(tmp) / "no-fleet.toml"))
+                subprocess.run([kbench, "fleet", "status"], env=fleet_env, check=True, capture_output=True)
+                timed += [(name, ["env", f"KBENCH_DB={fleet_db}", f"KBENCH_FLEET_CONFIG={tmp}/no-fleet.toml", *argv])
+                          for name, argv in fleet]
+            subprocess.run(
+                ["hyperfine", "-N", "--style", "none", "--warmup", str(args.warmup), "--runs", str(args.runs),
+                 "--export-json", str(report), *(" ".join(argv) for _, argv in timed)],
+                env=env, check=True, stdout=subprocess.DEVNULL,
+            )
         results = json.loads(report.read_text())["results"]
     medians = {name: result["median"] for (name, _), result in zip(timed, results, strict=True)}
     cpu = {name: result["user"] + result["system"] for (name, _), result in zip(timed, results, strict=True)}

@@ -22,7 +22,7 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "kbench"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("contract", "durations", "native", "resources", "children", "interrupts", "_guardian"),
+    ("contract", "durations", "native", "resources", "children", "interrupts", "_guardian", "git"),
     ("stats",),
     ("compare", "sysinfo", "profile"),
     ("store",),

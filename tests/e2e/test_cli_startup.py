@@ -40,12 +40,14 @@ try:
 except SystemExit as exc:
     code = exc.code if isinstance(exc.code, int) else 1
 with open(os.environ["MODULES_OUT"], "w") as out:
-    json.dump({"code": code, "modules": sorted({name.partition(".")[0] for name in sys.modules})}, out)
+    json.dump({"code": code, "modules": sorted({name.partition(".")[0] for name in sys.modules}),
+               "all": sorted(sys.modules)}, out)
 """
 
 
-def imported_by(args: list[str], db_path: Path, tmp_path: Path) -> set[str]:
-    """Top-level packages imported by ``kbench ARGS`` (which must exit 0)."""
+def imported_by(args: list[str], db_path: Path | str, tmp_path: Path, *, every: bool = False) -> set[str]:
+    """Top-level packages imported by ``kbench ARGS`` (which must exit 0); with ``every``, every
+    module by its full name. ``db_path``: a SQLite file or a database URL."""
     report = tmp_path / "modules.json"
     env = dict(os.environ, KBENCH_DB=str(db_path), MODULES_OUT=str(report), COLUMNS="120")
     proc = subprocess.run(
@@ -55,7 +57,7 @@ def imported_by(args: list[str], db_path: Path, tmp_path: Path) -> set[str]:
     result = json.loads(report.read_text())
     assert result["code"] == 0, f"kbench {' '.join(args)} exited {result['code']}: {proc.stderr}"
     assert proc.stdout.strip(), f"kbench {' '.join(args)} printed nothing"
-    return set(result["modules"])
+    return set(result["all" if every else "modules"])
 
 
 @pytest.mark.parametrize(
@@ -122,3 +124,57 @@ def test_show_reports_the_summaries_stored_with_the_run(kbench: KbenchRunner) ->
     assert [m["metric"] for m in shown["metrics"]] == [m["metric"] for m in measured["metrics"]]
     for stored, fresh in zip(shown["metrics"], measured["metrics"], strict=True):
         assert stored == fresh
+
+
+SCRIPTED_HEAVY = {"sqlalchemy", "matplotlib", "scipy.stats", "kbench.report.comparison.html"}
+"""What the commands people script on a store (issue 26) do without when they measure nothing:
+SQLAlchemy (a read-only SQLite file is read through sqlite3), matplotlib and the HTML renderer
+(text reports), scipy.stats (the KS p-value: kbench.compare.ks; change points: scipy.special)."""
+
+
+def _planted_store(db_path: Path, tmp_path: Path) -> tuple[list[int], Path]:
+    """Two series of 12 stored runs (one with a 5 % step) and an imported hyperfine file."""
+    from kbench.store.db import Store
+    from tests.history.planting import fake_commits, noisy, plant_series
+
+    store = Store.open(f"sqlite:///{db_path}")
+    stepped = list(noisy(12)) + [v * 1.05 for v in noisy(12, seed=1)]
+    ids = plant_series(store, stepped, commits=fake_commits(24))
+    plant_series(store, noisy(12, seed=2), params={"spin": "1"})
+    store.engine.dispose()
+    timings = tmp_path / "hyperfine.json"
+    timings.write_text(json.dumps({"results": [
+        {"command": f"sleep 0.0{k}", "mean": 0.01 * k, "stddev": 0.0001, "median": 0.01 * k, "user": 0.001,
+         "system": 0.0002, "min": 0.01 * k, "max": 0.01 * k, "times": [0.01 * k + 1e-5 * i for i in range(10)],
+         "exit_codes": [0] * 10} for k in (1, 2)]}))
+    return ids, timings
+
+
+def test_scripted_commands_on_a_store_import_neither_sqlalchemy_scipy_stats_nor_matplotlib(
+    kbench: KbenchRunner, db_path: Path, tmp_path: Path
+) -> None:
+    ids, timings = _planted_store(db_path, tmp_path)
+    kbench("import", str(timings))  # stored once: the import below finds every run already stored
+    for args in (
+        ["compare", "--runs", ",".join(map(str, ids[:6])), "--runs", ",".join(map(str, ids[-6:]))],
+        ["history"],
+        ["report", "regressions"],
+        ["import", str(timings)],
+    ):
+        assert imported_by(args, db_path, tmp_path, every=True) & SCRIPTED_HEAVY == set(), args
+    assert "scipy" not in imported_by(["import", str(timings)], db_path, tmp_path)  # summaries are not needed
+    # ... while they really did their work: the KS p-value and the change points were computed.
+    compared = imported_by(["compare", "--runs", ",".join(map(str, ids[:6])), "--runs", ",".join(map(str, ids[-6:])),
+                            "--format", "json"], db_path, tmp_path, every=True)
+    assert {"kbench.compare.ks", "scipy.special", "sqlite3"} <= compared
+    assert {"kbench.history.edivisive", "scipy.special"} <= imported_by(["history"], db_path, tmp_path, every=True)
+
+
+def test_fleet_status_opens_its_store_without_the_catalog(postgres_url: str, tmp_path: Path) -> None:
+    """``kbench fleet status`` reads the fleet's PostgreSQL store (kbench.fleet.database) and
+    imports neither Celery, the runner (catalog, kinds, engine, job reader) nor numpy."""
+    imported = imported_by(["fleet", "status"], postgres_url, tmp_path, every=True)
+    assert {"sqlalchemy", "kbench.fleet.database", "kbench.store.fleet"} <= imported
+    assert {name.partition(".")[0] for name in imported} & {"celery", "numpy", "scipy", "matplotlib", "yaml"} == set()
+    runner = {"kbench.fleet.execute", "kbench.catalog", "kbench.kinds", "kbench.engine", "kbench.jobs"}
+    assert runner & imported == set()

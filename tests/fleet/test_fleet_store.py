@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sqlalchemy import update
 
-from kbench.fleet.execute import open_fleet_store
+from kbench.fleet.database import open_fleet_store
 from kbench.fleet.run_store import LOST_LEASE, DbRetry, FleetRunStore, TrialTaken
 from kbench.store import schema
 from kbench.store.db import Store

@@ -8,8 +8,9 @@ command that bisects it; the end-to-end tests bisect the same repositories.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
+
+from kbench import git
 
 PROGRAM = """\
 #include <stdio.h>
@@ -33,7 +34,7 @@ LOOPS = 12_000_000  # 15-25 ms on the machines kbench is developed on
 
 
 def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+    return git.output(repo, *args, timeout=git.QUICK_S).strip()
 
 
 def make_demo_repo(

@@ -7,14 +7,16 @@ own (one worktree per measured commit), so the user's checkout is never touched.
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 from kbench.bisect.driver import BisectError
+from kbench.git import UNBOUNDED, run
 
 
 def git(repo: Path, *args: str) -> str:
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    """``git -C repo ARGS``'s output (``kbench.git.run``, unbounded: checkouts take as long as the
+    tree); BisectError with what git said when it refuses."""
+    proc = run(repo, *args, timeout=UNBOUNDED)
     if proc.returncode != 0:
         raise BisectError(f"git {' '.join(args)} failed in {repo}: {proc.stderr.strip() or proc.stdout.strip()}")
     return proc.stdout
@@ -32,7 +34,7 @@ def ancestry_path(repo: Path, good: str, bad: str) -> list[str]:
     """Commits after ``good`` up to ``bad`` that descend from good, oldest first."""
     if good == bad:
         raise BisectError("the good and the bad commit are the same commit")
-    proc = subprocess.run(["git", "-C", str(repo), "merge-base", "--is-ancestor", good, bad], capture_output=True)
+    proc = run(repo, "merge-base", "--is-ancestor", good, bad, timeout=UNBOUNDED)
     if proc.returncode != 0:
         raise BisectError(f"good commit {good[:12]} is not an ancestor of bad commit {bad[:12]}")
     return git(repo, "rev-list", "--ancestry-path", "--topo-order", "--reverse", f"{good}..{bad}").split()
@@ -64,15 +66,13 @@ class Worktrees:
 
     def remove(self, commit: str) -> None:
         path = self.path(commit)
-        subprocess.run(["git", "-C", str(self.repo), "worktree", "remove", "--force", str(path)],
-                       capture_output=True)
+        run(self.repo, "worktree", "remove", "--force", str(path), timeout=UNBOUNDED)
         shutil.rmtree(path, ignore_errors=True)
-        subprocess.run(["git", "-C", str(self.repo), "worktree", "prune"], capture_output=True)
+        run(self.repo, "worktree", "prune", timeout=UNBOUNDED)
 
     def remove_all(self) -> None:
         if self.root.exists():
             for child in sorted(self.root.iterdir()):
-                subprocess.run(["git", "-C", str(self.repo), "worktree", "remove", "--force", str(child)],
-                               capture_output=True)
+                run(self.repo, "worktree", "remove", "--force", str(child), timeout=UNBOUNDED)
             shutil.rmtree(self.root, ignore_errors=True)
-        subprocess.run(["git", "-C", str(self.repo), "worktree", "prune"], capture_output=True)
+        run(self.repo, "worktree", "prune", timeout=UNBOUNDED)

@@ -48,6 +48,7 @@ from kbench.catalog.benchmarks import lookup
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.request import RunRequest
 from kbench.engine.runner import RunResult, execute_run
+from kbench.kinds.registry import kind_of
 from kbench.store.db import Store
 from kbench.targets.base import TargetError
 from kbench.targets.vm import KernelResolveError, VmTargetError, default_cache_dir
@@ -60,7 +61,6 @@ from kbench.targets.vm_target import VmTarget
 
 IMAGE_IN_TREE = Path("arch/x86/boot/bzImage")
 
-GUEST_KINDS = ("probe", "kfunc")  # what runs in a guest for a count of samples
 CHECKED = "boot-checked.json"  # written next to a bzImage copy once its boot check passed
 TAIL_MARK = "--- last guest console lines ---"
 
@@ -114,7 +114,8 @@ class KernelLab(LabBase["_Kernel"]):
         if not boot_timeout > 0:
             raise ValueError(f"need a positive boot timeout, got {boot_timeout}")
         self.bench: Benchmark = lookup(benchmark)
-        if self.bench.kind not in GUEST_KINDS:
+        self.kind = kind_of(self.bench)
+        if self.kind.sample_unit is None:  # a count of samples per boot is what is measured
             raise ValueError(f"{self.bench.name} cannot be a kernel bisection's benchmark: it measures a "
                              f"probe (syscall.*, ...) or kfunc.* benchmark, a count of samples per boot")
         self.bench.validate_params(params)
@@ -244,7 +245,7 @@ class KernelLab(LabBase["_Kernel"]):
 
     def _target(self, kernel: _Kernel) -> VmTarget:
         self.boots += 1
-        return VmTarget(str(kernel.spec), cache_dir=self.cache_dir, with_module=self.bench.kind == "kfunc",
+        return VmTarget(str(kernel.spec), cache_dir=self.cache_dir, with_module=self.kind.in_kernel,
                         boot_timeout=self.boot_timeout, modules_dir=kernel.modules_dir)
 
     @staticmethod
@@ -267,7 +268,7 @@ class KernelLab(LabBase["_Kernel"]):
             if not said.ok or not said.text.strip():
                 error = said.stderr.decode(errors="replace").strip() or f"exit {said.rc}"
                 return f"boot failed: the guest cannot run a command (uname -r: {error[:REASON_CHARS]})"
-            if self.bench.kind == "kfunc" and target.module is None:
+            if self.kind.in_kernel and target.module is None:
                 return f"kbench.ko: {build_failure_reason(target.module_error or 'not loaded')}"
             self._note_problems(commit, target)
         finally:
@@ -298,7 +299,7 @@ class KernelLab(LabBase["_Kernel"]):
                 line, tail = boot_failure(exc)
                 raise BisectError(f"commit {commit[:12]}: its kernel passed its boot check but did not boot for "
                                   f"a trial: {line}" + (f"\n{TAIL_MARK}\n{tail}" if tail.strip() else "")) from exc
-            if self.bench.kind == "kfunc" and target.module is None:
+            if self.kind.in_kernel and target.module is None:
                 raise BisectError(f"commit {commit[:12]}: kbench.ko is not loaded: {target.module_error}")
             request = RunRequest(benchmark=self.bench.name, params=self.params, samples=self.samples,
                                  batch=self.batch, tags=(self.tag, *self.extra_tags, f"commit:{commit[:12]}"),

@@ -41,6 +41,7 @@ from kbench.kinds.kfunc.loaded import describe
 from kbench.store.db import Store
 from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.base import Target, TargetError, TargetInfo
+from kbench.targets.transport import RunKind
 from kbench.targets.vm import (
     KernelImage,
     ModuleBuildError,
@@ -77,7 +78,7 @@ class _Guest:
         return {**self._sysinfo, "host": collect_sysinfo()}
 
     def wrap_run(
-        self, benchmark: Benchmark, request: RunRequest, run: Callable[[Target], Measurement]
+        self, benchmark: Benchmark, request: RunRequest, run: Callable[[Target], Measurement], kind: RunKind
     ) -> Measurement:
         return run(self.target)
 

@@ -30,11 +30,22 @@ def primary_metric(benchmark: Benchmark, params: Mapping[str, str]) -> str:
     return kind_named(benchmark.kind).primary_metric(benchmark, params)
 
 
+def find_benchmark(name: str) -> Benchmark | None:
+    """The benchmark called ``name`` exactly, or None. The kinds are asked in order and the
+    first that has it answers, so that a name of the probe's reads no kbench.ko sources."""
+    for kind in KINDS:
+        for bench in kind.benchmarks():
+            if bench.name == name:
+                return bench
+    return None
+
+
 def lookup(name: str) -> Benchmark:
     """The benchmark called ``name``; UnknownBenchmark with suggestions otherwise."""
+    found = find_benchmark(name)
+    if found is not None:
+        return found
     benches = all_benchmarks()
-    if name in benches:
-        return benches[name]
     # Accept a bare workload name as a convenience ("getppid" for "syscall.getppid").
     for prefix in ("syscall.", "kfunc.", "will-it-scale."):
         if prefix + name in benches:

@@ -10,7 +10,8 @@ from rich.table import Table
 from kbench.catalog.benchmarks import all_benchmarks
 from kbench.cli import exit_codes
 from kbench.cli.main import emit_json, fail, literal, out_console, user_errors
-from kbench.kinds.kfunc.catalog import COMMON_PARAMS
+from kbench.kinds.base import Kind
+from kbench.kinds.registry import kind_of
 
 GLOB_CHARACTERS = frozenset("*?[")
 
@@ -61,16 +62,22 @@ def list_cmd(pattern: str | None, as_json: bool) -> None:
     table.add_column("direction")
     table.add_column("what it times")
     table.add_column("parameters (default)")
-    common = {p.name for p in COMMON_PARAMS}
+    kinds = list(dict.fromkeys(kind_of(bench) for bench in benches.values()))
     for bench in benches.values():
-        own = [p for p in bench.params if not (bench.kind == "kfunc" and p.name in common)]
+        shared = {p.name for p in kind_of(bench).shared_params}
+        own = [p for p in bench.params if p.name not in shared]
         params = ", ".join(f"{p.name}={p.default}" for p in own) or "-"
         table.add_row(literal(bench.name), bench.unit, bench.direction, literal(bench.description), literal(params))
     console = out_console()
     console.print(table)
-    if any(bench.kind == "kfunc" for bench in benches.values()):
-        console.print(
-            "\nkfunc.* benchmarks also take: " + ", ".join(f"{p.name}={p.default}" for p in COMMON_PARAMS)
-            + "\n(they run inside a kernel: add --kernel deb:<release> to boot one in qemu)",
-            highlight=False,
-        )
+    for kind in kinds:
+        if kind.shared_params:
+            console.print(_shared_params_note(kind), highlight=False)
+
+
+def _shared_params_note(kind: Kind) -> str:
+    """What every benchmark of ``kind`` also takes (listed once, not in each row)."""
+    note = f"\n{kind.name}.* benchmarks also take: " + ", ".join(f"{p.name}={p.default}" for p in kind.shared_params)
+    if kind.in_kernel:
+        note += "\n(they run inside a kernel: add --kernel deb:<release> to boot one in qemu)"
+    return note

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from kbench.compare.budget import check_blocks, check_trials
 from kbench.compare.multiple import Method
 from kbench.compare.thresholds import DEFAULT_MARGIN, MAX_NOISE_MARGIN
 from kbench.contract.request import BadRequest
-from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, TargetFactory, run_comparison
+from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, run_comparison
 from kbench.engine.comparison_sides import (
     AUTO,
     DESIGNS,
@@ -39,6 +38,7 @@ from kbench.engine.stored_comparison import (
     stored_interleaved,
     stored_outcome,
 )
+from kbench.engine.target_factory import needs_perf, target_factory
 from kbench.kinds.kfunc.loaded import module_suffixes
 from kbench.profile.defaults import COUNTERS_BY_DEFAULT
 from kbench.profile.folded import FoldedProfile
@@ -51,7 +51,7 @@ from kbench.store.db import Store
 from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.base import Target
 from kbench.targets.factory import make_target
-from kbench.targets.suite_runner import needs_perf, suite_tools
+from kbench.targets.suite_runner import suite_tools
 from kbench.targets.transport import Transport
 
 
@@ -250,8 +250,8 @@ def compare_cmd(
                 if profile:
                     profiled = [ProfiledSide(s.side.label, s.runs[0].run_id, s.side.benchmark, s.side.request,
                                              s.side.kernel) for s in outcome.sides if s.runs]
-                    report = with_profiles(report, *profile_sides(store, profiled,
-                                                                  _target_factory(found.sides, perf=True)))
+                    factory = target_factory((side.benchmark for side in found.sides), perf=True)
+                    report = with_profiles(report, *profile_sides(store, profiled, factory))
     if report_dir is not None:
         report_dir.mkdir(parents=True, exist_ok=True)
         for name in ("text", "json", "markdown", "html"):
@@ -276,16 +276,6 @@ def _named(report: ComparisonReport, metric: MetricComparison) -> str:
     if len(report.new_labels) == 1:
         return metric.metric
     return f"{metric.metric} on {report.new_label_of(metric)}"
-
-
-def _target_factory(sides: list[ComparisonSide], *, perf: bool = False) -> TargetFactory:
-    counting = any(side.request.counters for side in sides)
-    benchmarks = [side.benchmark for side in sides]
-    return functools.partial(
-        make_target, suite_tools=suite_tools(benchmarks, perf=needs_perf(benchmarks, counters=counting,
-                                                                           profile=perf)),
-        with_module=any(side.benchmark.kind != "suite" for side in sides),
-    )
 
 
 def _margin(
@@ -317,8 +307,10 @@ def _measure(
             bar.update(task, description=f"{label} trial {index + 1}")
             bar.advance(task)
 
+        benchmarks = [side.benchmark for side in sides]
+        perf = needs_perf(benchmarks, counters=any(side.request.counters for side in sides), profile=False)
         return run_comparison(
-            store, sides, _target_factory(sides), max_trials=trials, min_trials=min(min_trials, trials),
+            store, sides, target_factory(benchmarks, perf=perf), max_trials=trials, min_trials=min(min_trials, trials),
             adaptive=adaptive, alpha=alpha, margin=margin, seed=seed, trials_per_boot=trials_per_boot,
             on_trial=on_trial, metric=metric,
         )

@@ -10,6 +10,7 @@ from kbench.cli import exit_codes
 from kbench.cli.main import Context, emit_json, err_console, fail, out_console, pass_context, user_errors
 from kbench.cli.parsing import KeyValue, complete_benchmarks
 from kbench.contract.request import RunRequest
+from kbench.kinds.registry import kind_of
 
 
 @click.command("crosscheck")
@@ -46,7 +47,7 @@ def crosscheck_cmd(
     with user_errors():
         bench = lookup(benchmark)
         bench.validate_params(dict(params))
-    if bench.kind == "kfunc" and kernel in (None, "local"):
+    if kind_of(bench).in_kernel and kernel in (None, "local"):
         fail(f"{bench.name} runs in kbench.ko: give --kernel deb:<release> (this kernel loads no modules)",
              exit_codes.USAGE)
     request = RunRequest(benchmark=bench.name, params=dict(params), samples=samples, cpu=cpu,

@@ -37,10 +37,6 @@ def fleet_settings(*, db: str | None = None, broker: str | None = None, need_bro
     return load_settings(db=db, broker=broker, need_broker=need_broker)
 
 
-fleet_errors = user_errors
-"""The fleet commands' errors are ``user_errors``' (kept under this name for the commands that import it)."""
-
-
 broker_option = click.option(
     "--broker", metavar="URL",
     help="Redis broker URL without a password (default: $KBENCH_BROKER or the fleet config; see docs/fleet.md).",
@@ -265,7 +261,7 @@ def _demo_session(fleet: Any, job_file: Path | None) -> None:
 
 
 def _fleet_store(settings: FleetSettings) -> Any:
-    from kbench.fleet.execute import open_fleet_store
+    from kbench.fleet.database import open_fleet_store
     from kbench.store.fleet import FleetStore
 
     return FleetStore(open_fleet_store(settings.db_url), lease_s=settings.timing.lease_s,

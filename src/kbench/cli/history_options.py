@@ -8,8 +8,6 @@ from typing import Any, TypeVar
 
 import click
 
-from kbench.cli.errors import user_errors
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -49,7 +47,3 @@ def settings_from(window: int, max_pvalue: float, raw_values: bool) -> Any:
 
     return DetectionSettings(window=window, max_pvalue=max_pvalue, winsorize=None if raw_values else 3.0)
 
-
-history_errors = user_errors
-"""No such series (4) and no change-point library (2) are ``user_errors``' cases (kept under this name for the
-commands that import it)."""

@@ -10,6 +10,7 @@ from kbench.cli import exit_codes
 from kbench.cli.console import echo_literal
 from kbench.cli.main import Context, fail, pass_context, user_errors
 from kbench.importers import IMPORTERS, ImportProblem, read_runs
+from kbench.store.recovery import PendingRun
 
 
 @click.command("import")
@@ -43,9 +44,22 @@ def import_cmd(ctx: Context, files: tuple[Path, ...], fmt: str) -> None:
         except ImportProblem as exc:
             fail(str(exc), exit_codes.USAGE)
     with user_errors():
-        store = ctx.store
+        stored = _all_stored(ctx, [run for _, _, runs in loaded for run in runs])
         for path, found_format, runs in loaded:
-            for run, (run_id, how) in zip(runs, store.store_pending_runs(runs), strict=True):
+            outcome = ([(stored[str(run.digest)], "exists") for run in runs] if stored is not None
+                       else ctx.store.store_pending_runs(runs))
+            for run, (run_id, how) in zip(runs, outcome, strict=True):
                 what = {"completed": "completed run", "added": "added as run", "exists": "already stored as run"}[how]
                 echo_literal(f"{path}: {found_format}: {what} {run_id} ({run.run['benchmark']}, {run.status}, "
                                              f"{len(next(iter(run.columns.values()))) if run.columns else 0} samples)")
+
+
+def _all_stored(ctx: Context, runs: list[PendingRun]) -> dict[str, int] | None:
+    """digest -> run id when every one of ``runs`` is stored already (each found by its content
+    digest, as ``Store.store_pending_runs`` finds it), read without opening the store for
+    writing (a SQLite file: through sqlite3, SQLAlchemy not imported); None otherwise."""
+    digests = {run.digest for run in runs}
+    if None in digests:
+        return None
+    stored = ctx.reader.stored_digests({str(digest) for digest in digests})
+    return stored if all(str(digest) in stored for digest in digests) else None

@@ -19,10 +19,6 @@ def default_cpu_count() -> int:
     return os.cpu_count() or 1
 
 
-job_errors = user_errors
-"""An invalid job file is one of ``user_errors``' cases (kept under this name for the commands that import it)."""
-
-
 def print_warnings(instances: list[JobInstance]) -> None:
     """The job's warnings (keys kbench recognises and does not apply), once each, on stderr."""
     for warning in dict.fromkeys(w for instance in instances for w in instance.warnings):

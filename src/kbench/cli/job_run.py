@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
 
@@ -17,12 +16,13 @@ from kbench.cli.console import echo_literal, label_column
 from kbench.cli.job_cmds import default_cpu_count, print_warnings
 from kbench.cli.main import Context, emit_json, err_console, fail, out_console, user_errors
 from kbench.engine.job_runner import InstanceRuns, run_job
+from kbench.engine.target_factory import needs_perf, target_factory
 from kbench.jobs import JobInstance, expand_job
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
+from kbench.kinds.registry import kind_of
 from kbench.report.job_summary import instance_rows, job_json, quiet_lines, scaling_curves, scaling_lines
-from kbench.targets.factory import make_target, target_cpus
+from kbench.targets.factory import target_cpus
 from kbench.targets.local_kmod import LOCAL_KERNEL_HINT
-from kbench.targets.suite_runner import suite_tools
 
 
 def run_job_file(
@@ -34,14 +34,14 @@ def run_job_file(
                                target_cpus=lambda spec: target_cpus(None if spec == "local" else spec))
     print_warnings(instances)
     local_kfunc = sorted(
-        {i.benchmark for i in instances if i.target == "local" and lookup(i.benchmark).kind == "kfunc"}
+        {i.benchmark for i in instances if i.target == "local" and kind_of(lookup(i.benchmark)).in_kernel}
     )
     if local_kfunc and not local_kernel:
         fail(f"{path}: {', '.join(local_kfunc)} would load kbench.ko into the running kernel: {LOCAL_KERNEL_HINT} "
              "(or give the job a kernel: deb:<release>)", exit_codes.USAGE)
     with user_errors():
         store = ctx.store
-        total = sum(1 if _is_suite(i) else i.iterations for i in instances)
+        total = sum(1 if _whole_tool(i) else i.iterations for i in instances)
         with Progress(
             label_column(), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             console=err_console, transient=True, disable=not err_console.is_terminal,
@@ -53,10 +53,8 @@ def run_job_file(
                     bar.advance(task)
                 bar.update(task, description=f"{instance.id} {instance.benchmark}")
 
-            perf = any(i.profile or (i.counters and _is_suite(i)) for i in instances)  # perf in a guest
-            tools = suite_tools((lookup(i.benchmark) for i in instances if _is_suite(i)), perf=perf)
-            factory = functools.partial(make_target, local_kernel=local_kernel, suite_tools=tools,
-                                        with_module=not all(_is_suite(i) for i in instances))
+            perf = any(needs_perf([lookup(i.benchmark)], counters=i.counters, profile=i.profile) for i in instances)
+            factory = target_factory((lookup(i.benchmark) for i in instances), local_kernel=local_kernel, perf=perf)
             entries = run_job(store, instances, factory, on_trial, commit=commit, label=label)
     interrupted = any(run.status == "interrupted" for entry in entries for run in entry.runs)
     if as_json:
@@ -85,5 +83,5 @@ def _print_summary(path: Path, entries: list[InstanceRuns]) -> None:
             console.print(Text(line), highlight=False)
 
 
-def _is_suite(instance: JobInstance) -> bool:
-    return lookup(instance.benchmark).kind == "suite"
+def _whole_tool(instance: JobInstance) -> bool:
+    return kind_of(lookup(instance.benchmark)).whole_tool

@@ -28,16 +28,18 @@ from kbench.durations import Warmup as ParsedWarmup
 from kbench.engine.profiling import stored_profile
 from kbench.engine.runner import execute_run, store_failed_start
 from kbench.engine.stored_run import stored_run
+from kbench.engine.target_factory import needs_perf
 from kbench.jobs import is_job_file
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
+from kbench.kinds import kfunc
 from kbench.kinds.kfunc.loaded import loaded_benchmark
-from kbench.profile.defaults import COUNTED_KINDS, counters_by_default
+from kbench.kinds.registry import kind_of
 from kbench.report.run_json import profile_json, run_context_json, run_json
 from kbench.store.db import Store
 from kbench.targets.base import Target, TargetError
 from kbench.targets.factory import make_target, target_cpus
 from kbench.targets.local_kmod import LOCAL_KERNEL_HINT, what_loads_locally
-from kbench.targets.suite_runner import needs_perf, suite_tools
+from kbench.targets.suite_runner import suite_tools
 from kbench.targets.vm.errors import ModuleBuildError
 from kbench.targets.vm_target import VmTarget
 from kbench.trace.tracking import parse_track, tracked
@@ -180,22 +182,22 @@ def run_cmd(
             commit=commit,
             label=label,
         )
-        kind = known.kind if known else "kfunc"
-        request = replace(request, counters=counters_by_default(kind) if counters is None else counters)
-        if counters and kind not in COUNTED_KINDS:
-            err_console.print(literal(f"warning: --counters: not taken for {kind} benchmarks (syscalls, commands, "
-                                      "suites and in-kernel benchmarks are counted)"), highlight=False)
-        problems = request_problems(request, kind, target_cpus(kernel))
+        kind = kind_of(known) if known else kfunc.KIND  # a module of one's own: its in-kernel benchmarks
+        request = replace(request, counters=kind.counters_by_default if counters is None else counters)
+        if counters and not kind.counted:
+            err_console.print(literal(f"warning: --counters: not taken for {kind.name} benchmarks (syscalls, "
+                                      "commands, suites and in-kernel benchmarks are counted)"), highlight=False)
+        problems = request_problems(request, kind.limits, target_cpus(kernel))
         if problems:
             raise BadRequest("; ".join(str(p) for p in problems))
-    if kind == "kfunc" and not kernel and not local_kernel:
+    if kind.in_kernel and not kernel and not local_kernel:
         _agree_to_local_kernel(benchmark)
         local_kernel = True
     store = _writable_store(ctx)
     tools = suite_tools([known] if known is not None else [],
                         perf=needs_perf([known] if known is not None else [], counters=request.counters,
                                         profile=profile))
-    suite_only = known is not None and known.kind == "suite"
+    suite_only = known is not None and kind_of(known).whole_tool
     with user_errors(), _started(store, request, kernel, modules, make_target(
             kernel, modules, local_kernel=local_kernel, suite_tools=tools, with_module=not suite_only)) as target:
         bench = known or _lookup(benchmark, target)

@@ -16,6 +16,7 @@ from kbench.cli.main import Context, emit_json, fail, out_console, pass_context,
 from kbench.cli.parsing import Duration, KeyValue
 from kbench.contract.benchmark import Benchmark, UnknownBenchmark
 from kbench.contract.request import RunRequest
+from kbench.kinds.registry import kind_of
 from kbench.kinds.trace.plan import TracePlan, parse_key_sum
 from kbench.trace.symbols import MAX_NAME, NAME_PATTERN
 
@@ -120,7 +121,7 @@ def trace_cmd(
 
 
 def _check_workload(benchmark: Benchmark) -> None:
-    if benchmark.kind not in ("kfunc", "probe"):
+    if kind_of(benchmark).sample_unit is None:  # timed operations: kfunc.*, syscall.*, command
         raise UnknownBenchmark(f"{benchmark.name} cannot be traced with --during: give a kfunc.* or syscall.* "
                                "benchmark, or run the tool with --command")
 

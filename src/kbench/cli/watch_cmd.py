@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from kbench import git
 from kbench.cli import exit_codes
+from kbench.cli.errors import user_errors
 from kbench.cli.fail_on import exit_if_found, fail_on_option
-from kbench.cli.job_cmds import job_errors
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context
 from kbench.cli.parsing import Duration
 
@@ -23,22 +21,11 @@ if TYPE_CHECKING:
     from kbench.store.db import Store
 
 
-@contextmanager
-def _fleet_errors(fleet_queue: str | None) -> Iterator[None]:
-    if fleet_queue is None:
-        yield
-        return
-    from kbench.cli.fleet_cmd import fleet_errors
-
-    with fleet_errors():
-        yield
-
-
 def _fleet_store(fleet_queue: str) -> tuple[Store, FleetSettings]:
     """The fleet's database as the watch's store, after checking the class name and the broker."""
     from kbench.cli.fleet_cmd import fleet_settings
     from kbench.fleet.app import check_broker, make_app
-    from kbench.fleet.execute import open_fleet_store
+    from kbench.fleet.database import open_fleet_store
     from kbench.fleet.settings import check_queue
     from kbench.store.db import Store
 
@@ -49,8 +36,7 @@ def _fleet_store(fleet_queue: str) -> tuple[Store, FleetSettings]:
 
 
 def _current_branch(repo: Path) -> str:
-    proc = subprocess.run(["git", "-C", str(repo), "symbolic-ref", "--quiet", "--short", "HEAD"],
-                          capture_output=True, text=True)
+    proc = git.run(repo, "symbolic-ref", "--quiet", "--short", "HEAD", timeout=git.QUICK_S)
     return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else "HEAD"
 
 
@@ -147,7 +133,7 @@ def watch_cmd(
     def log(text: str) -> None:
         err_console.print(f"watch {time.strftime('%H:%M:%S')} {text}", highlight=False, markup=False)
 
-    with job_errors(), _fleet_errors(fleet_queue):
+    with user_errors():
         store, settings = ctx.store, None
         if fleet_queue is not None:
             store, settings = _fleet_store(fleet_queue)

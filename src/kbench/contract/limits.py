@@ -13,26 +13,39 @@ from dataclasses import dataclass
 
 from kbench.contract.request import DEFAULT_SAMPLES, RunRequest
 
+KFUNC_DEFAULT_WARMUP = 100
+
 
 @dataclass(frozen=True)
 class KindLimits:
-    """What one kind of benchmark accepts."""
+    """What one kind of benchmark accepts (a kind names its own: ``kinds.base.Kind.limits``)."""
 
+    kind: str
+    """The kind's name, for the messages."""
     max_samples: int
     max_warmup_samples: int
     max_batch: int
     max_calls: int
     """(samples + warm-up samples) × batch: operations in one run (per CPU for kbench.ko)."""
+    default_warmup_samples: int | None = None
+    """The warm-up samples of a run that asks for none; None: 1% of the samples, at least 10."""
+
+    def warmup_for(self, samples: int) -> int:
+        """The warm-up samples a run of ``samples`` samples takes when it asks for none."""
+        if self.default_warmup_samples is not None:
+            return self.default_warmup_samples
+        return max(10, samples // 100)
 
 
-PROBE = KindLimits(max_samples=10**8, max_warmup_samples=10**8, max_batch=1 << 24, max_calls=10**11)
-KFUNC = KindLimits(max_samples=10**7, max_warmup_samples=10**7, max_batch=10**6, max_calls=10**9)
-LIMITS = {"probe": PROBE, "kfunc": KFUNC}
+PROBE = KindLimits("probe", max_samples=10**8, max_warmup_samples=10**8, max_batch=1 << 24, max_calls=10**11)
+"""kbench-probe's limits (docs/probe-format.md)."""
+KFUNC = KindLimits("kfunc", max_samples=10**7, max_warmup_samples=10**7, max_batch=10**6, max_calls=10**9,
+                   default_warmup_samples=KFUNC_DEFAULT_WARMUP)
+"""kbench.ko's limits (docs/sysfs-ABI.md)."""
 MAX_DURATION_S = 1e6
 """Longest ``--duration`` and warm-up duration (about 11.6 days; the probe's own limit)."""
 MAX_ITERATIONS = 10**5
 """Most fresh tool runs (``--iterations``) of one whole-tool benchmark run."""
-KFUNC_DEFAULT_WARMUP = 100
 
 
 @dataclass(frozen=True)
@@ -46,12 +59,14 @@ class LimitProblem:
         return self.message
 
 
-def request_problems(request: RunRequest, kind: str, cpus: Sequence[int] | None = None) -> list[LimitProblem]:
-    """Everything in ``request`` beyond the limits of a ``kind`` benchmark (probe, kfunc,
-    scale, suite) on a target whose usable CPUs are ``cpus`` (None: not checked)."""
+def request_problems(
+    request: RunRequest, limits: KindLimits | None, cpus: Sequence[int] | None = None
+) -> list[LimitProblem]:
+    """Everything in ``request`` beyond ``limits`` (its benchmark's kind's: ``Kind.limits``; None:
+    no sample, warm-up and batch limits) on a target whose usable CPUs are ``cpus`` (None: not checked)."""
     problems = []
-    limits = LIMITS.get(kind)
     if limits is not None:
+        kind = limits.kind
         samples = request.samples if request.samples is not None else DEFAULT_SAMPLES
         if samples > limits.max_samples:
             problems.append(LimitProblem(
@@ -68,7 +83,7 @@ def request_problems(request: RunRequest, kind: str, cpus: Sequence[int] | None 
                          f"per sample for a {kind} benchmark"))
         elif request.batch is not None and request.duration_s is None:
             if warmup is None:
-                warmup = KFUNC_DEFAULT_WARMUP if kind == "kfunc" else max(10, samples // 100)
+                warmup = limits.warmup_for(samples)
             calls = (samples + warmup) * request.batch
             if calls > limits.max_calls:
                 problems.append(LimitProblem(

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -47,10 +46,9 @@ from kbench.contract.request import RunRequest
 from kbench.engine.interleave import round_order
 from kbench.engine.runner import RunResult, execute_run
 from kbench.engine.series import MetricSeries
+from kbench.engine.target_factory import TargetFactory
 from kbench.store.db import Store
-from kbench.targets.base import Target
 
-TargetFactory = Callable[[str | None], AbstractContextManager[Target]]
 TrialCallback = Callable[[str, int, int], None]  # side label, trial index, planned trials
 
 

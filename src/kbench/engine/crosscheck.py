@@ -53,10 +53,10 @@ from kbench.catalog.benchmarks import lookup
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
-from kbench.kinds.registry import measure
+from kbench.kinds.registry import kind_of, measure
 from kbench.trace.entries import syscall_names
 from kbench.trace.log import FLAG_SWITCHED, KIND_SYSCALL, TraceLog
-from kbench.trace.tracking import GUEST_LOG_ENTRIES, TrackedTarget, op_syscall, tracked_log, tracking_of
+from kbench.trace.tracking import GUEST_LOG_ENTRIES, TrackedTarget, tracked_log, tracking_of
 
 DEFAULT_TOLERANCE_PCT = 15.0
 DEFAULT_ROUNDS = 5
@@ -221,9 +221,10 @@ def crosscheck(target: Any, benchmark: Benchmark, request: RunRequest, tolerance
     if rounds < 1:
         raise CrosscheckError(f"rounds must be at least 1, got {rounds}")
     say = progress or (lambda _text: None)
-    if benchmark.kind == "probe" and op_syscall(benchmark) is not None:
+    kind = kind_of(benchmark)
+    if kind.operation_syscall(benchmark) is not None:
         return syscall_crosscheck(target, benchmark, request, tolerance_pct, rounds, say)
-    if benchmark.kind == "kfunc":
+    if kind.in_kernel:
         return kfunc_crosscheck(target, benchmark, request, tolerance_pct, function, rounds, say)
     if benchmark.name == "command":
         return command_crosscheck(target, benchmark, request, tolerance_pct, rounds, say)
@@ -286,7 +287,7 @@ def _syscall_run(target: Any, benchmark: Benchmark, request: RunRequest) -> Sysc
     log = tracked_log(measurement.header, measurement.columns)
     if log is None:
         raise CrosscheckError(f"{benchmark.name}: the tracked run left no entries")
-    nr = op_syscall(benchmark)
+    nr = kind_of(benchmark).operation_syscall(benchmark)
     calls = _sample_calls(log, nr)
     if calls.size == 0:
         name = syscall_names().get(nr or -1, str(nr))
@@ -351,7 +352,7 @@ def syscall_crosscheck(target: Any, benchmark: Benchmark, request: RunRequest, t
     probe = np.concatenate([run.probe for run in runs])
     traced_median, untraced_median = float(np.median(probe)), float(np.median(_per_call_ns(untraced)))
     overhead = traced_median - untraced_median
-    name = syscall_names().get(op_syscall(benchmark) or -1, "?")
+    name = syscall_names().get(kind_of(benchmark).operation_syscall(benchmark) or -1, "?")
     outside = [reference.outside for reference in references]
     traced = float(np.median([float(np.median(run.traced)) for run in runs]))
     inside = float(np.median([float(np.median(run.probe)) for run in runs])) - float(np.median(outside))

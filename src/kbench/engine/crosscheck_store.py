@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from kbench.engine.crosscheck import Crosscheck
     from kbench.store.db import Store
     from kbench.targets.base import Target, TargetInfo
+    from kbench.targets.transport import RunKind
 
 
 
@@ -52,7 +53,7 @@ class _MethodValues:
         return found
 
     def wrap_run(self, benchmark: Benchmark, request: RunRequest,
-                 run: Callable[[Target], Measurement]) -> Measurement:
+                 run: Callable[[Target], Measurement], kind: RunKind) -> Measurement:
         """The method's values, nothing run."""
         from kbench.contract.measurement import Measurement
 

@@ -48,8 +48,8 @@ from kbench.contract.request import BadRequest
 from kbench.engine.compare_protocol import ComparisonSide
 from kbench.engine.interleave import mirrored_order
 from kbench.engine.runner import StartedRun, begin_stored_run, finish_stored_run
+from kbench.kinds.registry import kind_of, measure_sequence, runs_in_one_process
 from kbench.kinds.registry import measure as measure_on
-from kbench.kinds.registry import measure_sequence, runs_in_one_process
 from kbench.profile.counters import Counters, counter_metric_values, parse_counters, sum_raw
 from kbench.store.db import Store
 from kbench.targets.base import Target
@@ -167,8 +167,7 @@ def supports_interleaving(sides: Sequence[ComparisonSide]) -> str | None:
     """None when the sides can be interleaved slot by slot, else why not."""
     if len({side.kernel or "local" for side in sides}) != 1:
         return "the sides run in different kernels: each needs its own boot, so trials are the unit"
-    kinds = {side.benchmark.kind for side in sides}
-    if not kinds <= {"probe", "kfunc"}:
+    if any(kind_of(side.benchmark).sample_unit is None for side in sides):
         return f"{sides[0].benchmark.name} is a whole-tool or scalability benchmark: its runs are the unit"
     return None
 
@@ -187,8 +186,7 @@ def slot_values(benchmark: Benchmark, measurement: Measurement, *, counters: boo
         columns = measurement.columns
         values = command_slot(measurement.per_op("ns"), columns["utime_ns"], columns["stime_ns"])
     else:
-        unit = "cycles" if benchmark.kind == "kfunc" else "ns"
-        timed = measurement.per_op(unit)
+        timed = measurement.per_op(kind_of(benchmark).sample_unit or "ns")
         disturbed = measurement.columns.get("disturbed")
         if disturbed is not None:  # samples an interrupt or a context switch reached (kbench.ko's A/B runs)
             timed = timed[np.asarray(disturbed) == 0]
@@ -347,7 +345,7 @@ def _slot_request(side: ComparisonSide, samples: int | None) -> ComparisonSide:
     request = side.request
     if side.benchmark.name == "command":
         request = replace(request, samples=samples or 1, warmup_samples=0, timer="clock", overhead_pairs=1000)
-    elif side.benchmark.kind == "kfunc":
+    elif kind_of(side.benchmark).in_kernel:
         request = replace(request, samples=samples or KFUNC_SLOT_SAMPLES, duration_s=None)
     elif samples is not None:
         request = replace(request, samples=samples, duration_s=None, overhead_pairs=SLOT_OVERHEAD_PAIRS)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -11,12 +10,13 @@ from kbench.catalog.benchmarks import lookup
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.request import RunRequest
 from kbench.engine.runner import RunResult, execute_run
+from kbench.engine.target_factory import TargetFactory
 from kbench.jobs import JobInstance
+from kbench.kinds.registry import kind_of
 from kbench.store.db import Store
 from kbench.sysinfo.tune import APPLIED, UNCHANGED, apply_tuning, reset_tuning
 from kbench.targets.base import Target, TargetError
 
-TargetFactory = Callable[[str | None], AbstractContextManager[Target]]
 InstanceCallback = Callable[[JobInstance, int], None]
 
 
@@ -92,7 +92,7 @@ def _run_groups(
                 benchmark = lookup(instance.benchmark)
                 request = replace(instance.to_run_request(), commit=commit, label=label)
                 runs: list[RunResult] = []
-                if benchmark.kind == "suite":
+                if kind_of(benchmark).whole_tool:
                     request = replace(request, iterations=instance.iterations)
                     trials = 1
                 else:

@@ -20,7 +20,7 @@ from kbench.contract.spill import spilling_to
 from kbench.contract.vocabulary import LOWER_IS_BETTER
 from kbench.engine.series import MetricSeries, metric_series
 from kbench.engine.warnings import run_warnings
-from kbench.kinds.registry import measure
+from kbench.kinds.registry import kind_of, measure
 from kbench.stats.summary import Summary, summarize
 from kbench.store.db import Store, SummaryRecord
 from kbench.store.errors import StoreError, database_error_message
@@ -70,7 +70,7 @@ def execute_run(
     StoreError naming the file) is raised: measured samples are never just dropped.
     """
     benchmark.validate_params(request.params)
-    problems = request_problems(request, benchmark.kind)
+    problems = request_problems(request, kind_of(benchmark).limits)
     if problems:  # callers check earlier, before a target starts; this is the last line
         raise BadRequest("; ".join(str(problem) for problem in problems))
     target_info = target.info()

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from kbench.catalog.benchmarks import lookup
+from kbench.catalog.benchmarks import find_benchmark, lookup
 from kbench.compare.paired import PairedSequential
 from kbench.contract.benchmark import Benchmark, ParamSpec, UnknownBenchmark
 from kbench.contract.measurement import Measurement
@@ -32,7 +32,8 @@ from kbench.engine.interleaved import (
     slot_values,
 )
 from kbench.engine.stored_run import StoredRun, load_stored_run
-from kbench.kinds.kfunc import KMOD_FORMAT
+from kbench.kinds import suite
+from kbench.kinds.registry import kind_that_wrote
 from kbench.profile.counters import counter_metric, counter_metric_values, counter_series
 from kbench.store.db import RunRecord, Store
 
@@ -166,13 +167,17 @@ def stored_benchmark(record: RunRecord) -> Benchmark:
     """The catalog's benchmark of a stored run; for a run imported from another tool's file
     (hyperfine, pyperf: not in the catalog), one made from the run: a whole-tool benchmark
     with the run's metric, unit, direction and parameters."""
+    found = find_benchmark(record.benchmark)  # the catalog's, without listing every kind's benchmarks
+    if found is not None:
+        return found
     try:
         return lookup(record.benchmark)
     except UnknownBenchmark:
         header = record.probe_header or {}
-        if header.get("format") == KMOD_FORMAT:  # a benchmark of the user's own module (--module)
+        writer = kind_that_wrote(header)
+        if writer is not None and writer.in_kernel:  # a benchmark of the user's own module (--module)
             return Benchmark(
-                name=record.benchmark, kind="kfunc", workload=str(header.get("workload") or record.benchmark),
+                name=record.benchmark, kind=writer.name, workload=str(header.get("workload") or record.benchmark),
                 description="a benchmark of a module of one's own", unit=record.unit, metric=record.metric,
                 direction=record.direction,
                 params=tuple(ParamSpec(name, "str", str(value), "") for name, value in (record.params or {}).items()))
@@ -181,7 +186,7 @@ def stored_benchmark(record: RunRecord) -> Benchmark:
             raise
     tool = str(imported.get("format") or "another tool")
     return Benchmark(
-        name=record.benchmark, kind="suite", workload=record.benchmark, description=f"imported from {tool}",
+        name=record.benchmark, kind=suite.KIND.name, workload=record.benchmark, description=f"imported from {tool}",
         unit=record.unit, metric=record.metric, direction=record.direction,
         params=tuple(ParamSpec(name, "str", str(value), "") for name, value in (record.params or {}).items()),
     )

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from kbench.fleet.execute import fleet_engine
+from kbench.fleet.database import fleet_engine
 from kbench.fleet.services import redis_server, running_postgres
 from kbench.fleet.settings import FleetTiming
 from kbench.store.fleet import FleetStore

@@ -14,7 +14,6 @@ Exactly once per stored run, on top of Celery's at-least-once delivery:
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os
@@ -27,11 +26,12 @@ from itertools import count
 from types import FrameType
 from typing import Any
 
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine
 
 from kbench.catalog.benchmarks import lookup
 from kbench.contract.benchmark import BadParameter, UnknownBenchmark
 from kbench.contract.request import BadRequest
+from kbench.fleet.database import fleet_engine
 from kbench.fleet.plan import NotAllowed, PlanError, check_allowed, side_label, stored_instances
 from kbench.fleet.run_store import DbRetry, FleetRunStore, TrialTaken
 from kbench.fleet.settings import FleetSettings
@@ -84,30 +84,6 @@ _resources: _ProcessResources | None = None
 def set_identity(identity: WorkerIdentity) -> None:
     global _identity
     _identity = identity
-
-
-def fleet_engine(url: str) -> Engine:
-    """An engine that survives a database restart (connections checked before use) and
-    does not hang on an unreachable host."""
-    return create_engine(url, pool_pre_ping=True, pool_size=2, connect_args={"connect_timeout": 10})
-
-
-def open_fleet_store(url: str) -> Engine:
-    """Create or migrate the store's schema, then return a fleet engine on it. StoreError if
-    unusable. ``Store.open`` serialises schema work itself (PostgreSQL's advisory lock
-    ``kbench.store.db.SCHEMA_LOCK_KEY``, taken per transaction): holding that same lock here
-    around it, as this did before the store took it, made every worker wait for itself."""
-    from kbench.store.db import Store
-
-    engine = fleet_engine(url)
-    try:
-        with engine.connect():  # an unreachable server fails here, after connect_timeout
-            pass
-        Store.open(url).engine.dispose()
-    except BaseException:
-        engine.dispose()
-        raise
-    return engine
 
 
 def _here() -> tuple[WorkerIdentity, _ProcessResources]:
@@ -228,12 +204,12 @@ def _run_instance(
 ) -> FleetRunStore:
     """The instance's trials not stored yet, through ``run_job`` exactly as ``kbench run``."""
     from kbench.engine.job_runner import run_job
-    from kbench.targets.factory import make_target
-    from kbench.targets.suite_runner import needs_perf, suite_tools
+    from kbench.engine.target_factory import needs_perf, target_factory
+    from kbench.kinds.registry import kind_of
 
     task_id = claim.task["id"]
-    suite = lookup(instance.benchmark).kind == "suite"
-    trials = 1 if suite else instance.iterations
+    whole_tool = kind_of(lookup(instance.benchmark)).whole_tool
+    trials = 1 if whole_tool else instance.iterations
     reason = (f"the attempt measuring it was lost; attempt {claim.task['attempts']} on {me.name} "
               "measures this trial again")
     here.retry(lambda: here.fleet.release_runs(task_id, keep_complete=True, reason=reason),
@@ -245,7 +221,7 @@ def _run_instance(
     if not todo:
         return run_store
     to_run = replace(instance, tags=(*instance.tags, *tags))
-    if not suite:
+    if not whole_tool:
         to_run = replace(to_run, iterations=len(todo))
 
     def before_trial(_instance: JobInstance, _trial: int) -> None:
@@ -254,8 +230,7 @@ def _run_instance(
 
     benchmark = lookup(instance.benchmark)
     perf = needs_perf([benchmark], counters=instance.counters, profile=instance.profile)
-    factory = functools.partial(make_target, suite_tools=suite_tools([benchmark], perf=perf), with_module=not suite)
-    run_job(run_store, [to_run], factory, before_trial)
+    run_job(run_store, [to_run], target_factory([benchmark], perf=perf), before_trial)
     if cancel.requested:  # the last trial was the one stopped
         raise TaskCancelled
     return run_store
@@ -268,10 +243,9 @@ def _run_comparison(
     """The whole comparison on this machine (its interleaving needs one machine); a lost
     attempt's partial comparison is marked interrupted and the comparison runs again."""
     from kbench.engine.compare_protocol import ComparisonSide, run_comparison
+    from kbench.engine.target_factory import target_factory
     from kbench.report.comparison import render
     from kbench.report.comparison.build import build_report
-    from kbench.targets.factory import make_target
-    from kbench.targets.suite_runner import suite_tools
 
     task_id, spec = claim.task["id"], claim.job["compare"]
     axis = spec["axis"]
@@ -293,10 +267,9 @@ def _run_comparison(
         if cancel.requested:
             raise TaskCancelled
 
-    factory = functools.partial(make_target, suite_tools=suite_tools(side.benchmark for side in sides),
-                                with_module=any(side.benchmark.kind != "suite" for side in sides))
     outcome = run_comparison(
-        run_store, sides, factory, max_trials=spec["trials"], min_trials=min(spec["min_trials"], spec["trials"]),
+        run_store, sides, target_factory(side.benchmark for side in sides), max_trials=spec["trials"],
+        min_trials=min(spec["min_trials"], spec["trials"]),
         adaptive=spec["adaptive"], alpha=spec["alpha"], seed=spec["seed"], on_trial=before_trial, tags=tags,
     )
     if cancel.requested:

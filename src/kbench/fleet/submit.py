@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kbench.fleet.app import SendFailed, check_broker, make_app, send_tasks
-from kbench.fleet.execute import open_fleet_store
+from kbench.fleet.database import open_fleet_store
 from kbench.fleet.plan import COMMAND_BENCHMARK, PlanError, check_fleet_targets, plan_tasks
 from kbench.fleet.settings import FleetSettings, check_queue
 from kbench.jobs import expand_job

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from kbench import git
 from kbench.bisect.git import Worktrees
 from kbench.bisect.lab import CommandLab
 from kbench.builds.compare import compare_builds
@@ -38,7 +39,6 @@ from kbench.jobs import JobInstance
 from kbench.store.db import Store
 
 WATCH_KINDS = ("watch-commit", "watch-compare", "watch-build", "watch-round")
-GIT_TIMEOUT_S = 1800.0
 
 
 class RepositoryUnavailable(RuntimeError):
@@ -50,7 +50,7 @@ def cache_root() -> Path:
 
 
 def _git(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_S)
+    return git.run(None, *args, cwd=cwd, timeout=git.NETWORK_S)
 
 
 def repository(url: str, commits: list[str], root: Path | None = None) -> Path:

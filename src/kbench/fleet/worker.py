@@ -26,7 +26,8 @@ from datetime import datetime
 from typing import Any
 
 from kbench.fleet.app import TASK_NAME, make_app, send_tasks
-from kbench.fleet.execute import CANCEL_SIGNAL, WorkerIdentity, execute_task, open_fleet_store, set_identity
+from kbench.fleet.database import open_fleet_store
+from kbench.fleet.execute import CANCEL_SIGNAL, WorkerIdentity, execute_task, set_identity
 from kbench.fleet.run_store import is_connection_error
 from kbench.fleet.settings import FleetSettings, FleetTiming, celery_queue, check_queue
 from kbench.store.fleet import FleetStore

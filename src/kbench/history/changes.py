@@ -17,11 +17,9 @@ on first use.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -145,6 +143,8 @@ def detect_many(
     total = sum(len(s) for s in series)
     if workers <= 1 or len(series) < 2 or total < PARALLEL_MIN_POINTS:
         return [detect(s, settings) for s in series]
+    from concurrent.futures import ProcessPoolExecutor  # here: most histories are detected in this process
+
     chunk = max(1, len(series) // (workers * 8))
     with ProcessPoolExecutor(
         max_workers=workers, initializer=_worker_dies_with_parent, initargs=(os.getpid(),)
@@ -154,6 +154,8 @@ def detect_many(
 
 def _worker_dies_with_parent(parent: int) -> None:
     """A worker is killed with SIGTERM when the process that started it dies (PR_SET_PDEATHSIG)."""
+    import ctypes
+
     pr_set_pdeathsig = 1
     try:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)

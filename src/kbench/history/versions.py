@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from kbench import git
 from kbench.contract.json_document import utc_timestamp
 from kbench.history.series import Point
 
@@ -104,13 +104,10 @@ def correlate(before: Point, after: Point, repo: Path | None = None) -> Correlat
 def git_log(repo: str, start: str, end: str) -> tuple[tuple[GitCommit, ...] | None, str | None]:
     """The commits of ``start..end`` in ``repo``, newest first, or (None, why not)."""
     try:
-        proc = subprocess.run(
-            ["git", "-C", repo, "log", f"--max-count={GIT_LOG_LIMIT}", "--format=%H%x1f%an%x1f%aI%x1f%s",
-             f"{start}..{end}", "--"],
-            capture_output=True, text=True, timeout=60,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, f"git log failed: {exc}"
+        proc = git.run(repo, "log", f"--max-count={GIT_LOG_LIMIT}", "--format=%H%x1f%an%x1f%aI%x1f%s",
+                       f"{start}..{end}", "--", timeout=git.LOG_S)
+    except git.GitError as exc:
+        return None, f"git log failed: {exc.__cause__}"
     if proc.returncode != 0:
         said = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[0]
         return None, f"git log {start[:12]}..{end[:12]} in {repo}: {said}"
@@ -152,11 +149,8 @@ def build_tree_commit(kernel_spec: str | None) -> str | None:
 
 def head_commit(directory: Path) -> str | None:
     try:
-        proc = subprocess.run(
-            ["git", "-C", str(directory), "rev-parse", "--verify", "HEAD^{commit}"],
-            capture_output=True, text=True, timeout=30,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        proc = git.run(directory, "rev-parse", "--verify", "HEAD^{commit}", timeout=git.QUICK_S)
+    except git.GitError:
         return None
     commit = proc.stdout.strip()
     return commit if proc.returncode == 0 and commit else None

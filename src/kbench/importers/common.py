@@ -14,17 +14,17 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, overload
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, Strict, StrictBool, StrictInt, StrictStr, ValidationError
 
 from kbench.contract.formats import SUITE_FORMAT
 from kbench.contract.vocabulary import LOWER_IS_BETTER
-from kbench.engine.runner import summary_columns
 from kbench.stats.summary import summarize
-from kbench.store.db import SummaryRecord
+from kbench.store.records import SummaryRecord, summary_columns
 from kbench.store.recovery import PendingRun
 
 
@@ -36,6 +36,38 @@ class ImportedMetric:
     unit: str
     values: Sequence[float]
     direction: str = LOWER_IS_BETTER
+
+
+class SummariesWhenRead(Sequence[SummaryRecord]):
+    """The summaries of an imported run's metrics (``summarize`` of each metric's values, in
+    order), computed when first read: a file whose runs are all stored already needs none."""
+
+    def __init__(self, metrics: tuple[ImportedMetric, ...], columns: Mapping[str, np.ndarray]):
+        self._metrics = metrics
+        self._columns = columns
+
+    @cached_property
+    def _records(self) -> list[SummaryRecord]:
+        records = []
+        for metric in self._metrics:
+            values = self._columns[metric.name]
+            if values.size:
+                summary = summarize(values)
+                records.append(SummaryRecord(metric=metric.name, unit=metric.unit, basis="raw",
+                                             values=summary_columns(summary), details=summary.to_dict()))
+        return records
+
+    @overload
+    def __getitem__(self, index: int) -> SummaryRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[SummaryRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> SummaryRecord | Sequence[SummaryRecord]:
+        return self._records[index]
+
+    def __len__(self) -> int:
+        return len(self._records)
 
 
 def imported_run(
@@ -54,13 +86,6 @@ def imported_run(
     primary = metrics[0]
     columns: dict[str, np.ndarray] = {m.name: np.asarray(m.values, dtype=np.float64) for m in metrics}
     columns.update(extra_columns)
-    records = []
-    for metric in metrics:
-        values = columns[metric.name]
-        if values.size:
-            summary = summarize(values)
-            records.append(SummaryRecord(metric=metric.name, unit=metric.unit, basis="raw",
-                                         values=summary_columns(summary), details=summary.to_dict()))
     header = {
         "format": SUITE_FORMAT,
         "workload": benchmark,
@@ -81,7 +106,7 @@ def imported_run(
         status="complete",
         columns=columns,
         probe_header=header,
-        summaries=records,
+        summaries=SummariesWhenRead(tuple(metrics), columns),
         warnings=[f"imported from {tool}'s file {imported.get('file', '?')}: no machine inventory or kernel "
                   "target was recorded with it"],
         error=None,

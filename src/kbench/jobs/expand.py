@@ -23,6 +23,7 @@ from kbench.jobs.problems import JobError, JobProblem, ProblemCollector
 from kbench.jobs.schema import Axis, AxisValue, JobSpec, read_job
 from kbench.jobs.values import NrTask
 from kbench.jobs.yaml_tree import compose_mapping
+from kbench.kinds.registry import kind_of
 
 JOB_SUFFIXES = (".yaml", ".yml")
 TEXT_LABEL = "<job>"
@@ -166,13 +167,15 @@ def _check_against_catalog(spec: JobSpec, benchmarks: Axis, problems: ProblemCol
             if axis.field == "nr_task":
                 _check_task_count(bench, axis, given, problems)
                 continue
-            if axis.field == "runtime" and bench.kind == "suite":
+            if axis.field == "runtime" and kind_of(bench).whole_tool:
                 _check_suite_runtime(bench, axis, given, problems)
                 continue
-            if axis.field in ("counters", "profile") and bench.kind not in PERF_KINDS[axis.field]:
+            kind = kind_of(bench)
+            taken = kind.counted if axis.field == "counters" else kind.profiled
+            if axis.field in ("counters", "profile") and not taken:
                 if any(v.value for v in axis.values):
                     problems.warn(axis.line, axis.label, f"ignored for {bench.name}: {axis.field} are not taken for "
-                                                         f"{bench.kind} benchmarks yet", bench.name)
+                                                         f"{kind.name} benchmarks yet", bench.name)
                 continue
             if param is None or axis.field not in ("param", "mode"):
                 continue
@@ -200,10 +203,6 @@ def _check_task_count(bench: Benchmark, axis: Axis, given: dict[str, Axis], prob
         twice = given[tasks.param]
         problems.add(twice.line, twice.label, f"{bench.name}: {axis.label} (line {axis.line}) sets {tasks.param} "
                                               "already; give one of them")
-
-
-PERF_KINDS = {"counters": ("probe", "scale", "suite", "kfunc"), "profile": ("probe", "suite", "kfunc")}
-"""The kinds of benchmark that take counters and profiles (``kbench.profile``)."""
 
 
 def _check_suite_runtime(bench: Benchmark, axis: Axis, given: dict[str, Axis], problems: ProblemCollector) -> None:
@@ -245,10 +244,10 @@ def _check_limits(
     lines = {"samples": "samples", "warmup": "warmup", "batch": "batch", "duration": "runtime",
              "iterations": "iterations", "cpu": "cpu"}
     for instance in instances:
-        kind = lookup(instance.benchmark).kind
+        limits = kind_of(lookup(instance.benchmark)).limits
         cpus = target_cpus(instance.target) if target_cpus is not None else None
         request = dataclasses.replace(instance.to_run_request(), iterations=instance.iterations)
-        for problem in request_problems(request, kind, cpus):
+        for problem in request_problems(request, limits, cpus):
             axis = spec.axis(lines[problem.field])
             problems.add(axis.line if axis else spec.line, axis.label if axis else problem.field,
                          f"{instance.benchmark}: {problem.message}")
@@ -330,6 +329,6 @@ def _instance(
         tags=tags,
         source=source,
         derived_params=derived,
-        engine_runtime=bench.kind != "suite",
+        engine_runtime=not kind_of(bench).whole_tool,
     )
     return dataclasses.replace(instance, id=instance_id(instance.identity()))

@@ -32,6 +32,11 @@ def kind_named(name: str) -> Kind:
     raise UnknownKind(f"no benchmark kind {name!r}; the kinds: {', '.join(k.name for k in KINDS)}")
 
 
+def kind_of(benchmark: Benchmark) -> Kind:
+    """The kind that runs ``benchmark`` (UnknownKind for a kind no longer known)."""
+    return kind_named(benchmark.kind)
+
+
 def kind_that_wrote(header: Mapping[str, Any]) -> Kind | None:
     """The kind whose output ``header`` is (None for a run that wrote no header)."""
     for kind in KINDS:
@@ -48,12 +53,12 @@ def measure(
     A target that wraps another (``RunWrapper``: tracking, a stored method's values) decides
     how: it is handed the run on the target it wraps. TargetError when the run fails.
     """
-    if isinstance(target, RunWrapper):
-        return target.wrap_run(benchmark, request, lambda inner: measure(inner, benchmark, request, progress))
     try:
         kind = kind_named(benchmark.kind)
     except UnknownKind as exc:
         raise TargetError(f"{benchmark.name}: {exc}") from exc
+    if isinstance(target, RunWrapper):
+        return target.wrap_run(benchmark, request, lambda inner: measure(inner, benchmark, request, progress), kind)
     return kind.run(target, benchmark, request, progress)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from kbench.engine.job_runner import InstanceRuns
 from kbench.jobs import varying_keys
+from kbench.kinds.registry import kind_of
 from kbench.report.run_json import summary_line
 from kbench.report.units import format_value
 
@@ -62,7 +63,7 @@ def scaling_curves(entries: list[InstanceRuns]) -> dict[str, list[tuple[int, flo
     curves: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
     for entry in entries:
         instance = entry.instance
-        if not entry.runs or entry.runs[0].benchmark.kind != "scale" or instance.nr_task is None:
+        if not entry.runs or not kind_of(entry.runs[0].benchmark).scaling or instance.nr_task is None:
             continue
         primary = entry.runs[0].metric
         total_name = primary.rsplit(".", 1)[0] + ".ops"

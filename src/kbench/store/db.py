@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -540,6 +540,10 @@ class Store:
 
     def profiled_runs(self, run_ids: list[int]) -> set[int]:
         return reads.profiled_runs(self._query, run_ids)
+
+    def stored_digests(self, digests: Collection[str]) -> dict[str, int]:
+        """digest -> id of the runs stored with those content digests (``reads.stored_digests``)."""
+        return reads.stored_digests(self._query, digests)
 
     def get_run(self, run_id: int) -> RunRecord:
         return reads.get_run(self._query, run_id, self.spill_dir, dialect=self.dialect, where=self.where)

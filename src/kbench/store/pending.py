@@ -12,10 +12,11 @@ that a file of 20,000 entries takes seconds, not minutes.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from kbench.store import reads
 from kbench.store.owners import current_owner
 from kbench.store.writes import (
     BEGIN_FIELDS,
@@ -36,8 +37,6 @@ if TYPE_CHECKING:
 
     from kbench.store.recovery import PendingRun
 
-DIGEST_LOOKUP_CHUNK = 500
-"""Digests looked up per query (SQLite allows 32,766 parameters, PostgreSQL 65,535)."""
 WAITING_STATUSES = ("running", "abandoned", "failed")
 """A run in one of these with no samples is still waiting for the samples a recovery file holds."""
 
@@ -77,18 +76,12 @@ def store_pending_runs(conn: Connection, pending_runs: Sequence[PendingRun]) -> 
 
 
 def _stored_digests(conn: Connection, digests: set[str]) -> dict[str, int]:
-    from sqlalchemy import select
+    from sqlalchemy import text
 
-    from kbench.store import schema
+    def query(sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return [dict(row) for row in conn.execute(text(sql), dict(params)).mappings()]
 
-    r = schema.runs.c
-    found: dict[str, int] = {}
-    ordered = sorted(digests)
-    for start in range(0, len(ordered), DIGEST_LOOKUP_CHUNK):
-        chunk = ordered[start: start + DIGEST_LOOKUP_CHUNK]
-        for row in conn.execute(select(r.id, r.import_digest).where(r.import_digest.in_(chunk))):
-            found[str(row.import_digest)] = int(row.id)
-    return found
+    return reads.stored_digests(query, digests)
 
 
 class _LegacyRuns:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -235,6 +235,24 @@ def _run_record(
         started_at=row["started_at"], finished_at=row["finished_at"], target=target,
         summaries=summaries, commit=row.get("commit"), label=row.get("label"),
     )
+
+
+DIGEST_LOOKUP_CHUNK = 500
+"""Digests looked up per statement (SQLite allows 32,766 parameters, PostgreSQL 65,535)."""
+
+
+def stored_digests(query: Query, digests: Collection[str]) -> dict[str, int]:
+    """The runs stored with each of ``digests`` (``runs.import_digest``: an imported run's content
+    digest), as digest -> run id; digests no run has are left out."""
+    found: dict[str, int] = {}
+    ordered = sorted(set(digests))
+    for start in range(0, len(ordered), DIGEST_LOOKUP_CHUNK):
+        chunk = ordered[start: start + DIGEST_LOOKUP_CHUNK]
+        names = ", ".join(f":d{i}" for i in range(len(chunk)))
+        rows = query(f"SELECT id, import_digest FROM runs WHERE import_digest IN ({names})",
+                     {f"d{i}": digest for i, digest in enumerate(chunk)})
+        found.update((str(row["import_digest"]), int(row["id"])) for row in rows)
+    return found
 
 
 def load_profile(query: Query, run_id: int) -> dict[str, Any] | None:

@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -64,7 +64,7 @@ class PendingRun:
     status: str
     columns: dict[str, np.ndarray]
     probe_header: dict[str, Any]
-    summaries: list[SummaryRecord]
+    summaries: Sequence[SummaryRecord]
     warnings: list[str]
     error: str | None
     tool_output: str | None

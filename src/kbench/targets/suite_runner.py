@@ -23,9 +23,3 @@ def suite_tools(benchmarks: Iterable[Benchmark], *, perf: bool = False) -> tuple
     if perf and PERF not in tools:
         tools.append(PERF)
     return tuple(tools)
-
-
-def needs_perf(benchmarks: Iterable[Benchmark], *, counters: bool, profile: bool) -> bool:
-    """Whether runs of ``benchmarks`` in a guest need perf there: any profile, or a suite's counters
-    (the probe and kbench.ko count by themselves)."""
-    return profile or (counters and any(benchmark.kind == "suite" for benchmark in benchmarks))

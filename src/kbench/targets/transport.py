@@ -58,11 +58,24 @@ class Transport(Target, Protocol):
         ...
 
 
+class RunKind(Protocol):
+    """What a wrapper is told of the kind of the run it is handed (``kinds.base.Kind`` is one)."""
+
+    @property
+    def in_kernel(self) -> bool:
+        """The run is timed in kbench.ko's threads, which reset and finalize its trace log themselves."""
+        ...
+
+    def operation_syscall(self, benchmark: Benchmark) -> int | None:
+        """The system call one operation of ``benchmark`` is, when it is one."""
+        ...
+
+
 @runtime_checkable
 class RunWrapper(Protocol):
     """A target that decides how a run on it is made: it runs the kind's runner on the
     target it wraps (``run(inner)``), around it (tracking) or instead of it."""
 
     def wrap_run(
-        self, benchmark: Benchmark, request: RunRequest, run: Callable[[Target], Measurement]
+        self, benchmark: Benchmark, request: RunRequest, run: Callable[[Target], Measurement], kind: RunKind
     ) -> Measurement: ...

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from kbench.contract.measurement import Measurement
     from kbench.contract.request import RunRequest
     from kbench.targets.base import Target, TargetInfo
+    from kbench.targets.transport import RunKind
 
 TRACKABLE = ("entries", "utilisation")
 ENTRY_GROUPS = ("syscalls", "irqs", "softirqs", "vectors", "faults")
@@ -41,11 +42,12 @@ def parse_track(text: str) -> tuple[str, ...]:
     return words
 
 
-def op_syscall(benchmark: Benchmark) -> int | None:
-    """The syscall a probe benchmark's operation is (``syscall.writev_t1k`` -> writev)."""
-    if benchmark.kind != "probe" or not benchmark.name.startswith("syscall."):
+def syscall_of_workload(name: str) -> int | None:
+    """The syscall a probe workload ``syscall.<test>``'s operation is (``syscall.writev_t1k`` ->
+    writev); None for another name (the probe kind's ``operation_syscall``)."""
+    if not name.startswith("syscall."):
         return None
-    test = benchmark.name.removeprefix("syscall.")
+    test = name.removeprefix("syscall.")
     return syscall_number(test) if syscall_number(test) is not None else syscall_number(test.split("_")[0])
 
 
@@ -162,13 +164,13 @@ class TrackedTarget:
         return self.target.sysinfo()
 
     def wrap_run(
-        self, benchmark: Benchmark, request: RunRequest, run: Callable[[Target], Measurement]
+        self, benchmark: Benchmark, request: RunRequest, run: Callable[[Target], Measurement], kind: RunKind
     ) -> Measurement:
         """``run`` on the wrapped target, tracked."""
         cpus = (request.cpu,) if request.cpu is not None else ()
         tracker, irq_text = self._tracker(cpus)
         tracker.prepare()
-        own_log = benchmark.kind == "kfunc" and isinstance(tracker, KernelTracker)
+        own_log = kind.in_kernel and isinstance(tracker, KernelTracker)
         try:
             if own_log:
                 # kbench.ko's kfunc runs reset and finalize the log themselves (trace.session).
@@ -184,7 +186,8 @@ class TrackedTarget:
         finally:
             tracker.close()
         return with_tracking(measurement, benchmark, tracker.source, cpus, log, util, lost, irq_text(),
-                             embed_log=not own_log)
+                             embed_log=not own_log, in_kernel=kind.in_kernel,
+                             op_syscall=kind.operation_syscall(benchmark))
 
     def _tracker(self, cpus: Sequence[int]) -> tuple[Any, Any]:
         from kbench.targets.vm_target import VmTarget
@@ -214,18 +217,21 @@ def tracked(target: Target, what: Sequence[str]) -> Target:
 
 def with_tracking(
     measurement: Measurement, benchmark: Benchmark, source: str, cpus: Sequence[int], log: TraceLog | None,
-    util: Utilisation | None, lost: dict[str, int], irq_text: str, embed_log: bool,
+    util: Utilisation | None, lost: dict[str, int], irq_text: str, embed_log: bool, in_kernel: bool,
+    op_syscall: int | None,
 ) -> Measurement:
-    """The measurement with ``tracking`` in its header and the trackers' warnings added."""
+    """The measurement with ``tracking`` in its header and the trackers' warnings added
+    (``in_kernel``: the benchmark ran in kbench.ko's threads; ``op_syscall``: the system call
+    one of its operations is, if one)."""
     threads: set[int] = set()
     if util is not None:
-        threads = measured_threads(util, benchmark.kind)
+        threads = measured_threads(util, in_kernel=in_kernel)
         util = util.with_measured(threads, cpus or _cpus_of(util, threads))
     data: dict[str, Any] = {"source": source, "cpus": list(cpus), "what": []}
     warnings: list[str] = []
     if log is not None:
         context = EntryContext(
-            benchmark=benchmark.name, op_syscall=op_syscall(benchmark),
+            benchmark=benchmark.name, op_syscall=op_syscall,
             batch=int(measurement.header.get("batch") or 1), threads=frozenset(threads), cpus=tuple(cpus),
             irq_names=parse_proc_interrupts(irq_text), source=source, lost=lost,
         )

@@ -147,10 +147,11 @@ def parse_kernel_threads(text: str, tsc_khz: int) -> Utilisation:
     return Utilisation("kbench.ko", tsc_khz, cpus, threads)
 
 
-def measured_threads(util: Utilisation, kind: str) -> set[int]:
-    """The benchmark's threads: kbench.ko's workers (``kbench/N``) for kfunc runs; the
-    probe and every process it started (the ``command`` workload's children) otherwise."""
-    if kind == "kfunc":
+def measured_threads(util: Utilisation, *, in_kernel: bool) -> set[int]:
+    """The benchmark's threads: kbench.ko's workers (``kbench/N``) for a run inside kbench.ko
+    (``in_kernel``); the probe and every process it started (the ``command`` workload's
+    children) otherwise."""
+    if in_kernel:
         return {t.pid for t in util.threads if t.comm.startswith(KTHREAD_PREFIX)}
     roots = {t.tgid for t in util.threads if t.comm == PROBE_COMM}
     processes = set(roots)

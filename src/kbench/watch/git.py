@@ -3,27 +3,18 @@
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-GIT_TIMEOUT_S = 300.0
+from kbench.git import WATCH_S, GitError, output, run
+
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,64})", re.I)
-
-
-class GitError(RuntimeError):
-    """git refused (the message says what it said)."""
+__all__ = ["GitError", "git"]  # GitError is kbench.git's, named here for the watch's callers
 
 
 def git(repo: Path, *args: str) -> str:
-    try:
-        proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=GIT_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise GitError(f"git {' '.join(args)} in {repo}: {exc}") from exc
-    if proc.returncode != 0:
-        said = (proc.stderr.strip() or proc.stdout.strip() or f"exit {proc.returncode}").splitlines()[0]
-        raise GitError(f"git {' '.join(args)} in {repo}: {said}")
-    return proc.stdout
+    """``git -C repo ARGS``'s output within the watch's bound (``kbench.git.WATCH_S``); GitError otherwise."""
+    return output(repo, *args, timeout=WATCH_S)
 
 
 def check_repository(repo: Path) -> Path:
@@ -33,8 +24,7 @@ def check_repository(repo: Path) -> Path:
 
 def resolve(repo: Path, rev: str) -> str | None:
     """The full commit id ``rev`` names, or None."""
-    proc = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
-                          capture_output=True, text=True, timeout=GIT_TIMEOUT_S)
+    proc = run(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", timeout=WATCH_S)
     sha = proc.stdout.strip()
     return sha if proc.returncode == 0 and sha else None
 
@@ -49,14 +39,12 @@ def first_parent_after(repo: Path, start: str | None, head: str) -> list[str]:
 
 
 def is_ancestor(repo: Path, older: str, newer: str) -> bool:
-    proc = subprocess.run(["git", "-C", str(repo), "merge-base", "--is-ancestor", older, newer],
-                          capture_output=True, timeout=GIT_TIMEOUT_S)
+    proc = run(repo, "merge-base", "--is-ancestor", older, newer, timeout=WATCH_S)
     return proc.returncode == 0
 
 
 def merge_base(repo: Path, one: str, other: str) -> str | None:
-    proc = subprocess.run(["git", "-C", str(repo), "merge-base", one, other], capture_output=True, text=True,
-                          timeout=GIT_TIMEOUT_S)
+    proc = run(repo, "merge-base", one, other, timeout=WATCH_S)
     sha = proc.stdout.strip()
     return sha if proc.returncode == 0 and sha else None
 

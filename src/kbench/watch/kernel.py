@@ -24,12 +24,13 @@ from typing import Any
 from kbench.bisect import session
 from kbench.bisect.driver import BisectError
 from kbench.bisect.git import Worktrees
-from kbench.bisect.kernel_lab import GUEST_KINDS, KernelLab
+from kbench.bisect.kernel_lab import KernelLab
 from kbench.builds.compare import BuildComparison, SideSummary
 from kbench.catalog.benchmarks import lookup
 from kbench.compare.sequential import SequentialComparison
 from kbench.compare.verdict import LOWER_IS_BETTER
 from kbench.jobs import JobInstance
+from kbench.kinds.registry import kind_of
 from kbench.store.db import Store
 from kbench.watch.measurer import BISECT_CONFIRM_ERROR, BisectPlan, CommitMeasured, Log
 
@@ -48,8 +49,7 @@ def kernel_instance(instances: Sequence[JobInstance]) -> JobInstance:
         raise KernelJobError(f"with --kernel-from-build the job has one instance (the benchmark measured in each "
                              f"commit's kernel), this one has {len(instances)}")
     instance = instances[0]
-    kind = lookup(instance.benchmark).kind
-    if instance.benchmark == "command" or kind not in GUEST_KINDS:
+    if instance.benchmark == "command" or kind_of(lookup(instance.benchmark)).sample_unit is None:
         raise KernelJobError(f"with --kernel-from-build the job measures a benchmark in the guest kernel "
                              f"(syscall.*, kfunc.*), not {instance.benchmark}")
     if instance.runtime_s is not None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from kbench import children
 from kbench.contract.benchmark import Benchmark, ParamSpec
+from kbench.contract.limits import PROBE, KindLimits
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
 from kbench.contract.series import MetricSeries
@@ -59,6 +60,22 @@ def probe_benchmarks() -> tuple[Benchmark, ...]:
 
 class ProbeKind:
     name = NAME
+    counted = True
+    counters_by_default = True
+    counts_with_perf = False
+    profiled = True
+    sample_unit = "ns"
+    in_kernel = False
+    whole_tool = False
+    scaling = False
+    limits: KindLimits | None = PROBE
+    shared_params: tuple[ParamSpec, ...] = ()
+
+    def operation_syscall(self, benchmark: Benchmark) -> int | None:
+        """``syscall.<test>``'s system call (``syscall.writev_t1k`` is writev)."""
+        from kbench.trace.tracking import syscall_of_workload
+
+        return syscall_of_workload(benchmark.name)
 
     def benchmarks(self) -> tuple[Benchmark, ...]:
         return probe_benchmarks()

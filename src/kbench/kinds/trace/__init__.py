@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kbench.contract.benchmark import Benchmark
+from kbench.contract.benchmark import Benchmark, ParamSpec
+from kbench.contract.limits import KindLimits
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
 from kbench.contract.series import MetricSeries
@@ -20,6 +21,19 @@ from kbench.targets.base import ProgressCallback, Target, TargetError
 
 class TraceKind:
     name = "trace"
+    counted = False
+    counters_by_default = False
+    counts_with_perf = False
+    profiled = False
+    sample_unit: str | None = None
+    in_kernel = False
+    whole_tool = False
+    scaling = False
+    limits: KindLimits | None = None
+    shared_params: tuple[ParamSpec, ...] = ()
+
+    def operation_syscall(self, benchmark: Benchmark) -> int | None:
+        return None
 
     def benchmarks(self) -> tuple[Benchmark, ...]:
         return ()
