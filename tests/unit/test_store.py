@@ -323,6 +323,26 @@ def test_a_version_5_database_gains_the_import_digest_and_still_knows_its_import
         other, "exists")  # the digest identifies it, whatever its start
 
 
+@pytest.mark.parametrize("reader", ["write", "read_only"])
+def test_a_current_version_database_lacking_added_columns_is_repaired(url: str, reader: str) -> None:
+    """What a development build left (seen in CI): schema version 9 recorded, but its
+    migrations numbered otherwise, so ``runs.import_digest`` was never added."""
+    store = Store.open(url)
+    old = _begin(store)
+    store.engine.dispose()
+    with raw(url) as conn:
+        conn.execute("drop index ux_runs_import_digest")
+        conn.execute("alter table runs drop column import_digest")
+    assert "import_digest" not in _run_columns(url)
+    reopened = Store.open(url, read_only=(reader == "read_only"))
+    assert reopened.schema_version == schema.SCHEMA_VERSION
+    assert "import_digest" in _run_columns(url)
+    assert _unique_indexes_of_runs(url).get("ux_runs_import_digest") is True
+    assert reopened.get_run(old).benchmark == "syscall.getppid"  # nothing lost
+    writer = Store.open(url)
+    assert writer.store_pending_run(_pending("sleep 1", digest="c" * 64))[1] == "added"
+
+
 def test_runs_with_one_digest_are_stored_once_and_a_batch_is_all_or_nothing(url: str) -> None:
     store = Store.open(url)
     first = store.store_pending_runs([_pending("a", "1" * 64), _pending("b", "2" * 64), _pending("a", "1" * 64)])

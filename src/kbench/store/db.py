@@ -242,14 +242,14 @@ class Store:
             raise StoreError(
                 f"database schema version {version} is newer than this kbench ({SCHEMA_VERSION}); upgrade kbench"
             )
-        if version < SCHEMA_VERSION:
+        missing = reads.missing_columns(self._query, self.dialect) if version == SCHEMA_VERSION else []
+        if version < SCHEMA_VERSION or missing:
             try:
                 Store.open(url).engine.dispose()
             except StoreError as exc:
-                raise StoreError(
-                    f"results database {self.where} has schema version {version}, older than this kbench's "
-                    f"{SCHEMA_VERSION}, and cannot be upgraded: {exc}"
-                ) from exc
+                state = (f"lacks the columns {', '.join(missing)} of its schema version {version}" if missing
+                         else f"has schema version {version}, older than this kbench's {SCHEMA_VERSION},")
+                raise StoreError(f"results database {self.where} {state} and cannot be upgraded: {exc}") from exc
 
     def _ensure_schema(self) -> None:
         """Create the tables of a new database, or migrate an older one, once however many
@@ -276,9 +276,9 @@ class Store:
             if not inspect(conn).has_table(schema.meta.name):
                 return False
             row = conn.execute(select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")).first()
-        if row is None:
-            return False
-        return self._known_version(int(row[0])) == schema.SCHEMA_VERSION
+            if row is None or self._known_version(int(row[0])) != schema.SCHEMA_VERSION:
+                return False
+            return not _missing_columns(conn)
 
     @staticmethod
     def _known_version(version: int) -> int:
@@ -304,6 +304,8 @@ class Store:
             conn.execute(insert(schema.meta).values(key="schema_version", value=str(schema.SCHEMA_VERSION)))
             return
         version = self._known_version(int(row[0]))
+        if version == schema.SCHEMA_VERSION and _missing_columns(conn):
+            version = 1  # a development build's numbering: every step again (each is idempotent)
         while version < schema.SCHEMA_VERSION:
             MIGRATIONS[version](conn)
             version += 1
@@ -783,3 +785,18 @@ def _on_read_only_file_system(path: Path) -> bool:
         return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
     except OSError:
         return False
+
+
+def _missing_columns(conn: Connection) -> list[str]:
+    """The columns migrations add that the tables of the database behind ``conn`` lack."""
+    from sqlalchemy import inspect
+
+    from kbench.store.records import ADDED_COLUMNS
+
+    inspector = inspect(conn)
+    missing = []
+    for table, columns in ADDED_COLUMNS.items():
+        if inspector.has_table(table):
+            present = {column["name"] for column in inspector.get_columns(table)}
+            missing += [f"{table}.{column}" for column in columns if column not in present]
+    return missing

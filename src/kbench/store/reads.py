@@ -21,7 +21,7 @@ from kbench.contract.spill import SpillDamaged, SpillHead, read_spill, spill_hea
 from kbench.store.errors import DAMAGED_ADVICE, RunNotFound, StoreError
 from kbench.store.liveness import Liveness
 from kbench.store.liveness import Query as Query
-from kbench.store.records import RunRecord
+from kbench.store.records import ADDED_COLUMNS, RunRecord
 from kbench.store.spills import spill_file, spilled_rows
 
 if TYPE_CHECKING:
@@ -37,6 +37,22 @@ def schema_version(query: Query) -> int:
     if len(rows) != 1:
         raise StoreError("the database has no schema version: it is not a kbench database")
     return int(rows[0]["value"])
+
+
+def missing_columns(query: Query, dialect: str) -> list[str]:
+    """The columns migrations add (``ADDED_COLUMNS``) that this database's tables lack, as
+    ``table.column``; a table that does not exist lacks nothing here."""
+    missing = []
+    for table, columns in ADDED_COLUMNS.items():
+        if dialect == "sqlite":
+            rows = query(f"PRAGMA table_info({table})", {})
+        else:
+            rows = query("SELECT column_name AS name FROM information_schema.columns "
+                         "WHERE table_name = :table AND table_schema = current_schema()", {"table": table})
+        present = {row["name"] for row in rows}
+        if present:
+            missing += [f"{table}.{column}" for column in columns if column not in present]
+    return missing
 
 
 def get_run(query: Query, run_id: int, spill_dir: Path | None = None, *, dialect: str = "sqlite",

@@ -11,6 +11,15 @@ if TYPE_CHECKING:
     from kbench.stats.summary import Summary
 
 SCHEMA_VERSION = 9
+
+ADDED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "runs": ("owner_pid", "owner_boot_id", "owner_host", "commit", "label", "task_key",
+             "import_digest", "heartbeat_at"),
+    "fleet_tasks": ("spec",),
+}
+"""Columns that migrations add to tables of older databases. A database whose version is
+current but which lacks one of them (written by a development build whose migrations were
+numbered differently) is repaired by running every migration again: each is idempotent."""
 """The results database's schema (``schema.py``): bump it and add a step to
 ``migrations.MIGRATIONS`` for every change."""
 

@@ -109,8 +109,9 @@ Index("ux_runs_import_digest", runs.c.import_digest, unique=True)
 RUN_COLUMNS_V4 = ("owner_pid", "owner_boot_id", "owner_host", "commit", "label", "task_key")
 """Columns of ``runs`` added by schema v4 (the migration adds them to older databases)."""
 RUN_COLUMNS_V6 = ("import_digest",)
-RUN_COLUMNS_V8 = ("heartbeat_at",)
 """Columns of ``runs`` added by schema v6."""
+RUN_COLUMNS_V8 = ("heartbeat_at",)
+"""Columns of ``runs`` added by schema v8."""
 
 samples = Table(
     "samples",
