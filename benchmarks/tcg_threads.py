@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kernel", default="deb:6.1.0-56-amd64", help="kernel spec (default %(default)s)")
     ap.add_argument("--rounds", type=int, default=3, help="boots per mode (default %(default)s)")
-    ap.add_argument("--samples", type=int, default=200000, help="getppid samples per probe (default %(default)s)")
+    ap.add_argument("--samples", type=int, default=20000, help="getppid samples per probe (default %(default)s)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 

@@ -11,7 +11,7 @@ kbench runs TCG's vCPUs in one thread on such a qemu (``kbench.targets.vm.accel.
 kbench.ko when the vCPUs get a thread each.
 
 The guest is this test's own, so that a crash does not take the shared session of the other vm
-tests with it. One boot and 20 unloads: about 45 s here under TCG.
+tests with it. One boot, 20 unloads and 10 removals through `functions`: about 45 s here under TCG.
 """
 
 from __future__ import annotations
@@ -75,3 +75,21 @@ def test_rmmod_kbench_while_the_probed_function_is_called_in_a_tight_loop(own_vm
             assert int(facts["entries"]) > 0, where
         assert kernel_log_problems(session.dmesg()) == [], where
         assert log.functions() == [], "a fresh kbench.ko probes nothing"
+
+
+def test_probe_removed_through_functions_while_the_function_is_called(own_vm: VmTarget) -> None:
+    """The same text patching through the documented way to remove a probe: `-NAME` and `clear`."""
+    session, module = own_vm.session, own_vm.module
+    assert session is not None and module is not None
+    log = KernelTraceLog(module.io)
+    functions = "/sys/kernel/kbench/trace/functions"
+    for removal in range(10):
+        command = f"-{PROBED}" if removal % 2 == 0 else "clear"
+        log.probe(PROBED)
+        result = session.exec(
+            f"{POKE} getppid 4000000000 > /dev/null & P=$!; sleep 0.5; "
+            f"echo {command} > {functions}; echo removed=$?; kill $P; wait $P", timeout=120)
+        where = (removal, command, result.text, result.stderr)
+        assert "removed=0" in result.text, where
+        assert kernel_log_problems(session.dmesg()) == [], where
+        assert log.functions() == [], where
