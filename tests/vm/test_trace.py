@@ -423,8 +423,7 @@ def test_rmmod_kbench_while_logging_with_a_probe_armed_and_module_parameters(
     log.probe("__x64_sys_getppid")
     log.reset()
     # Calls go through the probe and fill the log, then the module goes with both still on.
-    # (Not while the probed function is being called: that crashes Debian's 6.1 guest;
-    # tests/vm/test_unload_under_calls.py, a soak test, and docs/sysfs-ABI.md, known problems.)
+    # (While the probed function is still being called: tests/vm/test_unload_under_calls.py.)
     session.exec(f"{poke} getppid 2000000000 > /dev/null & P=$!; sleep 1; kill $P; wait", timeout=120)
     status = log.status()
     assert status["state"] == "logging", status

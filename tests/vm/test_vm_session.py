@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ from kbench.targets.vm import (
     build_module,
     resolve_kernel,
 )
-from kbench.targets.vm.accel import remembered
+from kbench.targets.vm.accel import TCG_THREAD_ENV, qemu_release, qemu_version, remembered
 
 pytestmark = pytest.mark.vm
 
@@ -107,7 +108,12 @@ def test_accelerator_choice_is_recorded(vm: VmSession, vm_cache_dir: Path) -> No
     assert vm.accel in ("kvm", "tcg")
     assert vm.accel_reason
     i = vm.qemu_argv.index("-accel")
-    assert vm.qemu_argv[i + 1] == vm.accel
+    assert vm.qemu_argv[i + 1] == vm.accel + (",thread=single" if vm.tcg_thread == "single" else "")
+    if vm.accel == "tcg":  # one thread for every vCPU exactly on qemu before 8.1 (docs/VM.md)
+        release = qemu_release(qemu_version(vm.qemu))
+        by_release = "multi" if release is not None and release >= (8, 1) else "single"
+        assert vm.tcg_thread == (os.environ.get(TCG_THREAD_ENV) or by_release)
+        assert vm.tcg_thread_reason
     kvm_present = Path("/dev/kvm").exists()
     if kvm_present and "unavailable" not in vm.accel_reason:
         memo = remembered(vm_cache_dir, vm.qemu)

@@ -282,6 +282,8 @@ class VmTarget:
                 "spec": self.spec,
                 "kernel_source": self.kernel.source,
                 "accel_reason": session.accel_reason,
+                **({"tcg_thread": session.tcg_thread, "tcg_thread_reason": session.tcg_thread_reason}
+                   if session.tcg_thread else {}),
                 "boot_seconds": session.boot_seconds,
                 "cpus": self.cpus,
                 "memory_mb": self.memory_mb,

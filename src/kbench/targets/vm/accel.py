@@ -4,6 +4,12 @@
 session with ``accel="auto"`` makes a bounded KVM attempt and the outcome is
 remembered in ``cache_dir/accel.json``, keyed by host kernel and qemu version, so
 later sessions go straight to the right accelerator.
+
+Under TCG, ``tcg_threading`` says whether the vCPUs may run in threads of their own
+(qemu's multi-threaded TCG) or must take turns in one thread: before qemu 8.1 the
+threaded mode can keep running kernel code that another vCPU has just rewritten
+(docs/VM.md, "Accelerator"), which crashes the guest when a kprobe is removed from a
+function that is being called.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import subprocess
 import time
 from dataclasses import dataclass
@@ -20,6 +27,7 @@ from typing import Any
 from kbench import children
 
 from .cache import locked
+from .errors import VmTargetError
 
 
 @dataclass(frozen=True)
@@ -27,6 +35,21 @@ class AccelChoice:
     accel: str  # "kvm" | "tcg"
     reason: str
     needs_probe: bool = False  # "kvm" chosen, but never tried on this host+qemu
+
+
+@dataclass(frozen=True)
+class TcgThreading:
+    thread: str  # "single" (vCPUs take turns in one host thread) | "multi" (a thread each)
+    reason: str
+
+
+#: The first qemu release whose multi-threaded TCG locks the guest pages it translates before
+#: reading them ("accel/tcg: Always lock pages before translation", qemu commit deba78709ae8).
+#: Before it, a vCPU translating a block while another vCPU rewrites those bytes can link the
+#: block after the writer's invalidation has passed: every vCPU then runs the old bytes until
+#: the page is written again.
+MTTCG_FIXED_IN = (8, 1)
+TCG_THREAD_ENV = "KBENCH_TCG_THREAD"
 
 
 def kvm_device_usable(dev: Path = Path("/dev/kvm")) -> tuple[bool, str]:
@@ -43,6 +66,36 @@ def qemu_version(qemu: str) -> str:
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
     return str((proc.stdout.splitlines() or ["unknown"])[0]).strip()
+
+
+def qemu_release(version_line: str) -> tuple[int, int] | None:
+    """(major, minor) from ``qemu --version``'s first line, e.g. "QEMU emulator version 7.2.22 (…)"."""
+    match = re.search(r"version (\d+)\.(\d+)", version_line)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def tcg_threading(qemu: str) -> TcgThreading:
+    """How TCG runs the vCPUs of a guest of ``qemu``: one thread each only where that is safe.
+
+    ``KBENCH_TCG_THREAD`` (``single`` or ``multi``) overrides the choice.
+    """
+    forced = os.environ.get(TCG_THREAD_ENV, "")
+    if forced:
+        if forced not in ("single", "multi"):
+            raise VmTargetError(f"{TCG_THREAD_ENV}={forced!r}: expected single or multi")
+        return TcgThreading(forced, f"{TCG_THREAD_ENV}={forced}")
+    line = qemu_version(qemu)
+    release = qemu_release(line)
+    if release is None:
+        return TcgThreading("single", f"qemu version not known ({line!r}): vCPUs take turns in one thread")
+    if release < MTTCG_FIXED_IN:
+        return TcgThreading(
+            "single",
+            f"qemu {release[0]}.{release[1]} is older than {MTTCG_FIXED_IN[0]}.{MTTCG_FIXED_IN[1]}: "
+            "its multi-threaded TCG can run kernel code after another vCPU rewrote it, so the vCPUs "
+            "take turns in one thread",
+        )
+    return TcgThreading("multi", f"qemu {release[0]}.{release[1]}: one thread per vCPU")
 
 
 def host_key(qemu: str) -> str:

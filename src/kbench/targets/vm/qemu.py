@@ -33,6 +33,7 @@ class QemuConfig:
     console_log: Path
     agent_socket: Path
     accel: str = "tcg"
+    tcg_thread: str = "multi"  # under TCG: "single" (vCPUs take turns in one thread) or "multi"
     memory_mb: int = 1024
     cpus: int = 2
     cmdline_extra: str = ""
@@ -48,10 +49,11 @@ class QemuConfig:
             "-drive", f"file={_opt(self.scratch_disk)},if=none,id=scratch0,format=raw",
             "-device", f"virtio-blk-pci,drive=scratch0,serial={SCRATCH_SERIAL}",
         ]
+        accel = f"{self.accel},thread=single" if self.accel == "tcg" and self.tcg_thread == "single" else self.accel
         return [
             self.qemu,
             "-accel",
-            self.accel,
+            accel,
             "-cpu",
             self.cpu or ("host" if self.accel == "kvm" else "max"),
             "-m",

@@ -82,7 +82,9 @@ class VmSession:
     ``kbench.children``), even when kbench is killed.
     ``accel`` is "auto" (KVM if it works on this host, remembered in cache_dir; else
     TCG), "kvm" or "tcg"; the accelerator used is in ``self.accel`` and why in
-    ``self.accel_reason``. ``initramfs_extra``: cpio archives appended to the initramfs
+    ``self.accel_reason``; under TCG, ``self.tcg_thread`` says whether the vCPUs had a host
+    thread each ("multi") or took turns in one ("single", older qemu: see accel.tcg_threading).
+    ``initramfs_extra``: cpio archives appended to the initramfs
     (the kernel unpacks them after it, e.g. the suite tools of ``build_tools_cpio``).
     ``scratch_disk_mb``: a sparse raw file of that size in the session's temporary
     directory becomes a virtio-blk disk of the guest (serial ``kbench-scratch``; the
@@ -117,6 +119,8 @@ class VmSession:
         self.boot_timeout = boot_timeout
         self.accel = ""
         self.accel_reason = ""
+        self.tcg_thread = ""  # under TCG: "single" or "multi" (accel.tcg_threading), why in tcg_thread_reason
+        self.tcg_thread_reason = ""
         self.boot_seconds = 0.0
         self.guest_release = ""
         self.guest_uptime_at_hello_s = 0.0
@@ -178,6 +182,9 @@ class VmSession:
         sock_path = self._tmp / "agent.sock"
         if sock_path.exists():
             sock_path.unlink()
+        threading = accel_mod.tcg_threading(self.qemu) if accel == "tcg" else None
+        self.tcg_thread = threading.thread if threading else ""
+        self.tcg_thread_reason = threading.reason if threading else ""
         cfg = QemuConfig(
             qemu=self.qemu,
             kernel=self.boot_image,
@@ -185,6 +192,7 @@ class VmSession:
             console_log=self.console_log,
             agent_socket=sock_path,
             accel=accel,
+            tcg_thread=self.tcg_thread or "multi",
             memory_mb=self.memory_mb,
             cpus=self.cpus,
             cmdline_extra=self.cmdline_extra,
