@@ -20,7 +20,7 @@ from tests.e2e.conftest import KbenchRunner, as_json
 REPO = Path(__file__).resolve().parents[2]
 JOB = REPO / "examples" / "scaling.yaml"
 
-HEAVY = {"scipy", "matplotlib", "sqlalchemy"}
+HEAVY = {"scipy", "matplotlib", "sqlalchemy", "jinja2"}
 NO_SAMPLES = HEAVY | {"numpy"}
 """Commands that handle no samples import none of these: ``--help``, ``list``, ``job``, and
 ``results`` (which reads the store through sqlite3: kbench.store.reads)."""
@@ -126,7 +126,7 @@ def test_show_reports_the_summaries_stored_with_the_run(kbench: KbenchRunner) ->
         assert stored == fresh
 
 
-SCRIPTED_HEAVY = {"sqlalchemy", "matplotlib", "scipy.stats", "kbench.report.comparison.html"}
+SCRIPTED_HEAVY = {"sqlalchemy", "matplotlib", "scipy.stats", "kbench.report.comparison.html", "jinja2"}
 """What the commands people script on a store (issue 26) do without when they measure nothing:
 SQLAlchemy (a read-only SQLite file is read through sqlite3), matplotlib and the HTML renderer
 (text reports), scipy.stats (the KS p-value: kbench.compare.ks; change points: scipy.special)."""

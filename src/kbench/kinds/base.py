@@ -132,6 +132,25 @@ class Kind(Protocol):
         ...
 
 
+class KindDefaults:
+    """What a kind is unless it says otherwise (``Kind``'s properties): none of them. A kind
+    class derives from this and states only what it is."""
+
+    sample_unit: str | None = None
+    in_kernel = False
+    whole_tool = False
+    scaling = False
+    limits: KindLimits | None = None
+    shared_params: tuple[ParamSpec, ...] = ()
+    counted = False
+    counters_by_default = False
+    counts_with_perf = False
+    profiled = False
+
+    def operation_syscall(self, benchmark: Benchmark) -> int | None:
+        return None
+
+
 def transport_of(target: Target, benchmark: Benchmark) -> Transport:
     """``target`` as a transport (TargetError for a target that runs no benchmarks of that kind)."""
     if not isinstance(target, Transport):

@@ -18,6 +18,9 @@ Stable hooks for tests and for users' own styling:
   commit also carry the class ``first-bad``;
 - ``#parameters``: the bisection's settings and every other top-level key.
 
+The page is ``report/templates/bisect.html`` (Jinja2, ``kbench.report.templating``) with the
+comparison report's style sheet and ``bisect.css``.
+
 The commit order is the report's ``commits`` (the shas after good up to bad, oldest
 first); a report without it (or with steps not in it) is plotted in the order measured.
 """
@@ -27,7 +30,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from html import escape
 from typing import Any
 
 import numpy as np
@@ -38,9 +40,10 @@ from matplotlib.ticker import FuncFormatter
 from kbench.bisect.driver import ABORTED, DONE, FAILED, NO_DIFFERENCE, RUNNING
 from kbench.bisect.search import BAD, GOOD, SKIP
 from kbench.report.comparison import plots
-from kbench.report.comparison.common import format_change, format_ci, p_text
-from kbench.report.comparison.html import CSS as COMPARISON_CSS
-from kbench.report.comparison.html import _kv_table, page
+from kbench.report.comparison.common import flat_items, format_change, format_ci, p_text
+from kbench.report.comparison.html import CSS_FILES as COMPARISON_CSS
+from kbench.report.templating import render as render_template
+from kbench.report.templating import style_sheet, trusted
 from kbench.report.units import format_value
 
 GOOD_COLOR = plots.VERDICT_COLORS["improvement"]
@@ -48,34 +51,6 @@ BAD_COLOR = plots.VERDICT_COLORS["regression"]
 SKIP_COLOR = "#9ca3af"
 CANDIDATE_COLOR = plots.OTHER_VERDICT_COLOR
 STEP_COLORS = {GOOD: GOOD_COLOR, BAD: BAD_COLOR, SKIP: SKIP_COLOR}
-
-CSS = COMPARISON_CSS + """
-:root { --good: var(--improvement); --bad: var(--regression); --skip: #9ca3af; }
-section.headline { background: var(--card); border: 1px solid var(--line); border-radius: 10px;
-  padding: 14px 18px; margin: 8px 0 16px; border-left: 6px solid var(--no-change); }
-section.headline[data-status="done"] { border-left-color: var(--bad); }
-section.headline[data-status="failed"], section.headline[data-status="aborted"] { border-left-color: var(--other); }
-.answer { font-size: 18px; font-weight: 700; margin: 0 0 6px; }
-.answer code, .sha { font-family: ui-monospace, Menlo, Consolas, monospace; }
-.answer code { color: var(--bad); }
-.facts { color: var(--muted); margin: 2px 0; }
-.change-line { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 13px; margin: 4px 0 0; }
-ul.candidates { margin: 6px 0; padding-left: 18px; font-family: ui-monospace, Menlo, Consolas, monospace; }
-.badge.good { background: var(--good); } .badge.bad { background: var(--bad); }
-.badge.skip { background: #e5e7eb; color: #374151; }
-.badge.status-done { background: var(--bad); } .badge.status-no-difference { background: var(--no-change); }
-.badge.status-running { background: var(--base); }
-.mark { display: inline-block; margin-left: 4px; padding: 0 6px; border-radius: 999px; font-size: 11px;
-  border: 1px solid var(--line); color: #374151; white-space: nowrap; }
-.mark.weak { border-style: dashed; border-color: var(--other); color: var(--other); }
-tr.step-row.first-bad td { background: #fdecea; }
-td.sha { font-size: 12.5px; white-space: nowrap; }
-td.subject { max-width: 340px; overflow-wrap: anywhere; }
-td.reason { color: #374151; font-size: 12.5px; }
-details pre { white-space: pre-wrap; font-size: 11.5px; margin: 4px 0 0; max-height: 240px; overflow: auto; }
-figure.plot p.empty { color: var(--muted); margin: 10px; }
-"""
-
 
 # -- small value helpers (the report's numbers may be None after JSON's NaN cleaning) ----------------
 def _number(value: Any) -> float | None:
@@ -126,7 +101,7 @@ def _short(sha: Any) -> str:
 
 
 def _text(value: Any) -> str:
-    return escape(str(value if value is not None else ""))
+    return str(value if value is not None else "")
 
 
 # -- the commit order -------------------------------------------------------------------------------
@@ -253,53 +228,37 @@ def evidence_svg(report: Mapping[str, Any]) -> str | None:
 
 
 # -- the page ---------------------------------------------------------------------------------------
-def _headline(report: Mapping[str, Any]) -> str:
+def _headline(report: Mapping[str, Any]) -> dict[str, Any]:
+    """What the headline says, by the bisection's status (``templates/bisect.html``)."""
     status = str(report.get("status") or "unknown")
     steps = report.get("steps") or []
     first_bad = report.get("first_bad")
     check = report.get("check") or {}
-    parts: list[str] = []
     if status == DONE and isinstance(first_bad, Mapping):
-        sha = str(first_bad.get("sha") or "")
-        parts.append(
-            f'<div id="first-bad" data-sha="{escape(sha)}">'
-            f'<p class="answer">first bad commit: <code title="{escape(sha)}">{escape(sha[:12])}</code> '
-            f'<span class="subject">{_text(first_bad.get("subject"))}</span></p>'
-            f'<p class="facts">author: {_text(first_bad.get("author"))} · full sha <span class="sha">'
-            f"{escape(sha)}</span></p>"
-            f'<p class="change-line">{escape(_change_against(report))}: '
-            f'{escape(change_text(report.get("change_pct"), report.get("ci_pct"), report.get("p_value")))}</p>'
-            + (f'<p class="facts caution">{_text(report.get("reason"))}</p>' if report.get("confirmed") is False
-               else "")
-            + "</div>"
-        )
-    elif status == DONE:
+        return {
+            "kind": "first-bad", "sha": str(first_bad.get("sha") or ""), "subject": _text(first_bad.get("subject")),
+            "author": _text(first_bad.get("author")), "against": _change_against(report),
+            "change": change_text(report.get("change_pct"), report.get("ci_pct"), report.get("p_value")),
+            "caution": _text(report.get("reason")) if report.get("confirmed") is False else None,
+        }
+    if status == DONE:
         candidates = [c for c in report.get("candidates") or [] if isinstance(c, Mapping)]
-        items = "".join(f'<li data-sha="{_text(c.get("sha"))}">{_text(_short(c.get("sha")))} '
-                        f'{_text(c.get("subject"))}</li>' for c in candidates)
-        parts.append(f'<p class="answer">the first bad commit is one of {len(candidates)} commits</p>'
-                     f'<p class="facts">{_text(report.get("reason") or "skipped commits leave it ambiguous")}</p>'
-                     f'<ul id="candidates" class="candidates">{items}</ul>')
-    elif status == NO_DIFFERENCE:
-        parts.append('<p class="answer">no reproducible difference between good and bad: nothing to bisect</p>'
-                     f'<p class="change-line">bad vs good: '
-                     f'{escape(change_text(check.get("change_pct"), check.get("ci_pct"), check.get("p_value")))}</p>')
-    elif status == FAILED:
-        parts.append(f'<p class="answer">bisection failed</p><p class="error">{_text(report.get("error"))}</p>')
-    elif status == RUNNING:
-        parts.append(f'<p class="answer">still running (or interrupted) after {len(steps)} steps</p>'
-                     f'<p class="facts"><code>kbench bisect resume {_text(report.get("id"))}</code> continues it</p>')
-    elif status == ABORTED:
-        parts.append(f'<p class="answer">aborted after {len(steps)} steps</p>')
-    else:
-        parts.append(f'<p class="answer">status {escape(status)}</p>')
-    if status != FAILED and report.get("error"):
-        parts.append(f'<p class="error">error: {_text(report.get("error"))}</p>')
-    return (f'<section id="headline" class="headline" data-status="{escape(status)}">'
-            f'<span class="badge status-{escape(status)}">{escape(status)}</span>{"".join(parts)}</section>')
+        return {"kind": "candidates", "reason": _text(report.get("reason") or "skipped commits leave it ambiguous"),
+                "candidates": [{"sha": _text(c.get("sha")), "short": _text(_short(c.get("sha"))),
+                                "subject": _text(c.get("subject"))} for c in candidates]}
+    if status == NO_DIFFERENCE:
+        return {"kind": "no-difference",
+                "change": change_text(check.get("change_pct"), check.get("ci_pct"), check.get("p_value"))}
+    if status == FAILED:
+        return {"kind": "failed", "error": _text(report.get("error"))}
+    if status == RUNNING:
+        return {"kind": "running", "steps": len(steps), "id": _text(report.get("id"))}
+    if status == ABORTED:
+        return {"kind": "aborted", "steps": len(steps)}
+    return {"kind": "other"}
 
 
-def _check(report: Mapping[str, Any]) -> str:
+def _check(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     check = report.get("check") or {}
     unit = _unit(report)
     rows = []
@@ -307,52 +266,35 @@ def _check(report: Mapping[str, Any]) -> str:
         trials = _numbers(check.get(f"{side}_trials"))
         median = float(np.median(trials)) if trials else None
         spread = f"{format_value(min(trials), unit)} … {format_value(max(trials), unit)}" if trials else "–"
-        rows.append(f'<tr data-side="{side}"><td><span class="badge {side}">{side}</span></td>'
-                    f'<td class="sha">{_text(_short(report.get(side)))}</td><td class="num">{len(trials)}</td>'
-                    f'<td class="num">{_value(median, unit)}</td><td class="num">{escape(spread)}</td></tr>')
-    sentence = ("bad vs good: " + change_text(check.get("change_pct"), check.get("ci_pct"), check.get("p_value"))
-                if _number(check.get("change_pct")) is not None else "not measured")
-    return ('<table id="check"><thead><tr><th>reference</th><th>commit</th><th class="num">trials</th>'
-            '<th class="num">median</th><th class="num">range</th></tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table><p class="sentence">{escape(sentence)}</p>')
+        rows.append({"side": side, "sha": _text(_short(report.get(side))), "trials": len(trials),
+                     "median": _value(median, unit), "range": spread})
+    return rows
 
 
-def _console(step: Mapping[str, Any]) -> str:
+def _console(step: Mapping[str, Any]) -> str | None:
     tail = step.get("console_tail")
     if not tail:
-        return ""
-    text = "\n".join(str(line) for line in tail) if isinstance(tail, list | tuple) else str(tail)
-    return f"<details><summary>output</summary><pre>{escape(text)}</pre></details>"
+        return None
+    return "\n".join(str(line) for line in tail) if isinstance(tail, list | tuple) else str(tail)
 
 
-def _steps_table(report: Mapping[str, Any]) -> str:
+def _steps(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     unit = _unit(report)
     first_bad = str((report.get("first_bad") or {}).get("sha") or "")
     rows = []
-    for number, step in enumerate(report.get("steps") or [], 1):
-        sha, verdict = str(step.get("commit") or ""), str(step.get("verdict") or "")
-        marks = ('<span class="mark weak">weak</span>' if step.get("weak") else "") + (
-            '<span class="mark recheck">confirm</span>' if step.get("phase") == "recheck" else "")
+    for step in report.get("steps") or []:
+        sha = str(step.get("commit") or "")
         position = _number(step.get("position"))
-        classes = "step-row" + (" first-bad" if sha and sha == first_bad else "")
-        rows.append(
-            f'<tr class="{classes}" data-verdict="{escape(verdict)}" data-commit="{escape(sha)}" '
-            f'data-phase="{_text(step.get("phase"))}" data-weak="{"true" if step.get("weak") else "false"}">'
-            f'<td class="num">{number}</td><td class="sha" title="{escape(sha)}">{escape(sha[:12])}</td>'
-            f'<td class="subject">{_text(step.get("subject"))}</td><td>{_text(step.get("phase"))}</td>'
-            f'<td class="num">{len(_numbers(step.get("trials")))}</td>'
-            f'<td class="num">{_value(step.get("median"), unit)}</td>'
-            f'<td class="num">{escape(_pct(step.get("change_vs_good_pct")))}</td>'
-            f'<td class="num">{"–" if position is None else f"{position:.2f}"}</td>'
-            f'<td><span class="badge {escape(verdict)}">{escape(verdict)}</span>{marks}</td>'
-            f'<td class="reason">{_text(step.get("reason"))}{_console(step)}</td></tr>'
-        )
-    if not rows:
-        rows.append(f'<tr><td colspan="10">no steps{" yet" if report.get("status") == RUNNING else ""}</td></tr>')
-    return ('<table id="steps-table"><thead><tr><th class="num">#</th><th>commit</th><th>subject</th><th>phase</th>'
-            '<th class="num">trials</th><th class="num">median</th><th class="num">vs good</th>'
-            '<th class="num" title="where the median lies: 0 at good, 1 at bad (log scale)">G→B</th>'
-            f'<th>verdict</th><th>reason</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
+        rows.append({
+            "sha": sha, "first_bad": bool(sha) and sha == first_bad, "verdict": str(step.get("verdict") or ""),
+            "phase": _text(step.get("phase")), "weak": bool(step.get("weak")),
+            "recheck": step.get("phase") == "recheck",
+            "subject": _text(step.get("subject")), "trials": len(_numbers(step.get("trials"))),
+            "median": _value(step.get("median"), unit), "change": _pct(step.get("change_vs_good_pct")),
+            "position": "–" if position is None else f"{position:.2f}", "reason": _text(step.get("reason")),
+            "console": _console(step),
+        })
+    return rows
 
 
 _ANSWER_KEYS = {"status", "check", "first_bad", "candidates", "change_pct", "ci_pct", "p_value", "error", "reason",
@@ -368,12 +310,12 @@ def _change_against(report: Mapping[str, Any]) -> str:
     return f"change vs its parent {_short(evidence['parent'].get('sha'))} ({rounds} rounds side by side)"
 
 
-def _parameters(report: Mapping[str, Any]) -> str:
+def _parameters(report: Mapping[str, Any]) -> list[tuple[str, str]]:
     mapping: dict[str, Any] = {key: value for key, value in report.items() if key not in _ANSWER_KEYS}
     if isinstance(mapping.get("commits"), list):
         mapping["commits"] = len(mapping["commits"])
     mapping["params"] = report.get("params") or {}
-    return _kv_table("parameters", mapping)
+    return flat_items(mapping)
 
 
 def render_bisect_html(report: dict[str, Any]) -> str:
@@ -381,39 +323,30 @@ def render_bisect_html(report: dict[str, Any]) -> str:
     title = f"kbench bisection {report.get('id', '')}: {report.get('command', '')}".strip()
     params = report.get("params") or {}
     count = _commit_count(report)
-    facts = [f"good <span class=\"label base\">{_text(_short(report.get('good')))}</span> → bad "
-             f"<span class=\"label new\">{_text(_short(report.get('bad')))}</span>"]
+    facts = []
     if count is not None:
         facts.append(f"{count} commits")
     if params.get("metric"):
         facts.append(f"{_text(params.get('metric'))} time")
     if report.get("kind"):
         facts.append(_text(report.get("kind")))
-    if report.get("repo"):
-        facts.append(f"repo <span class=\"sha\">{_text(report.get('repo'))}</span>")
-    svg = evidence_svg(report)
     ordered = commit_positions(report) is not None
     caption = ("Trial statistics of every measured commit (dots; bar: median), the good and bad commits of the check "
                "at the ends. Bands: interquartile ranges of the check's good (green) and bad (red) trials; dotted: "
                "the medians of the good and bad trials measured in the same batch as the commit. Hollow dots: a weak "
                "verdict. " + ("Commits are in commit order (position in the range)." if ordered else
                               "Commits are in the order measured (their commit order is not known)."))
-    figure = (f'<figure id="evidence-plot" class="plot">{svg}<figcaption>{escape(caption)}</figcaption></figure>'
-              if svg is not None else
-              '<figure id="evidence-plot" class="plot"><p class="empty">nothing measured</p></figure>')
-    return page(title, CSS, f"""<header class="report-header">
-<h1>{escape(title)}</h1>
-<p class="subtitle">{" · ".join(facts)}</p>
-</header>
-{_headline(report)}
-<h2>Check: good vs bad</h2>
-{_check(report)}
-<h2>Evidence</h2>
-{figure}
-<h2>Steps</h2>
-{_steps_table(report)}
-<h2>Parameters</h2>
-{_parameters(report)}
-<footer>Generated by kbench. Self-contained: inline CSS and SVG, no scripts, no network.</footer>
-""")
-
+    check = report.get("check") or {}
+    status = str(report.get("status") or "unknown")
+    measured = _number(check.get("change_pct")) is not None
+    sentence = change_text(check.get("change_pct"), check.get("ci_pct"), check.get("p_value"))
+    return render_template(
+        "bisect.html", title=title, css=style_sheet(*COMPARISON_CSS, "bisect.css"),
+        good=_text(_short(report.get("good"))), bad=_text(_short(report.get("bad"))), facts=facts,
+        repo=_text(report.get("repo")) if report.get("repo") else None, status=status, headline=_headline(report),
+        error=_text(report.get("error")) if status != FAILED and report.get("error") else None,
+        check=_check(report),
+        check_sentence=f"bad vs good: {sentence}" if measured else "not measured",
+        evidence_svg=trusted(evidence_svg(report)), caption=caption, steps=_steps(report),
+        running=report.get("status") == RUNNING, parameters=_parameters(report),
+    )

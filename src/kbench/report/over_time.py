@@ -10,7 +10,6 @@ run's stored ``steady_state_index`` (robust MSER-5, ``kbench.stats.warmup``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from html import escape
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -183,44 +182,23 @@ def _plot(view: OverTime, by_time: bool) -> str | None:
         return plots._svg(fig, f"plot-svg over-time-{'time' if by_time else 'index'}")
 
 
-CSS = """
-body { font: 14px/1.45 system-ui, sans-serif; color: #1f2937; background: #f8fafc; margin: 0; }
-main { max-width: 1100px; margin: 0 auto; padding: 24px 28px 48px; }
-h1 { font-size: 22px; margin: 0 0 6px; } .muted { color: #6b7280; }
-svg.plot-svg { width: 100%; height: auto; background: #fff; border: 1px solid #e5e7eb; margin: 10px 0; }
-table { border-collapse: collapse; background: #fff; } td, th { padding: 3px 10px; border-bottom: 1px solid #e5e7eb; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; } tr.cut td { color: #b45309; font-weight: 600; }
-"""
-
-
 def render_html(view: OverTime) -> str:
-    """A self-contained page: both plots and the table of chunks."""
+    """A self-contained page (``report/templates/over_time.html``): both plots and the table of chunks."""
+    from kbench.report.templating import render, style_sheet, trusted
+
     unit = view.unit
-    rows = []
+    chunks = []
     for i, c in enumerate(view.chunks):
-        if view.steady_state_index > 0 and c.first <= view.steady_state_index <= c.last:
-            rows.append(f'<tr class="cut"><td colspan="6">{escape(_cut_line(view).strip())}</td></tr>')
-        when = _when(view.times[i]) if view.times else "-"
-        rows.append(
-            f"<tr><td>{c.first}–{c.last}</td><td>{when}</td><td class=num>{escape(format_value(c.median, unit))}"
-            f"</td><td class=num>{escape(_range(c.low, c.high, unit))}</td>"
-            f"<td class=num>{escape(format_value(c.mean, unit))}</td><td class=num>{c.n}</td></tr>"
-        )
-    plots_html = "".join(svg for svg in (_plot(view, False), _plot(view, True)) if svg)
+        cut = view.steady_state_index > 0 and c.first <= view.steady_state_index <= c.last
+        chunks.append({
+            "cut": _cut_line(view).strip() if cut else None, "first": c.first, "last": c.last,
+            "when": _when(view.times[i]) if view.times else "-", "median": format_value(c.median, unit),
+            "spread": _range(c.low, c.high, unit), "mean": format_value(c.mean, unit), "n": c.n,
+        })
     warm = view.warmup_medians()
     note = ("no warm-up detected: the run is steady from its first sample" if warm is None else
             f"warm-up: samples 0–{view.steady_state_index - 1}, median {format_value(warm[0], unit)}; steady from "
             f"sample {view.steady_state_index}, median {format_value(warm[1], unit)}")
-    title = f"run {view.run_id} over time: {view.metric}"
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="kbench">
-<title>{escape(title)}</title><style>{CSS}</style></head>
-<body><main>
-<h1>{escape(title)}</h1>
-<p class="muted">{view.values.size} samples in {len(view.chunks)} chunks; each chunk's median with its
-p25–p75 spread, over the samples themselves; {escape(note)}.</p>
-{plots_html}
-<table id="chunks"><thead><tr><th>samples</th><th>time</th><th>median</th><th>p25…p75</th><th>mean</th>
-<th>n</th></tr></thead><tbody>{''.join(rows)}</tbody></table>
-</main></body></html>
-"""
+    return render("over_time.html", title=f"run {view.run_id} over time: {view.metric}",
+                  css=style_sheet("over_time.css"), samples=view.values.size, chunks=chunks, note=note,
+                  plots=[trusted(svg) for svg in (_plot(view, False), _plot(view, True)) if svg])

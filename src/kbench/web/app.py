@@ -32,7 +32,7 @@ from sqlalchemy import Engine
 from kbench.history.changes import DetectionSettings
 from kbench.history.load import NoSuchSeries
 from kbench.history.since import parse_since
-from kbench.report.regression_html import ENTRY_CSS, fragment
+from kbench.report.regression_html import entry_css, fragment
 from kbench.report.units import format_value
 from kbench.store.db import RunNotFound
 from kbench.web import data
@@ -155,7 +155,7 @@ def create_app(engine: Engine, settings: DetectionSettings | None = None) -> Fas
 
         report = fragment(entries, scope, link=link, unmatched=unmatched, why=why)
         return page(request, "regressions.html", report=report, since=since or "", improvements=improvements,
-                    entry_css=ENTRY_CSS)
+                    entry_css=entry_css())
 
     return app
 

@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from kbench.contract.benchmark import Benchmark
-from kbench.contract.limits import KFUNC, KindLimits
+from kbench.contract.limits import KFUNC
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
 from kbench.contract.series import MetricSeries
-from kbench.kinds.base import PrimaryMetric, per_operation_series, transport_of
+from kbench.kinds.base import KindDefaults, PrimaryMetric, per_operation_series, transport_of
 from kbench.kinds.kfunc.catalog import COMMON_PARAMS, NAME, kfunc_benchmarks
 from kbench.targets.base import ProgressCallback, Target
 
@@ -23,21 +23,15 @@ KMOD_FORMAT = "kbench-kmod/1"
 """The ``format`` of a kbench.ko run's header (docs/sysfs-ABI.md)."""
 
 
-class KfuncKind:
+class KfuncKind(KindDefaults):
     name = NAME
     counted = True
     counters_by_default = True
-    counts_with_perf = False
     profiled = True
     sample_unit = "cycles"
     in_kernel = True
-    whole_tool = False
-    scaling = False
-    limits: KindLimits | None = KFUNC
+    limits = KFUNC
     shared_params = COMMON_PARAMS
-
-    def operation_syscall(self, benchmark: Benchmark) -> int | None:
-        return None
 
     def benchmarks(self) -> tuple[Benchmark, ...]:
         return kfunc_benchmarks()

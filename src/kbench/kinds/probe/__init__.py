@@ -13,12 +13,12 @@ from typing import Any
 
 from kbench import children
 from kbench.contract.benchmark import Benchmark, ParamSpec
-from kbench.contract.limits import PROBE, KindLimits
+from kbench.contract.limits import PROBE
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
 from kbench.contract.series import MetricSeries
 from kbench.contract.vocabulary import LOWER_IS_BETTER
-from kbench.kinds.base import PrimaryMetric, per_operation_series, transport_of
+from kbench.kinds.base import KindDefaults, PrimaryMetric, per_operation_series, transport_of
 from kbench.native import find_native
 from kbench.targets.base import ProgressCallback, Target
 
@@ -58,18 +58,13 @@ def probe_benchmarks() -> tuple[Benchmark, ...]:
     return tuple(_benchmark(entry) for entry in json.loads(out.stdout))
 
 
-class ProbeKind:
+class ProbeKind(KindDefaults):
     name = NAME
     counted = True
     counters_by_default = True
-    counts_with_perf = False
     profiled = True
     sample_unit = "ns"
-    in_kernel = False
-    whole_tool = False
-    scaling = False
-    limits: KindLimits | None = PROBE
-    shared_params: tuple[ParamSpec, ...] = ()
+    limits = PROBE
 
     def operation_syscall(self, benchmark: Benchmark) -> int | None:
         """``syscall.<test>``'s system call (``syscall.writev_t1k`` is writev)."""

@@ -12,32 +12,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kbench.contract.benchmark import Benchmark, ParamSpec
-from kbench.contract.limits import KindLimits
+from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
 from kbench.contract.series import MetricSeries
 from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
-from kbench.kinds.base import PrimaryMetric, transport_of
+from kbench.kinds.base import KindDefaults, PrimaryMetric, transport_of
 from kbench.kinds.scale.catalog import NAME, scale_benchmarks
 from kbench.targets.base import ProgressCallback, Target
 
 
-class ScaleKind:
+class ScaleKind(KindDefaults):
     name = NAME
     counted = True
-    counters_by_default = False
-    counts_with_perf = False
-    profiled = False
-    sample_unit: str | None = None
-    in_kernel = False
-    whole_tool = False
     scaling = True
-    limits: KindLimits | None = None
-    shared_params: tuple[ParamSpec, ...] = ()
-
-    def operation_syscall(self, benchmark: Benchmark) -> int | None:
-        return None
 
     def benchmarks(self) -> tuple[Benchmark, ...]:
         return scale_benchmarks()

@@ -9,32 +9,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kbench.contract.benchmark import Benchmark, ParamSpec
+from kbench.contract.benchmark import Benchmark
 from kbench.contract.formats import SUITE_FORMAT
-from kbench.contract.limits import KindLimits
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
 from kbench.contract.series import MetricSeries
-from kbench.kinds.base import PrimaryMetric, transport_of
+from kbench.kinds.base import KindDefaults, PrimaryMetric, transport_of
 from kbench.suites.listing import SUITE_KIND, suite_benchmarks
 from kbench.targets.base import ProgressCallback, Target
 
 
-class SuiteKind:
+class SuiteKind(KindDefaults):
     name = SUITE_KIND
     counted = True
-    counters_by_default = False
     counts_with_perf = True
     profiled = True
-    sample_unit: str | None = None
-    in_kernel = False
     whole_tool = True
-    scaling = False
-    limits: KindLimits | None = None
-    shared_params: tuple[ParamSpec, ...] = ()
-
-    def operation_syscall(self, benchmark: Benchmark) -> int | None:
-        return None
 
     def benchmarks(self) -> tuple[Benchmark, ...]:
         return tuple(suite.as_benchmark() for suite in suite_benchmarks())

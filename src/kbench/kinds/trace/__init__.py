@@ -10,30 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kbench.contract.benchmark import Benchmark, ParamSpec
-from kbench.contract.limits import KindLimits
+from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
 from kbench.contract.series import MetricSeries
-from kbench.kinds.base import PrimaryMetric
+from kbench.kinds.base import KindDefaults, PrimaryMetric
 from kbench.targets.base import ProgressCallback, Target, TargetError
 
 
-class TraceKind:
+class TraceKind(KindDefaults):
     name = "trace"
-    counted = False
-    counters_by_default = False
-    counts_with_perf = False
-    profiled = False
-    sample_unit: str | None = None
-    in_kernel = False
-    whole_tool = False
-    scaling = False
-    limits: KindLimits | None = None
-    shared_params: tuple[ParamSpec, ...] = ()
-
-    def operation_syscall(self, benchmark: Benchmark) -> int | None:
-        return None
 
     def benchmarks(self) -> tuple[Benchmark, ...]:
         return ()
