@@ -139,6 +139,8 @@ def plan_branch(repo: Path, branch: str, heads: dict[str, Any], start: str | Non
     if head is None:
         raise WatchError(f"branch {branch!r} names no commit in {repo}")
     known = heads.get(branch)
+    if known is not None and known.get("tested") is None:  # a first poll that was cut short: from its base again
+        start, known = str(known["base"]), None
     if known is None:
         if start is not None:
             first = wgit.resolve(repo, start)
@@ -254,7 +256,7 @@ class Watch:
             if failed:
                 self.log(f"git fetch failed ({failed}); going on with the refs there are")
         heads = dict(self.wstore.get_watch(self.id)["heads"] or {})
-        previous = {branch: str(known["tested"]) for branch, known in heads.items()}
+        previous = {branch: str(known["tested"]) for branch, known in heads.items() if known.get("tested")}
         plans = [plan_branch(self.repo, branch, heads, self.options.start, self.options.max_commits)
                  for branch in self.options.branches]
         for plan in plans:
@@ -262,6 +264,9 @@ class Watch:
                 self._record_event(plan.event)
                 result.events.append(plan.event)
             self._add_commits(plan)
+            # the base now, the head once measured: a poll killed in between starts again from this base
+            heads[plan.branch] = {"base": plan.base, "tested": previous.get(plan.branch)}
+        self.wstore.update_watch(self.id, heads=heads)
         self._measure_unmeasured(result)
         for plan in plans:
             heads[plan.branch] = {"base": plan.base, "tested": plan.head}
@@ -276,12 +281,12 @@ class Watch:
             measured = {row["sha"] for row in commits if row["state"] == "measured"}
             judged = [*self._watched(), *(i for i in self.instances if i.control)]
             series = branch_series(self.store.engine, judged, commits, line, watch_id=self.id)
-            if plan.event is None:
-                self._head_check(pipeline, plan.branch, previous.get(plan.branch), line, measured)
             self._new_findings(plan.branch, line, series, result)
             for finding in self.wstore.findings(self.id, states=("suspected", "confirming", "bisecting", "verifying")):
                 if finding["branch"] == plan.branch:
                     advance(pipeline, int(finding["id"]), line, measured)
+            if plan.event is None:
+                self._head_check(pipeline, plan.branch, previous.get(plan.branch) or plan.base, line, measured)
             self._reverts(plan.branch, line)
             for fix in self._fix_checks(pipeline, plan.branch, line, measured):
                 advance(pipeline, fix, line, measured)
@@ -364,9 +369,10 @@ class Watch:
 
     def _head_check(self, pipeline: Pipeline, branch: str, previous: str | None, line: list[str],
                     measured: set[str]) -> None:
-        """The branch's head before this poll and its newest measured commit now, side by side (each
-        watched instance): a regression of ``--min-change`` there is a candidate whose first
-        comparison is this one, whatever the nightly numbers show. On this shared VM a run's CPU
+        """The branch's head before this poll (at the first poll: the first commit measured) and its
+        newest measured commit now, side by side (each watched instance), unless a finding of those
+        commits is under way or confirmed: a regression of ``--min-change`` there is a candidate whose
+        first comparison is this one, whatever the nightly numbers show. On this shared VM a run's CPU
         time drifts by as much as a 2 % step over a few minutes, so a step can stay invisible in the
         series (seen in benchmarks/watch_accuracy.py); side by side it is plain."""
         newest = next((sha for sha in reversed(line) if sha in measured), None)
@@ -376,10 +382,10 @@ class Watch:
         if previous not in position or position[previous] >= position[newest]:
             return
         for instance in self._watched():
-            existing = [f for f in self.wstore.findings(self.id) if f["branch"] == branch
-                        and f["instance_id"] == instance.id]
-            if _covered(existing, "regression", position, previous, newest):
-                continue
+            live = [f for f in self.wstore.findings(self.id) if f["branch"] == branch
+                    and f["instance_id"] == instance.id and f["state"] not in ("dropped", "failed")]
+            if _covered(live, "regression", position, previous, newest):
+                continue  # a finding of these commits is under way or confirmed
             self.log(f"{branch}: head check of {instance.benchmark}: {previous[:12]} vs {newest[:12]} side by side")
             found = self.measurer.compare(previous, newest, instance, seed=self.options.seed + position[newest],
                                           tags=(*self.tags, "head-check"))
