@@ -153,8 +153,12 @@ def test_crosscheck_command_rusage_matches_context_switches() -> None:
     assert result.agrees, result.to_json()
     rusage, switches = result.methods
     assert rusage.values.size == 180
-    # every sample's execution was seen (the probe may run the command once more to check it)
-    assert 180 <= switches.values.size <= 180 + 3 * 5
+    # Every sample's execution was seen. The probe also runs the command to check and time
+    # it before measuring; how often depends on the machine's speed at that moment (a CI run
+    # under load saw 16 such executions in 3 rounds), so only a bound that a split of each
+    # execution's tree into its threads (sh and its child: twice the roots) would break is
+    # asserted above.
+    assert 180 <= switches.values.size < 2 * 180
     assert rusage.median > 1e6  # the loop takes milliseconds: far above rusage's 1 us resolution
 
 
