@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -147,7 +148,13 @@ def test_hackbench_counted_and_profiled_in_the_guest(suite_vm: VmTarget) -> None
     assert not any(counters.event(name).supported for name in HARDWARE_EVENTS)  # type: ignore[union-attr]
     found = registry.profile(suite_vm, bench, RunRequest(benchmark=bench.name, params=SMALL_HACKBENCH), 1.0)
     assert found.details["where"] == "guest" and found.event == "cpu-clock"
-    assert all(stack.split(";", 1)[0] == "hackbench" for stack in found.stacks)
+    # Every sample is hackbench's, or of the moment perf's forked child had not yet exec'd it
+    # (perf names that task perf-exec; a loaded CI host caught samples there)
+    roots = Counter[str]()
+    for stack, weight in found.stacks.items():
+        roots[stack.split(";", 1)[0]] += weight
+    assert set(roots) <= {"hackbench", "perf-exec"}, roots
+    assert roots["hackbench"] > 0.5 * sum(roots.values()), roots
     children = found.children_shares()
     assert children.get("pipe_write_[k]", 0) > 0 and children.get("pipe_read_[k]", 0) > 0
 
