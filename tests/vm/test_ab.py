@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from kbench.resources import find_resource
+from kbench.targets.key_values import parse_key_values
 from kbench.targets.kmod_ab import (
     AB_DIR,
     AbSettings,
@@ -28,7 +29,7 @@ from kbench.targets.kmod_ab import (
     record_dtype,
     run_ab,
 )
-from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, parse_key_values
+from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule
 from kbench.targets.vm import build_user_module
 from kbench.targets.vm_target import GUEST_MODULE, VmTarget
 from tests.vm.guest_log import kernel_log_problems
