@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import pytest
 
-from tests.services import postgres_server, redis_server
+from tests.services import create_database, postgres_server, redis_server
 
 
 @pytest.fixture(scope="session")
@@ -27,11 +26,4 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture
 def private_postgres_url(postgres_url: str) -> str:
     """A database of its own on the session's PostgreSQL server, so a test sees only its own rows."""
-    from sqlalchemy import create_engine, text
-
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(postgres_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    return postgres_url.rsplit("/", 1)[0] + f"/{name}"
+    return create_database(postgres_url)

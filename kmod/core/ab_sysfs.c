@@ -6,7 +6,6 @@
  * first and changes nothing on error; stores get -EBUSY during a run.
  */
 #include <linux/capability.h>
-#include <linux/cpumask.h>
 #include <linux/kernel.h>
 #include <linux/kobject.h>
 #include <linux/minmax.h>
@@ -125,10 +124,11 @@ static ssize_t ab_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 	ret = kbench_parse_s64(buf, ka->min, ka->max, &val);
 	if (ret)
 		return ret;
-	if (ka->knob == AB_CPU && val >= (s64)nr_cpu_ids)
-		return -ERANGE;
-	if (ka->knob == AB_CPU && val >= 0 && !cpu_online(val))
-		return -EINVAL;
+	if (ka->knob == AB_CPU) {
+		ret = kbench_check_cpu(val);
+		if (ret)
+			return ret;
+	}
 	ret = kbench_ab_cfg_lock();
 	if (ret)
 		return ret;

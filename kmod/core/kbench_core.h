@@ -129,6 +129,7 @@ void kbench_sysfs_del(struct kbench_entry *e);
 extern const struct kobj_type kbench_entry_ktype;
 int kbench_parse_s64(const char *buf, s64 min, s64 max, s64 *val);
 int kbench_parse_u64(const char *buf, u64 min, u64 max, u64 *val);
+int kbench_check_cpu(s64 cpu);
 int kbench_param_parse(const struct kbench_param *p, const char *buf,
 		       union kbench_param_value *val);
 

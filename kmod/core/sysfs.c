@@ -88,6 +88,16 @@ int kbench_parse_u64(const char *buf, u64 min, u64 max, u64 *val)
 	return 0;
 }
 
+/* A cpu knob's value: -1 (any CPU) or an online CPU. */
+int kbench_check_cpu(s64 cpu)
+{
+	if (cpu >= (s64)nr_cpu_ids)
+		return -ERANGE;
+	if (cpu >= 0 && !cpu_online(cpu))
+		return -EINVAL;
+	return 0;
+}
+
 /* Take the configuration lock unless a run is in progress. */
 static int kbench_cfg_lock(struct kbench_entry *e)
 {
@@ -203,10 +213,11 @@ static ssize_t knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 	ret = kbench_parse_s64(buf, ka->min, ka->max, &val);
 	if (ret)
 		return ret;
-	if (ka->knob == KNOB_CPU && val >= (s64)nr_cpu_ids)
-		return -ERANGE;
-	if (ka->knob == KNOB_CPU && val >= 0 && !cpu_online(val))
-		return -EINVAL;
+	if (ka->knob == KNOB_CPU) {
+		ret = kbench_check_cpu(val);
+		if (ret)
+			return ret;
+	}
 	if (ka->knob == KNOB_IRQS_OFF && val &&
 	    (e->bench->flags & KBENCH_F_NO_IRQS_OFF))
 		return -EOPNOTSUPP;

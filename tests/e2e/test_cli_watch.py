@@ -29,7 +29,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from email import policy
 from pathlib import Path
 from typing import Any
@@ -217,6 +217,27 @@ def _measured(db: Path) -> dict[str, list[int]]:
     return {sha: sorted(i for ids in json.loads(runs).values() for i in ids) for sha, runs in rows}
 
 
+def _sigkill_watch_when(db: Path, args: list[str], repo: Path, job: Path, ready: Callable[[], bool], *,
+                        wait_s: float, poll_s: float, ends: str) -> None:
+    """``kbench watch REPO --build BUILD --job JOB --once ARGS`` started, polled every ``poll_s`` until
+    ``ready()`` (at most ``wait_s``), then killed with SIGKILL; it must still run then (else it ``ends``)."""
+    env = dict(os.environ, KBENCH_DB=str(db), COLUMNS="120")
+    argv = [sys.executable, "-m", "kbench.cli", "watch", str(repo), "--build", BUILD, "--job", str(job), "--once",
+            *args]
+    first = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline and first.poll() is None and not ready():
+            time.sleep(poll_s)
+        assert first.poll() is None, f"the watch ended {ends}: {first.stderr.read()!r}"
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=60)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+
+
 def test_a_watch_killed_while_measuring_goes_on_where_it_stopped(
     kbench: KbenchRunner, tmp_path: Path, db_path: Path,
 ) -> None:
@@ -224,21 +245,8 @@ def test_a_watch_killed_while_measuring_goes_on_where_it_stopped(
     shas = make_demo_repo(repo, commits=8, culprit=None, broken=None)
     job = tmp_path / "job.yaml"
     job.write_text("benchmark: command\nparams:\n  cmd: ./prog\nsamples: 3\niterations: 2\n")
-    env = dict(os.environ, KBENCH_DB=str(db_path), COLUMNS="120")
-    args = [sys.executable, "-m", "kbench.cli", "watch", str(repo), "--build", BUILD, "--job", str(job), "--once",
-            "--workdir", str(tmp_path / "work"), "--from", shas[0]]
-    first = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and first.poll() is None and len(_measured(db_path)) < 3:
-            time.sleep(0.2)
-        assert first.poll() is None, f"the watch ended before it was killed: {first.stderr.read()!r}"
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=60)
-    finally:
-        if first.poll() is None:
-            first.kill()
-            first.wait()
+    _sigkill_watch_when(db_path, ["--workdir", str(tmp_path / "work"), "--from", shas[0]], repo, job,
+                        lambda: len(_measured(db_path)) >= 3, wait_s=300, poll_s=0.2, ends="before it was killed")
     before = _measured(db_path)
     assert 3 <= len(before) < 8
     result = watch(kbench, tmp_path, repo)
@@ -265,26 +273,16 @@ def test_a_watch_killed_during_its_bisection_resumes_it(
     shas = make_demo_repo(repo, commits=10, culprit=culprit, broken=None, extra=0.10)
     job = tmp_path / "job.yaml"
     job.write_text("benchmark: command\nparams:\n  cmd: ./prog\nsamples: 5\niterations: 4\n")
-    env = dict(os.environ, KBENCH_DB=str(db_path), COLUMNS="120")
-    args = [sys.executable, "-m", "kbench.cli", "watch", str(repo), "--build", BUILD, "--job", str(job), "--once",
-            "--json", "--outbox", str(tmp_path / "out"), "--workdir", str(tmp_path / "work"), "--max-commits", "4",
-            "--from", shas[0]]
-    first = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 600
     seen = None
-    try:
-        while time.monotonic() < deadline and first.poll() is None:
-            seen = _bisection_steps(db_path)
-            if seen is not None and seen[1] >= 1:
-                break
-            time.sleep(0.5)
-        assert first.poll() is None, f"the watch ended before its bisection saved a step: {first.stderr.read()!r}"
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=60)
-    finally:
-        if first.poll() is None:
-            first.kill()
-            first.wait()
+
+    def saved_a_step() -> bool:
+        nonlocal seen
+        seen = _bisection_steps(db_path)
+        return seen is not None and seen[1] >= 1
+
+    _sigkill_watch_when(db_path, ["--json", "--outbox", str(tmp_path / "out"), "--workdir", str(tmp_path / "work"),
+                                  "--max-commits", "4", "--from", shas[0]], repo, job,
+                        saved_a_step, wait_s=600, poll_s=0.5, ends="before its bisection saved a step")
     assert seen is not None
     bisection, steps_before = seen
     result = watch(kbench, tmp_path, repo)

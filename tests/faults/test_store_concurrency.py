@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from kbench.store import schema
+from tests.services import create_database
 
 WRITERS = 4
 TRIALS = 20
@@ -82,7 +83,7 @@ def test_four_writers_on_a_new_postgresql_database_all_store_their_run(request: 
     from sqlalchemy import create_engine, text
 
     def new_database(_trial: int) -> str:
-        return _another(request)
+        return create_database(str(request.getfixturevalue("postgres_url")))
 
     def count(url: str) -> int:
         engine = create_engine(url)
@@ -95,18 +96,3 @@ def test_four_writers_on_a_new_postgresql_database_all_store_their_run(request: 
             engine.dispose()
 
     _check_trials(new_database, count, TRIALS // 2)
-
-
-def _another(request: pytest.FixtureRequest) -> str:
-    """A further new database on the session's PostgreSQL server."""
-    import uuid
-
-    from sqlalchemy import create_engine, text
-
-    server = str(request.getfixturevalue("postgres_url"))
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    return server.rsplit("/", 1)[0] + f"/{name}"

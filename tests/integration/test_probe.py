@@ -21,8 +21,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kbench.native import NativeToolMissing, find_native
-
 ALL_WORKLOADS = {
     "getppid", "clock_gettime", "read_devzero", "pread", "write", "writev_t1k",
     "open_close", "stat", "mmap_munmap", "pipe_roundtrip", "futex_wake_wait",
@@ -31,14 +29,6 @@ ALL_WORKLOADS = {
 # workloads whose operation is a real system call (or several): the empty timed
 # region must be far below one operation
 SYSCALL_WORKLOADS = sorted(ALL_WORKLOADS - {"clock_gettime", "command"})
-
-
-@pytest.fixture(scope="module")
-def probe() -> Path:
-    try:
-        return find_native("kbench-probe")
-    except NativeToolMissing as e:  # pragma: no cover - depends on the install
-        pytest.skip(str(e))
 
 
 def parse(data: bytes) -> tuple[dict, np.ndarray]:

@@ -16,18 +16,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from kbench.contract.spill import read_spill, spill_head
-from kbench.native import NativeToolMissing, find_native
-
-
-@pytest.fixture(scope="module")
-def probe() -> Path:
-    try:
-        return find_native("kbench-probe")
-    except NativeToolMissing as e:  # pragma: no cover - depends on the install
-        pytest.skip(str(e))
 
 
 def _output(path: Path) -> tuple[dict, np.ndarray]:

@@ -13,8 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kbench.native import NativeToolMissing, find_native
-
 REFERENCE = r"""
 #include <stdint.h>
 #include <stdio.h>
@@ -52,14 +50,6 @@ running: it held every wait for a CPU. A block is slowed only by a preemption in
 3 ms time slices at most ~3% of blocks, and the median moves only if over half are (binomial:
 P < 1e-80)."""
 STEPS = 2000
-
-
-@pytest.fixture(scope="module")
-def probe() -> Path:
-    try:
-        return find_native("kbench-probe")
-    except NativeToolMissing as e:  # pragma: no cover - depends on the install
-        pytest.skip(str(e))
 
 
 def _per_op_ns(probe: Path, spin: int) -> tuple[float, dict]:

@@ -23,7 +23,6 @@ import pytest
 
 from kbench.kinds.scale.result import ScaleOutputError, metric_names, parse_scale, scale_probe_args
 from kbench.kinds.scale.testcases import list_scale_tests
-from kbench.native import NativeToolMissing, find_native
 from kbench.profile.counters import parse_counters
 from kbench.targets.probe_output import parse_probe_output
 
@@ -32,14 +31,6 @@ REQUIRED = {
     "open1", "read1", "write1", "lseek1", "signal1", "sched_yield", "lock1",
 }
 ALL_TESTS = sorted(REQUIRED)
-
-
-@pytest.fixture(scope="module")
-def probe() -> Path:
-    try:
-        return find_native("kbench-probe")
-    except NativeToolMissing as e:  # pragma: no cover - depends on the install
-        pytest.skip(str(e))
 
 
 class Run:

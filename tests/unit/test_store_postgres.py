@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import uuid
-
 import numpy as np
 import pytest
-from sqlalchemy import create_engine, text
 
 from kbench.store import schema
 from kbench.store.db import Store
@@ -14,14 +11,9 @@ from tests.unit.test_store import _begin, _summary
 
 
 @pytest.fixture
-def pg_store(postgres_url: str) -> Store:
+def pg_store(private_postgres_url: str) -> Store:
     """A private database on the session's server, so tests do not see each other's runs."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(postgres_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    return Store.open(postgres_url.rsplit("/", 1)[0] + f"/{name}")
+    return Store.open(private_postgres_url)
 
 
 def test_samples_summaries_and_listing_round_trip_on_postgresql(pg_store: Store) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from kbench.resources import find_resource
+from kbench.targets.key_values import parse_key_values
 from kbench.targets.kmod_ab import (
     AB_DIR,
     AbSettings,
@@ -28,10 +29,11 @@ from kbench.targets.kmod_ab import (
     record_dtype,
     run_ab,
 )
-from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, parse_key_values
+from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule
 from kbench.targets.vm import build_user_module
-from kbench.targets.vm_target import GUEST_MODULE, VmTarget
+from kbench.targets.vm_target import VmTarget
 from tests.vm.guest_log import kernel_log_problems
+from tests.vm.unload import assert_unloaded_under_the_reader, load_kbench_again, rmmod_while_reading
 
 pytestmark = pytest.mark.vm
 
@@ -191,16 +193,11 @@ def test_unloading_kbench_during_a_run_is_clean(kbench_vm: VmTarget) -> None:
     module = _module(kbench_vm)
     before = session.dmesg()
     _long_run(module, [AbSide("spin", {"loops": "20000"}), AbSide("spin", {"loops": "19800"})])
-    script = (f"cat {AB_DIR}/run > /tmp/ab.out 2>&1 & pid=$!; sleep 1; rmmod kbench; echo rmmod=$?; "
-              "wait $pid; echo cat=$?; cat /tmp/ab.out")
-    done = session.exec(["sh", "-c", script], timeout=180)
+    done = rmmod_while_reading(session, f"{AB_DIR}/run", "/tmp/ab.out")
     try:
-        assert "rmmod=0" in done.text, done.text + done.stderr.decode()
-        assert "cat=0" not in done.text and "No such device" in done.text, done.text
+        assert_unloaded_under_the_reader(done)
         assert not session.exec(["test", "-d", SYSFS_ROOT], timeout=30).ok
         assert kernel_log_problems(session.dmesg()[len(before):]) == []
     finally:
-        # the other tests of this session go on with a loaded kbench.ko
-        if session.exec(["test", "-d", SYSFS_ROOT], timeout=30).rc != 0:
-            assert session.exec(["insmod", GUEST_MODULE], timeout=60).rc == 0
+        load_kbench_again(session)
     assert "spin" in module.benchmarks()

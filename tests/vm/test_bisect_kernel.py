@@ -44,6 +44,7 @@ from kbench.bisect.kernel_lab import KernelLab
 from kbench.store.db import Store
 from kbench.targets.vm import KernelImage
 from kbench.targets.vm.bootimage import boot_image_cache
+from tests.vm.git_repo import git, new_repo
 
 pytestmark = pytest.mark.vm
 
@@ -63,10 +64,6 @@ mkdir -p arch/x86/boot
 ln -sfn {modules} mods
 : > Makefile
 """
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
 def make_panicking_image(image: Path, out: Path) -> None:
@@ -100,9 +97,7 @@ def repo(tmp_path: Path, vm_kernel: KernelImage, panicking_image: Path) -> tuple
     assert vm_kernel.modules_dir is not None
     path = tmp_path / "linux"
     path.mkdir()
-    _git(path, "init", "-q", "-b", "main")
-    _git(path, "config", "user.name", "Kay Bench")
-    _git(path, "config", "user.email", "kay@example.org")
+    new_repo(path)
     copy = "cp {} arch/x86/boot/bzImage"
     makes = {
         GOOD: ("the good kernel", copy.format(shlex.quote(str(vm_kernel.vmlinuz)))),
@@ -116,9 +111,9 @@ def repo(tmp_path: Path, vm_kernel: KernelImage, panicking_image: Path) -> tuple
     for k, (what, make) in sorted(makes.items()):
         script = BUILD.format(k=k, what=what, make=make, modules=shlex.quote(str(vm_kernel.modules_dir)))
         (path / "build.sh").write_text(script)
-        _git(path, "add", ".")
-        _git(path, "commit", "-q", "-m", f"step {k}: {what}")
-        shas.append(_git(path, "rev-parse", "HEAD"))
+        git(path, "add", ".")
+        git(path, "commit", "-q", "-m", f"step {k}: {what}")
+        shas.append(git(path, "rev-parse", "HEAD"))
     return path, shas
 
 

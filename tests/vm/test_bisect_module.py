@@ -32,6 +32,7 @@ from kbench.bisect.driver import DONE, SKIP, Bisector, BisectState, Settings
 from kbench.bisect.git import Worktrees, ancestry_path
 from kbench.bisect.module_lab import ModuleLab
 from kbench.store.db import Store
+from tests.vm.git_repo import git, new_repo
 from tests.vm.guest_log import TEST_KERNEL, kernel_log_problems
 
 pytestmark = pytest.mark.vm
@@ -84,16 +85,10 @@ MODULE_LICENSE("GPL");
 """
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
-
-
 def make_repo(repo: Path) -> list[str]:
     """Commits 0..COMMITS-1 of src/lcgmod.c (0 the good one); returns their ids, oldest first."""
     (repo / "src").mkdir(parents=True)
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "config", "user.name", "Kay Bench")
-    _git(repo, "config", "user.email", "kay@example.org")
+    new_repo(repo)
     shas = []
     for k in range(COMMITS):
         work = WORK * FACTOR if k >= CULPRIT else WORK
@@ -101,9 +96,9 @@ def make_repo(repo: Path) -> list[str]:
         source = MODULE.format(comment=f"revision {k}", work=work, bench=BENCH,
                                broken=" + lcg_undeclared" if k == BROKEN else "")
         (repo / "src" / f"{NAME}.c").write_text(source)
-        _git(repo, "add", ".")
-        _git(repo, "commit", "-q", "-m", f"step {k}: {what}")
-        shas.append(_git(repo, "rev-parse", "HEAD"))
+        git(repo, "add", ".")
+        git(repo, "commit", "-q", "-m", f"step {k}: {what}")
+        shas.append(git(repo, "rev-parse", "HEAD"))
     return shas
 
 

@@ -29,7 +29,8 @@ from kbench.contract.request import RunRequest
 from kbench.contract.spill import read_spill
 from kbench.kinds.kfunc.catalog import builtin_benchmark
 from kbench.targets.guest_sysfs import GuestSysfs
-from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, parse_key_values
+from kbench.targets.key_values import parse_key_values
+from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule
 from kbench.targets.probe_output import parse_probe_output
 from kbench.targets.vm.protocol import Kind, Message, Tag
 from kbench.targets.vm.session import Follow, VmSession

@@ -19,7 +19,8 @@ from kbench.catalog.benchmarks import lookup
 from kbench.contract.request import RunRequest
 from kbench.kinds.kfunc.catalog import COMMON_PARAMS, KBENCH_ONLY_PARAMS, kfunc_benchmarks
 from kbench.kinds.kfunc.loaded import describe
-from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, parse_key_values
+from kbench.targets.key_values import parse_key_values
+from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule
 from kbench.targets.vm_target import VmTarget
 from tests.vm.guest_log import kernel_log_problems
 

@@ -21,8 +21,9 @@ from kbench.kinds.registry import measure, profile
 from kbench.profile.counters import HARDWARE_EVENTS, SOFTWARE_EVENTS, parse_counters
 from kbench.store.db import Store
 from kbench.targets.kmod_sysfs import SYSFS_ROOT
-from kbench.targets.vm_target import GUEST_MODULE, VmTarget
+from kbench.targets.vm_target import VmTarget
 from tests.vm.guest_log import kernel_log_problems
+from tests.vm.unload import assert_unloaded_under_the_reader, load_kbench_again, rmmod_while_reading
 
 pytestmark = pytest.mark.vm
 
@@ -115,17 +116,12 @@ def test_unloading_kbench_during_a_counted_run_is_clean(kbench_vm: VmTarget) -> 
     kbench_vm.module.io.write_values(directory, {"loop_count": "10000000", "batch": "1", "loops": "2000",
                                                  "counters": "1"})
     before = session.dmesg()
-    script = (f"cat {directory}/run > /tmp/counted.out 2>&1 & pid=$!; sleep 1; rmmod kbench; echo rmmod=$?; "
-              "wait $pid; echo cat=$?; cat /tmp/counted.out")
-    done = session.exec(["sh", "-c", script], timeout=180)
+    done = rmmod_while_reading(session, f"{directory}/run", "/tmp/counted.out")
     try:
-        assert "rmmod=0" in done.text, done.text + done.stderr.decode()
-        assert "cat=0" not in done.text and "No such device" in done.text, done.text
+        assert_unloaded_under_the_reader(done)
         assert kernel_log_problems(session.dmesg()[len(before):]) == []
     finally:
-        # the other tests of this session go on with a loaded kbench.ko (its knobs at their defaults)
-        if session.exec(["test", "-d", SYSFS_ROOT], timeout=30).rc != 0:
-            assert session.exec(["insmod", GUEST_MODULE], timeout=60).rc == 0
+        load_kbench_again(session)
     assert "spin" in kbench_vm.module.benchmarks()
 
 

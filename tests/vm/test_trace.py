@@ -25,7 +25,8 @@ from kbench.kinds.kfunc.loaded import describe
 from kbench.kinds.trace.hosts import VmTraceHost
 from kbench.kinds.trace.plan import TracePlan
 from kbench.kinds.trace.session import check_functions, run_with_log, trace_measurement, traced_kfunc_run
-from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, parse_key_values
+from kbench.targets.key_values import parse_key_values
+from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule
 from kbench.targets.vm import KernelImage, VmSession, build_user_module
 from kbench.targets.vm_target import GUEST_MODULE, VmTarget
 from kbench.trace.analysis import combine_keys, trace_json

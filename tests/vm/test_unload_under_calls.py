@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from kbench.targets.kmod_sysfs import parse_key_values
+from kbench.targets.key_values import parse_key_values
 from kbench.targets.vm_target import GUEST_MODULE, VmTarget
 from kbench.trace.kernel import KernelTraceLog
 from tests.vm.guest_log import TEST_KERNEL, kernel_log_problems

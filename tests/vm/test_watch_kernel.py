@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from kbench.targets.vm import KernelImage
+from tests.vm.git_repo import git, new_repo
 
 pytestmark = pytest.mark.vm
 
@@ -37,25 +38,30 @@ ln -sfn {modules} mods
 """
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+def _copy(vm_kernel: KernelImage) -> str:
+    """A build step that "builds" the Debian test kernel."""
+    return f"cp {shlex.quote(str(vm_kernel.vmlinuz))} arch/x86/boot/bzImage"
 
 
-def test_a_kernel_tree_is_watched_one_boot_per_run(tmp_path: Path, vm_kernel: KernelImage) -> None:
+def _kernel_repo(tmp_path: Path, vm_kernel: KernelImage, makes: list[str]) -> tuple[Path, list[str]]:
+    """The repository standing for a kernel tree: commit k's build.sh runs ``makes[k]``; its commits, oldest first."""
     assert vm_kernel.modules_dir is not None
     repo = tmp_path / "linux"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "config", "user.name", "Kay Bench")
-    _git(repo, "config", "user.email", "kay@example.org")
-    copy = f"cp {shlex.quote(str(vm_kernel.vmlinuz))} arch/x86/boot/bzImage"
-    fails = "echo \"kernel/sys.c:951:9: error: 'pid' undeclared\" >&2; exit 2"
+    new_repo(repo)
     shas = []
-    for k, make in enumerate([copy, copy, fails, copy]):
+    for k, make in enumerate(makes):
         (repo / "build.sh").write_text(BUILD.format(k=k, make=make, modules=shlex.quote(str(vm_kernel.modules_dir))))
-        _git(repo, "add", ".")
-        _git(repo, "commit", "-q", "-m", f"step {k}")
-        shas.append(_git(repo, "rev-parse", "HEAD"))
+        git(repo, "add", ".")
+        git(repo, "commit", "-q", "-m", f"step {k}")
+        shas.append(git(repo, "rev-parse", "HEAD"))
+    return repo, shas
+
+
+def test_a_kernel_tree_is_watched_one_boot_per_run(tmp_path: Path, vm_kernel: KernelImage) -> None:
+    copy = _copy(vm_kernel)
+    fails = "echo \"kernel/sys.c:951:9: error: 'pid' undeclared\" >&2; exit 2"
+    repo, shas = _kernel_repo(tmp_path, vm_kernel, [copy, copy, fails, copy])
     job = tmp_path / "job.yaml"
     job.write_text("benchmark: syscall.getppid\nsamples: 2000\niterations: 2\n")
     db = tmp_path / "k.db"
@@ -92,19 +98,7 @@ def test_two_builds_of_one_kernel_compared_side_by_side_are_no_regression(
     from kbench.store.db import Store
     from kbench.watch.kernel import KernelMeasurer
 
-    assert vm_kernel.modules_dir is not None
-    repo = tmp_path / "linux"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "config", "user.name", "Kay Bench")
-    _git(repo, "config", "user.email", "kay@example.org")
-    copy = f"cp {shlex.quote(str(vm_kernel.vmlinuz))} arch/x86/boot/bzImage"
-    shas = []
-    for k in range(2):
-        (repo / "build.sh").write_text(BUILD.format(k=k, make=copy, modules=shlex.quote(str(vm_kernel.modules_dir))))
-        _git(repo, "add", ".")
-        _git(repo, "commit", "-q", "-m", f"step {k}")
-        shas.append(_git(repo, "rev-parse", "HEAD"))
+    repo, shas = _kernel_repo(tmp_path, vm_kernel, [_copy(vm_kernel)] * 2)
     (instance,) = expand_job("benchmark: syscall.getppid\nsamples: 2000\n", cpu_count=2)
     store = Store.open(f"sqlite:///{tmp_path / 'k.db'}")
     measurer = KernelMeasurer(store, repo, "sh build.sh", instance, tmp_path / "work", image="arch/x86/boot/bzImage",

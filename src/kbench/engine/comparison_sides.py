@@ -27,6 +27,7 @@ from typing import Any
 from kbench.catalog.benchmarks import lookup
 from kbench.compare.noise_margin import MARGIN_FROM_NOISE
 from kbench.compare.thresholds import DEFAULT_MARGIN, MAX_NOISE_MARGIN, NOISE_MARGIN_MIN_BLOCKS
+from kbench.contract.benchmark import Benchmark
 from kbench.contract.request import BadRequest, RunRequest
 from kbench.engine.compare_protocol import ComparisonSide
 from kbench.engine.interleaved import supports_interleaving
@@ -89,15 +90,8 @@ def build_sides(
     if varying is not None:
         if len(kernels) > 1:
             raise BadRequest("vary either the kernel (--kernel twice) or one parameter ('|'), not both")
-        name, values = varying
         kernel = kernels[0] if kernels else None
-        sides = []
-        for value in values:
-            side_params = {**params, name: value}
-            bench.validate_params(side_params)
-            sides.append(ComparisonSide(label=f"{name}={value}", kernel=kernel, benchmark=bench,
-                                        request=RunRequest(benchmark=bench.name, params=side_params, samples=samples)))
-        return Sides(sides, "configuration", bench.name)
+        return Sides(_value_sides(bench, params, varying, kernel, samples), "configuration", bench.name)
     bench.validate_params(params)
     if len(kernels) < 2:
         raise BadRequest("a comparison needs at least two sides: --kernel twice or more, or one parameter with "
@@ -129,14 +123,7 @@ def module_sides(
                              "--module twice to compare two versions of the module")
         name = wanted or _only_benchmark(registered_by(target, 0), modules[0])
         bench = loaded_benchmark(target, f"kfunc.{name}")
-        key, values = varying
-        sides = []
-        for value in values:
-            side_params = {**params, key: value}
-            bench.validate_params(side_params)
-            sides.append(ComparisonSide(label=f"{key}={value}", kernel=None, benchmark=bench,
-                                        request=RunRequest(benchmark=bench.name, params=side_params, samples=samples)))
-        return Sides(sides, "configuration", bench.name)
+        return Sides(_value_sides(bench, params, varying, None, samples), "configuration", bench.name)
     if varying is not None:
         raise BadRequest("with --module twice or more the modules are the sides: vary no parameter with '|'")
     suffixes = module_suffixes(modules)
@@ -160,6 +147,20 @@ def module_sides(
         sides.append(ComparisonSide(label=labels[index], kernel=None, benchmark=bench,
                                     request=RunRequest(benchmark=bench.name, params=dict(params), samples=samples)))
     return Sides(sides, "module", f"kfunc.{common}")
+
+
+def _value_sides(bench: Benchmark, params: dict[str, str], varying: tuple[str, list[str]], kernel: str | None,
+                 samples: int | None) -> list[ComparisonSide]:
+    """One side per value of the parameter varied with '|', labelled ``name=value`` (each side's
+    parameters validated)."""
+    name, values = varying
+    sides = []
+    for value in values:
+        side_params = {**params, name: value}
+        bench.validate_params(side_params)
+        sides.append(ComparisonSide(label=f"{name}={value}", kernel=kernel, benchmark=bench,
+                                    request=RunRequest(benchmark=bench.name, params=side_params, samples=samples)))
+    return sides
 
 
 def _only_benchmark(found: list[str], module: Path) -> str:

@@ -42,7 +42,6 @@ from typing import Any
 
 import numpy as np
 
-from kbench.compare.paired import PairedSequential
 from kbench.compare.slot import CPU, interquartile_means
 from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.contract.request import BadRequest
@@ -52,12 +51,13 @@ from kbench.engine.interleaved import (
     LOOK_FRACTIONS,
     InterleavedOutcome,
     InterleavedSide,
+    SequentialLooks,
     Slot,
     SlotCallback,
     _Runner,
+    check_comparison,
     metrics_of,
     run_interleaved,
-    supports_interleaving,
 )
 from kbench.kinds.kfunc.ab import KernelSlots, SlotPlan, SlotsTooLong
 from kbench.kinds.registry import kernel_slots
@@ -135,13 +135,7 @@ def run_in_kernel(
 
     ``samples``: samples per slot (default: from the pilot). SlotsTooLong (from the pilot,
     before anything is stored) when a call does not fit a slot."""
-    if len(sides) < 2:
-        raise ValueError("a comparison needs at least two sides")
-    why_not = supports_interleaving(sides)
-    if why_not is not None:
-        raise BadRequest(f"these sides cannot be interleaved: {why_not}")
-    if not budget_s > 0:
-        raise BadRequest(f"the time budget must be positive, got {budget_s}")
+    check_comparison(sides, budget_s)
     total = max_blocks or DEFAULT_MAX_BLOCKS
     if total > MAX_BLOCKS:
         raise BadRequest(f"--blocks {total}: a comparison inside kbench.ko judges at most {MAX_BLOCKS} blocks")
@@ -154,11 +148,8 @@ def run_in_kernel(
     runner = _Runner(store, [_stored_side(side, plan.batch) for side in sides], target, samples, tags)
     sysinfo = target.sysinfo()
     comparison_id = uuid.uuid4().hex[:12]
-    sequential = {
-        side.label: PairedSequential(direction=primary.direction, alpha=alpha, margin=margin, metric=primary.name,
-                                     unit=primary.unit, margin_from_noise=margin_from_noise)
-        for side in sides[1:]
-    }
+    looks = SequentialLooks(sides, primary, alpha=alpha, margin=margin, margin_from_noise=margin_from_noise,
+                            adaptive=adaptive)
     slot_text = plan.describe()
     design: dict[str, Any] = {"design": "interleaved", "comparison": comparison_id, "seed": seed,
                               "sides": [s.label for s in sides], "metric": primary.name, "slot": slot_text}
@@ -169,7 +160,6 @@ def run_in_kernel(
         per_run = math.ceil(total / len(LOOK_FRACTIONS))
         measuring_started = clock()
         blocks = 0
-        next_look = 0
         while True:
             elapsed = clock() - measuring_started
             count = min(per_run, total - blocks)
@@ -186,21 +176,9 @@ def run_in_kernel(
             fraction = max(elapsed / budget_s, blocks / total)
             if elapsed + elapsed / tally.runs > budget_s or tally.measured_blocks >= 2 * total:
                 fraction = 1.0  # the next run would end after the budget (or nothing is left to judge)
-            if fraction < LOOK_FRACTIONS[next_look]:
-                continue
-            while next_look < len(LOOK_FRACTIONS) - 1 and fraction >= LOOK_FRACTIONS[next_look + 1]:
-                next_look += 1
-            final = fraction >= 1.0
-            if adaptive or final:
-                so_far = InterleavedOutcome(runner.sides, metrics, slots, blocks, sequential, "", 0.0, budget_s,
-                                            slot_text, "", comparison_id)
-                for new in range(1, k):
-                    comparison = sequential[sides[new].label]
-                    if not comparison.done:
-                        comparison.look(so_far.log_ratios(new, primary.name), so_far.side_values(0, primary.name),
-                                        so_far.side_values(new, primary.name), 1.0 if final else fraction)
-            next_look += 1
-            if final or all(c.done for c in sequential.values()):
+            so_far = InterleavedOutcome(runner.sides, metrics, slots, blocks, looks.comparisons, "", 0.0, budget_s,
+                                        slot_text, "", comparison_id)
+            if looks.look(fraction, so_far):
                 break
     except KeyboardInterrupt:
         runner.finish(sysinfo, {**design, "in_kernel": tally.describe(plan.batch, plan.slot_samples)},
@@ -210,9 +188,8 @@ def run_in_kernel(
         runner.finish(sysinfo, design, status="failed", error=f"{type(exc).__name__}: {exc}")
         raise
     elapsed = clock() - started
-    looks = max(len(c.boundary.looks) for c in sequential.values())
     stopping = (f"alpha spending over looks at {', '.join(f'{f:.0%}' for f in LOOK_FRACTIONS)} of "
-                f"{total} blocks or of the budget ({looks} taken)" if adaptive else "one look at the end")
+                f"{total} blocks or of the budget ({looks.taken()} taken)" if adaptive else "one look at the end")
     design_text = (
         f"interleaved inside kbench.ko: randomized mirrored blocks (ABBA/BAAB) in one kernel thread, {blocks} blocks "
         f"of {2 * k} slots in {tally.runs} run{'s' if tally.runs != 1 else ''} of the module, a slot = {slot_text}; "
@@ -226,8 +203,8 @@ def run_in_kernel(
                         "stored with its run, not judged")
     design.update(blocks=blocks, description=design_text, in_kernel=tally.describe(plan.batch, plan.slot_samples))
     runner.finish(sysinfo, design)
-    return InterleavedOutcome(runner.sides, metrics, slots, blocks, sequential, design_text, elapsed, budget_s,
-                              slot_text, "", comparison_id, ns_per_unit={primary.name: 1e6 / kernel.tsc_khz})
+    return InterleavedOutcome(runner.sides, metrics, slots, blocks, looks.comparisons, design_text, elapsed,
+                              budget_s, slot_text, "", comparison_id, ns_per_unit={primary.name: 1e6 / kernel.tsc_khz})
 
 
 def _count_apart(runner: _Runner, sides: list[ComparisonSide], target: Target, plan: SlotPlan) -> None:

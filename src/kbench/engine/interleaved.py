@@ -172,6 +172,56 @@ def supports_interleaving(sides: Sequence[ComparisonSide]) -> str | None:
     return None
 
 
+def check_comparison(sides: Sequence[ComparisonSide], budget_s: float) -> None:
+    """Refuse sides that cannot make an interleaved comparison (ValueError for fewer than two),
+    and a budget that is not positive (BadRequest)."""
+    if len(sides) < 2:
+        raise ValueError("a comparison needs at least two sides")
+    why_not = supports_interleaving(sides)
+    if why_not is not None:
+        raise BadRequest(f"these sides cannot be interleaved: {why_not}")
+    if not budget_s > 0:
+        raise BadRequest(f"the time budget must be positive, got {budget_s}")
+
+
+class SequentialLooks:
+    """The sequential comparison of each new side against the first (by label), looked at as the
+    spent fraction (of the budget, or of the blocks) reaches each of ``LOOK_FRACTIONS``."""
+
+    def __init__(self, sides: Sequence[ComparisonSide], primary: MetricInfo, *, alpha: float, margin: float | None,
+                 margin_from_noise: bool, adaptive: bool) -> None:
+        self.comparisons = {
+            side.label: PairedSequential(direction=primary.direction, alpha=alpha, margin=margin, metric=primary.name,
+                                         unit=primary.unit, margin_from_noise=margin_from_noise)
+            for side in sides[1:]
+        }
+        self.metric = primary.name
+        self.adaptive = adaptive
+        self._next = 0
+
+    def look(self, fraction: float, so_far: InterleavedOutcome) -> bool:
+        """Look at every undecided new side of ``so_far`` once ``fraction`` reaches the next look
+        (with ``adaptive`` off, only at 1.0, which spends what is left); looks it passed by are
+        skipped. True when the comparison stops: at 1.0 or once every new side is decided."""
+        if fraction < LOOK_FRACTIONS[self._next]:
+            return False
+        while self._next < len(LOOK_FRACTIONS) - 1 and fraction >= LOOK_FRACTIONS[self._next + 1]:
+            self._next += 1
+        self._next += 1
+        final = fraction >= 1.0
+        if self.adaptive or final:
+            for new, side in enumerate(so_far.sides[1:], start=1):
+                comparison = self.comparisons[side.label]
+                if not comparison.done:
+                    comparison.look(so_far.log_ratios(new, self.metric), so_far.side_values(0, self.metric),
+                                    so_far.side_values(new, self.metric), 1.0 if final else fraction)
+        return final or all(c.done for c in self.comparisons.values())
+
+    def taken(self) -> int:
+        """The most looks any new side's comparison took."""
+        return max(len(c.boundary.looks) for c in self.comparisons.values())
+
+
 def metrics_of(benchmark: Benchmark, metric: str) -> list[MetricInfo]:
     if benchmark.name == "command":
         names = [COMMAND_METRICS[metric], *(m for key, m in COMMAND_METRICS.items() if key != metric)]
@@ -376,13 +426,7 @@ def run_interleaved(
 
     ``margin``: the equivalence margin; with None and ``margin_from_noise``, each new side's
     comparison measures its own from its blocks (``kbench.compare.noise_margin``)."""
-    if len(sides) < 2:
-        raise ValueError("a comparison needs at least two sides")
-    why_not = supports_interleaving(sides)
-    if why_not is not None:
-        raise BadRequest(f"these sides cannot be interleaved: {why_not}")
-    if not budget_s > 0:
-        raise BadRequest(f"the time budget must be positive, got {budget_s}")
+    check_comparison(sides, budget_s)
     benchmark = sides[0].benchmark
     metrics = metrics_of(benchmark, metric)
     primary = metrics[0]
@@ -390,11 +434,8 @@ def run_interleaved(
     runner = _Runner(store, [_slot_request(side, samples) for side in sides], target, samples, tags)
     sysinfo = target.sysinfo()
     comparison_id = uuid.uuid4().hex[:12]
-    sequential = {
-        side.label: PairedSequential(direction=primary.direction, alpha=alpha, margin=margin, metric=primary.name,
-                                     unit=primary.unit, margin_from_noise=margin_from_noise)
-        for side in sides[1:]
-    }
+    looks = SequentialLooks(sides, primary, alpha=alpha, margin=margin, margin_from_noise=margin_from_noise,
+                            adaptive=adaptive)
     k = len(sides)
     slots: list[Slot] = []
     design: dict[str, Any] = {"design": "interleaved", "comparison": comparison_id, "seed": seed,
@@ -412,7 +453,6 @@ def run_interleaved(
         measuring_started = clock()
         _check_budget(budget_s, max_blocks, measuring_started - started, pilot, runner)
         blocks, slot_index = 0, 0
-        next_look = 0
         while True:
             count = _blocks_next(per_process, blocks, clock() - measuring_started, budget_s, max_blocks)
             for offset, index, measurement, seconds in runner.measure_blocks(
@@ -430,23 +470,9 @@ def run_interleaved(
                 fraction = 1.0  # the next block would end after the budget: this is the last look
             if max_blocks is not None:
                 fraction = max(fraction, blocks / max_blocks)
-            if fraction < LOOK_FRACTIONS[next_look]:
-                continue
-            while next_look < len(LOOK_FRACTIONS) - 1 and fraction >= LOOK_FRACTIONS[next_look + 1]:
-                next_look += 1
-            final = fraction >= 1.0
-            if adaptive or final:
-                outcome_so_far = InterleavedOutcome(runner.sides, metrics, slots, blocks, sequential, "", 0.0,
-                                                    budget_s, slot_text, "", comparison_id)
-                for new in range(1, k):
-                    comparison = sequential[sides[new].label]
-                    if comparison.done:
-                        continue
-                    comparison.look(outcome_so_far.log_ratios(new, primary.name),
-                                    outcome_so_far.side_values(0, primary.name),
-                                    outcome_so_far.side_values(new, primary.name), 1.0 if final else fraction)
-            next_look += 1
-            if final or all(c.done for c in sequential.values()):
+            so_far = InterleavedOutcome(runner.sides, metrics, slots, blocks, looks.comparisons, "", 0.0, budget_s,
+                                        slot_text, "", comparison_id)
+            if looks.look(fraction, so_far):
                 break
     except KeyboardInterrupt:
         runner.finish(sysinfo, design, status="interrupted")
@@ -455,9 +481,8 @@ def run_interleaved(
         runner.finish(sysinfo, design, status="failed", error=f"{type(exc).__name__}: {exc}")
         raise
     elapsed = clock() - started
-    looks = max(len(c.boundary.looks) for c in sequential.values())
     stopping = (f"alpha spending over looks at {', '.join(f'{f:.0%}' for f in LOOK_FRACTIONS)} of the budget "
-                f"({looks} taken)" if adaptive else "one look at the end of the budget")
+                f"({looks.taken()} taken)" if adaptive else "one look at the end of the budget")
     process = f", up to {per_process} blocks in one probe process" if runner.one_process else ""
     design_text = (f"interleaved: randomized mirrored blocks (ABBA/BAAB), {blocks} blocks of {2 * k} slots{process}, "
                    f"a slot = {slot_text}; {primary.name} per block as log(new/base), Wilcoxon signed-rank "
@@ -466,8 +491,8 @@ def run_interleaved(
                   blocks_per_process=per_process if runner.one_process else None)
     runner.finish(sysinfo, design)
     reason = METRIC_REASONS.get(metric, "") if benchmark.name == "command" else ""
-    return InterleavedOutcome(runner.sides, metrics, slots, blocks, sequential, design_text, elapsed, budget_s,
-                              slot_text, reason, comparison_id, ns_per_unit=_ns_per_cycle(primary, runner))
+    return InterleavedOutcome(runner.sides, metrics, slots, blocks, looks.comparisons, design_text, elapsed,
+                              budget_s, slot_text, reason, comparison_id, ns_per_unit=_ns_per_cycle(primary, runner))
 
 
 def _ns_per_cycle(primary: MetricInfo, runner: _Runner) -> dict[str, float]:

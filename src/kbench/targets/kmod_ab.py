@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kbench.targets.base import TargetError
-from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, SysfsError, parse_key_values
+from kbench.targets.key_values import parse_key_values
+from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, SysfsError
 
 if TYPE_CHECKING:
     import numpy as np

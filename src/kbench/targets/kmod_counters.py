@@ -12,18 +12,11 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from kbench.targets.key_values import parse_key_values
+
 SOURCE = "perf_event_create_kernel_counter"
 SCOPE = "kernel (the measuring kthread)"
 WINDOW = "recorded loop"
-
-
-def _words(line: str) -> dict[str, str]:
-    pairs = {}
-    for word in line.split():
-        key, sep, value = word.partition("=")
-        if sep:
-            pairs[key] = value
-    return pairs
 
 
 def event_entry(fields: dict[str, str]) -> dict[str, Any]:
@@ -56,12 +49,12 @@ def parse_counter_values(text: str) -> tuple[dict[str, str], dict[str, Any] | No
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         raise CounterValuesError("counter_values is empty")
-    head = _words(lines[0])
+    head = parse_key_values(lines[0])
     if "counted" not in head:
         raise CounterValuesError(f"counter_values does not start with its run line: {lines[0]!r}")
     if head["counted"] != "1":
         return head, None
-    events = [_words(line) for line in lines[1:]]
+    events = [parse_key_values(line) for line in lines[1:]]
     if not events or any("event" not in fields for fields in events):
         raise CounterValuesError("counter_values has a line that is not an event")
     return head, counters_object(events, threads=int(head.get("sets", "1") or 1))

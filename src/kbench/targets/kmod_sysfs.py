@@ -20,6 +20,7 @@ from kbench.contract.measurement import Measurement
 from kbench.contract.request import BadRequest, RunRequest
 from kbench.contract.spill import SpillWriter
 from kbench.targets.base import TargetError
+from kbench.targets.key_values import parse_key_values
 from kbench.targets.run_bound import UNMEASURED_CALL_S, kfunc_bound
 
 if TYPE_CHECKING:
@@ -76,16 +77,6 @@ class SysfsIO(Protocol):
     def write_values(self, directory: str, values: Mapping[str, str]) -> None:
         """Write each value to ``directory/name`` in order; stop at the first failure."""
         ...
-
-
-def parse_key_values(line: str) -> dict[str, str]:
-    """``min=1 max=9 cpus=0-1`` → {"min": "1", "max": "9", "cpus": "0-1"}."""
-    pairs = {}
-    for word in line.split():
-        key, sep, value = word.partition("=")
-        if sep:
-            pairs[key] = value
-    return pairs
 
 
 @dataclass(frozen=True)

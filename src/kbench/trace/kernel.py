@@ -11,7 +11,8 @@ import errno
 from dataclasses import dataclass
 
 from kbench.targets.base import TargetError
-from kbench.targets.kmod_sysfs import SYSFS_ROOT, SysfsError, SysfsIO, parse_key_values
+from kbench.targets.key_values import parse_key_values
+from kbench.targets.kmod_sysfs import SYSFS_ROOT, SysfsError, SysfsIO
 from kbench.trace.log import ENTRY_DTYPE, TraceLog
 
 TRACE_DIR = f"{SYSFS_ROOT}/trace"

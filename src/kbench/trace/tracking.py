@@ -111,7 +111,7 @@ class KernelTracker:
         return parse_kernel_threads(text, self.module.tsc_khz())
 
     def lost(self) -> dict[str, int]:
-        from kbench.targets.kmod_sysfs import parse_key_values
+        from kbench.targets.key_values import parse_key_values
         from kbench.trace.kernel import TRACE_DIR
 
         status = parse_key_values(self.module.io.read_text(f"{TRACE_DIR}/entries/status"))

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kbench.targets.kmod_sysfs import parse_key_values
+from kbench.targets.key_values import parse_key_values
 
 PROBE_COMM = "kbench-probe"
 KTHREAD_PREFIX = "kbench/"

@@ -15,7 +15,8 @@ from typing import Protocol, runtime_checkable
 from kbench.contract.benchmark import Benchmark, ParamSpec, UnknownBenchmark
 from kbench.contract.vocabulary import LOWER_IS_BETTER
 from kbench.kinds.kfunc.catalog import COMMON_PARAMS, NAME
-from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule, parse_key_values
+from kbench.targets.key_values import parse_key_values
+from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule
 from kbench.targets.transport import Transport
 
 

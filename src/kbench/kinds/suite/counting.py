@@ -9,40 +9,25 @@ are taken where the tool ran. Version queries and servers (netserver) are not co
 from __future__ import annotations
 
 import posixpath
-from contextlib import AbstractContextManager
 from typing import Any
 
+from kbench.kinds.suite.perf_host import HostUnderPerf
 from kbench.profile.counters import sum_raw
 from kbench.profile.perf_stat import parse_perf_stat, perf_stat_argv
 from kbench.suites import Finished, SuiteError, ToolHost, ToolMissing
 
-PERF_PACKAGE = "linux-perf"
 OUTPUT_NAME = ".kbench-perf-stat.csv"
 READ_TIMEOUT_S = 30.0
 
 
-class CountingTools:
+class CountingTools(HostUnderPerf):
     """``host`` with every tool run counted by ``perf stat`` (``readings``: one per run)."""
 
     def __init__(self, host: ToolHost) -> None:
-        self.host = host
-        self.where = host.where
-        perf = host.which("perf")
-        if perf is None:
-            raise ToolMissing("perf", PERF_PACKAGE)
-        self.perf = perf
+        super().__init__(host)
         self.cat = host.which("cat") or "/bin/cat"
         self.readings: list[dict[str, Any]] = []
         self.problems: list[str] = []
-
-    def which(self, tool: str) -> str | None:
-        return self.host.which(tool)
-
-    def version_output(self, tool_path: str, args: tuple[str, ...]) -> str:
-        return self.host.version_output(tool_path, args)
-
-    def scratch_dir(self, prefix: str) -> AbstractContextManager[str]:
-        return self.host.scratch_dir(prefix)
 
     def run(self, argv: list[str], *, executable: str, cwd: str, timeout: float) -> Finished:
         output = posixpath.join(cwd, OUTPUT_NAME)
@@ -56,12 +41,6 @@ class CountingTools:
                 self.problems.append(f"perf stat's counts of iteration {len(self.readings) + 1} "
                                      f"could not be read ({exc})")
         return finished
-
-    def start_server(self, argv: list[str], *, executable: str, port: int) -> None:
-        self.host.start_server(argv, executable=executable, port=port)
-
-    def stop_server(self, executable: str) -> None:
-        self.host.stop_server(executable)
 
     def counters(self) -> dict[str, Any] | None:
         """The runs' counts added up (operations = iterations counted), or None."""

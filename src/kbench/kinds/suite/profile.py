@@ -9,13 +9,13 @@ resolved where the tool ran.
 from __future__ import annotations
 
 import posixpath
-from contextlib import AbstractContextManager
 from dataclasses import replace
 
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.request import RunRequest
+from kbench.kinds.suite.perf_host import HostUnderPerf
 from kbench.profile.folded import FoldedProfile, fold_perf_script
-from kbench.profile.perf_record import DEFAULT_FREQUENCY_HZ, PERF_PACKAGE, record_argv, script_argv
+from kbench.profile.perf_record import DEFAULT_FREQUENCY_HZ, record_argv, script_argv
 from kbench.suites import Finished, SuiteError, ToolHost, ToolMissing
 from kbench.targets.base import TargetError
 from kbench.targets.transport import Transport
@@ -24,30 +24,16 @@ DATA_NAME = ".kbench-perf.data"
 SCRIPT_TIMEOUT_S = 300.0
 
 
-class RecordingTools:
+class RecordingTools(HostUnderPerf):
     """``host`` with each tool run recorded by ``perf record`` (``stacks``: folded, added up)."""
 
     def __init__(self, host: ToolHost, event: str, frequency_hz: int = DEFAULT_FREQUENCY_HZ) -> None:
-        self.host = host
-        self.where = host.where
-        perf = host.which("perf")
-        if perf is None:
-            raise ToolMissing("perf", PERF_PACKAGE)
-        self.perf = perf
+        super().__init__(host)
         self.event = event
         self.frequency_hz = frequency_hz
         self.stacks: dict[str, int] = {}
         self.samples = 0
         self.problems: list[str] = []
-
-    def which(self, tool: str) -> str | None:
-        return self.host.which(tool)
-
-    def version_output(self, tool_path: str, args: tuple[str, ...]) -> str:
-        return self.host.version_output(tool_path, args)
-
-    def scratch_dir(self, prefix: str) -> AbstractContextManager[str]:
-        return self.host.scratch_dir(prefix)
 
     def run(self, argv: list[str], *, executable: str, cwd: str, timeout: float) -> Finished:
         data = posixpath.join(cwd, DATA_NAME)
@@ -64,12 +50,6 @@ class RecordingTools:
             if not samples:
                 self.problems.append(f"perf script read no sample: {script.stderr.strip()[-300:]}")
         return finished
-
-    def start_server(self, argv: list[str], *, executable: str, port: int) -> None:
-        self.host.start_server(argv, executable=executable, port=port)
-
-    def stop_server(self, executable: str) -> None:
-        self.host.stop_server(executable)
 
 
 def profile_suite(target: Transport, benchmark: Benchmark, request: RunRequest) -> FoldedProfile:

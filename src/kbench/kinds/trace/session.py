@@ -57,15 +57,23 @@ def run_with_log(
 
     When the run fails or is interrupted, the log is finalized if the kernel can still be
     reached; a failure to do so never hides why the run ended."""
+    measurement = _run_after_reset(module, log, benchmark, request, spill)
+    log.finalize()
+    return measurement, log.read()
+
+
+def _run_after_reset(
+    module: KbenchModule, log: KernelTraceLog, benchmark: Benchmark, request: RunRequest, spill: Path | None,
+) -> Measurement:
+    """``module.run`` after ResetLog; when the run raises, FinalizeLog is tried (a failure to
+    reach the kernel then is not what the caller hears) and the run's exception goes on."""
     log.reset()
     try:
-        measurement = module.run(benchmark, request, spill)
+        return module.run(benchmark, request, spill)
     except BaseException:
         with contextlib.suppress(TargetError):
             log.finalize()
         raise
-    log.finalize()
-    return measurement, log.read()
 
 
 def _overhead_request(benchmark: str, params: dict[str, str] | None = None) -> RunRequest:
@@ -124,13 +132,7 @@ def traced_kfunc_run(
     if int(status.get("room", 0)) == 0:
         return _with_warning(module.run(benchmark, request, spill),
                              "kbench.ko's trace log has no room (size 0): tracepoints were not logged")
-    log.reset()
-    try:
-        measurement = module.run(benchmark, request, spill)
-    except BaseException:
-        with contextlib.suppress(TargetError):
-            log.finalize()
-        raise
+    measurement = _run_after_reset(module, log, benchmark, request, spill)
     try:
         log.finalize()
         trace = log.read()
