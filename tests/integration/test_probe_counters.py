@@ -9,9 +9,7 @@ from pathlib import Path
 import pytest
 
 from kbench.profile.counters import HARDWARE_EVENTS, parse_counters
-from tests.integration.test_probe import parse, probe, run
-
-__all__ = ["probe"]
+from tests.integration.test_probe import parse, run
 
 CORE_PMU = Path("/sys/bus/event_source/devices/cpu")
 """The core PMU's perf device: absent on a VM without a virtual PMU (then no hardware event exists)."""
