@@ -250,6 +250,8 @@ struct kb_usage_snap {
 
 void kb_usage_read_stat(struct kb_usage_snap *s);
 void kb_usage_read_thread(struct kb_usage_snap *s);
+/* The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID) in ns. */
+uint64_t kb_thread_cpu_ns(void);
 /* User + system CPU seconds between two rusage snapshots. */
 double kb_rusage_cpu_s(const struct rusage *a, const struct rusage *b);
 /* The header's `usage` object (docs/probe-format.md). */

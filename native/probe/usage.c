@@ -39,12 +39,17 @@ void kb_usage_read_stat(struct kb_usage_snap *s)
 	fclose(f);
 }
 
-/* The thread's own counters; the order mirrors the end snapshot. */
-void kb_usage_read_thread(struct kb_usage_snap *s)
+uint64_t kb_thread_cpu_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	s->thread_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The thread's own counters; the order mirrors the end snapshot. */
+void kb_usage_read_thread(struct kb_usage_snap *s)
+{
+	s->thread_cpu_ns = kb_thread_cpu_ns();
 	getrusage(RUSAGE_THREAD, &s->thread);
 	getrusage(RUSAGE_SELF, &s->self);
 	s->runqueue_wait_ns = -1;
