@@ -788,15 +788,10 @@ def _on_read_only_file_system(path: Path) -> bool:
 
 
 def _missing_columns(conn: Connection) -> list[str]:
-    """The columns migrations add that the tables of the database behind ``conn`` lack."""
-    from sqlalchemy import inspect
+    """``reads.missing_columns`` of the database behind ``conn``, inside its transaction."""
+    from sqlalchemy import text
 
-    from kbench.store.records import ADDED_COLUMNS
+    def query(sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return [dict(row) for row in conn.execute(text(sql), dict(params)).mappings()]
 
-    inspector = inspect(conn)
-    missing = []
-    for table, columns in ADDED_COLUMNS.items():
-        if inspector.has_table(table):
-            present = {column["name"] for column in inspector.get_columns(table)}
-            missing += [f"{table}.{column}" for column in columns if column not in present]
-    return missing
+    return reads.missing_columns(query, conn.dialect.name)

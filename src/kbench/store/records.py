@@ -12,10 +12,16 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 9
 
+RUN_COLUMNS_V4 = ("owner_pid", "owner_boot_id", "owner_host", "commit", "label", "task_key")
+"""Columns of ``runs`` added by schema v4 (the migration adds them to older databases)."""
+RUN_COLUMNS_V6 = ("import_digest",)
+"""Columns of ``runs`` added by schema v6."""
+RUN_COLUMNS_V8 = ("heartbeat_at",)
+"""Columns of ``runs`` added by schema v8."""
+
 ADDED_COLUMNS: dict[str, tuple[str, ...]] = {
-    "runs": ("owner_pid", "owner_boot_id", "owner_host", "commit", "label", "task_key",
-             "import_digest", "heartbeat_at"),
-    "fleet_tasks": ("spec",),
+    "runs": RUN_COLUMNS_V4 + RUN_COLUMNS_V6 + RUN_COLUMNS_V8,
+    "fleet_tasks": ("spec",),  # v9
 }
 """Columns that migrations add to tables of older databases. A database whose version is
 current but which lacks one of them (written by a development build whose migrations were

@@ -26,6 +26,9 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
+from kbench.store.records import RUN_COLUMNS_V4 as RUN_COLUMNS_V4
+from kbench.store.records import RUN_COLUMNS_V6 as RUN_COLUMNS_V6
+from kbench.store.records import RUN_COLUMNS_V8 as RUN_COLUMNS_V8
 from kbench.store.records import SCHEMA_VERSION as SCHEMA_VERSION
 
 metadata = MetaData()
@@ -106,12 +109,6 @@ Index("ix_runs_benchmark", runs.c.benchmark)
 Index("ix_runs_started_at", runs.c.started_at)
 Index("ux_runs_task_key", runs.c.task_key, unique=True)
 Index("ux_runs_import_digest", runs.c.import_digest, unique=True)
-RUN_COLUMNS_V4 = ("owner_pid", "owner_boot_id", "owner_host", "commit", "label", "task_key")
-"""Columns of ``runs`` added by schema v4 (the migration adds them to older databases)."""
-RUN_COLUMNS_V6 = ("import_digest",)
-"""Columns of ``runs`` added by schema v6."""
-RUN_COLUMNS_V8 = ("heartbeat_at",)
-"""Columns of ``runs`` added by schema v8."""
 
 samples = Table(
     "samples",
