@@ -294,6 +294,22 @@ def test_sensitivity_of_parameter_values_pairs_them_block_by_block(kbench: Kbenc
     assert paired[0, 1] < 0.05 and paired[0, 2] < 0.05 and paired[1, 2] < 0.05
 
 
+@pytest.mark.parametrize("command", ["compare", "sensitivity"])
+@pytest.mark.parametrize(("params", "refusal"), [
+    (("-p", "work=500"), "with one --module, vary one parameter with '|'"),
+    (("-p", "work=500|500"), "a value is listed twice"),
+])
+def test_module_parameters_are_refused_before_anything_is_built_or_booted(
+    kbench: KbenchRunner, tmp_path: Path, command: str, params: tuple[str, ...], refusal: str,
+) -> None:
+    # the module does not compile and the kernel does not exist: any other message would show
+    # that a build or a boot was tried before the parameters were looked at
+    module = tmp_path / "broken.c"
+    module.write_text("this is not C\n")
+    done = kbench(command, "--module", str(module), "--kernel", "deb:0.0.0-none-amd64", *params, check=False)
+    assert done.returncode == 2 and refusal in done.stderr, done.stderr
+
+
 def test_stored_runs_selected_by_tag(kbench: KbenchRunner) -> None:
     for tag in ("before", "before", "before", "after", "after", "after"):
         kbench("run", "syscall.getppid", "--samples", "1000", "--tag", tag)

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from kbench.cli.console import label_column, write_stdout
 from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.main import Context, err_console, pass_context, user_errors
+from kbench.cli.module_options import LOCAL_KERNEL_HELP, MODULE_HELP, check_module_sides
 from kbench.cli.parsing import Duration, KeyValue, Runs, complete_benchmarks
 from kbench.compare.budget import check_blocks, check_trials
 from kbench.compare.multiple import Method
@@ -23,6 +24,7 @@ from kbench.engine.comparison_sides import (
     INTERLEAVED,
     TRIALS,
     build_sides,
+    check_module_params,
     choose_design,
     default_margin,
     module_sides,
@@ -81,13 +83,8 @@ def parse_margin(text: str | None) -> float | None:
 @click.option("-p", "--param", "params", multiple=True, type=KeyValue(),
               help="Benchmark parameter KEY=VALUE; KEY=V1|V2 makes one side per value (the first is the base).")
 @click.option("--module", "modules", multiple=True, type=click.Path(exists=True, path_type=Path),
-              help="A benchmark module of your own (NAME.c or a module directory), built and loaded next to "
-              "kbench.ko in the --kernel (or, with --local-kernel, this kernel). Once: vary its benchmark's "
-              "parameter with '|'. Twice or more: each module is a side, built under a name of its own so that "
-              "all load at once.")
-@click.option("--local-kernel", is_flag=True,
-              help="In-kernel benchmarks without --kernel: build kbench.ko (and --module's) and load them into "
-              "the running kernel.")
+              help=MODULE_HELP)
+@click.option("--local-kernel", is_flag=True, help=LOCAL_KERNEL_HELP)
 @click.option("--whole-runs", is_flag=True,
               help="Interleaved, in-kernel benchmarks: alternate whole kbench.ko runs from outside instead of "
               "short slots inside one kernel thread (the default).")
@@ -150,7 +147,7 @@ def compare_cmd(
     change, its confidence interval and p-value, and the design that measured it."""
     kinds = [name for name, given in (("--kernel", kernels), ("--command", commands), ("--runs", run_sets)) if given]
     if modules:
-        _check_modules(kernels, commands, run_sets, local_kernel, design)
+        check_module_sides(kernels, bool(commands or run_sets), local_kernel, design == TRIALS)
     elif len(kinds) > 1 or (not kinds and not any("|" in value for _, value in params)):
         raise click.UsageError("give the sides with exactly one of --kernel, --command or --runs (twice or more), "
                                "or vary one parameter with -p KEY=V1|V2")
@@ -191,6 +188,7 @@ def compare_cmd(
                                    every_side=True)
         elif modules:
             kernel = kernels[0] if kernels else None
+            check_module_params(modules, dict(params))
             with make_target(kernel, modules, local_kernel=local_kernel, module_suffixes=module_suffixes(modules),
                              suite_tools=suite_tools([], perf=profile)) as target:
                 if not isinstance(target, Transport):
@@ -314,19 +312,6 @@ def _measure(
             adaptive=adaptive, alpha=alpha, margin=margin, seed=seed, trials_per_boot=trials_per_boot,
             on_trial=on_trial, metric=metric,
         )
-
-
-def _check_modules(kernels: tuple[str, ...], commands: tuple[str, ...], run_sets: tuple[RunSelector, ...],
-                   local_kernel: bool, design: str) -> None:
-    if commands or run_sets:
-        raise click.UsageError("--module compares in-kernel benchmarks: give no --command or --runs")
-    if len(kernels) > 1:
-        raise click.UsageError("--module loads the modules into one kernel: give --kernel once")
-    if not kernels and not local_kernel:
-        raise click.UsageError("--module loads the modules into a kernel booted in qemu (--kernel SPEC), or with "
-                               "--local-kernel into the running kernel")
-    if design == TRIALS:
-        raise click.UsageError("--module sides run in one kernel: they are compared with the interleaved design")
 
 
 def _measure_interleaved(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import click
@@ -9,14 +11,28 @@ from rich.table import Table
 from rich.text import Text
 
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
+from kbench.cli.module_options import LOCAL_KERNEL_HELP, MODULE_HELP, check_module_sides
 from kbench.cli.parsing import Duration, KeyValue, complete_benchmarks
 from kbench.compare.sensitivity import paired_sensitivity_matrix, sensitivity_matrix
 from kbench.contract.request import BadRequest
 from kbench.engine.compare_protocol import run_comparison
-from kbench.engine.comparison_sides import AUTO, DESIGNS, INTERLEAVED, build_sides, choose_design
+from kbench.engine.comparison_sides import (
+    AUTO,
+    DESIGNS,
+    INTERLEAVED,
+    TRIALS,
+    Sides,
+    build_sides,
+    check_module_params,
+    choose_design,
+    module_sides,
+)
 from kbench.engine.in_kernel import interleaved_comparison
-from kbench.engine.interleaved import DEFAULT_BUDGET_S
+from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome
+from kbench.kinds.kfunc.loaded import module_suffixes
+from kbench.store.db import Store
 from kbench.targets.factory import make_target
+from kbench.targets.transport import Transport
 
 
 @click.command("sensitivity")
@@ -26,6 +42,8 @@ from kbench.targets.factory import make_target
               help="A configuration per kernel (with BENCHMARK); or one kernel for all with -p KEY=V1|V2.")
 @click.option("-p", "--param", "params", multiple=True, type=KeyValue(),
               help="Benchmark parameter KEY=VALUE; KEY=V1|V2|... makes one configuration per value.")
+@click.option("--module", "modules", multiple=True, type=click.Path(exists=True, path_type=Path), help=MODULE_HELP)
+@click.option("--local-kernel", is_flag=True, help=LOCAL_KERNEL_HELP)
 @click.option("--design", type=click.Choice(DESIGNS), default=AUTO, show_default=True,
               help="interleaved (one target, slot by slot) or trials (whole runs).")
 @click.option("--metric", type=click.Choice(["cpu", "wall"]), default="cpu", show_default=True,
@@ -40,21 +58,28 @@ from kbench.targets.factory import make_target
 @pass_context
 def sensitivity_cmd(
     ctx: Context, benchmark: str | None, commands: tuple[str, ...], kernels: tuple[str, ...],
-    params: tuple[tuple[str, str], ...], design: str, metric: str, budget: float, samples: int | None, trials: int,
-    seed: int, as_json: bool,
+    params: tuple[tuple[str, str], ...], modules: tuple[Path, ...], local_kernel: bool, design: str, metric: str,
+    budget: float, samples: int | None, trials: int, seed: int, as_json: bool,
 ) -> None:
-    """The matrix of p-values for every pair of configurations (commands, kernels, or values of
-    one parameter), A/A splits on the diagonal: which differences a method separates, and
-    which it reports that are not there."""
+    """The matrix of p-values for every pair of configurations (commands, kernels, values of one
+    parameter, or your own modules), A/A splits on the diagonal: which differences a method
+    separates, and which it reports that are not there."""
+    if modules:
+        check_module_sides(kernels, bool(commands), local_kernel, design == TRIALS)
     with user_errors():
-        if commands and kernels:
+        if commands and kernels and not modules:
             raise BadRequest("give --command configurations or --kernel configurations, not both")
-        found = build_sides(benchmark, kernels, commands, dict(params), samples)
-        chosen = choose_design(design, found.sides)
+        found = None if modules else build_sides(benchmark, kernels, commands, dict(params), samples)
+        chosen = INTERLEAVED if found is None else choose_design(design, found.sides)
         if chosen == INTERLEAVED:
-            with make_target(found.sides[0].kernel) as target:
-                outcome = interleaved_comparison(ctx.store, found.sides, target, budget_s=budget, metric=metric,
-                                                 seed=seed, samples=samples, adaptive=False, tags=("sensitivity",))
+            if found is None:
+                outcome = _module_outcome(ctx.store, modules, kernels[0] if kernels else None, local_kernel,
+                                          benchmark, dict(params), samples, budget, seed)
+            else:
+                with make_target(found.sides[0].kernel) as target:
+                    outcome = interleaved_comparison(ctx.store, found.sides, target, budget_s=budget, metric=metric,
+                                                     seed=seed, samples=samples, adaptive=False,
+                                                     tags=("sensitivity",))
             metric_name = outcome.metrics[0].name
             paired = paired_sensitivity_matrix(
                 [s.label for s in outcome.sides],
@@ -67,6 +92,7 @@ def sensitivity_cmd(
             heading = (f"{outcome.blocks} interleaved blocks; cells: signed-rank p / KS p (diagonal: even vs odd "
                        "blocks of the same configuration, Mann-Whitney / KS, A/A)")
         else:
+            assert found is not None  # modules are measured interleaved
             trial_outcome = run_comparison(ctx.store, found.sides, make_target, max_trials=trials, adaptive=False,
                                            seed=seed, tags=("sensitivity",), metric=metric)
             metric_name = trial_outcome.sides[0].primary_metric
@@ -89,3 +115,18 @@ def sensitivity_cmd(
         cells = [f"{matrix[i, j]:.3f} / {ks[i, j]:.3f}" for j in range(len(names))]
         table.add_row(f"[{i}] {name}", *cells)
     console.print(table)
+
+
+def _module_outcome(store: Store, modules: tuple[Path, ...], kernel: str | None, local_kernel: bool,
+                    benchmark: str | None, params: dict[str, str], samples: int | None, budget: float,
+                    seed: int) -> InterleavedOutcome:
+    """The user's modules (or one module's parameter values) as the configurations, measured as
+    ``compare --module`` measures them: inside kbench.ko, sides alternating in short slots."""
+    check_module_params(modules, params)
+    with make_target(kernel, modules, local_kernel=local_kernel, module_suffixes=module_suffixes(modules)) as target:
+        if not isinstance(target, Transport):
+            raise BadRequest(f"{kernel or 'this kernel'} cannot load benchmark modules")
+        found: Sides = module_sides(target, modules, benchmark, params, samples)
+        sides = [replace(side, kernel=kernel) for side in found.sides]
+        return interleaved_comparison(store, sides, target, budget_s=budget, seed=seed, samples=samples,
+                                      adaptive=False, tags=("sensitivity",))

@@ -104,6 +104,18 @@ def build_sides(
     return Sides(sides, "kernel", bench.name)
 
 
+def check_module_params(modules: Sequence[Path], params: dict[str, str]) -> tuple[str, list[str]] | None:
+    """What ``module_sides`` can refuse before anything is built or booted: one module needs one
+    parameter varied with '|', two or more are the sides themselves. The varied parameter, if any."""
+    varying = _varying(params)
+    if len(modules) == 1 and varying is None:
+        raise BadRequest("with one --module, vary one parameter with '|' (e.g. -p 'work=2000|2020'), or give "
+                         "--module twice to compare two versions of the module")
+    if len(modules) > 1 and varying is not None:
+        raise BadRequest("with --module twice or more the modules are the sides: vary no parameter with '|'")
+    return varying
+
+
 def module_sides(
     target: Transport, modules: Sequence[Path], benchmark: str | None, params: dict[str, str], samples: int | None,
 ) -> Sides:
@@ -115,17 +127,13 @@ def module_sides(
       module, its benchmark (``benchmark`` + its suffix, or the one it registered), all under one
       metric named after the benchmark without the suffix.
     BadRequest names what is wrong."""
-    varying = _varying(params)
+    varying = check_module_params(modules, params)
     wanted = benchmark.removeprefix("kfunc.") if benchmark else None
     if len(modules) == 1:
-        if varying is None:
-            raise BadRequest("with one --module, vary one parameter with '|' (e.g. -p 'work=2000|2020'), or give "
-                             "--module twice to compare two versions of the module")
+        assert varying is not None
         name = wanted or _only_benchmark(registered_by(target, 0), modules[0])
         bench = loaded_benchmark(target, f"kfunc.{name}")
         return Sides(_value_sides(bench, params, varying, None, samples), "configuration", bench.name)
-    if varying is not None:
-        raise BadRequest("with --module twice or more the modules are the sides: vary no parameter with '|'")
     suffixes = module_suffixes(modules)
     labels = _module_labels(modules)
     sides = []
