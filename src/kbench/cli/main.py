@@ -141,9 +141,9 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "sensitivity": LazyCommand(
         "kbench.cli.sensitivity_cmd:sensitivity_cmd",
-        "The matrix of p-values for every pair of configurations (commands, kernels, or values of one "
-        "parameter), A/A splits on the diagonal: which differences a method separates, and which it "
-        "reports that are not there.",
+        "The matrix of p-values for every pair of configurations (commands, kernels, values of one "
+        "parameter, or your own modules), A/A splits on the diagonal: which differences a method "
+        "separates, and which it reports that are not there.",
     ),
     "serve": LazyCommand(
         "kbench.cli.serve_cmd:serve_cmd",
