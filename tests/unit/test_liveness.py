@@ -13,6 +13,7 @@ database with the database's own clock, as the code under test reads them.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import threading
@@ -27,6 +28,7 @@ from sqlalchemy import insert, text, update
 from kbench.store import schema
 from kbench.store.db import Store
 from kbench.store.liveness import RUN_LEASE_S
+from kbench.store.owners import boot_id, owner_gone
 from tests.services import LOOPBACK, free_port, wait_for_port
 
 
@@ -166,3 +168,23 @@ def _heartbeat_at(store: Store, run_id: int) -> datetime:
         value = conn.execute(text("SELECT heartbeat_at FROM runs WHERE id = :id"), {"id": run_id}).scalar_one()
     value = datetime.fromisoformat(value) if isinstance(value, str) else value
     return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def test_an_owner_that_has_exited_but_is_not_reaped_yet_is_gone() -> None:
+    """A kbench killed with -9 stays a zombie until its parent reaps it (pid 1 after its shell
+    left: here that took over a second); its run must read ``abandoned`` at once all the same."""
+    started = datetime.now(UTC)  # the run began; its owner is forked right after
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    host, boot = socket.gethostname(), boot_id()
+    try:
+        assert not owner_gone(child.pid, boot, host, started)  # alive: it owns the run
+        assert child.stdin is not None
+        child.stdin.close()  # it exits; nobody waits for it yet
+        stat = Path(f"/proc/{child.pid}/stat")
+        deadline = time.monotonic() + 60
+        while stat.read_text().rsplit(")", 1)[-1].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the child did not exit within 60 s"
+            time.sleep(0.01)
+        assert owner_gone(child.pid, boot, host, started)
+    finally:
+        child.wait()

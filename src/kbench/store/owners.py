@@ -39,7 +39,9 @@ def boot_id() -> str:
 
 
 def _process_start(pid: int) -> float | None:
-    """When process ``pid`` started (seconds since the epoch), or None if there is none."""
+    """When process ``pid`` started (seconds since the epoch), or None if there is none or it
+    has exited and only waits to be reaped (a zombie: a kbench killed with -9 whose parent, often
+    pid 1 after its shell left, has not reaped it yet, cannot finish its run)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
         btime = next(
@@ -49,6 +51,8 @@ def _process_start(pid: int) -> float | None:
         return None
     # Field 22 (starttime, clock ticks since boot) comes after the ")" that ends the name.
     fields = stat.rsplit(")", 1)[-1].split()
+    if fields[:1] in (["Z"], ["X"]):
+        return None
     try:
         ticks = int(fields[19])
     except (IndexError, ValueError):
