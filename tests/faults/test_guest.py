@@ -189,10 +189,35 @@ def test_a_late_ctrl_c_keeps_the_samples_and_a_second_is_never_ignored(sandbox: 
     if proc.returncode == 0:  # the run had ended before the first Ctrl-C: nothing to stop
         assert json.loads(stdout)["n"] == LONG_SAMPLES
         return
-    assert proc.returncode == 130, stderr
+    # 130; or, when the second press lands while kbench is already exiting on the first, death by
+    # SIGINT, which a shell reports as 130 all the same (seen by hand: a first press 0 ms after the
+    # run was stored whole, the second 50 ms later)
+    assert proc.returncode in ((130,) if presses == 1 else (130, -signal.SIGINT)), stderr
     assert_all_gone([qemu, *below], "qemu after Ctrl-C")
     status, n, _ = _stored(sandbox)
-    assert status == "interrupted" and n >= before > 0
+    # A Ctrl-C that lands after the run was stored whole (while the guest shuts down) stops
+    # kbench, not the run: it stays complete with every sample (seen in CI, with two presses).
+    assert (status, n) == ("complete", LONG_SAMPLES) or (status == "interrupted" and n >= before > 0), (status, n)
+    assert sandbox.leftovers() == []
+
+
+def test_ctrl_c_twice_after_the_run_was_stored_whole_keeps_it_complete(sandbox: Sandbox) -> None:
+    """The corner the late Ctrl-C test reaches by chance: both presses land while kbench tears
+    the guest down after storing the run complete."""
+    samples = 200_000
+    proc = sandbox.start("run", "kfunc.empty", "--kernel", TEST_KERNEL, "--samples", str(samples), "--batch", "600",
+                         "--json")
+    wait_for(lambda: proc.poll() is not None or [row[1] for row in _rows_if_any(sandbox.db)] == ["complete"],
+             "the run stored complete", GUEST_RUN_BOUND_S)
+    below = descendants(proc.pid)
+    for _ in range(2):
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+    _, stderr = proc.communicate(timeout=OOPS_BOUND_S)
+    assert "Traceback" not in stderr and "Aborted" not in stderr
+    assert proc.returncode in (0, 130, -signal.SIGINT), stderr  # 0: it had ended before the first press
+    assert_all_gone(below, "qemu and kbench's other children after Ctrl-C")
+    assert [row[1:3] for row in run_rows(sandbox.db)] == [("complete", samples)]
     assert sandbox.leftovers() == []
 
 
