@@ -65,14 +65,19 @@ def _guest_qemus(kbench: int, db: Path) -> list[int]:
     seen: list[int] = []
 
     def measuring() -> bool:
-        seen.extend(pid for pid in descendants(kbench)
-                    if pid not in seen and command_name(pid) == QEMU and b"-kernel" in _cmdline(pid))
+        _note_guest_qemus(kbench, seen)
         return any(status == "running" for _, status, _, _ in _rows_if_any(db))
 
     wait_for(measuring, "a run row with status running", GUEST_RUN_BOUND_S)
     measuring()  # the guest may have started between the last look and the row
     assert seen, "no qemu booted a guest under kbench"
     return seen
+
+
+def _note_guest_qemus(kbench: int, seen: list[int]) -> None:
+    """Add to ``seen`` the qemus now booting a guest under ``kbench`` that it lacks."""
+    seen.extend(pid for pid in descendants(kbench)
+                if pid not in seen and command_name(pid) == QEMU and b"-kernel" in _cmdline(pid))
 
 
 def _rows_if_any(db: Path) -> list[tuple[int, str, int, str | None]]:
@@ -98,8 +103,7 @@ def _measuring_in_the_guest(sandbox: Sandbox, args: tuple[str, ...] = LONG_KFUNC
     qemus: list[int] = []
 
     def measuring() -> bool:
-        qemus.extend(pid for pid in descendants(proc.pid)
-                     if pid not in qemus and command_name(pid) == QEMU and b"-kernel" in _cmdline(pid))
+        _note_guest_qemus(proc.pid, qemus)
         if _spilled(sandbox) > 0:
             return True
         if proc.poll() is not None:

@@ -21,7 +21,6 @@ from kbench.engine.comparison_sides import (
     DESIGNS,
     INTERLEAVED,
     TRIALS,
-    Sides,
     build_sides,
     check_module_params,
     choose_design,
@@ -67,7 +66,7 @@ def sensitivity_cmd(
     if modules:
         check_module_sides(kernels, bool(commands), local_kernel, design == TRIALS)
     with user_errors():
-        if commands and kernels and not modules:
+        if commands and kernels:  # with --module, check_module_sides refused --command already
             raise BadRequest("give --command configurations or --kernel configurations, not both")
         found = None if modules else build_sides(benchmark, kernels, commands, dict(params), samples)
         chosen = INTERLEAVED if found is None else choose_design(design, found.sides)
@@ -126,7 +125,7 @@ def _module_outcome(store: Store, modules: tuple[Path, ...], kernel: str | None,
     with make_target(kernel, modules, local_kernel=local_kernel, module_suffixes=module_suffixes(modules)) as target:
         if not isinstance(target, Transport):
             raise BadRequest(f"{kernel or 'this kernel'} cannot load benchmark modules")
-        found: Sides = module_sides(target, modules, benchmark, params, samples)
+        found = module_sides(target, modules, benchmark, params, samples)
         sides = [replace(side, kernel=kernel) for side in found.sides]
         return interleaved_comparison(store, sides, target, budget_s=budget, seed=seed, samples=samples,
                                       adaptive=False, tags=("sensitivity",))
