@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -281,11 +282,61 @@ def stop_group(proc: subprocess.Popen[Any], grace: float = STOP_GRACE_S) -> None
     A Ctrl-C while waiting is not allowed to leave the child behind: it skips the grace time.
     """
     signal_group(proc, signal.SIGTERM)
+    deadline = time.monotonic() + grace
     with contextlib.suppress(subprocess.TimeoutExpired, KeyboardInterrupt):
         proc.wait(timeout=grace)
     if proc.poll() is None:
         signal_group(proc, signal.SIGKILL)
         _wait_uninterrupted(proc)
+    _wait_group_gone(proc.pid, deadline)
+
+
+GROUP_POLL_S = 0.01
+
+
+def _wait_group_gone(pgid: int, deadline: float) -> None:
+    """Return once no living process is left in group ``pgid`` (its leader already reaped):
+    a tool's worker may take a moment longer than its leader to die of the same SIGTERM
+    (netserver's per-test child). SIGKILL for those still alive at ``deadline``, or at once
+    on Ctrl-C. Zombies do not count: orphans are reaped by init, on its own time."""
+    killed = False
+    while _living_members(pgid):
+        now = time.monotonic()
+        if killed and now >= deadline:
+            return  # unkillable (stuck in the kernel): nothing more to do from here
+        if not killed and now >= deadline:
+            _kill_group(pgid)
+            killed, deadline = True, now + STOP_GRACE_S
+        try:
+            time.sleep(GROUP_POLL_S)
+        except KeyboardInterrupt:
+            _kill_group(pgid)
+            killed, deadline = True, time.monotonic() + STOP_GRACE_S
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _living_members(pgid: int) -> list[int]:
+    """The processes of group ``pgid`` that are not zombies (none at once when the group is empty)."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return []
+    living = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] not in (b"Z", b"X"):
+            living.append(int(entry.name))
+    return living
 
 
 def _wait_uninterrupted(proc: subprocess.Popen[Any]) -> None:

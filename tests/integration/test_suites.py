@@ -171,7 +171,17 @@ def test_missing_tool_names_its_debian_package(suite: Suite, tmp_path: Path, mon
 
 
 def _netservers() -> set[str]:
-    return {p.name for p in Path("/proc").iterdir() if p.name.isdigit() and _comm(p) == "netserver"}
+    """The living netserver processes. A zombie does not count: netserver's per-test child,
+    killed with its parent, is an orphan that init reaps on its own time (in CI one stayed
+    a zombie for seconds)."""
+    return {p.name for p in Path("/proc").iterdir() if p.name.isdigit() and _comm(p) == "netserver" and _living(p)}
+
+
+def _living(proc: Path) -> bool:
+    try:
+        return (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
 
 
 def _comm(proc: Path) -> str:
