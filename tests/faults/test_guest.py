@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -94,37 +95,92 @@ def _cmdline(pid: int) -> bytes:
         return b""
 
 
+NO_STREAM_ATTEMPTS = 3
+"""A guest kfunc run now and then streams nothing to the host while it measures: the spill
+keeps its header alone until the run ends whole (here about 1 run in 40 of this file's in a
+row under load, once in CI; not understood yet, docs/VM.md "Known problems"). Such a run
+cannot be stopped half-way, which these tests are about: the helper starts another. With
+3 attempts a test fails so only if 3 runs in a row do not stream, about 1 in 60 000 at
+1 in 40, and every helper call of a CI run together about 1 in 9 000."""
+
+
 def _measuring_in_the_guest(sandbox: Sandbox, args: tuple[str, ...] = LONG_KFUNC_RUN) -> tuple[
     subprocess.Popen[str], int, list[int]
 ]:
     """Start kbench; return once the module's samples reach the run's spill (it exists only
-    while the run measures). A kbench that ends first fails the test at once, with its output."""
+    while the run measures). A kbench that ends otherwise than with its run complete and
+    never streamed fails the test at once, with its output."""
+    unstreamed = []
+    for _ in range(NO_STREAM_ATTEMPTS):
+        measuring = _start_measuring(sandbox, args)
+        if not isinstance(measuring, str):
+            return measuring
+        unstreamed.append(measuring)
+        _forget_the_run(sandbox)
+    raise AssertionError(f"{NO_STREAM_ATTEMPTS} runs in a row ended before their samples reached the spill: "
+                         + "\n".join(unstreamed))
+
+
+def _start_measuring(sandbox: Sandbox, args: tuple[str, ...]) -> tuple[subprocess.Popen[str], int, list[int]] | str:
+    """kbench measuring as ``_measuring_in_the_guest`` says, or what a run that completed
+    without streaming said."""
     proc = sandbox.start(*args)
     qemus: list[int] = []
+    spill_files: set[str] = set()
+    ended: list[str] = []
 
     def measuring() -> bool:
         _note_guest_qemus(proc.pid, qemus)
         if _spilled(sandbox) > 0:
             return True
+        spill_files.update(str(path) for path in _spill_files(sandbox))
         if proc.poll() is not None:
             stdout, stderr = proc.communicate()
             rows = run_rows(sandbox.db) if sandbox.db.exists() else []
-            raise AssertionError(f"kbench ended (exit {proc.returncode}) before its samples reached the spill: "
-                                 f"{stderr[-2000:]} {stdout[-500:]} {rows}")
+            said = (f"kbench ended (exit {proc.returncode}) before its samples reached the spill (spill files seen: "
+                    f"{sorted(spill_files) or 'none'}; warnings: {_warnings(stdout)}): {stderr[-2000:]} "
+                    f"{stdout[-500:]} {rows}")
+            if proc.returncode != 0 or [row[1:3] for row in rows] != [("complete", LONG_SAMPLES)]:
+                raise AssertionError(said)
+            ended.append(said)
+            return True
         return False
 
     wait_for(measuring, "samples in the run's spill", GUEST_RUN_BOUND_S)
+    if ended:
+        return ended[0]
     assert qemus, "no qemu booted a guest under kbench"
     living = [pid for pid in qemus if alive(pid)]
     assert len(living) == 1, f"one guest measuring, qemus seen {qemus}, alive {living}"
     return proc, living[0], descendants(proc.pid)
 
 
+def _forget_the_run(sandbox: Sandbox) -> None:
+    """A clean store again (the tests look at its only run), once kbench has left nothing behind."""
+    assert sandbox.leftovers() == []
+    for path in sandbox.db.parent.glob(sandbox.db.name + "*"):
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+
+
+def _spill_files(sandbox: Sandbox) -> list[Path]:
+    return list((sandbox.db.parent / (sandbox.db.name + "-spill")).glob("run-*.spill"))
+
+
 def _spilled(sandbox: Sandbox) -> int:
     """The samples in the spill of the sandbox's only run (0 before there is one)."""
-    spills = list((sandbox.db.parent / (sandbox.db.name + "-spill")).glob("run-*.spill"))
+    spills = _spill_files(sandbox)
     head = spill_head(spills[0]) if spills else None
     return 0 if head is None else head.rows
+
+
+def _warnings(stdout: str) -> object:
+    try:
+        return json.loads(stdout).get("warnings")
+    except (ValueError, AttributeError):
+        return "no JSON on stdout"
 
 
 def _stored(sandbox: Sandbox) -> tuple[str, int, str | None]:
