@@ -277,7 +277,8 @@ def signal_group(proc: subprocess.Popen[Any], sig: int) -> None:
 
 
 def stop_group(proc: subprocess.Popen[Any], grace: float = STOP_GRACE_S) -> None:
-    """SIGTERM the group, SIGKILL it after ``grace`` seconds; returns once the child is reaped.
+    """SIGTERM the group, SIGKILL it after ``grace`` seconds; returns once the child is reaped
+    and no living process is left in its group.
 
     A Ctrl-C while waiting is not allowed to leave the child behind: it skips the grace time.
     """
@@ -302,21 +303,17 @@ def _wait_group_gone(pgid: int, deadline: float) -> None:
     killed = False
     while _living_members(pgid):
         now = time.monotonic()
-        if killed and now >= deadline:
-            return  # unkillable (stuck in the kernel): nothing more to do from here
-        if not killed and now >= deadline:
-            _kill_group(pgid)
+        if now >= deadline:
+            if killed:
+                return  # unkillable (stuck in the kernel): nothing more to do from here
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
             killed, deadline = True, now + STOP_GRACE_S
         try:
             time.sleep(GROUP_POLL_S)
         except KeyboardInterrupt:
-            _kill_group(pgid)
-            killed, deadline = True, time.monotonic() + STOP_GRACE_S
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+            if not killed:
+                deadline = time.monotonic()  # SIGKILL at the next look
 
 
 def _living_members(pgid: int) -> list[int]:

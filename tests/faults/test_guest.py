@@ -131,9 +131,10 @@ def _start_measuring(sandbox: Sandbox, args: tuple[str, ...]) -> tuple[subproces
 
     def measuring() -> bool:
         _note_guest_qemus(proc.pid, qemus)
-        if _spilled(sandbox) > 0:
+        spills = _spill_files(sandbox)
+        if _rows(spills) > 0:
             return True
-        spill_files.update(str(path) for path in _spill_files(sandbox))
+        spill_files.update(str(path) for path in spills)
         if proc.poll() is not None:
             stdout, stderr = proc.communicate()
             rows = run_rows(sandbox.db) if sandbox.db.exists() else []
@@ -171,7 +172,10 @@ def _spill_files(sandbox: Sandbox) -> list[Path]:
 
 def _spilled(sandbox: Sandbox) -> int:
     """The samples in the spill of the sandbox's only run (0 before there is one)."""
-    spills = _spill_files(sandbox)
+    return _rows(_spill_files(sandbox))
+
+
+def _rows(spills: list[Path]) -> int:
     head = spill_head(spills[0]) if spills else None
     return 0 if head is None else head.rows
 

@@ -7,27 +7,26 @@ per-test child may (netserver's was still alive, for a moment, after its leader 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from pathlib import Path
 
 from kbench import children
+from tests.faults.conftest import alive
 
 WORKER_READY_S = 30.0
 
 
 def _living_in_group(pgid: int) -> list[int]:
-    living = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            living.append(int(proc.name))
-    return living
+    return [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc"))) if _group(pid) == pgid and alive(pid)]
+
+
+def _group(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
 
 
 def _start_leader_with_stubborn_worker(tmp_path: Path) -> subprocess.Popen[bytes]:

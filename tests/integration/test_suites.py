@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from kbench.suites import SUITES, Suite, SuiteError, SuiteResult, ToolFailed, ToolMissing, get_suite, run_suite
+from tests.faults.conftest import alive
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -174,14 +175,8 @@ def _netservers() -> set[str]:
     """The living netserver processes. A zombie does not count: netserver's per-test child,
     killed with its parent, is an orphan that init reaps on its own time (in CI one stayed
     a zombie for seconds)."""
-    return {p.name for p in Path("/proc").iterdir() if p.name.isdigit() and _comm(p) == "netserver" and _living(p)}
-
-
-def _living(proc: Path) -> bool:
-    try:
-        return (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return False
+    return {p.name for p in Path("/proc").iterdir()
+            if p.name.isdigit() and _comm(p) == "netserver" and alive(int(p.name))}
 
 
 def _comm(proc: Path) -> str:
