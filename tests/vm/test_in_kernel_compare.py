@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,9 @@ from kbench.engine.comparison_sides import module_sides
 from kbench.engine.in_kernel import interleaved_comparison
 from kbench.engine.interleaved import InterleavedOutcome
 from kbench.engine.stored_comparison import stored_interleaved
+from kbench.kinds.kfunc.loaded import module_copies
+from kbench.report.comparison import ComparisonReport
+from kbench.report.comparison.copies import build_copies_report
 from kbench.store.db import Store
 from kbench.targets.kmod_ab import AbSideError
 from kbench.targets.vm import build_user_module
@@ -123,28 +127,30 @@ def test_seed_004s_table_in_kernel(kbench_vm: VmTarget, store: Store) -> None:
     assert np.all(np.isfinite(np.diag(matrix.paired_p))) and np.all(np.isfinite(np.diag(matrix.ks_p)))
 
 
-@pytest.fixture
-def two_builds(kbench_vm: VmTarget, tmp_path: Path) -> Iterator[list[Path]]:
-    """rotmix as two files, the new one with 2 % more rounds per call, loaded as rotmix_old and rotmix_new."""
+SLOWER = ("st->work = rotmix_params[0].value.u64;", "st->work = rotmix_params[0].value.u64 * 11 / 10;")
+"""rotmix's new version: 10 % more rounds per call (about +9.5 % measured: the call's fixed cost dilutes it)."""
+COPIES = 3
+
+
+@contextmanager
+def _builds_loaded(kbench_vm: VmTarget, tmp_path: Path, new_source: str) -> Iterator[list[Path]]:
+    """rotmix as old.c and new.c (``new_source``), COPIES copies of each loaded as the CLI loads
+    them (``module_copies``: rotmix_old_1, rotmix_new_1, rotmix_old_2, ...)."""
     session = kbench_vm.session
     assert session is not None and kbench_vm.kernel is not None
     old, new = tmp_path / "old.c", tmp_path / "new.c"
-    source = ROTMIX.read_text()
-    old.write_text(source)
-    slower = source.replace("st->work = rotmix_params[0].value.u64;",
-                            "st->work = rotmix_params[0].value.u64 * 51 / 50;")
-    assert slower != source
-    new.write_text(slower)
-    loaded = []
-    for path, suffix in ((old, "_old"), (new, "_new")):
-        ko = build_user_module(path, kbench_vm.kernel, kbench_vm.cache_dir, suffix)
-        assert ko.name == f"{path.stem}{suffix}.ko"
-        session.write_file(f"/tmp/{ko.name}", ko.read_bytes())
-        done = session.exec(["insmod", f"/tmp/{ko.name}"], timeout=60)
-        assert done.rc == 0, done.stderr
-        loaded.append(ko.stem)
-    kbench_vm.module_benchmarks = [["rotmix_old"], ["rotmix_new"]]
+    old.write_text(ROTMIX.read_text())
+    new.write_text(new_source)
+    paths, suffixes = module_copies([old, new], COPIES)
+    loaded: list[str] = []
     try:
+        for path, suffix in zip(paths, suffixes, strict=True):
+            ko = build_user_module(path, kbench_vm.kernel, kbench_vm.cache_dir, suffix)
+            session.write_file(f"/tmp/{ko.name}", ko.read_bytes())
+            done = session.exec(["insmod", f"/tmp/{ko.name}"], timeout=60)
+            assert done.rc == 0, done.stderr
+            loaded.append(ko.stem)
+        kbench_vm.module_benchmarks = [[f"rotmix{suffix}"] for suffix in suffixes]
         yield [old, new]
     finally:
         kbench_vm.module_benchmarks = []
@@ -152,27 +158,55 @@ def two_builds(kbench_vm: VmTarget, tmp_path: Path) -> Iterator[list[Path]]:
             session.exec(["rmmod", name], timeout=60)
 
 
-def test_two_builds_of_one_module_get_a_verdict(kbench_vm: VmTarget, store: Store, two_builds: list[Path]) -> None:
-    assert kbench_vm.module is not None
-    assert {"rotmix_old", "rotmix_new"} <= set(kbench_vm.module.benchmarks())
-    found = module_sides(kbench_vm, two_builds, None, {"work": "500"}, None)
-    assert [s.label for s in found.sides] == ["old.c", "new.c"] and found.title == "kfunc.rotmix"
-    assert [s.benchmark.workload for s in found.sides] == ["rotmix_old", "rotmix_new"]
-    assert {s.benchmark.metric for s in found.sides} == {"kfunc.rotmix.cycles"}
-    outcome = interleaved_comparison(store, found.sides, kbench_vm, alpha=ALPHA, margin_from_noise=True)
-    verdict, change, ci = _verdict(outcome, "new.c")
-    assert verdict == "regression" and 1.0 < change < 3.0, (change, ci)
-    assert store.get_run(outcome.sides[1].run_id).benchmark == "kfunc.rotmix_new"
+def _builds_compared(kbench_vm: VmTarget, store: Store, modules: list[Path], alpha: float) -> ComparisonReport:
+    found = module_sides(kbench_vm, modules, None, {"work": "500"}, None, COPIES)
+    assert found.builds == ("old.c", "new.c") and found.build_of == (0, 1) * COPIES
+    assert [s.label for s in found.sides][:2] == ["old.c#1", "new.c#1"] and found.title == "kfunc.rotmix"
+    assert [s.benchmark.workload for s in found.sides][:2] == ["rotmix_old_1", "rotmix_new_1"]
+    outcome = interleaved_comparison(store, found.sides, kbench_vm, alpha=alpha, margin=0.005)
+    assert store.get_run(outcome.sides[1].run_id).benchmark == "kfunc.rotmix_new_1"
+    return build_copies_report(outcome, found.builds, found.build_of, title=found.title, alpha=alpha,
+                               margin=0.005, context={}, parameters={})
+
+
+def test_two_builds_of_one_module_get_a_verdict_from_their_copies(
+    kbench_vm: VmTarget, store: Store, tmp_path: Path,
+) -> None:
+    """Builds 10 % apart, 3 copies each, at alpha 0.01 (4 degrees of freedom, t = 4.60). Copies
+    of one build were measured up to 2 % apart (docs/PERFORMANCE.md, "Placement"; 36 of 40
+    copies within 0.5 %): with a spread of even 1 % between copies, the difference is 11
+    standard errors clear of 0, and a miss needs the copies' sample spread to come out 2.4
+    times the true one, P(chi2(4) > 23) < 2e-4; the measured spreads make it far smaller."""
+    source = ROTMIX.read_text()
+    assert SLOWER[0] in source
+    with _builds_loaded(kbench_vm, tmp_path, source.replace(*SLOWER)) as modules:
+        report = _builds_compared(kbench_vm, store, modules, alpha=0.01)
+    metric = report.metrics[0]
+    assert (report.base_label, report.new_labels) == ("old.c", ("new.c",))
+    assert metric.verdict == "regression" and 4.0 < metric.change_pct < 16.0, (metric.change_pct, metric.ci_pct)
+    assert metric.trials == (COPIES, COPIES)
+    assert report.parameters["copies"].startswith("kfunc.rotmix.cycles of each copy against old.c#1: old.c: +0.00%")
+
+
+def test_two_identical_builds_are_not_told_apart(kbench_vm: VmTarget, store: Store, tmp_path: Path) -> None:
+    """One source built twice, 3 copies each, at alpha 0.001: one load per build gave a false
+    "regression" (+0.8 to +2.1 %) or "improvement" in 4 of 8 boots; judged on copies, a false
+    verdict has probability alpha (0.1 %) where the placements' spread is about normal, and
+    their heavy tail (one copy in ten off by 0.6-1.2 %) widens the interval rather than narrowing
+    it (8 of 8 boots at alpha 0.05: no verdict)."""
+    with _builds_loaded(kbench_vm, tmp_path, ROTMIX.read_text()) as modules:
+        report = _builds_compared(kbench_vm, store, modules, alpha=ALPHA)
+    metric = report.metrics[0]
+    assert metric.verdict in ("no change", "inconclusive"), (metric.change_pct, metric.ci_pct, metric.reason)
 
 
 def _kbench_on_two_module_files(tmp_path: Path, command: str, *args: str) -> dict[str, Any]:
     """`kbench COMMAND --module old.c --module new.c --kernel … -p work=500 ARGS --json`, new.c
-    doing 2 % more work: its JSON document."""
+    doing 10 % more work (SLOWER): its JSON document."""
     old, new = tmp_path / "old.c", tmp_path / "new.c"
     source = ROTMIX.read_text()
     old.write_text(source)
-    new.write_text(source.replace("st->work = rotmix_params[0].value.u64;",
-                                  "st->work = rotmix_params[0].value.u64 * 51 / 50;"))
+    new.write_text(source.replace(*SLOWER))
     env = {**os.environ, "KBENCH_DB": str(tmp_path / "cli.db")}
     done = subprocess.run(
         [str(Path(sys.executable).with_name("kbench")), command, "--module", str(old), "--module", str(new),
@@ -183,24 +217,30 @@ def _kbench_on_two_module_files(tmp_path: Path, command: str, *args: str) -> dic
 
 
 def test_compare_two_module_files_on_the_command_line(tmp_path: Path) -> None:
-    """The user's path end to end: one command builds both files under names of their own, boots
-    the kernel, loads both and compares them (its own boot: the shared guest is not used)."""
-    report = _kbench_on_two_module_files(tmp_path, "compare", "--alpha", str(ALPHA))
+    """The user's path end to end: one command builds 3 copies of both files under names of their
+    own, boots the kernel, loads all six and compares the files on their copies (its own boot:
+    the shared guest is not used). Sized as test_two_builds_of_one_module_get_a_verdict_from_their_copies."""
+    report = _kbench_on_two_module_files(tmp_path, "compare", "--alpha", "0.01")
     metric = report["metrics"][0]
     assert report["base_label"] == "old.c" and report["new_labels"] == ["new.c"]
     assert metric["metric"] == "kfunc.rotmix.cycles" and metric["verdict"] == "regression", metric
+    assert metric["trials"] == {"base": 3, "new": 3}
     assert metric["base_ns"] == pytest.approx(metric["base"] * metric["ns_per_unit"])
+    assert report["parameters"]["design"].startswith("3 copies of each build")
     assert "inside kbench.ko" in report["parameters"]["design"]
+    assert report["parameters"]["runs"].split()[:2] == ["old.c#1=1", "new.c#1=2"]
 
 
 def test_sensitivity_of_two_module_files_on_the_command_line(tmp_path: Path) -> None:
     """`kbench sensitivity --module old.c --module new.c`: both built, loaded in one boot and
-    measured inside kbench.ko, a matrix of signed-rank p-values. new.c does 2 % more work: the
-    1 % pairs measured 8 standard errors clear of 0 in their first 400 blocks (module docstring),
-    so p >= 0.001 at 2 % would need a shortfall of over 10 standard errors."""
+    measured inside kbench.ko, a matrix of signed-rank p-values. new.c does 10 % more work: one
+    load each, placement can move a build by up to 2 % (docs/PERFORMANCE.md, "Placement"), which
+    leaves 7 %, where the 1 % pairs measured 8 standard errors clear of 0 in their first 400 blocks
+    (module docstring)."""
     result = _kbench_on_two_module_files(tmp_path, "sensitivity", "--budget", "5s")
     assert result["names"] == ["old.c", "new.c"] and result["metric"] == "kfunc.rotmix.cycles"
     assert result["test"] == "signed-rank" and result["blocks"] >= 100
+    assert "docs/PERFORMANCE.md 'Placement'" in result["placement"]
     paired = np.array(result["paired_p"], dtype=float)
     assert paired[0, 1] == paired[1, 0] < 0.001
     assert all(0.0 <= paired[i, i] <= 1.0 for i in range(2))  # the even/odd A/A split of each side

@@ -11,7 +11,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from kbench.cli.console import label_column, write_stdout
 from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.main import Context, err_console, pass_context, user_errors
-from kbench.cli.module_options import LOCAL_KERNEL_HELP, MODULE_HELP, check_module_sides
+from kbench.cli.module_options import (
+    COPIES_HELP,
+    LOCAL_KERNEL_HELP,
+    MODULE_HELP,
+    ONE_COPY_WARNING,
+    check_module_sides,
+    module_copy_count,
+)
 from kbench.cli.parsing import Duration, KeyValue, Runs, complete_benchmarks
 from kbench.compare.budget import check_blocks, check_trials
 from kbench.compare.multiple import Method
@@ -41,7 +48,7 @@ from kbench.engine.stored_comparison import (
     stored_outcome,
 )
 from kbench.engine.target_factory import needs_perf, target_factory
-from kbench.kinds.kfunc.loaded import module_suffixes
+from kbench.kinds.kfunc.loaded import module_copies
 from kbench.profile.defaults import COUNTERS_BY_DEFAULT
 from kbench.profile.folded import FoldedProfile
 from kbench.report.comparison import EXTENSIONS, FORMATS, render
@@ -84,6 +91,7 @@ def parse_margin(text: str | None) -> float | None:
               help="Benchmark parameter KEY=VALUE; KEY=V1|V2 makes one side per value (the first is the base).")
 @click.option("--module", "modules", multiple=True, type=click.Path(exists=True, path_type=Path),
               help=MODULE_HELP)
+@click.option("--copies", type=click.IntRange(min=1, max=8), help=COPIES_HELP)
 @click.option("--local-kernel", is_flag=True, help=LOCAL_KERNEL_HELP)
 @click.option("--whole-runs", is_flag=True,
               help="Interleaved, in-kernel benchmarks: alternate whole kbench.ko runs from outside instead of "
@@ -135,7 +143,7 @@ def parse_margin(text: str | None) -> float | None:
 def compare_cmd(
     ctx: Context, benchmark: str | None, kernels: tuple[str, ...], commands: tuple[str, ...],
     run_sets: tuple[RunSelector, ...], params: tuple[tuple[str, str], ...], modules: tuple[Path, ...],
-    local_kernel: bool, whole_runs: bool, design: str, metric: str, budget: float,
+    copies: int | None, local_kernel: bool, whole_runs: bool, design: str, metric: str, budget: float,
     blocks: int | None, samples: int | None, trials: int | None, min_trials: int | None, fixed: bool,
     trials_per_boot: int, margin: str | None, alpha: float, correction: str, seed: int, profile: bool,
     counters: bool | None, fmt: str, as_json: bool, output: Path | None, report_dir: Path | None,
@@ -148,6 +156,9 @@ def compare_cmd(
     kinds = [name for name, given in (("--kernel", kernels), ("--command", commands), ("--runs", run_sets)) if given]
     if modules:
         check_module_sides(kernels, bool(commands or run_sets), local_kernel, design == TRIALS)
+        copies = module_copy_count(modules, copies)
+    elif copies is not None:
+        raise click.UsageError("--copies applies to --module given twice or more")
     elif len(kinds) > 1 or (not kinds and not any("|" in value for _, value in params)):
         raise click.UsageError("give the sides with exactly one of --kernel, --command or --runs (twice or more), "
                                "or vary one parameter with -p KEY=V1|V2")
@@ -189,26 +200,37 @@ def compare_cmd(
         elif modules:
             kernel = kernels[0] if kernels else None
             check_module_params(modules, dict(params))
-            with make_target(kernel, modules, local_kernel=local_kernel, module_suffixes=module_suffixes(modules),
+            loaded, suffixes = module_copies(modules, copies or 1)
+            with make_target(kernel, loaded, local_kernel=local_kernel, module_suffixes=suffixes,
                              suite_tools=suite_tools([], perf=profile)) as target:
                 if not isinstance(target, Transport):
                     raise BadRequest(f"{kernel or 'this kernel'} cannot load benchmark modules")
-                found = module_sides(target, modules, benchmark, dict(params), samples)
+                found = module_sides(target, modules, benchmark, dict(params), samples, copies or 1)
                 counting = COUNTERS_BY_DEFAULT if counters is None else counters
                 sides = [replace(side, kernel=kernel, request=replace(side.request, counters=counting))
                          for side in found.sides]
-                margin_value, margin_source = _margin(store, sides[0], margin_value, margin, INTERLEAVED)
+                margin_value, margin_source = _margin(store, sides[0], margin_value, margin,
+                                                      TRIALS if found.builds else INTERLEAVED)
                 if blocks is not None and (refusal := check_blocks(blocks, alpha=alpha)):
                     raise BadRequest(refusal)
                 interleaved, profiles = _measure_interleaved(store, sides, budget, blocks, metric, alpha,
                                                              margin_value, seed, samples, not fixed, profile,
                                                              target=target, in_kernel=not whole_runs)
-            report = build_interleaved_report(
-                interleaved, title=f"{found.title}: {' vs '.join(s.label for s in sides)}",
-                label_kind=found.label_kind, alpha=alpha, margin=margin_value, correction=correction_method,
-                context=_context(), parameters=_parameters(params, samples, seed, alpha, margin_source)
-                | {"modules": " ".join(str(m) for m in modules)},
-            )
+            module_parameters = (_parameters(params, samples, seed, alpha, margin_source)
+                                 | {"modules": " ".join(str(m) for m in modules)})
+            if found.builds:
+                from kbench.report.comparison.copies import build_copies_report
+
+                report = build_copies_report(
+                    interleaved, found.builds, found.build_of, title=f"{found.title}: {' vs '.join(found.builds)}",
+                    alpha=alpha, margin=margin_value, context=_context(), parameters=module_parameters)
+            else:
+                if len(modules) > 1:
+                    module_parameters["placement"] = ONE_COPY_WARNING
+                report = build_interleaved_report(
+                    interleaved, title=f"{found.title}: {' vs '.join(s.label for s in sides)}",
+                    label_kind=found.label_kind, alpha=alpha, margin=margin_value, correction=correction_method,
+                    context=_context(), parameters=module_parameters)
             if profile:
                 report = with_profiles(report, *profiles)
         else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 MODULE_HELP = ("A benchmark module of your own (NAME.c or a module directory), built and loaded next to "
@@ -24,3 +26,29 @@ def check_module_sides(kernels: tuple[str, ...], other_sides: bool, local_kernel
                                "--local-kernel into the running kernel")
     if trials_design:
         raise click.UsageError("--module sides run in one kernel: they are compared with the interleaved design")
+
+
+DEFAULT_COPIES = 3
+MAX_COPIES = 8
+COPIES_HELP = (f"With --module twice or more: load each module this many times, each copy at an address of its "
+               f"own, and judge the modules on their copies, so that where the code landed is not taken for a "
+               f"difference between them (default {DEFAULT_COPIES} for .c files, 1 for a .ko or a module "
+               f"directory, whose name is fixed; at most {MAX_COPIES}).")
+ONE_COPY_WARNING = ("one copy of each module: the verdict does not include the spread between placements (two loads "
+                    "of one build measured up to 2% apart under TCG, docs/PERFORMANCE.md 'Placement'); "
+                    "--copies 3 measures it")
+
+
+def module_copy_count(modules: tuple[Path, ...], copies: int | None) -> int:
+    """The copies of each module to load (``--copies``, or its default); UsageError where it cannot apply."""
+    from kbench.kinds.kfunc.loaded import can_copy
+
+    fixed = [str(m) for m in modules if not can_copy(m)]
+    if copies is None:
+        return DEFAULT_COPIES if len(modules) > 1 and not fixed else 1
+    if copies > 1 and len(modules) < 2:
+        raise click.UsageError("--copies applies to --module given twice or more (the builds compared)")
+    if copies > 1 and fixed:
+        raise click.UsageError(f"--copies {copies}: {', '.join(fixed)} cannot be loaded twice (a .ko's or a module "
+                               "directory's name is fixed by its build); give the module as a .c file")
+    return copies

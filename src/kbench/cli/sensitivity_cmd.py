@@ -90,6 +90,9 @@ def sensitivity_cmd(
             names, matrix, ks = list(paired.names), paired.paired_p, paired.ks_p
             heading = (f"{outcome.blocks} interleaved blocks; cells: signed-rank p / KS p (diagonal: even vs odd "
                        "blocks of the same configuration, Mann-Whitney / KS, A/A)")
+            if len(modules) > 1:
+                result["placement"] = PLACEMENT_NOTE
+                heading += f"; {PLACEMENT_NOTE}"
         else:
             assert found is not None  # modules are measured interleaved
             trial_outcome = run_comparison(ctx.store, found.sides, make_target, max_trials=trials, adaptive=False,
@@ -114,6 +117,11 @@ def sensitivity_cmd(
         cells = [f"{matrix[i, j]:.3f} / {ks[i, j]:.3f}" for j in range(len(names))]
         table.add_row(f"[{i}] {name}", *cells)
     console.print(table)
+
+
+PLACEMENT_NOTE = ("one load of each module: a p-value between two modules also measures where each one's code "
+                  "landed (two loads of one build measured up to 2% apart under TCG, docs/PERFORMANCE.md "
+                  "'Placement'); `kbench compare --module` judges builds on copies of each")
 
 
 def _module_outcome(store: Store, modules: tuple[Path, ...], kernel: str | None, local_kernel: bool,

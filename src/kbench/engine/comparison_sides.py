@@ -31,7 +31,7 @@ from kbench.contract.benchmark import Benchmark
 from kbench.contract.request import BadRequest, RunRequest
 from kbench.engine.compare_protocol import ComparisonSide
 from kbench.engine.interleaved import supports_interleaving
-from kbench.kinds.kfunc.loaded import loaded_benchmark, module_suffixes, registered_by
+from kbench.kinds.kfunc.loaded import loaded_benchmark, module_copies, registered_by
 from kbench.store.db import Store
 from kbench.targets.transport import Transport
 
@@ -43,8 +43,12 @@ DESIGNS = (AUTO, INTERLEAVED, TRIALS)
 @dataclass(frozen=True)
 class Sides:
     sides: list[ComparisonSide]
-    label_kind: str  # "program", "kernel" or "configuration"
+    label_kind: str  # "program", "kernel", "configuration" or "module"
     title: str
+    builds: tuple[str, ...] = ()
+    """With copies of each module (``module_sides``): the modules' labels; else empty."""
+    build_of: tuple[int, ...] = ()
+    """With copies: per side, the index of its module in ``builds``."""
 
 
 def _varying(params: dict[str, str]) -> tuple[str, list[str]] | None:
@@ -118,6 +122,7 @@ def check_module_params(modules: Sequence[Path], params: dict[str, str]) -> tupl
 
 def module_sides(
     target: Transport, modules: Sequence[Path], benchmark: str | None, params: dict[str, str], samples: int | None,
+    copies: int = 1,
 ) -> Sides:
     """The sides of a comparison of the user's own modules, loaded on ``target`` (``--module``):
 
@@ -125,7 +130,9 @@ def module_sides(
       registered), one side per value;
     - two or more modules (each built under a name of its own, ``module_suffixes``): one side per
       module, its benchmark (``benchmark`` + its suffix, or the one it registered), all under one
-      metric named after the benchmark without the suffix.
+      metric named after the benchmark without the suffix;
+    - with ``copies`` > 1, one side per copy of each module, loaded as ``module_copies`` orders
+      them and labelled ``FILE#COPY``; ``builds`` and ``build_of`` group them.
     BadRequest names what is wrong."""
     varying = check_module_params(modules, params)
     wanted = benchmark.removeprefix("kfunc.") if benchmark else None
@@ -134,11 +141,11 @@ def module_sides(
         name = wanted or _only_benchmark(registered_by(target, 0), modules[0])
         bench = loaded_benchmark(target, f"kfunc.{name}")
         return Sides(_value_sides(bench, params, varying, None, samples), "configuration", bench.name)
-    suffixes = module_suffixes(modules)
+    loaded, suffixes = module_copies(modules, copies)
     labels = _module_labels(modules)
     sides = []
     common = None
-    for index, (module, suffix) in enumerate(zip(modules, suffixes, strict=True)):
+    for index, (module, suffix) in enumerate(zip(loaded, suffixes, strict=True)):
         found = registered_by(target, index)
         name = f"{wanted}{suffix or ''}" if wanted else _only_benchmark(found, module)
         if wanted and name not in found:
@@ -152,9 +159,14 @@ def module_sides(
         bench = loaded_benchmark(target, f"kfunc.{name}")
         bench = replace(bench, metric=f"kfunc.{base}.cycles")
         bench.validate_params(params)
-        sides.append(ComparisonSide(label=labels[index], kernel=None, benchmark=bench,
+        build = index % len(modules)
+        label = labels[build] if copies == 1 else f"{labels[build]}#{index // len(modules) + 1}"
+        sides.append(ComparisonSide(label=label, kernel=None, benchmark=bench,
                                     request=RunRequest(benchmark=bench.name, params=dict(params), samples=samples)))
-    return Sides(sides, "module", f"kfunc.{common}")
+    if copies == 1:
+        return Sides(sides, "module", f"kfunc.{common}")
+    return Sides(sides, "module", f"kfunc.{common}", tuple(labels),
+                 tuple(index % len(modules) for index in range(len(sides))))
 
 
 def _value_sides(bench: Benchmark, params: dict[str, str], varying: tuple[str, list[str]], kernel: str | None,

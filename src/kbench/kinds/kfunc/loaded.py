@@ -72,6 +72,30 @@ def module_suffixes(modules: Sequence[Path]) -> list[str | None]:
     return [f"_{index}" for index in range(1, len(modules) + 1)]
 
 
+def can_copy(module: Path) -> bool:
+    """Whether ``module`` can be loaded more than once: a source file, built under a name per copy
+    (a .ko's or a module directory's name is fixed by its build)."""
+    return Path(module).suffix == ".c"
+
+
+def module_copies(modules: Sequence[Path], copies: int) -> tuple[list[Path], list[str | None]]:
+    """The modules to build and load for ``copies`` copies of each, and their name suffixes
+    (``module_suffixes`` + ``_<copy>``). Load order: the first copy of every module, then the
+    second, ..., so that no build is always loaded first."""
+    if copies < 1:
+        raise ValueError(f"copies must be at least 1, got {copies}")
+    suffixes = module_suffixes(modules)
+    if copies == 1:
+        return list(modules), suffixes
+    paths: list[Path] = []
+    named: list[str | None] = []
+    for copy in range(1, copies + 1):
+        for module, suffix in zip(modules, suffixes, strict=True):
+            paths.append(Path(module))
+            named.append(f"{suffix or ''}_{copy}")
+    return paths, named
+
+
 def registered_by(target: object, module: int) -> list[str]:
     """The benchmarks the ``module``-th user module registered on ``target`` (none if it loaded none)."""
     if isinstance(target, LoadsModules) and module < len(target.module_benchmarks):

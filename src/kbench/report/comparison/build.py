@@ -193,7 +193,7 @@ def _unjudged(names: list[str], judged: set[str]) -> dict[str, str]:
     return {"counters not judged": unjudged_note(left)} if left else {}
 
 
-def _slot_side(values: list[float]) -> SideData:
+def slot_side(values: list[float]) -> SideData:
     array = np.asarray(values, dtype=np.float64)
     return SideData(trial_statistics=tuple(values), samples=array if array.size else None,
                     series=(TrialSeries(array, 0),) if array.size else ())
@@ -216,8 +216,8 @@ def build_interleaved_report(
             verdict = replace(verdict, design=f"{INTERLEAVED_DESIGN}; {verdict.design}" if verdict.design
                               else outcome.design)
         metrics.append(replace(metric_comparison(verdict, outcome.sides[new].label,
-                                                 _slot_side(outcome.side_values(0, verdict.metric)),
-                                                 _slot_side(outcome.side_values(new, verdict.metric))),
+                                                 slot_side(outcome.side_values(0, verdict.metric)),
+                                                 slot_side(outcome.side_values(new, verdict.metric))),
                                ns_per_unit=outcome.ns_per_unit.get(verdict.metric)))
     extra = {"design": outcome.design, "blocks": outcome.blocks, "budget": f"{outcome.budget_s:g} s",
              "measured": f"{outcome.elapsed_s:.1f} s", "slot": outcome.slot_text,
