@@ -326,14 +326,32 @@ def _living_members(pgid: int) -> list[int]:
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] not in (b"Z", b"X"):
+        fields = process_stat(entry.name)
+        if fields is not None and len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in DEAD_STATES:
             living.append(int(entry.name))
     return living
+
+
+DEAD_STATES = ("Z", "X")
+"""/proc states of a process that has exited: a zombie waiting to be reaped, or one being removed."""
+
+
+def process_stat(pid: int | str) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (proc(5) field 3 on: state, ppid,
+    pgrp, ...; field N is index N - 3), or None when there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            raw = stat.read()
+    except OSError:
+        return None
+    fields = raw.rsplit(b")", 1)[-1].split()
+    return [field.decode() for field in fields] or None
+
+
+def is_living(pid: int | str) -> bool:
+    """True while process ``pid`` exists and has not exited (a zombie waiting to be reaped is dead)."""
+    fields = process_stat(pid)
+    return fields is not None and fields[0] not in DEAD_STATES
 
 
 def _wait_uninterrupted(proc: subprocess.Popen[Any]) -> None:

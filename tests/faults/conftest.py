@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from kbench.children import is_living
+
 #: generous bounds for things that must happen, not speed goals (the machine is shared)
 SETTLE_S = 60.0
 
@@ -109,11 +111,7 @@ def command_name(pid: int) -> str:
 
 def alive(pid: int) -> bool:
     """True while ``pid`` exists and is not a zombie waiting to be reaped."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
+    return is_living(pid)
 
 
 def wait_for(condition: Callable[[], bool], what: str, timeout: float = SETTLE_S) -> None:

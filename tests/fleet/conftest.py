@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, create_engine, select, text
 
+from kbench.children import is_living, process_stat
 from kbench.fleet.demo import start_worker, write_config
 from kbench.fleet.settings import FleetTiming
 from kbench.store import schema
@@ -56,12 +57,9 @@ def descendants(pid: int) -> set[int]:
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(parent, []).append(int(entry.name))
+        fields = process_stat(entry.name)
+        if fields is not None:
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
     found: set[int] = set()
     todo = [pid]
     while todo:
@@ -73,11 +71,7 @@ def descendants(pid: int) -> set[int]:
 
 
 def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+    return is_living(pid)
 
 
 @dataclass
@@ -95,7 +89,7 @@ class Worker:
     def pool_pids(self) -> set[int]:
         """The worker's pool process(es): its direct children."""
         return {pid for pid in descendants(self.process.pid)
-                if Path(f"/proc/{pid}/stat").exists() and _parent(pid) == self.process.pid
+                if _parent(pid) == self.process.pid
                 and not _is_guardian(pid)}
 
 
@@ -108,10 +102,8 @@ def _is_guardian(pid: int) -> bool:
 
 
 def _parent(pid: int) -> int:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except OSError:
-        return -1
+    fields = process_stat(pid)
+    return int(fields[1]) if fields is not None else -1
 
 
 class FleetHarness:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu
 
+from kbench.children import is_living
 from kbench.history import changes
 from kbench.history.changes import DetectionSettings, detect, detect_many
 
@@ -124,6 +125,7 @@ def test_many_series_on_worker_processes_match_one_process(monkeypatch: pytest.M
 WORKERS_SCRIPT = """
 import multiprocessing, threading, time
 import numpy as np
+from kbench.children import is_living
 from kbench.history import changes
 changes.PARALLEL_MIN_POINTS = 1
 def report():
@@ -136,11 +138,7 @@ changes.detect_many([np.random.default_rng(i).normal(100, 1, 3000) for i in rang
 
 
 def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+    return is_living(pid)
 
 
 def test_worker_processes_die_with_the_process_that_started_them() -> None:

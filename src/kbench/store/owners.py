@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from kbench import children
+
 BOOT_ID_FILE = Path("/proc/sys/kernel/random/boot_id")
 START_SLACK_S = 2.0
 """A process counts as the owner if it started no later than this after the run began."""
@@ -42,20 +44,15 @@ def _process_start(pid: int) -> float | None:
     """When process ``pid`` started (seconds since the epoch), or None if there is none or it
     has exited and only waits to be reaped (a zombie: a kbench killed with -9 whose parent, often
     pid 1 after its shell left, has not reaped it yet, cannot finish its run)."""
+    fields = children.process_stat(pid)
+    if fields is None or fields[0] in children.DEAD_STATES:
+        return None
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
         btime = next(
             int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime ")
         )
+        ticks = int(fields[22 - 3])  # proc(5) field 22: starttime, clock ticks since boot
     except (OSError, StopIteration, ValueError, IndexError):
-        return None
-    # Field 22 (starttime, clock ticks since boot) comes after the ")" that ends the name.
-    fields = stat.rsplit(")", 1)[-1].split()
-    if fields[:1] in (["Z"], ["X"]):
-        return None
-    try:
-        ticks = int(fields[19])
-    except (IndexError, ValueError):
         return None
     return btime + ticks / os.sysconf("SC_CLK_TCK")
 
