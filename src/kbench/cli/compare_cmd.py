@@ -31,10 +31,9 @@ from kbench.engine.comparison_sides import (
     INTERLEAVED,
     TRIALS,
     build_sides,
-    check_module_params,
     choose_design,
     default_margin,
-    module_sides,
+    module_comparison,
 )
 from kbench.engine.in_kernel import interleaved_comparison
 from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome
@@ -48,7 +47,6 @@ from kbench.engine.stored_comparison import (
     stored_outcome,
 )
 from kbench.engine.target_factory import needs_perf, target_factory
-from kbench.kinds.kfunc.loaded import module_copies
 from kbench.profile.defaults import COUNTERS_BY_DEFAULT
 from kbench.profile.folded import FoldedProfile
 from kbench.report.comparison import EXTENSIONS, FORMATS, render
@@ -61,7 +59,6 @@ from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.base import Target
 from kbench.targets.factory import make_target
 from kbench.targets.suite_runner import suite_tools
-from kbench.targets.transport import Transport
 
 
 def parse_margin(text: str | None) -> float | None:
@@ -199,16 +196,11 @@ def compare_cmd(
                                    every_side=True)
         elif modules:
             kernel = kernels[0] if kernels else None
-            check_module_params(modules, dict(params))
-            loaded, suffixes = module_copies(modules, copies or 1)
-            with make_target(kernel, loaded, local_kernel=local_kernel, module_suffixes=suffixes,
-                             suite_tools=suite_tools([], perf=profile)) as target:
-                if not isinstance(target, Transport):
-                    raise BadRequest(f"{kernel or 'this kernel'} cannot load benchmark modules")
-                found = module_sides(target, modules, benchmark, dict(params), samples, copies or 1)
+            with module_comparison(kernel, modules, benchmark, dict(params), samples, copies=copies or 1,
+                                   local_kernel=local_kernel,
+                                   suite_tools=suite_tools([], perf=profile)) as (target, found):
                 counting = COUNTERS_BY_DEFAULT if counters is None else counters
-                sides = [replace(side, kernel=kernel, request=replace(side.request, counters=counting))
-                         for side in found.sides]
+                sides = [replace(side, request=replace(side.request, counters=counting)) for side in found.sides]
                 margin_value, margin_source = _margin(store, sides[0], margin_value, margin,
                                                       TRIALS if found.builds else INTERLEAVED)
                 if blocks is not None and (refusal := check_blocks(blocks, alpha=alpha)):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +21,13 @@ from kbench.engine.comparison_sides import (
     INTERLEAVED,
     TRIALS,
     build_sides,
-    check_module_params,
     choose_design,
-    module_sides,
+    module_comparison,
 )
 from kbench.engine.in_kernel import interleaved_comparison
 from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome
-from kbench.kinds.kfunc.loaded import module_suffixes
 from kbench.store.db import Store
 from kbench.targets.factory import make_target
-from kbench.targets.transport import Transport
 
 
 @click.command("sensitivity")
@@ -129,11 +125,6 @@ def _module_outcome(store: Store, modules: tuple[Path, ...], kernel: str | None,
                     seed: int) -> InterleavedOutcome:
     """The user's modules (or one module's parameter values) as the configurations, measured as
     ``compare --module`` measures them: inside kbench.ko, sides alternating in short slots."""
-    check_module_params(modules, params)
-    with make_target(kernel, modules, local_kernel=local_kernel, module_suffixes=module_suffixes(modules)) as target:
-        if not isinstance(target, Transport):
-            raise BadRequest(f"{kernel or 'this kernel'} cannot load benchmark modules")
-        found = module_sides(target, modules, benchmark, params, samples)
-        sides = [replace(side, kernel=kernel) for side in found.sides]
-        return interleaved_comparison(store, sides, target, budget_s=budget, seed=seed, samples=samples,
+    with module_comparison(kernel, modules, benchmark, params, samples, local_kernel=local_kernel) as (target, found):
+        return interleaved_comparison(store, found.sides, target, budget_s=budget, seed=seed, samples=samples,
                                       adaptive=False, tags=("sensitivity",))

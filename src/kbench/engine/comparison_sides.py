@@ -19,7 +19,8 @@ trials design ``DEFAULT_MARGIN``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,25 @@ def module_sides(
         return Sides(sides, "module", f"kfunc.{common}")
     return Sides(sides, "module", f"kfunc.{common}", tuple(labels),
                  tuple(index % len(modules) for index in range(len(sides))))
+
+
+@contextmanager
+def module_comparison(
+    kernel: str | None, modules: Sequence[Path], benchmark: str | None, params: dict[str, str], samples: int | None,
+    *, copies: int = 1, local_kernel: bool = False, suite_tools: Sequence[str] = (),
+) -> Iterator[tuple[Transport, Sides]]:
+    """The user's modules loaded (``copies`` of each, ``module_copies``) in ``kernel`` (None: this
+    one, with ``local_kernel``), and the sides of their comparison (``module_sides``) set to run there."""
+    from kbench.targets.factory import make_target
+
+    check_module_params(modules, params)
+    loaded, suffixes = module_copies(modules, copies)
+    with make_target(kernel, loaded, local_kernel=local_kernel, module_suffixes=suffixes,
+                     suite_tools=suite_tools) as target:
+        if not isinstance(target, Transport):
+            raise BadRequest(f"{kernel or 'this kernel'} cannot load benchmark modules")
+        found = module_sides(target, modules, benchmark, params, samples, copies)
+        yield target, replace(found, sides=[replace(side, kernel=kernel) for side in found.sides])
 
 
 def _value_sides(bench: Benchmark, params: dict[str, str], varying: tuple[str, list[str]], kernel: str | None,
