@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -37,7 +38,7 @@ LONG_LOCAL_RUN = ("run", "syscall.getppid", "--duration", "120s", "--warmup", "0
 LONG_SUITE_RUN = ("run", "stress-ng.cpu", "-p", "timeout=120", "-p", "workers=2", "--json")
 
 
-def _started(sandbox: Sandbox, args: tuple[str, ...], child: str) -> tuple[object, list[int]]:
+def _started(sandbox: Sandbox, args: tuple[str, ...], child: str) -> tuple[subprocess.Popen[str], list[int]]:
     proc = sandbox.start(*args)
     wait_for_descendant(proc.pid, child)
     wait_for_running_row(sandbox.db)
