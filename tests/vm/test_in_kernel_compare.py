@@ -219,8 +219,9 @@ def _kbench_on_two_module_files(tmp_path: Path, command: str, *args: str) -> dic
 def test_compare_two_module_files_on_the_command_line(tmp_path: Path) -> None:
     """The user's path end to end: one command builds 3 copies of both files under names of their
     own, boots the kernel, loads all six and compares the files on their copies (its own boot:
-    the shared guest is not used). Sized as test_two_builds_of_one_module_get_a_verdict_from_their_copies."""
-    report = _kbench_on_two_module_files(tmp_path, "compare", "--alpha", "0.01")
+    the shared guest is not used), then profiles each file's first copy. Sized as
+    test_two_builds_of_one_module_get_a_verdict_from_their_copies."""
+    report = _kbench_on_two_module_files(tmp_path, "compare", "--alpha", "0.01", "--profile")
     metric = report["metrics"][0]
     assert report["base_label"] == "old.c" and report["new_labels"] == ["new.c"]
     assert metric["metric"] == "kfunc.rotmix.cycles" and metric["verdict"] == "regression", metric
@@ -229,6 +230,10 @@ def test_compare_two_module_files_on_the_command_line(tmp_path: Path) -> None:
     assert report["parameters"]["design"].startswith("3 copies of each build")
     assert "inside kbench.ko" in report["parameters"]["design"]
     assert report["parameters"]["runs"].split()[:2] == ["old.c#1=1", "new.c#1=2"]
+    # --profile: each build's first copy, profiled in a run of its own, under the build's label
+    assert report["profile"]["runs"] == {"old.c": 1, "new.c": 2}
+    (delta,) = report["profile"]["sides"]
+    assert (delta["base_label"], delta["new_label"]) == ("old.c", "new.c") and delta["new_samples"] > 0
 
 
 def test_sensitivity_of_two_module_files_on_the_command_line(tmp_path: Path) -> None:

@@ -205,9 +205,12 @@ def compare_cmd(
                                                       TRIALS if found.builds else INTERLEAVED)
                 if blocks is not None and (refusal := check_blocks(blocks, alpha=alpha)):
                     raise BadRequest(refusal)
+                # with copies, a build's profile is its first copy's, under the build's label
+                first_copies = {found.build_of.index(build): label for build, label in enumerate(found.builds)}
                 interleaved, profiles = _measure_interleaved(store, sides, budget, blocks, metric, alpha,
                                                              margin_value, seed, samples, not fixed, profile,
-                                                             target=target, in_kernel=not whole_runs)
+                                                             target=target, in_kernel=not whole_runs,
+                                                             profile_as=first_copies or None)
             module_parameters = (_parameters(params, samples, seed, alpha, margin_source)
                                  | {"modules": " ".join(str(m) for m in modules)})
             if found.builds:
@@ -332,7 +335,10 @@ def _measure_interleaved(
     store: Store, sides: list[ComparisonSide], budget: float, blocks: int | None, metric: str, alpha: float,
     margin: float | None, seed: int, samples: int | None, adaptive: bool, profile: bool, *,
     target: Target | None = None, local_kernel: bool = False, in_kernel: bool = True,
+    profile_as: dict[int, str] | None = None,
 ) -> tuple[InterleavedOutcome, tuple[dict[str, FoldedProfile], list[str]]]:
+    """The interleaved comparison, and with ``profile`` each side profiled in a run of its own
+    (``profile_as``: only these sides, under these labels)."""
     with Progress(
         label_column(), BarColumn(), TextColumn("{task.percentage:>3.0f}% of the budget"),
         TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
@@ -349,7 +355,9 @@ def _measure_interleaved(
             if not profile:
                 return outcome, ({}, [])
             bar.update(task, description="profiling each side (a run of its own)", completed=1.0)
-            profiled = [ProfiledSide(s.label, s.run_id, s.side.benchmark, s.side.request) for s in outcome.sides]
+            labels = profile_as or {index: side.label for index, side in enumerate(outcome.sides)}
+            profiled = [ProfiledSide(label, outcome.sides[index].run_id, outcome.sides[index].side.benchmark,
+                                     outcome.sides[index].side.request) for index, label in labels.items()]
             return outcome, profile_sides(store, profiled, machine)
 
         if target is not None:
