@@ -39,9 +39,9 @@ def build_copies_report(
     base_slots = np.asarray(outcome.side_values(0, name), dtype=np.float64)
     base_scale = float(np.nanmedian(base_slots)) if base_slots.size else math.nan
     per_build = len(build_of) // len(builds)
-    design = (f"{per_build} copies of each build, each loaded at an address of its own, interleaved inside kbench.ko; "
-              "a copy's value: the median over blocks of log(copy / base copy 1); builds judged on their copies' "
-              "values (Student's t, pooled variance), so the spread between placements is part of the error")
+    design = (f"{per_build} copies of each build, each loaded at an address of its own, all alternated in the "
+              "blocks; a copy's value: the median over blocks of log(copy / base copy 1); builds judged on their "
+              "copies' values (Student's t, pooled variance), so the spread between placements is part of the error")
 
     def members(build: int) -> list[int]:
         return [side for side, of in enumerate(build_of) if of == build]
