@@ -10,10 +10,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from kbench.catalog.benchmarks import lookup
 from kbench.cli.module_options import DEFAULT_COPIES, module_copy_count
 from kbench.compare.placement import copy_value, judge_copies, t_interval
 from kbench.compare.verdict import INCONCLUSIVE, NO_CHANGE, REGRESSION
+from kbench.contract.request import RunRequest
+from kbench.engine.compare_protocol import ComparisonSide
+from kbench.engine.interleaved import InterleavedOutcome, InterleavedSide, MetricInfo, Slot
 from kbench.kinds.kfunc.loaded import module_copies
+from kbench.report.comparison.copies import build_copies_report
 
 BASE = [0.0, 0.0036, -0.0012]
 NEW = [0.0985, 0.0936, 0.0940]
@@ -85,3 +90,36 @@ def test_the_copy_count_follows_what_the_modules_are(tmp_path: Path) -> None:
         module_copy_count((Path("old.ko"), Path("new.c")), 3)
     with pytest.raises(click.UsageError, match="--module given twice or more"):
         module_copy_count((Path("one.c"),), 2)
+
+
+def _outcome(copy_factors: list[float], blocks: int = 40) -> InterleavedOutcome:
+    """Six sides (old, new, old, new, old, new), side i's slots copy_factors[i] times 1000 cycles,
+    each slot jittered by a few parts per thousand."""
+    rng = np.random.default_rng(7)
+    bench = lookup("kfunc.spin")
+    sides = [InterleavedSide(ComparisonSide(f"{'old' if i % 2 == 0 else 'new'}.c#{i // 2 + 1}", "deb:x", bench,
+                                            RunRequest(bench.name, {})), run_id=i + 1)
+             for i in range(len(copy_factors))]
+    slots = [Slot(side, block, block * 12 + 2 * side + half,
+                  {"kfunc.spin.cycles": 1000.0 * factor * (1 + 0.003 * rng.standard_normal())}, 1e-5)
+             for block in range(blocks) for side, factor in enumerate(copy_factors) for half in (0, 1)]
+    metric = MetricInfo("kfunc.spin.cycles", "cycles", "lower")
+    return InterleavedOutcome(sides, [metric], slots, blocks, {}, "blocks", 1.0, 20.0, "slot", "", "abc")
+
+
+def test_the_report_judges_builds_on_their_copies_values() -> None:
+    factors = [1.0, 1.10, 1.004, 1.098, 0.997, 1.105]
+    outcome = _outcome(factors)
+    report = build_copies_report(outcome, ("old.c", "new.c"), (0, 1, 0, 1, 0, 1), title="t", alpha=0.01,
+                                 margin=0.005, context={}, parameters={"seed": 0})
+    assert (report.base_label, report.new_labels, report.label_kind) == ("old.c", ("new.c",), "module")
+    (metric,) = report.metrics
+    values = [float(np.median(outcome.log_ratios(side, "kfunc.spin.cycles"))) if side else 0.0 for side in range(6)]
+    reference = stats.ttest_ind(values[1::2], values[0::2], equal_var=True)
+    assert metric.p_value == pytest.approx(reference.pvalue, rel=1e-9)
+    assert metric.change_pct == pytest.approx(100 * math.expm1(np.mean(values[1::2]) - np.mean(values[0::2])))
+    assert metric.verdict == REGRESSION and 9.0 < metric.change_pct < 11.0
+    assert len(metric.new_data.trial_statistics) == 3 * 40 * 2  # the build's slots, its three copies pooled
+    assert report.parameters["copies"].startswith("kfunc.spin.cycles of each copy against old.c#1: old.c: +0.00%, ")
+    assert report.parameters["runs"] == "old.c#1=1 new.c#1=2 old.c#2=3 new.c#2=4 old.c#3=5 new.c#3=6"
+    assert report.parameters["seed"] == 0 and report.parameters["design"].startswith("3 copies of each build")
