@@ -38,6 +38,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kbench.procfs import DEAD_STATES, process_stat
+
 OWNER_ENV = "KBENCH_OWNER"
 """Environment variable naming the kbench process a child belongs to (for the guardian)."""
 STOP_GRACE_S = 3.0
@@ -330,28 +332,6 @@ def _living_members(pgid: int) -> list[int]:
         if fields is not None and len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in DEAD_STATES:
             living.append(int(entry.name))
     return living
-
-
-DEAD_STATES = ("Z", "X")
-"""/proc states of a process that has exited: a zombie waiting to be reaped, or one being removed."""
-
-
-def process_stat(pid: int | str) -> list[str] | None:
-    """The fields of ``/proc/PID/stat`` after the command name (proc(5) field 3 on: state, ppid,
-    pgrp, ...; field N is index N - 3), or None when there is no such process."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            raw = stat.read()
-    except OSError:
-        return None
-    fields = raw.rsplit(b")", 1)[-1].split()
-    return [field.decode() for field in fields] or None
-
-
-def is_living(pid: int | str) -> bool:
-    """True while process ``pid`` exists and has not exited (a zombie waiting to be reaped is dead)."""
-    fields = process_stat(pid)
-    return fields is not None and fields[0] not in DEAD_STATES
 
 
 def _wait_uninterrupted(proc: subprocess.Popen[Any]) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from kbench.children import is_living
+from kbench.procfs import is_living
 
 #: generous bounds for things that must happen, not speed goals (the machine is shared)
 SETTLE_S = 60.0

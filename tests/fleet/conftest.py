@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, create_engine, select, text
 
-from kbench.children import is_living, process_stat
 from kbench.fleet.demo import start_worker, write_config
 from kbench.fleet.settings import FleetTiming
+from kbench.procfs import is_living, process_stat
 from kbench.store import schema
 from kbench.store.fleet import FleetStore
 from tests.services import redis_server

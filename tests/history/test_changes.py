@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu
 
-from kbench.children import is_living
 from kbench.history import changes
 from kbench.history.changes import DetectionSettings, detect, detect_many
+from kbench.procfs import is_living
 
 
 def noise(n: int, seed: int, cv: float = 0.001, level: float = 100.0) -> np.ndarray:
@@ -125,7 +125,7 @@ def test_many_series_on_worker_processes_match_one_process(monkeypatch: pytest.M
 WORKERS_SCRIPT = """
 import multiprocessing, threading, time
 import numpy as np
-from kbench.children import is_living
+from kbench.procfs import is_living
 from kbench.history import changes
 changes.PARALLEL_MIN_POINTS = 1
 def report():

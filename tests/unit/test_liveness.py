@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import insert, text, update
 
-from kbench.children import is_living
+from kbench.procfs import is_living
 from kbench.store import schema
 from kbench.store.db import Store
 from kbench.store.liveness import RUN_LEASE_S

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from kbench import children
+from kbench.procfs import DEAD_STATES, process_stat
 
 BOOT_ID_FILE = Path("/proc/sys/kernel/random/boot_id")
 START_SLACK_S = 2.0
@@ -44,8 +44,8 @@ def _process_start(pid: int) -> float | None:
     """When process ``pid`` started (seconds since the epoch), or None if there is none or it
     has exited and only waits to be reaped (a zombie: a kbench killed with -9 whose parent, often
     pid 1 after its shell left, has not reaped it yet, cannot finish its run)."""
-    fields = children.process_stat(pid)
-    if fields is None or fields[0] in children.DEAD_STATES:
+    fields = process_stat(pid)
+    if fields is None or fields[0] in DEAD_STATES:
         return None
     try:
         btime = next(
