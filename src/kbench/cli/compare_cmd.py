@@ -14,6 +14,7 @@ from kbench.cli.main import Context, err_console, pass_context, user_errors
 from kbench.cli.module_options import (
     COPIES_HELP,
     LOCAL_KERNEL_HELP,
+    MAX_COPIES,
     MODULE_HELP,
     ONE_COPY_WARNING,
     check_module_sides,
@@ -88,7 +89,7 @@ def parse_margin(text: str | None) -> float | None:
               help="Benchmark parameter KEY=VALUE; KEY=V1|V2 makes one side per value (the first is the base).")
 @click.option("--module", "modules", multiple=True, type=click.Path(exists=True, path_type=Path),
               help=MODULE_HELP)
-@click.option("--copies", type=click.IntRange(min=1, max=8), help=COPIES_HELP)
+@click.option("--copies", type=click.IntRange(min=1, max=MAX_COPIES), help=COPIES_HELP)
 @click.option("--local-kernel", is_flag=True, help=LOCAL_KERNEL_HELP)
 @click.option("--whole-runs", is_flag=True,
               help="Interleaved, in-kernel benchmarks: alternate whole kbench.ko runs from outside instead of "

@@ -36,7 +36,7 @@ COPIES_HELP = (f"With --module twice or more: load each module this many times, 
                f"directory, whose name is fixed; at most {MAX_COPIES}).")
 ONE_COPY_WARNING = ("one copy of each module: the verdict does not include the spread between placements (two loads "
                     "of one build measured up to 2% apart under TCG, docs/PERFORMANCE.md 'Placement'); "
-                    "--copies 3 measures it")
+                    f"--copies {DEFAULT_COPIES} measures it")
 
 
 def module_copy_count(modules: tuple[Path, ...], copies: int | None) -> int:

@@ -199,6 +199,13 @@ def slot_side(values: list[float]) -> SideData:
                     series=(TrialSeries(array, 0),) if array.size else ())
 
 
+def blocks_parameters(outcome: InterleavedOutcome, design: str, **more: str) -> dict[str, Any]:
+    """An interleaved report's parameters: the design, its blocks and time, ``more``, the runs."""
+    return {"design": design, "blocks": outcome.blocks, "budget": f"{outcome.budget_s:g} s",
+            "measured": f"{outcome.elapsed_s:.1f} s", "slot": outcome.slot_text, **more,
+            "runs": " ".join(f"{s.label}={s.run_id}" for s in outcome.sides), "comparison": outcome.comparison_id}
+
+
 def build_interleaved_report(
     outcome: InterleavedOutcome,
     *,
@@ -219,9 +226,7 @@ def build_interleaved_report(
                                                  slot_side(outcome.side_values(0, verdict.metric)),
                                                  slot_side(outcome.side_values(new, verdict.metric))),
                                ns_per_unit=outcome.ns_per_unit.get(verdict.metric)))
-    extra = {"design": outcome.design, "blocks": outcome.blocks, "budget": f"{outcome.budget_s:g} s",
-             "measured": f"{outcome.elapsed_s:.1f} s", "slot": outcome.slot_text,
-             "runs": " ".join(f"{s.label}={s.run_id}" for s in outcome.sides), "comparison": outcome.comparison_id}
+    extra = blocks_parameters(outcome, outcome.design)
     measured = {label: c.noise for label, c in outcome.sequential.items() if c.noise is not None}
     if len(measured) == 1:
         extra["margin"] = next(iter(measured.values())).describe()

@@ -18,7 +18,7 @@ import numpy as np
 from kbench.compare.placement import copy_value, judge_copies
 from kbench.engine.interleaved import InterleavedOutcome
 from kbench.report.comparison import ComparisonReport
-from kbench.report.comparison.build import metric_comparison, slot_side
+from kbench.report.comparison.build import blocks_parameters, metric_comparison, slot_side
 
 
 def build_copies_report(
@@ -60,10 +60,8 @@ def build_copies_report(
     copies = "; ".join(
         f"{label}: " + ", ".join(f"{100 * math.expm1(values[side]):+.2f}%" for side in members(build))
         for build, label in enumerate(builds))
-    extra = {"design": f"{design}. Blocks: {outcome.design}", "blocks": outcome.blocks,
-             "budget": f"{outcome.budget_s:g} s", "measured": f"{outcome.elapsed_s:.1f} s", "slot": outcome.slot_text,
-             "copies": f"{name} of each copy against {outcome.sides[0].label}: {copies}",
-             "runs": " ".join(f"{s.label}={s.run_id}" for s in outcome.sides), "comparison": outcome.comparison_id}
+    extra = blocks_parameters(outcome, f"{design}. Blocks: {outcome.design}",
+                              copies=f"{name} of each copy against {outcome.sides[0].label}: {copies}")
     return ComparisonReport(
         title=title,
         base_label=builds[0],
