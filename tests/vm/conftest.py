@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -41,14 +42,11 @@ def vm(kbench_vm: VmTarget) -> VmSession:
     return kbench_vm.session
 
 
-@pytest.fixture(scope="session")
-def kbench_vm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VmTarget]:
-    """One VM with kbench.ko loaded, and perf (for the profiles of in-kernel benchmarks: carried
-    from the start, so that no test boots it again with perf; about 2 s more to boot,
-    docs/PERFORMANCE.md). At teardown the guest's kernel log is checked: any BUG, WARNING,
-    Oops, lockup or stall fails the session, and kbench.ko must unload."""
-    console = tmp_path_factory.mktemp("kbench-vm") / "console.log"
-    target = VmTarget(TEST_KERNEL, console_log=console, suite_tools=GUEST_TOOLS)
+@contextmanager
+def booted_kbench_vm(console_dir: Path, tools: tuple[str, ...] = ()) -> Iterator[VmTarget]:
+    """A VM with kbench.ko loaded (and ``tools``). At its end the guest's kernel log is checked:
+    any BUG, WARNING, Oops, lockup or stall fails, and kbench.ko must unload."""
+    target = VmTarget(TEST_KERNEL, console_log=console_dir / "console.log", suite_tools=tools)
     target.start()
     assert target.module is not None, target.module_error
     yield target
@@ -60,6 +58,15 @@ def kbench_vm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VmTarget]:
     target.close()
     assert unloaded.rc == 0, f"rmmod kbench failed: {unloaded.stderr!r}"
     assert not problems, "guest kernel log has problems:\n" + "\n".join(problems)
+
+
+@pytest.fixture(scope="session")
+def kbench_vm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VmTarget]:
+    """One VM with kbench.ko loaded, and perf (for the profiles of in-kernel benchmarks: carried
+    from the start, so that no test boots it again with perf; about 2 s more to boot,
+    docs/PERFORMANCE.md), shared by the vm tests."""
+    with booted_kbench_vm(tmp_path_factory.mktemp("kbench-vm"), GUEST_TOOLS) as target:
+        yield target
 
 
 @pytest.fixture(scope="session")

@@ -13,8 +13,9 @@ Protocol:
    (``KernelSlots.pilot``). A side whose single call does not fit a slot sends the
    comparison back to the outside design; a side whose set-up fails ends it with an
    error naming that side.
-2. Runs of the module of ``ceil(max_blocks / 5)`` blocks each, a fresh random seed
-   for the blocks' orders each time. After each run the primary metric of every new
+2. Runs of the module of at most ``RUN_BLOCKS`` blocks each (and of ``max_blocks / 5``),
+   each with its sides set up afresh and a fresh random seed for the blocks' orders. As
+   each fifth of the blocks or of the budget is reached, the primary metric of every new
    side is looked at as in the outside design (looks share alpha, ``kbench.compare.
    spending``), and the comparison stops once every new side is decided, after
    ``max_blocks`` judged blocks (``DEFAULT_MAX_BLOCKS``), or when the next run would
@@ -65,6 +66,12 @@ from kbench.store.db import Store
 from kbench.targets.base import Target
 from kbench.targets.kmod_ab import AbRun
 
+RUN_BLOCKS = 20
+"""Blocks in one run of the module at most. Each run sets its sides up afresh, and a run can carry
+a state of its own: comparing 98 against 100 steps, one run in 10 to 20 put the pair 1-3 % further
+apart than the rest did (equal sides never moved). In runs of 20 blocks such a run is a twentieth
+of a 400-block look, not a fifth, and the blocks' median does not follow it (docs/PERFORMANCE.md,
+"Runs of the module"). A run costs about 30 ms under TCG."""
 COUNTER_RUN_S = 0.5
 """How long the plain run that counts a side lasts (about), after the blocks (``--counters``)."""
 COUNTER_RUN_SAMPLES = (1000, 1_000_000)
@@ -157,7 +164,7 @@ def run_in_kernel(
     slots: list[Slot] = []
     runner.begin(sysinfo)
     try:
-        per_run = math.ceil(total / len(LOOK_FRACTIONS))
+        per_run = min(math.ceil(total / len(LOOK_FRACTIONS)), RUN_BLOCKS)
         measuring_started = clock()
         blocks = 0
         while True:
