@@ -12,7 +12,7 @@ from scipy import stats
 
 from kbench.catalog.benchmarks import lookup
 from kbench.cli.module_options import DEFAULT_COPIES, module_copy_count
-from kbench.compare.placement import copy_value, judge_copies, t_interval
+from kbench.compare.placement import builds_of, copy_label, copy_value, judge_copies, t_interval
 from kbench.compare.verdict import INCONCLUSIVE, NO_CHANGE, REGRESSION
 from kbench.contract.request import RunRequest
 from kbench.engine.compare_protocol import ComparisonSide
@@ -123,3 +123,25 @@ def test_the_report_judges_builds_on_their_copies_values() -> None:
     assert report.parameters["copies"].startswith("kfunc.spin.cycles of each copy against old.c#1: old.c: +0.00%, ")
     assert report.parameters["runs"] == "old.c#1=1 new.c#1=2 old.c#2=3 new.c#2=4 old.c#3=5 new.c#3=6"
     assert report.parameters["seed"] == 0 and report.parameters["design"].startswith("3 copies of each build")
+
+
+def test_stored_copies_labels_give_back_their_builds() -> None:
+    labels = [copy_label(build, copy) for copy in (1, 2, 3) for build in ("old.c", "new.c")]
+    assert labels[:2] == ["old.c#1", "new.c#1"]
+    assert builds_of(labels) == (("old.c", "new.c"), (0, 1, 0, 1, 0, 1))
+    assert builds_of(["a#b.c#2", "x.c#1", "a#b.c#1", "x.c#2"]) == (("a#b.c", "x.c"), (0, 1, 0, 1))
+
+
+@pytest.mark.parametrize("labels", [
+    [],
+    ["old.c", "new.c"],  # one load each: nothing to regroup
+    ["old.c#1", "old.c#2"],  # one build
+    ["old.c#1", "new.c#1"],  # one copy each: no spread between copies
+    ["old.c#1", "new.c#1", "old.c#2", "new.c#3"],  # not the same copies of each
+    ["old.c#1", "new.c#1", "old.c#2"],
+    ["old.c#01", "new.c#01", "old.c#2", "new.c#2"],
+    ["old.c#2", "new.c#2", "old.c#3", "new.c#3"],  # no first copy
+    ["loops=1", "loops=2"],
+])
+def test_labels_that_are_not_copies_of_builds_are_left_alone(labels: list[str]) -> None:
+    assert builds_of(labels) is None

@@ -214,6 +214,13 @@ def test_two_builds_of_one_module_get_a_verdict_from_their_copies(
         metric.change_pct, metric.ci_pct, report.parameters["copies"], report.parameters["design"])
     assert metric.trials == (COPIES, COPIES)
     assert report.parameters["copies"].startswith("kfunc.rotmix.cycles of each copy against old.c#1: old.c: +0.00%")
+    # judged again from the stored runs (`compare --runs`, one per copy): regrouped into the builds
+    runs = [a for side in report.parameters["runs"].split() for a in ("--runs", side.rsplit("=")[1])]
+    again = _kbench_json(tmp_path / "compare.db", "compare", *runs, "--alpha", "0.01")
+    judged = again["metrics"][0]
+    assert (again["base_label"], again["new_labels"]) == ("old.c", ["new.c"])
+    assert judged["verdict"] == metric.verdict and judged["change_pct"] == pytest.approx(metric.change_pct)
+    assert again["parameters"]["copies"] == report.parameters["copies"]
 
 
 def test_two_identical_builds_are_not_told_apart(kbench_vm: VmTarget, store: Store, tmp_path: Path) -> None:
@@ -228,6 +235,13 @@ def test_two_identical_builds_are_not_told_apart(kbench_vm: VmTarget, store: Sto
     assert metric.verdict in ("no change", "inconclusive"), (metric.change_pct, metric.ci_pct, metric.reason)
 
 
+def _kbench_json(database: Path, command: str, *args: str) -> dict[str, Any]:
+    done = subprocess.run([str(Path(sys.executable).with_name("kbench")), command, *args, "--json"],
+                          capture_output=True, text=True, env={**os.environ, "KBENCH_DB": str(database)}, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
 def _kbench_on_two_module_files(tmp_path: Path, command: str, *args: str) -> dict[str, Any]:
     """`kbench COMMAND --module old.c --module new.c --kernel … -p work=500 ARGS --json`, new.c
     doing 10 % more work (SLOWER): its JSON document."""
@@ -235,13 +249,8 @@ def _kbench_on_two_module_files(tmp_path: Path, command: str, *args: str) -> dic
     source = ROTMIX.read_text()
     old.write_text(source)
     new.write_text(source.replace(*SLOWER))
-    env = {**os.environ, "KBENCH_DB": str(tmp_path / "cli.db")}
-    done = subprocess.run(
-        [str(Path(sys.executable).with_name("kbench")), command, "--module", str(old), "--module", str(new),
-         "--kernel", TEST_KERNEL, "-p", "work=500", *args, "--json"],
-        capture_output=True, text=True, env=env, timeout=600)
-    assert done.returncode == 0, done.stderr
-    return dict(json.loads(done.stdout))
+    return _kbench_json(tmp_path / "cli.db", command, "--module", str(old), "--module", str(new),
+                        "--kernel", TEST_KERNEL, "-p", "work=500", *args)
 
 
 def test_compare_two_module_files_on_the_command_line(tmp_path: Path) -> None:

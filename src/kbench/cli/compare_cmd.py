@@ -23,6 +23,7 @@ from kbench.cli.module_options import (
 from kbench.cli.parsing import Duration, KeyValue, Runs, complete_benchmarks
 from kbench.compare.budget import check_blocks, check_trials
 from kbench.compare.multiple import Method
+from kbench.compare.placement import builds_of
 from kbench.compare.thresholds import DEFAULT_MARGIN, MAX_NOISE_MARGIN
 from kbench.contract.request import BadRequest
 from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, run_comparison
@@ -169,7 +170,17 @@ def compare_cmd(
         selected = [select_runs(store, selector, benchmark) for selector in run_sets]
         replayed = (stored_interleaved(store, selected, alpha=alpha, margin=margin_value, counters=bool(counters))
                     if run_sets else None)
-        if replayed is not None:
+        copies_of = builds_of(replayed.measured_labels) if replayed is not None else None
+        if replayed is not None and copies_of is not None:
+            from kbench.report.comparison.copies import build_copies_report
+
+            builds, build_of = copies_of
+            margin_value, margin_source = _margin(store, replayed.sides[0].side, margin_value, margin, TRIALS)
+            report = build_copies_report(
+                replayed, builds, build_of, title=f"{replayed.metrics[0].name}: {' vs '.join(builds)}",
+                alpha=alpha, margin=margin_value, context=measured_on(store, selected, list(replayed.measured_labels)),
+                parameters=_parameters(params, samples, seed, alpha, margin_source))
+        elif replayed is not None:
             margin_value, margin_source = _margin(store, replayed.sides[0].side, margin_value, margin, INTERLEAVED)
             if margin_value is None:
                 measure_stored_margins(replayed, alpha)

@@ -31,6 +31,30 @@ MIN_COPIES = 2
 """Copies a side needs for a spread between them (and a t-test with >= 2 degrees of freedom)."""
 
 
+COPY_SEPARATOR = "#"
+
+
+def copy_label(build: str, copy: int) -> str:
+    """The label of copy ``copy`` (from 1) of ``build``: ``FILE#COPY``."""
+    return f"{build}{COPY_SEPARATOR}{copy}"
+
+
+def builds_of(labels: Sequence[str]) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
+    """(builds in order of first appearance, each label's build) where ``labels`` are the copies
+    of two or more builds, the same copies of each (``copy_label``: 1..K, K >= MIN_COPIES), as a
+    comparison on copies stores its sides; else None."""
+    parsed = [label.rpartition(COPY_SEPARATOR) for label in labels]
+    if not labels or any(not sep or not copy.isdigit() or copy.startswith("0") for _, sep, copy in parsed):
+        return None
+    builds = tuple(dict.fromkeys(build for build, _, _ in parsed))
+    copies = [sorted(int(copy) for build, _, copy in parsed if build == name) for name in builds]
+    if len(builds) < 2 or copies[0] != list(range(1, len(copies[0]) + 1)) or len(copies[0]) < MIN_COPIES:
+        return None
+    if any(other != copies[0] for other in copies[1:]):
+        return None
+    return builds, tuple(builds.index(build) for build, _, _ in parsed)
+
+
 def copy_value(log_ratios: Sequence[float] | np.ndarray) -> float:
     """One copy's value: the median over blocks of log(copy / base's first copy) (NaN blocks left out)."""
     values = np.asarray(log_ratios, dtype=np.float64)

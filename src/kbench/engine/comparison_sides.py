@@ -27,6 +27,7 @@ from typing import Any
 
 from kbench.catalog.benchmarks import lookup
 from kbench.compare.noise_margin import MARGIN_FROM_NOISE
+from kbench.compare.placement import copy_label
 from kbench.compare.thresholds import DEFAULT_MARGIN, MAX_NOISE_MARGIN, NOISE_MARGIN_MIN_BLOCKS
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.request import BadRequest, RunRequest
@@ -161,7 +162,7 @@ def module_sides(
         bench = replace(bench, metric=f"kfunc.{base}.cycles")
         bench.validate_params(params)
         build = index % len(modules)
-        label = labels[build] if copies == 1 else f"{labels[build]}#{index // len(modules) + 1}"
+        label = labels[build] if copies == 1 else copy_label(labels[build], index // len(modules) + 1)
         sides.append(ComparisonSide(label=label, kernel=None, benchmark=bench,
                                     request=RunRequest(benchmark=bench.name, params=dict(params), samples=samples)))
     if copies == 1:

@@ -146,6 +146,8 @@ class InterleavedOutcome:
     comparison_id: str
     ns_per_unit: dict[str, float] = field(default_factory=dict)
     """Nanoseconds per unit of a metric counted in cycles (the TSC rate of the target)."""
+    measured_labels: tuple[str, ...] = ()
+    """Re-judged stored runs: the labels their sides had when they were measured."""
 
     def side_values(self, side: int, metric: str) -> list[float]:
         """Every judged slot's value of ``metric`` for one side, in order (NaN where a slot has none:

@@ -104,6 +104,7 @@ def stored_interleaved(store: Store, sides: list[list[int]], *, alpha: float, co
         f"{description} (stored comparison {comparisons.pop()}, judged again with one look)", 0.0, 0.0,
         str(designs[0].get("slot") or ""), "", str(designs[0].get("comparison")),
         ns_per_unit={metrics[0].name: 1e9 / hz} if metrics[0].unit == "cycles" and hz > 0 else {},
+        measured_labels=tuple(str(d.get("side") or "") for d in designs),
     )
 
 

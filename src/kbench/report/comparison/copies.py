@@ -60,8 +60,9 @@ def build_copies_report(
     copies = "; ".join(
         f"{label}: " + ", ".join(f"{100 * math.expm1(values[side]):+.2f}%" for side in members(build))
         for build, label in enumerate(builds))
+    base_copy = outcome.measured_labels[0] if outcome.measured_labels else outcome.sides[0].label
     extra = blocks_parameters(outcome, f"{design}. Blocks: {outcome.design}",
-                              copies=f"{name} of each copy against {outcome.sides[0].label}: {copies}")
+                              copies=f"{name} of each copy against {base_copy}: {copies}")
     return ComparisonReport(
         title=title,
         base_label=builds[0],
