@@ -310,6 +310,7 @@ def test_module_parameters_are_refused_before_anything_is_built_or_booted(
     assert done.returncode == 2 and refusal in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize("command", ["compare", "sensitivity"])
 @pytest.mark.parametrize(("args", "refusal"), [
     (("--module", "{c}", "-p", "work=1|2", "--copies", "2"), "--copies applies to --module given twice or more"),
     (("--module", "{ko}", "--module", "{c}", "--copies", "3"), "cannot be loaded twice"),
@@ -317,13 +318,13 @@ def test_module_parameters_are_refused_before_anything_is_built_or_booted(
     (("--module", "{c}", "--module", "{c}", "--copies", "9"), "9 is not in the range 1<=x<=8"),
 ])
 def test_copies_that_cannot_apply_are_refused_before_anything_is_built_or_booted(
-    kbench: KbenchRunner, tmp_path: Path, args: tuple[str, ...], refusal: str,
+    kbench: KbenchRunner, tmp_path: Path, command: str, args: tuple[str, ...], refusal: str,
 ) -> None:
     source, built = tmp_path / "broken.c", tmp_path / "old.ko"
     source.write_text("this is not C\n")
     built.write_bytes(b"not a module")
     given = [arg.format(c=source, ko=built) for arg in args]
-    done = kbench("compare", *given, "--kernel", "deb:0.0.0-none-amd64", check=False)
+    done = kbench(command, *given, "--kernel", "deb:0.0.0-none-amd64", check=False)
     assert done.returncode == 2 and refusal in done.stderr, done.stderr
 
 

@@ -13,6 +13,7 @@ from scipy import stats
 from kbench.catalog.benchmarks import lookup
 from kbench.cli.module_options import DEFAULT_COPIES, module_copy_count
 from kbench.compare.placement import builds_of, copy_label, copy_value, judge_copies, t_interval
+from kbench.compare.sensitivity import copies_sensitivity_matrix
 from kbench.compare.verdict import INCONCLUSIVE, NO_CHANGE, REGRESSION
 from kbench.contract.request import RunRequest
 from kbench.engine.compare_protocol import ComparisonSide
@@ -145,3 +146,26 @@ def test_stored_copies_labels_give_back_their_builds() -> None:
 ])
 def test_labels_that_are_not_copies_of_builds_are_left_alone(labels: list[str]) -> None:
     assert builds_of(labels) is None
+
+
+def test_the_copies_matrix_is_scipys_t_test_between_builds() -> None:
+    copies = [[0.0, 0.004, -0.003], [0.095, 0.091, 0.099], [0.001, -0.002, 0.003]]
+    slots = [[1000.0, 1001.0, 999.0], [1100.0, 1098.0, 1101.0], [1000.5, 999.5, 1000.0]]
+    matrix = copies_sensitivity_matrix(["a.c", "b.c", "c.c"], copies, slots)
+    for i, j in ((0, 1), (0, 2), (1, 2)):
+        reference = stats.ttest_ind(copies[i], copies[j], equal_var=True).pvalue
+        assert matrix.paired_p[i, j] == matrix.paired_p[j, i] == pytest.approx(reference, rel=1e-9)
+        assert matrix.ks_p[i, j] == pytest.approx(stats.ks_2samp(slots[i], slots[j]).pvalue, rel=1e-9)
+    assert matrix.paired_p[0, 1] < 1e-4 and matrix.paired_p[0, 2] > 0.5
+
+
+def test_the_copies_matrix_diagonal_is_odd_against_even_copies() -> None:
+    """Copies 1 and 3 against copy 2: a side of one value adds no spread, 1 degree of freedom,
+    where Student's t is Cauchy: p = 1 - 2 atan(|t|) / pi."""
+    own = [0.002, -0.001, 0.004]
+    matrix = copies_sensitivity_matrix(["a.c", "b.c"], [own, [0.1, 0.1, 0.1]], [[1.0], [1.1]])
+    pooled = ((own[0] - (own[0] + own[2]) / 2) ** 2 + (own[2] - (own[0] + own[2]) / 2) ** 2) / 1
+    t = (own[1] - (own[0] + own[2]) / 2) / math.sqrt(pooled * (1 / 2 + 1))
+    assert matrix.paired_p[0, 0] == pytest.approx(1 - 2 * math.atan(abs(t)) / math.pi, rel=1e-9)
+    two = copies_sensitivity_matrix(["a.c", "b.c"], [[0.0, 0.001], [0.1, 0.1]], [[1.0], [1.1]])
+    assert math.isnan(two.paired_p[0, 0]) and math.isnan(two.ks_p[0, 0])  # two copies: no split

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -10,9 +11,22 @@ from rich.table import Table
 from rich.text import Text
 
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
-from kbench.cli.module_options import LOCAL_KERNEL_HELP, MODULE_HELP, check_module_sides
+from kbench.cli.module_options import (
+    COPIES_HELP,
+    LOCAL_KERNEL_HELP,
+    MAX_COPIES,
+    MODULE_HELP,
+    check_module_sides,
+    module_copy_count,
+)
 from kbench.cli.parsing import Duration, KeyValue, complete_benchmarks
-from kbench.compare.sensitivity import paired_sensitivity_matrix, sensitivity_matrix
+from kbench.compare.placement import copy_value
+from kbench.compare.sensitivity import (
+    PairedSensitivity,
+    copies_sensitivity_matrix,
+    paired_sensitivity_matrix,
+    sensitivity_matrix,
+)
 from kbench.contract.request import BadRequest
 from kbench.engine.compare_protocol import run_comparison
 from kbench.engine.comparison_sides import (
@@ -20,6 +34,7 @@ from kbench.engine.comparison_sides import (
     DESIGNS,
     INTERLEAVED,
     TRIALS,
+    Sides,
     build_sides,
     choose_design,
     module_comparison,
@@ -38,6 +53,7 @@ from kbench.targets.factory import make_target
 @click.option("-p", "--param", "params", multiple=True, type=KeyValue(),
               help="Benchmark parameter KEY=VALUE; KEY=V1|V2|... makes one configuration per value.")
 @click.option("--module", "modules", multiple=True, type=click.Path(exists=True, path_type=Path), help=MODULE_HELP)
+@click.option("--copies", type=click.IntRange(min=1, max=MAX_COPIES), help=COPIES_HELP)
 @click.option("--local-kernel", is_flag=True, help=LOCAL_KERNEL_HELP)
 @click.option("--design", type=click.Choice(DESIGNS), default=AUTO, show_default=True,
               help="interleaved (one target, slot by slot) or trials (whole runs).")
@@ -53,7 +69,8 @@ from kbench.targets.factory import make_target
 @pass_context
 def sensitivity_cmd(
     ctx: Context, benchmark: str | None, commands: tuple[str, ...], kernels: tuple[str, ...],
-    params: tuple[tuple[str, str], ...], modules: tuple[Path, ...], local_kernel: bool, design: str, metric: str,
+    params: tuple[tuple[str, str], ...], modules: tuple[Path, ...], copies: int | None, local_kernel: bool,
+    design: str, metric: str,
     budget: float, samples: int | None, trials: int, seed: int, as_json: bool,
 ) -> None:
     """The matrix of p-values for every pair of configurations (commands, kernels, values of one
@@ -61,34 +78,42 @@ def sensitivity_cmd(
     separates, and which it reports that are not there."""
     if modules:
         check_module_sides(kernels, bool(commands), local_kernel, design == TRIALS)
+        copies = module_copy_count(modules, copies)
+    elif copies is not None:
+        raise click.UsageError("--copies applies to --module given twice or more")
     with user_errors():
         if commands and kernels:  # with --module, check_module_sides refused --command already
             raise BadRequest("give --command configurations or --kernel configurations, not both")
         found = None if modules else build_sides(benchmark, kernels, commands, dict(params), samples)
         chosen = INTERLEAVED if found is None else choose_design(design, found.sides)
         if chosen == INTERLEAVED:
+            loaded: Sides | None = None
             if found is None:
-                outcome = _module_outcome(ctx.store, modules, kernels[0] if kernels else None, local_kernel,
-                                          benchmark, dict(params), samples, budget, seed)
+                outcome, loaded = _module_outcome(ctx.store, modules, kernels[0] if kernels else None, local_kernel,
+                                                  benchmark, dict(params), samples, budget, seed, copies or 1)
             else:
                 with make_target(found.sides[0].kernel) as target:
                     outcome = interleaved_comparison(ctx.store, found.sides, target, budget_s=budget, metric=metric,
                                                      seed=seed, samples=samples, adaptive=False,
                                                      tags=("sensitivity",))
             metric_name = outcome.metrics[0].name
-            paired = paired_sensitivity_matrix(
-                [s.label for s in outcome.sides],
-                [outcome.block_values(i, metric_name) for i in range(len(outcome.sides))],
-                [outcome.side_values(i, metric_name) for i in range(len(outcome.sides))],
-            )
-            result: dict[str, Any] = {"metric": metric_name, "design": outcome.design, "test": "signed-rank",
-                                      "blocks": outcome.blocks, **paired.to_dict()}
-            names, matrix, ks = list(paired.names), paired.paired_p, paired.ks_p
-            heading = (f"{outcome.blocks} interleaved blocks; cells: signed-rank p / KS p (diagonal: even vs odd "
-                       "blocks of the same configuration, Mann-Whitney / KS, A/A)")
-            if len(modules) > 1:
-                result["placement"] = PLACEMENT_NOTE
-                heading += f"; {PLACEMENT_NOTE}"
+            if loaded is not None and loaded.builds:
+                copies_matrix, result, heading = _copies_matrix(outcome, loaded, metric_name)
+                names, matrix, ks = list(copies_matrix.names), copies_matrix.paired_p, copies_matrix.ks_p
+            else:
+                paired = paired_sensitivity_matrix(
+                    [s.label for s in outcome.sides],
+                    [outcome.block_values(i, metric_name) for i in range(len(outcome.sides))],
+                    [outcome.side_values(i, metric_name) for i in range(len(outcome.sides))],
+                )
+                result = {"metric": metric_name, "design": outcome.design, "test": "signed-rank",
+                          "blocks": outcome.blocks, **paired.to_dict()}
+                names, matrix, ks = list(paired.names), paired.paired_p, paired.ks_p
+                heading = (f"{outcome.blocks} interleaved blocks; cells: signed-rank p / KS p (diagonal: even vs odd "
+                           "blocks of the same configuration, Mann-Whitney / KS, A/A)")
+                if len(modules) > 1:
+                    result["placement"] = PLACEMENT_NOTE
+                    heading += f"; {PLACEMENT_NOTE}"
         else:
             assert found is not None  # modules are measured interleaved
             trial_outcome = run_comparison(ctx.store, found.sides, make_target, max_trials=trials, adaptive=False,
@@ -117,14 +142,37 @@ def sensitivity_cmd(
 
 PLACEMENT_NOTE = ("one load of each module: a p-value between two modules also measures where each one's code "
                   "landed (two loads of one build measured up to 2% apart under TCG, docs/PERFORMANCE.md "
-                  "'Placement'); `kbench compare --module` judges builds on copies of each")
+                  "'Placement'); --copies 3 judges the modules on copies of each")
 
 
 def _module_outcome(store: Store, modules: tuple[Path, ...], kernel: str | None, local_kernel: bool,
                     benchmark: str | None, params: dict[str, str], samples: int | None, budget: float,
-                    seed: int) -> InterleavedOutcome:
+                    seed: int, copies: int) -> tuple[InterleavedOutcome, Sides]:
     """The user's modules (or one module's parameter values) as the configurations, measured as
-    ``compare --module`` measures them: inside kbench.ko, sides alternating in short slots."""
-    with module_comparison(kernel, modules, benchmark, params, samples, local_kernel=local_kernel) as (target, found):
-        return interleaved_comparison(store, found.sides, target, budget_s=budget, seed=seed, samples=samples,
-                                      adaptive=False, tags=("sensitivity",))
+    ``compare --module`` measures them: inside kbench.ko, sides alternating in short slots,
+    ``copies`` of each module loaded."""
+    with module_comparison(kernel, modules, benchmark, params, samples, copies=copies,
+                           local_kernel=local_kernel) as (target, found):
+        outcome = interleaved_comparison(store, found.sides, target, budget_s=budget, seed=seed, samples=samples,
+                                         adaptive=False, tags=("sensitivity",))
+    return outcome, found
+
+
+def _copies_matrix(outcome: InterleavedOutcome, found: Sides,
+                   metric: str) -> tuple[PairedSensitivity, dict[str, Any], str]:
+    """The builds' matrix from their copies (``copies_sensitivity_matrix``), its JSON and a heading."""
+    values = [0.0] + [copy_value(outcome.log_ratios(side, metric)) for side in range(1, len(outcome.sides))]
+    members = [[side for side, of in enumerate(found.build_of) if of == build] for build in range(len(found.builds))]
+    matrix = copies_sensitivity_matrix(
+        found.builds, [[values[side] for side in group] for group in members],
+        [[v for side in group for v in outcome.side_values(side, metric)] for group in members])
+    per_build = len(members[0])
+    copies = {build: [100 * math.expm1(values[side]) for side in group]
+              for build, group in zip(found.builds, members, strict=True)}
+    result = {"metric": metric, "design": outcome.design, "test": "student-t on copies", "blocks": outcome.blocks,
+              "copies": per_build, "copy_change_pct": copies, "copies_against": outcome.sides[0].label,
+              **matrix.to_dict()}
+    heading = (f"{per_build} copies of each module in {outcome.blocks} interleaved blocks; a copy's value: the median "
+               f"block log-ratio against {outcome.sides[0].label}; cells: Student's t p on the copies / KS p of the "
+               "slots (diagonal: odd- against even-numbered copies of the module, A/A)")
+    return matrix, result, heading

@@ -62,15 +62,25 @@ def copy_value(log_ratios: Sequence[float] | np.ndarray) -> float:
     return float(np.median(values)) if values.size else math.nan
 
 
-def t_interval(base: Sequence[float], new: Sequence[float], alpha: float) -> tuple[float, float, float, float]:
-    """(mean(new) - mean(base), low, high, two-sided p) of Student's pooled two-sample t-test."""
+def _squares(values: np.ndarray) -> float:
+    """The sum of squared deviations from the mean."""
+    return float(np.sum((values - values.mean()) ** 2))
+
+
+def t_interval(
+    base: Sequence[float] | np.ndarray, new: Sequence[float] | np.ndarray, alpha: float,
+) -> tuple[float, float, float, float]:
+    """(mean(new) - mean(base), low, high, two-sided p) of Student's pooled two-sample t-test (a
+    side of one value adds no spread of its own; the two need three values at least)."""
     from scipy import stats
 
     a = np.asarray(base, dtype=np.float64)
     b = np.asarray(new, dtype=np.float64)
     df = a.size + b.size - 2
+    if a.size < 1 or b.size < 1 or df < 1:
+        raise ValueError(f"a t-test needs a value on each side and three in all, got {a.size} and {b.size}")
     difference = float(b.mean() - a.mean())
-    pooled = ((a.size - 1) * a.var(ddof=1) + (b.size - 1) * b.var(ddof=1)) / df
+    pooled = (_squares(a) + _squares(b)) / df
     error = math.sqrt(pooled * (1 / a.size + 1 / b.size))
     if error == 0.0:
         p = 1.0 if difference == 0.0 else 0.0

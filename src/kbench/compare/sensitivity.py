@@ -127,3 +127,34 @@ def paired_sensitivity_matrix(
             if a is not None and b is not None:
                 ks_p[i, j] = ks_p[j, i] = ks_p_value(a, b)
     return PairedSensitivity(tuple(names), ks_p, paired)
+
+
+def copies_sensitivity_matrix(
+    names: Sequence[str], copies: Sequence[Sequence[float]], slots: Sequence[ArrayLike]
+) -> PairedSensitivity:
+    """p-values for every pair of module builds measured as copies of each (``kbench.compare.placement``).
+
+    copies[i]: the values of build i's copies (``copy_value``: median block log-ratio against one
+    common copy); slots[i]: all slot values of i's copies. Off the diagonal: Student's pooled
+    t-test p of the copies of j against those of i, so the spread between placements is part of
+    the error, as ``compare --module`` judges builds; KS on the slot values. The diagonal is a
+    split-half A/A: a build's odd-numbered copies against its even-numbered ones (t-test; NaN
+    below three copies), KS of their slots (NaN: the slots are not kept per copy here).
+    """
+    from kbench.compare.placement import t_interval
+
+    k = len(names)
+    paired = np.full((k, k), np.nan)
+    ks_p = np.full((k, k), np.nan)
+    for i in range(k):
+        own = np.asarray(copies[i], dtype=np.float64)
+        if own.size >= 3 and np.all(np.isfinite(own)):
+            paired[i, i] = t_interval(own[0::2], own[1::2], 0.05)[3]
+        for j in range(i + 1, k):
+            other = np.asarray(copies[j], dtype=np.float64)
+            if min(own.size, other.size) >= 2 and np.all(np.isfinite(own)) and np.all(np.isfinite(other)):
+                paired[i, j] = paired[j, i] = t_interval(own, other, 0.05)[3]
+            a, b = _valid(slots[i]), _valid(slots[j])
+            if a is not None and b is not None:
+                ks_p[i, j] = ks_p[j, i] = ks_p_value(a, b)
+    return PairedSensitivity(tuple(names), ks_p, paired)
