@@ -138,6 +138,10 @@ def sensitivity_cmd(
         cells = [f"{matrix[i, j]:.3f} / {ks[i, j]:.3f}" for j in range(len(names))]
         table.add_row(f"[{i}] {name}", *cells)
     console.print(table)
+    if "copy_change_pct" in result:
+        console.print(Text(f"{metric_name} of each copy against {result['copies_against']}: " + "; ".join(
+            f"{build}: " + ", ".join(f"{change:+.2f}%" for change in changes)
+            for build, changes in result["copy_change_pct"].items())), highlight=False)
 
 
 PLACEMENT_NOTE = ("one load of each module: a p-value between two modules also measures where each one's code "
