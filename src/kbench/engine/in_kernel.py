@@ -175,6 +175,7 @@ def run_in_kernel(
             run = kernel.run(count, _order_seed(rng))
             judged = tally.keep(run, runner, kernel, slots, primary.name, first_block=blocks)
             blocks += judged
+            tally.run_blocks.append(judged)
             if on_slot is not None:
                 on_slot(sides[-1].label, blocks, min(1.0, (clock() - measuring_started) / budget_s))
             if run.interrupted:
@@ -211,7 +212,8 @@ def run_in_kernel(
     design.update(blocks=blocks, description=design_text, in_kernel=tally.describe(plan.batch, plan.slot_samples))
     runner.finish(sysinfo, design)
     return InterleavedOutcome(runner.sides, metrics, slots, blocks, looks.comparisons, design_text, elapsed,
-                              budget_s, slot_text, "", comparison_id, ns_per_unit={primary.name: 1e6 / kernel.tsc_khz})
+                              budget_s, slot_text, "", comparison_id, ns_per_unit={primary.name: 1e6 / kernel.tsc_khz},
+                              run_blocks=tuple(tally.run_blocks))
 
 
 def _count_apart(runner: _Runner, sides: list[ComparisonSide], target: Target, plan: SlotPlan) -> None:
@@ -257,12 +259,14 @@ class _Tally:
         self.samples = 0
         self.disturbed_samples = 0
         self.disturbed_slots = 0
+        self.run_blocks: list[int] = []  # judged blocks of each run of the module, in order
         self.dropped_blocks = 0
         self.measured_blocks = 0
         self.tsc_khz = 0
 
-    def describe(self, batch: int, slot_samples: int) -> dict[str, int]:
-        return {"runs": self.runs, "batch": batch, "slot_samples": slot_samples, "slots": self.slots,
+    def describe(self, batch: int, slot_samples: int) -> dict[str, int | list[int]]:
+        return {"runs": self.runs, "run_blocks": list(self.run_blocks), "batch": batch, "slot_samples": slot_samples,
+                "slots": self.slots,
                 "samples": self.samples, "disturbed_samples": self.disturbed_samples,
                 "disturbed_slots": self.disturbed_slots, "dropped_blocks": self.dropped_blocks,
                 "tsc_khz": self.tsc_khz}

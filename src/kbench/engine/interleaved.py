@@ -148,6 +148,8 @@ class InterleavedOutcome:
     """Nanoseconds per unit of a metric counted in cycles (the TSC rate of the target)."""
     measured_labels: tuple[str, ...] = ()
     """Re-judged stored runs: the labels their sides had when they were measured."""
+    run_blocks: tuple[int, ...] = ()
+    """Inside kbench.ko: the judged blocks of each run of the module, in order (they sum to ``blocks``)."""
 
     def side_values(self, side: int, metric: str) -> list[float]:
         """Every judged slot's value of ``metric`` for one side, in order (NaN where a slot has none:

@@ -14,6 +14,7 @@ one look at the whole of alpha - the verdict of a fixed design over the stored b
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -105,7 +106,16 @@ def stored_interleaved(store: Store, sides: list[list[int]], *, alpha: float, co
         str(designs[0].get("slot") or ""), "", str(designs[0].get("comparison")),
         ns_per_unit={metrics[0].name: 1e9 / hz} if metrics[0].unit == "cycles" and hz > 0 else {},
         measured_labels=tuple(str(d.get("side") or "") for d in designs),
+        run_blocks=_run_blocks(designs[0], blocks),
     )
+
+
+def _run_blocks(design: dict[str, Any], blocks: int) -> tuple[int, ...]:
+    """The stored judged blocks of each run of the module, where they add up to ``blocks``."""
+    stored = (design.get("in_kernel") or {}).get("run_blocks")
+    if not isinstance(stored, list) or not all(isinstance(n, int) and n >= 0 for n in stored):
+        return ()
+    return tuple(stored) if sum(stored) == blocks else ()
 
 
 def _slots(side: int, view: StoredRun, benchmark: Benchmark) -> list[Slot]:

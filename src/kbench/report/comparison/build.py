@@ -29,6 +29,7 @@ from kbench.compare.judge import compare_trials
 from kbench.compare.modes import guard_trials, side_modes
 from kbench.compare.multiple import Method, adjust
 from kbench.compare.paired import judge_blocks
+from kbench.compare.run_spread import runs_disagree
 from kbench.compare.verdict import Verdict
 from kbench.engine.compare_protocol import ComparisonOutcome, SideTrials
 from kbench.engine.interleaved import INTERLEAVED_DESIGN, InterleavedOutcome
@@ -222,6 +223,10 @@ def build_interleaved_report(
         if not verdict.design.startswith(INTERLEAVED_DESIGN):
             verdict = replace(verdict, design=f"{INTERLEAVED_DESIGN}; {verdict.design}" if verdict.design
                               else outcome.design)
+        if outcome.run_blocks and verdict.metric == outcome.metrics[0].name:
+            warning = runs_disagree(outcome.log_ratios(new, verdict.metric), outcome.run_blocks)
+            if warning is not None:
+                verdict = replace(verdict, warnings=(*verdict.warnings, warning))
         metrics.append(replace(metric_comparison(verdict, outcome.sides[new].label,
                                                  slot_side(outcome.side_values(0, verdict.metric)),
                                                  slot_side(outcome.side_values(new, verdict.metric))),
