@@ -261,16 +261,17 @@ def test_compare_two_module_files_on_the_command_line(tmp_path: Path) -> None:
     report = _kbench_on_two_module_files(tmp_path, "compare", "--alpha", "0.01", "--profile")
     metric = report["metrics"][0]
     assert report["base_label"] == "old.c" and report["new_labels"] == ["new.c"]
-    assert metric["metric"] == "kfunc.rotmix.cycles" and metric["verdict"] == "regression", metric
-    assert metric["trials"] == {"base": 3, "new": 3}
+    assert metric["metric"] == "kfunc.rotmix.cycles", metric
+    assert metric["verdict"] == "regression", (metric, report["parameters"])
+    assert metric["trials"] == {"base": 3, "new": 3}, report["parameters"]
     assert metric["base_ns"] == pytest.approx(metric["base"] * metric["ns_per_unit"])
     assert report["parameters"]["design"].startswith("3 copies of each build")
     assert "inside kbench.ko" in report["parameters"]["design"]
     assert report["parameters"]["runs"].split()[:2] == ["old.c#1=1", "new.c#1=2"]
     # --profile: each build's first copy, profiled in a run of its own, under the build's label
-    assert report["profile"]["runs"] == {"old.c": 1, "new.c": 2}
+    assert report["profile"]["runs"] == {"old.c": 1, "new.c": 2}, report["profile"]
     (delta,) = report["profile"]["sides"]
-    assert (delta["base_label"], delta["new_label"]) == ("old.c", "new.c") and delta["new_samples"] > 0
+    assert (delta["base_label"], delta["new_label"]) == ("old.c", "new.c") and delta["new_samples"] > 0, delta
 
 
 def test_sensitivity_of_two_module_files_on_the_command_line(tmp_path: Path) -> None:
