@@ -146,7 +146,7 @@ def sensitivity_cmd(
 
 PLACEMENT_NOTE = ("one load of each module: a p-value between two modules also measures where each one's code "
                   "landed (two loads of one build measured up to 2% apart under TCG, docs/PERFORMANCE.md "
-                  "'Placement'); --copies 3 judges the modules on copies of each")
+                  "'Placement'); for .c files, --copies 3 judges the modules on copies of each")
 
 
 def _module_outcome(store: Store, modules: tuple[Path, ...], kernel: str | None, local_kernel: bool,
