@@ -175,7 +175,6 @@ def run_in_kernel(
             run = kernel.run(count, _order_seed(rng))
             judged = tally.keep(run, runner, kernel, slots, primary.name, first_block=blocks)
             blocks += judged
-            tally.run_blocks.append(judged)
             if on_slot is not None:
                 on_slot(sides[-1].label, blocks, min(1.0, (clock() - measuring_started) / budget_s))
             if run.interrupted:
@@ -254,7 +253,6 @@ class _Tally:
     """What the runs of the module measured so far, and the bookkeeping of slots and blocks."""
 
     def __init__(self) -> None:
-        self.runs = 0
         self.slots = 0
         self.samples = 0
         self.disturbed_samples = 0
@@ -263,6 +261,10 @@ class _Tally:
         self.dropped_blocks = 0
         self.measured_blocks = 0
         self.tsc_khz = 0
+
+    @property
+    def runs(self) -> int:
+        return len(self.run_blocks)
 
     def describe(self, batch: int, slot_samples: int) -> dict[str, int | list[int]]:
         return {"runs": self.runs, "run_blocks": list(self.run_blocks), "batch": batch, "slot_samples": slot_samples,
@@ -308,7 +310,7 @@ class _Tally:
             if keep.header is None:
                 keep.header = kernel.header(run, side)
         added = int(judged[:complete].sum())
-        self.runs += 1
+        self.run_blocks.append(added)
         self.slots += count
         self.samples += int(records.size)
         self.disturbed_samples += int(np.count_nonzero(~clean))
