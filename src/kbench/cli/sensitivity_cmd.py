@@ -20,7 +20,6 @@ from kbench.cli.module_options import (
     module_copy_count,
 )
 from kbench.cli.parsing import Duration, KeyValue, complete_benchmarks
-from kbench.compare.placement import copy_value
 from kbench.compare.sensitivity import (
     PairedSensitivity,
     copies_sensitivity_matrix,
@@ -86,6 +85,7 @@ def sensitivity_cmd(
             raise BadRequest("give --command configurations or --kernel configurations, not both")
         found = None if modules else build_sides(benchmark, kernels, commands, dict(params), samples)
         chosen = INTERLEAVED if found is None else choose_design(design, found.sides)
+        copies_line = ""  # each copy's change, printed under the table (modules measured as copies)
         if chosen == INTERLEAVED:
             loaded: Sides | None = None
             if found is None:
@@ -98,7 +98,7 @@ def sensitivity_cmd(
                                                      tags=("sensitivity",))
             metric_name = outcome.metrics[0].name
             if loaded is not None and loaded.builds:
-                copies_matrix, result, heading = _copies_matrix(outcome, loaded, metric_name)
+                copies_matrix, result, heading, copies_line = _copies_matrix(outcome, loaded, metric_name)
                 names, matrix, ks = list(copies_matrix.names), copies_matrix.paired_p, copies_matrix.ks_p
             else:
                 paired = paired_sensitivity_matrix(
@@ -138,10 +138,8 @@ def sensitivity_cmd(
         cells = [f"{matrix[i, j]:.3f} / {ks[i, j]:.3f}" for j in range(len(names))]
         table.add_row(f"[{i}] {name}", *cells)
     console.print(table)
-    if "copy_change_pct" in result:
-        console.print(Text(f"{metric_name} of each copy against {result['copies_against']}: " + "; ".join(
-            f"{build}: " + ", ".join(f"{change:+.2f}%" for change in changes)
-            for build, changes in result["copy_change_pct"].items())), highlight=False)
+    if copies_line:
+        console.print(Text(copies_line), highlight=False)
 
 
 PLACEMENT_NOTE = ("one load of each module: a p-value between two modules also measures where each one's code "
@@ -163,20 +161,24 @@ def _module_outcome(store: Store, modules: tuple[Path, ...], kernel: str | None,
 
 
 def _copies_matrix(outcome: InterleavedOutcome, found: Sides,
-                   metric: str) -> tuple[PairedSensitivity, dict[str, Any], str]:
-    """The builds' matrix from their copies (``copies_sensitivity_matrix``), its JSON and a heading."""
-    values = [0.0] + [copy_value(outcome.log_ratios(side, metric)) for side in range(1, len(outcome.sides))]
-    members = [[side for side, of in enumerate(found.build_of) if of == build] for build in range(len(found.builds))]
+                   metric: str) -> tuple[PairedSensitivity, dict[str, Any], str, str]:
+    """The builds' matrix from their copies (``copies_sensitivity_matrix``), its JSON, a heading
+    and the line of each copy's change."""
+    from kbench.report.comparison.copies import build_members, copies_text, copy_values
+
+    values = copy_values(outcome, metric)
+    members = build_members(found.build_of, len(found.builds))
     matrix = copies_sensitivity_matrix(
         found.builds, [[values[side] for side in group] for group in members],
         [[v for side in group for v in outcome.side_values(side, metric)] for group in members])
     per_build = len(members[0])
+    base = outcome.sides[0].label
     copies = {build: [100 * math.expm1(values[side]) for side in group]
               for build, group in zip(found.builds, members, strict=True)}
     result = {"metric": metric, "design": outcome.design, "test": "student-t on copies", "blocks": outcome.blocks,
-              "copies": per_build, "copy_change_pct": copies, "copies_against": outcome.sides[0].label,
-              **matrix.to_dict()}
+              "copies": per_build, "copy_change_pct": copies, "copies_against": base, **matrix.to_dict()}
     heading = (f"{per_build} copies of each module in {outcome.blocks} interleaved blocks; a copy's value: the median "
-               f"block log-ratio against {outcome.sides[0].label}; cells: Student's t p on the copies / KS p of the "
+               f"block log-ratio against {base}; cells: Student's t p on the copies / KS p of the "
                "slots (diagonal: odd- against even-numbered copies of the module, A/A)")
-    return matrix, result, heading
+    line = f"{metric} of each copy against {base}: {copies_text(found.builds, members, values)}"
+    return matrix, result, heading, line
