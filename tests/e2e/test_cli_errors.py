@@ -57,6 +57,29 @@ def test_missing_run_exits_4(kbench: KbenchRunner) -> None:
     assert "no run with id 999" in proc.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["show", "99999999999999999999"], "no run with id 99999999999999999999"),
+        (["export", "99999999999999999999"], "no run with id 99999999999999999999"),
+        (["show", "--", "-99999999999999999999"], "no run with id -99999999999999999999"),
+        (["export", "--runs", "1,99999999999999999999"], "no run with id 99999999999999999999"),
+        (["compare", "--runs", "99999999999999999999", "--runs", "1"], "no run with id 99999999999999999999"),
+        (["compare", "--runs", "tag:nothing", "--runs", "1"], "no completed runs match 'tag:nothing'"),
+        (["export", "--runs", "kernel:0.0.0"], "no completed runs match 'kernel:0.0.0'"),
+        (["bisect", "status", "99999999999999999999"], "no bisection with id 99999999999999999999"),
+    ],
+)
+def test_an_id_or_selector_that_names_no_run_exits_4(kbench: KbenchRunner, args: list[str], message: str) -> None:
+    """A well-formed id past what a database holds, or a selector matching nothing, is "no such
+    run" (4) as ``show 999`` is; a malformed one (``show abc``) is a usage error (2)."""
+    kbench("run", "syscall.getppid", "--samples", "100")
+    proc = kbench(*args, check=False)
+    assert (proc.returncode, proc.stdout) == (4, ""), proc.stderr
+    assert proc.stderr.strip() == f"kbench: error: {message}"
+    assert kbench("show", "abc", check=False).returncode == 2
+
+
 def test_unusable_database_exits_5(kbench: KbenchRunner, tmp_path: Path) -> None:
     not_a_db = tmp_path / "notes.txt"
     not_a_db.write_text("this is not sqlite\n" * 100)

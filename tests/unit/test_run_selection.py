@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from kbench.contract.request import BadRequest
-from kbench.engine.run_selection import RunSelector, parse_selector, select_runs
+from kbench.engine.run_selection import NoMatchingRuns, RunSelector, parse_selector, select_runs
 from kbench.store.db import Store
+from kbench.store.errors import RunNotFound
 
 TARGET = {"kind": "local", "kernel_release": "6.1.0-56-amd64", "kernel_version": "#1 SMP"}
 
@@ -59,7 +59,8 @@ def test_runs_are_selected_by_id_tag_and_kernel(tmp_path: Path) -> None:
     assert select_runs(store, parse_selector("tag:nightly")) == [old, new, other]  # oldest first
     assert select_runs(store, parse_selector("tag:nightly"), "syscall.getppid") == [old, new]
     assert select_runs(store, parse_selector("kernel:6.1.0-55-amd64")) == [old]
-    with pytest.raises(BadRequest, match=r"no completed runs match 'tag:nothing' for syscall\.getppid"):
+    with pytest.raises(NoMatchingRuns, match=r"no completed runs match 'tag:nothing' for syscall\.getppid"):
         select_runs(store, parse_selector("tag:nothing"), "syscall.getppid")
-    with pytest.raises(BadRequest, match=r"no completed runs match 'kernel:5\.10'$"):
+    with pytest.raises(NoMatchingRuns, match=r"no completed runs match 'kernel:5\.10'$"):
         select_runs(store, parse_selector("kernel:5.10"))
+    assert issubclass(NoMatchingRuns, RunNotFound)  # exit 4, as a missing run id

@@ -10,12 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from kbench.contract.request import BadRequest
+from kbench.store.errors import RunNotFound
 
 if TYPE_CHECKING:
     from kbench.store.db import Store
 
 SelectorKind = Literal["ids", "tag", "kernel"]
+
+
+class NoMatchingRuns(RunNotFound):
+    """A well-formed selector that names no stored run (exit 4, as a missing run id)."""
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ def parse_selector(text: str) -> RunSelector:
 
 def select_runs(store: Store, selector: RunSelector, benchmark: str | None = None) -> list[int]:
     """Run ids of ``selector``: the ids as given, or the matching completed runs of ``benchmark``
-    (any benchmark when None) oldest first; BadRequest when a tag or kernel matches none."""
+    (any benchmark when None) oldest first; NoMatchingRuns when a tag or kernel matches none."""
     if selector.kind == "ids":
         return list(selector.ids)
     from kbench.catalog.benchmarks import lookup  # parse_selector alone stays light, for the command line
@@ -58,5 +62,5 @@ def select_runs(store: Store, selector: RunSelector, benchmark: str | None = Non
         kernel_release=selector.value if selector.kind == "kernel" else None,
     )
     if not rows:
-        raise BadRequest(f"no completed runs match {selector.text!r}" + (f" for {bench}" if bench else ""))
+        raise NoMatchingRuns(f"no completed runs match {selector.text!r}" + (f" for {bench}" if bench else ""))
     return sorted(int(row["id"]) for row in rows)

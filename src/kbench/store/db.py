@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from kbench.store import reads
-from kbench.store.errors import DAMAGED_ADVICE, database_error_message
+from kbench.store.errors import DAMAGED_ADVICE, database_error_message, storable_id
 from kbench.store.errors import BisectionNotFound as BisectionNotFound  # re-exported: their old home
 from kbench.store.errors import RunNotFound as RunNotFound
 from kbench.store.errors import StoreError as StoreError
@@ -635,6 +635,8 @@ class Store:
         from kbench.store import schema
 
         query = select(schema.bisections)
+        if bisection_id is not None and not storable_id(bisection_id):
+            raise BisectionNotFound(f"no bisection with id {bisection_id}")
         if bisection_id is None:
             query = query.order_by(schema.bisections.c.id.desc()).limit(1)
         else:

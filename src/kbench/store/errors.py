@@ -33,6 +33,16 @@ class BisectionNotFound(RunNotFound):
     """No bisection has the requested id (exit code as for a missing run)."""
 
 
+ROW_ID_MAX = 2**63 - 1
+"""The largest row id SQLite and PostgreSQL's BIGINT hold: a larger one names no row."""
+
+
+def storable_id(row_id: int) -> bool:
+    """Whether ``row_id`` can be a row's id at all (a database driver refuses a larger one
+    with an overflow, which is not an answer to "is there such a row")."""
+    return -ROW_ID_MAX - 1 <= row_id <= ROW_ID_MAX
+
+
 def database_error_message(exc: BaseException, where: str = "") -> str | None:
     """One line for an error raised by SQLAlchemy or a database driver (None for others):
     what the database said, and what to do about it when that is known."""

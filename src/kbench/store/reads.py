@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kbench.contract.spill import SpillDamaged, SpillHead, read_spill, spill_head
-from kbench.store.errors import DAMAGED_ADVICE, RunNotFound, StoreError
+from kbench.store.errors import DAMAGED_ADVICE, RunNotFound, StoreError, storable_id
 from kbench.store.liveness import Liveness
 from kbench.store.liveness import Query as Query
 from kbench.store.records import ADDED_COLUMNS, RunRecord
@@ -60,6 +60,8 @@ def get_run(query: Query, run_id: int, spill_dir: Path | None = None, *, dialect
     """Run ``run_id`` with its target and summaries. RunNotFound if there is none; StoreError
     if the database is damaged where the run is (a SQLite runs table whose pages no longer
     hold what they say can hide a row: not found is then a damaged file, not a missing run)."""
+    if not storable_id(run_id):
+        raise RunNotFound(f"no run with id {run_id}")
     found = query("SELECT * FROM runs WHERE id = :id", {"id": run_id})
     if not found:
         if dialect == "sqlite":
