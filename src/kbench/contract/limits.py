@@ -29,6 +29,8 @@ class KindLimits:
     """(samples + warm-up samples) × batch: operations in one run (per CPU for kbench.ko)."""
     default_warmup_samples: int | None = None
     """The warm-up samples of a run that asks for none; None: 1% of the samples, at least 10."""
+    count_based: bool = False
+    """Runs take a count of samples (and of warm-up samples), never a duration."""
 
     def warmup_for(self, samples: int) -> int:
         """The warm-up samples a run of ``samples`` samples takes when it asks for none."""
@@ -40,7 +42,7 @@ class KindLimits:
 PROBE = KindLimits("probe", max_samples=10**8, max_warmup_samples=10**8, max_batch=1 << 24, max_calls=10**11)
 """kbench-probe's limits (docs/probe-format.md)."""
 KFUNC = KindLimits("kfunc", max_samples=10**7, max_warmup_samples=10**7, max_batch=10**6, max_calls=10**9,
-                   default_warmup_samples=KFUNC_DEFAULT_WARMUP)
+                   default_warmup_samples=KFUNC_DEFAULT_WARMUP, count_based=True)
 """kbench.ko's limits (docs/sysfs-ABI.md)."""
 MAX_DURATION_S = 1e6
 """Longest ``--duration`` and warm-up duration (about 11.6 days; the probe's own limit)."""
@@ -90,7 +92,12 @@ def request_problems(
                     "batch", f"(samples + warm-up) × batch = ({samples} + {warmup}) × {request.batch} = {calls:,} "
                              f"operations, more than the limit of {limits.max_calls:,} for one {kind} run"))
     for name, seconds in (("duration", request.duration_s), ("warmup", request.warmup_duration_s)):
-        if seconds is not None and seconds > MAX_DURATION_S:
+        if seconds is not None and limits is not None and limits.count_based:
+            label = "duration" if name == "duration" else "warm-up duration"
+            problems.append(LimitProblem(
+                name, f"{limits.kind} benchmarks run inside the kernel and are count-based: give a count of samples "
+                      f"(--samples) and of warm-up samples, not a {label}"))
+        elif seconds is not None and seconds > MAX_DURATION_S:
             label = "duration" if name == "duration" else "warm-up duration"
             problems.append(LimitProblem(
                 name, f"{label} {exact_seconds(seconds)} is more than the limit of {exact_seconds(MAX_DURATION_S)} "
