@@ -65,7 +65,7 @@ def history_cmd(
         console = out_console()
         for note in notes:
             console.print(note, highlight=False, markup=False)
-        render_history(console, histories, last)
+        render_history(console, histories, last, since)
     exit_if_found(fail_on, ((c.verdict, h.series.metric) for h in histories for c in h.change_points))
 
 

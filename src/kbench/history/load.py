@@ -45,8 +45,9 @@ def load_series(
     if selector:
         found = [s for s in found if _selected(s, selector)]
         if not found:
+            when = f" with runs since {since:%Y-%m-%d %H:%M} UTC" if since else ""
             raise NoSuchSeries(
-                f"no series matches {selector!r} (a series id, benchmark or metric; see `kbench history`)"
+                f"no series matches {selector!r}{when} (a series id, benchmark or metric; see `kbench history`)"
             )
     return found
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -70,15 +71,22 @@ def describe_change(series_unit: str, point: ChangePoint) -> str:
     return text
 
 
-def render_history(console: Console, histories: Sequence[SeriesHistory], last: int) -> None:
+def render_history(console: Console, histories: Sequence[SeriesHistory], last: int,
+                   since: datetime | None = None) -> None:
     """Every series: header, sparkline, change points, then its ``last`` points (all for 0), newest last."""
     if not histories:
-        console.print("no complete runs stored yet: `kbench run …` adds them")
+        console.print(nothing_since(since) if since else "no complete runs stored yet: `kbench run …` adds them")
         return
     for number, history in enumerate(histories):
         if number:
             console.print()
         _render_series(console, history, last)
+
+
+def nothing_since(since: datetime) -> str:
+    """What an empty history since ``since`` means (a moment still to come is said to be one)."""
+    later = " (that is in the future)" if since > datetime.now(UTC) else ""
+    return f"no complete runs stored since {since:%Y-%m-%d %H:%M} UTC{later}"
 
 
 def _render_series(console: Console, history: SeriesHistory, last: int) -> None:
