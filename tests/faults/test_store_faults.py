@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import random
+import shutil
 import sqlite3
 import subprocess
 import zlib
@@ -151,6 +153,49 @@ def test_a_database_on_a_read_only_file_system_can_be_read_not_written(
     assert file_digest(sandbox.db) == before
     assert [n for _, _, n, _ in run_rows(sandbox.db)] == [1000, 2000]
     assert list(sandbox.recovery.glob("*")) == []  # refused before measuring: nothing to recover
+
+
+@pytest.mark.parametrize("existing", [True, False], ids=["existing", "new"])
+def test_a_writing_command_says_the_database_is_read_only_not_unable_to_open(
+    sandbox: Sandbox, private_mounts: list[str], existing: bool
+) -> None:
+    """SQLite says "unable to open database file" for a WAL database it cannot make its
+    journal files beside; kbench names the database and says it is read-only, and why."""
+    if existing:
+        _two_runs(sandbox)
+        before = file_digest(sandbox.db)
+    db = sandbox.db if existing else sandbox.root / "new.db"
+    script = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" || exit 99; shift; exec "$@"'
+    done = subprocess.run(
+        [*private_mounts, "sh", "-c", script, "sh", str(sandbox.root),
+         *sandbox.argv("--db", str(db), "run", "syscall.getppid", "--samples", "100")],
+        capture_output=True, text=True, env=sandbox.env(), timeout=120,
+    )
+    if existing:
+        text = _one_line_error(done, 5, f"results database {db} is read-only (it is on a file system mounted "
+                                        "read-only)", "commands that only read it")
+        assert file_digest(sandbox.db) == before
+    else:
+        text = _one_line_error(done, 5, f"results database {db} cannot be created here (its directory is on a "
+                                        "file system mounted read-only)")
+        assert not db.exists()
+    assert "unable to open" not in text
+
+
+def test_a_database_file_this_user_may_not_write_is_read_only(sandbox: Sandbox) -> None:
+    if os.geteuid() != 0 or shutil.which("chattr") is None:
+        pytest.skip("needs root and chattr: the file is made immutable (root may write any mode)")
+    _two_runs(sandbox)
+    before = file_digest(sandbox.db)
+    if subprocess.run(["chattr", "+i", str(sandbox.db)], capture_output=True).returncode != 0:
+        pytest.skip("this file system does not take the immutable attribute")
+    try:
+        done = sandbox.invoke("run", "syscall.getppid", "--samples", "100")
+    finally:
+        subprocess.run(["chattr", "-i", str(sandbox.db)], check=True)
+    _one_line_error(done, 5, f"results database {sandbox.db} is read-only (this user may not write the file)")
+    assert file_digest(sandbox.db) == before
+    assert [n for _, _, n, _ in run_rows(sandbox.db)] == [1000, 2000]
 
 
 def test_a_database_directory_that_cannot_be_made_is_one_line(sandbox: Sandbox) -> None:

@@ -23,6 +23,7 @@ from kbench.store.records import SCHEMA_VERSION
 from kbench.store.records import RunRecord as RunRecord  # re-exported: its old home
 from kbench.store.records import SummaryRecord as SummaryRecord
 from kbench.store.spills import SpilledRun, remove_spill, spill_dir_for, spill_file, spill_files, spilled_run
+from kbench.store.writable import read_only_reason
 from kbench.store.writes import insert_samples_and_summaries, inserted_id, machine_id, sample_rows, summary_rows
 
 if TYPE_CHECKING:
@@ -208,6 +209,7 @@ class Store:
         try:
             if sqlite_path is not None:
                 _make_parent(sqlite_path)
+                _check_writable(sqlite_path)
             engine = create_engine(url)
         except StoreError:
             raise
@@ -755,6 +757,16 @@ def _make_parent(path: Path) -> None:
             f"results database {path}: cannot create its directory {path.parent}: {exc.strerror or exc} "
             "(give --db with a path you can write, or set KBENCH_DB)"
         ) from exc
+
+
+def _check_writable(path: Path) -> None:
+    reason = read_only_reason(path)
+    if reason is not None and not path.exists():
+        raise StoreError(f"results database {path} cannot be created here ({reason}); give --db with a path you "
+                         "can write, or set KBENCH_DB")
+    if reason is not None:
+        raise StoreError(f"results database {path} is read-only ({reason}); commands that only read it (results, "
+                         "show, export) still work; give --db with a database you can write")
 
 
 def _missing_directory(path: Path) -> str:
