@@ -26,7 +26,6 @@ from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi import Path as PathParameter
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from fastapi.templating import Jinja2Templates
 from sqlalchemy import Engine
 
 from kbench.history.changes import DetectionSettings
@@ -38,6 +37,7 @@ from kbench.store.db import RunNotFound
 from kbench.web import data
 from kbench.web.cache import ChangeCache, SeriesSnapshot
 from kbench.web.facts import noise_rows, params_text, request_items, usage_text
+from kbench.web.page_text import dashboard_templates
 from kbench.web.svg import sparkline_svg
 
 HERE = Path(__file__).resolve().parent
@@ -65,7 +65,7 @@ page_facts = {"noise_rows": noise_rows, "params_text": params_text, "request_ite
 def create_app(engine: Engine, settings: DetectionSettings | None = None) -> FastAPI:
     """The dashboard over ``engine`` (which it only reads)."""
     app = FastAPI(title="kbench dashboard", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
-    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    templates = dashboard_templates(HERE / "templates")
     templates.env.globals.update(format_value=format_value, sparkline_svg=sparkline_svg, **page_facts)
     cache = ChangeCache(settings or DetectionSettings())
     snapshot = SeriesSnapshot(engine)
