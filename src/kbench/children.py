@@ -409,6 +409,28 @@ def remove_scratch_dir(path: Path) -> None:
     _guardian.tell(f"-d {path}")
 
 
+def multiprocessing_scratch_dir() -> Path | None:
+    """Put the directory the multiprocessing module keeps its files in (``pymp-*``: shared
+    memory arenas, sockets; billiard, Celery's copy of it, uses the same one) inside a new
+    scratch directory, which the guardian removes if kbench is killed: multiprocessing
+    removes its own only at a clean exit, and this one goes right after it. None (and
+    nothing made) when multiprocessing had made its directory already."""
+    from multiprocessing import util
+
+    before = tempfile.tempdir
+    path = make_scratch_dir("kbench-mp-")
+    tempfile.tempdir = str(path)
+    try:
+        made = Path(util.get_temp_dir())
+    finally:
+        tempfile.tempdir = before
+    if made.parent != path:  # made earlier, elsewhere: not ours to move
+        remove_scratch_dir(path)
+        return None
+    util.Finalize(None, remove_scratch_dir, args=(path,), exitpriority=-101)  # after get_temp_dir's own (-100)
+    return path
+
+
 @contextlib.contextmanager
 def scratch_dir(prefix: str, directory: str | os.PathLike[str] | None = None) -> Iterator[Path]:
     """``make_scratch_dir`` as a context manager: removed on leaving, or by the guardian."""

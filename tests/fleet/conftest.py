@@ -125,9 +125,10 @@ class FleetHarness:
 
     # -- workers -----------------------------------------------------------------
 
-    def start_worker(self, name: str, machine_class: str, *extra: str, wait: bool = True) -> Worker:
+    def start_worker(self, name: str, machine_class: str, *extra: str, wait: bool = True,
+                     env: dict[str, str] | None = None) -> Worker:
         log = self.workdir / f"{name}.log"
-        process = start_worker(self.config, name=name, machine_class=machine_class, log=log, extra=extra)
+        process = start_worker(self.config, name=name, machine_class=machine_class, log=log, extra=extra, env=env)
         worker = Worker(name, machine_class, process, log)
         self.workers[name] = worker
         if wait:

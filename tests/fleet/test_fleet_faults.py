@@ -88,6 +88,17 @@ def test_kill_9_of_a_worker_mid_run_reruns_the_task_once_and_keeps_the_partial_r
     assert len(fleet.runs()) == 2 and fleet.machine(back.name)["pid"] == back.process.pid
 
 
+def test_kill_9_of_a_worker_leaves_nothing_in_its_temporary_directory(fleet: FleetHarness, tmp_path: Path) -> None:
+    """The prefork pool's multiprocessing directory (``pymp-*``, its shared memory) lives in a
+    scratch directory of kbench's, which the guardian removes when the worker is killed."""
+    tmp = tmp_path / "worker-tmp"
+    tmp.mkdir()
+    worker = fleet.start_worker("tmp-1", "tmpdir", env={"TMPDIR": str(tmp)})
+    wait_until(lambda: any(tmp.rglob("pymp-*")), timeout=90, what="the pool's multiprocessing directory")
+    fleet.kill9(worker)
+    wait_until(lambda: not any(tmp.iterdir()), timeout=60, what="the killed worker's temporary files to go")
+
+
 def test_a_pool_process_killed_mid_run_is_delivered_again(fleet: FleetHarness, tmp_path: Path) -> None:
     job_file = write_job(tmp_path / "slow.yaml", SLOW_COMMAND)
     worker = fleet.start_worker("p-1", "p", "--allow-command")

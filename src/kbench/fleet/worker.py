@@ -25,6 +25,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from kbench.children import multiprocessing_scratch_dir
 from kbench.fleet.app import TASK_NAME, make_app, send_tasks
 from kbench.fleet.database import open_fleet_store
 from kbench.fleet.execute import CANCEL_SIGNAL, WorkerIdentity, execute_task, set_identity
@@ -164,6 +165,7 @@ def run_worker(
     signals.worker_ready.connect(ready, weak=False)
     heartbeat = Heartbeat(fleet, identity, timing, app)
     heartbeat.start()
+    multiprocessing_scratch_dir()  # the prefork pool's shared memory: not left in $TMPDIR by kill -9
     try:
         worker = app.Worker(
             hostname=f"kbench@{name}", queues=[celery_queue(queue)], concurrency=1, pool="prefork",
