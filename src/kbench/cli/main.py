@@ -36,6 +36,11 @@ def literal(text: object) -> Text:
     return Text(printable(text, lines=True))
 
 
+def _warn(text: str) -> None:
+    """A line on stderr for what the store did that the user should know (a damaged spill kept aside)."""
+    err_console.print(Text.assemble(("warning:", "yellow"), " ", literal(text)), highlight=False)
+
+
 class Context:
     def __init__(self, db_url: str | None):
         self.db_url = db_url
@@ -55,7 +60,7 @@ class Context:
         if self._store is None:
             from kbench.store.db import Store
 
-            self._store = Store.open(self.db_url)
+            self._store = Store.open(self.db_url, on_note=_warn)
         return self._store
 
     @property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from datetime import UTC, datetime
@@ -103,6 +104,11 @@ def _spill_destination(store: Store, run_id: int) -> tuple[Path | None, str | No
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         return None, (f"the samples were not streamed to disk while measured (cannot create {path.parent}: "
+                      f"{exc.strerror or exc}): a kbench killed meanwhile would have lost them")
+    try:  # a spill that cannot be written must not fail the run (the probe refuses a --spill it cannot open)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644))
+    except OSError as exc:
+        return None, (f"the samples were not streamed to disk while measured (cannot write {path}: "
                       f"{exc.strerror or exc}): a kbench killed meanwhile would have lost them")
     return path, None
 

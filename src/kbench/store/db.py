@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from kbench.contract.spill import SpillDamaged
 from kbench.store import reads
 from kbench.store.errors import DAMAGED_ADVICE, database_error_message, storable_id
 from kbench.store.errors import BisectionNotFound as BisectionNotFound  # re-exported: their old home
@@ -22,7 +23,15 @@ from kbench.store.owners import current_owner
 from kbench.store.records import SCHEMA_VERSION
 from kbench.store.records import RunRecord as RunRecord  # re-exported: its old home
 from kbench.store.records import SummaryRecord as SummaryRecord
-from kbench.store.spills import SpilledRun, remove_spill, spill_dir_for, spill_file, spill_files, spilled_run
+from kbench.store.spills import (
+    DAMAGED_SUFFIX,
+    SpilledRun,
+    remove_spill,
+    spill_dir_for,
+    spill_file,
+    spill_files,
+    spilled_run,
+)
 from kbench.store.writable import read_only_reason
 from kbench.store.writes import insert_samples_and_summaries, inserted_id, machine_id, sample_rows, summary_rows
 
@@ -105,10 +114,12 @@ class Store:
     """
 
     def __init__(self, engine: Engine | None, *, read_only: bool = False, where: str = "",
-                 sqlite_file: Path | None = None):
+                 sqlite_file: Path | None = None, on_note: Callable[[str], None] | None = None):
         """``engine``; or None, read-only: an existing SQLite file (``sqlite_file``) read with the
         standard library's sqlite3, or without one a database that does not exist yet (empty).
-        SQLAlchemy's engine is then made on first use."""
+        SQLAlchemy's engine is then made on first use. ``on_note`` is told what the store did
+        that a person should know (a damaged spill file kept aside); without it, ``notes``
+        keeps it."""
         if engine is None and not read_only:
             raise ValueError("a writable Store needs an engine")
         self._engine = engine
@@ -116,6 +127,9 @@ class Store:
         self._sqlite: sqlite3.Connection | None = None
         self.read_only = read_only
         self._heartbeat = Heartbeat(self)
+        self._identity: str | None = None
+        self.notes: list[str] = []
+        self._on_note = on_note
         self.where = where or (str(sqlite_file) if engine is None else engine.url.render_as_string(hide_password=True))
 
     @property
@@ -150,7 +164,7 @@ class Store:
             if not database or database == ":memory:":
                 return None
             sqlite_file = Path(database)
-        return spill_dir_for(self.where, sqlite_file)
+        return spill_dir_for(sqlite_file, lambda: self.identity)
 
     def spill_path(self, run_id: int) -> Path | None:
         """The spill file of run ``run_id`` (None: this store has no spill directory)."""
@@ -177,7 +191,8 @@ class Store:
             return [dict(row) for row in conn.execute(text(sql), dict(params)).mappings()]
 
     @classmethod
-    def open(cls, url: str | None = None, *, read_only: bool = False) -> Store:
+    def open(cls, url: str | None = None, *, read_only: bool = False,
+             on_note: Callable[[str], None] | None = None) -> Store:
         """Open the database at ``url`` or the default one.
 
         For writing (the default) it is created if needed, migrated to the current schema,
@@ -221,7 +236,7 @@ class Store:
             raise StoreError(f"cannot open results database {url!r}: {exc}") from exc
         if engine.dialect.name == "sqlite":
             event.listen(engine, "connect", _sqlite_read_pragmas if read_only else _sqlite_pragmas)
-        store = cls(engine, read_only=read_only, where=where)
+        store = cls(engine, read_only=read_only, where=where, on_note=on_note)
         with _database_errors(store.where):
             if read_only:
                 store._check_schema(url)
@@ -319,6 +334,35 @@ class Store:
     def schema_version(self) -> int:
         return reads.schema_version(self._query)
 
+    @property
+    def identity(self) -> str:
+        """This store's identity: a UUID kept in the store (``kbench_meta.store_id``), made the first
+        time a writable store is asked. Caches that hold a store's work (bisection worktrees, a
+        watch's builds, spill files of a server's runs) are keyed by it, since row ids count from 1
+        in every store. A read-only store that has none yet says ``unidentified``."""
+        if self._identity is None:
+            rows = self._query("SELECT value FROM kbench_meta WHERE key = 'store_id'", {})
+            if not rows and not self.read_only:
+                self._make_identity()
+                rows = self._query("SELECT value FROM kbench_meta WHERE key = 'store_id'", {})
+            self._identity = str(rows[0]["value"]) if rows else "unidentified"
+        return self._identity
+
+    def _make_identity(self) -> None:
+        """Record a new store's UUID once, however many processes ask at the same moment."""
+        import uuid
+
+        from sqlalchemy import insert
+        from sqlalchemy.exc import IntegrityError
+
+        from kbench.store import schema
+
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(insert(schema.meta).values(key="store_id", value=str(uuid.uuid4())))
+        except IntegrityError:
+            pass  # another process made it first: its UUID is the store's
+
     # -- writing -----------------------------------------------------------------
 
     def begin_run(
@@ -410,7 +454,12 @@ class Store:
         samples were fetched), with the samples its spill kept; returns how many. The spill
         is removed once stored; when the database fails it stays for the next kbench."""
         record = self.get_run(run_id)
-        spilled = self._spilled(record, why=f"it ended {status}")
+        try:
+            spilled = self._spilled(record, why=f"it ended {status}")
+        except SpillDamaged as exc:
+            note = self._set_spill_aside(run_id, exc)
+            self.finish_run(run_id, status=status, warnings=[*record.warnings, note], error=f"{error}; {note}")
+            return 0
         if spilled is None:
             self.finish_run(run_id, status=status, error=error)
         else:
@@ -438,7 +487,7 @@ class Store:
         directory = self.spill_dir
         imported: list[int] = []
         r = schema.runs.c
-        for run_id in sorted(spill_files(directory)) if directory is not None else []:
+        for run_id, path in sorted(spill_files(directory).items()) if directory is not None else []:
             try:
                 with self.engine.connect() as conn:
                     row = conn.execute(select(r.status, r.n_samples).where(r.id == run_id)).first()
@@ -448,7 +497,11 @@ class Store:
                     remove_spill(directory, run_id)
                     continue
                 record = self.get_run(run_id)
-                spilled = self._spilled(record, why=f"it was left {record.status}")
+                try:
+                    spilled = self._spilled(record, why=f"it was left {record.status}")
+                except SpillDamaged as exc:
+                    self.add_warning(run_id, self._set_spill_aside(run_id, exc))
+                    continue
                 if spilled is not None:
                     with self.engine.begin() as conn:
                         header = spilled.probe_header
@@ -466,13 +519,40 @@ class Store:
                                                      summary_rows(run_id, spilled.summaries))
                     imported.append(run_id)
                 remove_spill(directory, run_id)
-            except (OSError, ValueError):
-                continue  # unreadable or damaged: left where it is, for a person to look at
+            except OSError as exc:  # unreadable: left where it is, for a person to look at
+                self._note(f"the spill file {path} of run {run_id} cannot be read "
+                           f"({exc.strerror or exc}); left where it is")
+                continue
             except Exception as exc:
                 if database_error_message(exc) is None:
                     raise
                 continue
         return imported
+
+    def _note(self, text: str) -> None:
+        if self._on_note is not None:
+            self._on_note(text)
+        else:
+            self.notes.append(text)
+
+    def _set_spill_aside(self, run_id: int, damage: SpillDamaged) -> str:
+        """Move run ``run_id``'s damaged spill out of the spills (``….spill.damaged``), for a
+        person to look at; the note (also told to ``on_note``) says which file, why and where."""
+        path = spill_file(self.spill_dir, run_id) if self.spill_dir is not None else None
+        why = str(damage).removeprefix(f"{path}: ")
+        if path is None:
+            return f"run {run_id}'s spill is damaged ({why})"
+        aside = path.with_name(path.name + DAMAGED_SUFFIX)
+        try:
+            path.replace(aside)
+        except OSError as exc:
+            note = (f"the spill file {path} of run {run_id} is damaged ({why}) and cannot be moved aside "
+                    f"({exc.strerror or exc}): the run is stored without its samples; the file is left as it is")
+        else:
+            note = (f"the spill file {path} of run {run_id} is damaged ({why}): the run is stored without its "
+                    f"samples; the file is kept as {aside}")
+        self._note(note)
+        return note
 
     def _spilled(self, record: RunRecord, *, why: str) -> SpilledRun | None:
         path = self.spill_path(record.id)
@@ -541,6 +621,10 @@ class Store:
     def load_profile(self, run_id: int) -> dict[str, Any] | None:
         """The profile row of a run (``data`` compressed as ``codec`` says), or None."""
         return reads.load_profile(self._query, run_id)
+
+    def kernel_config(self, digest: str) -> str | None:
+        """A kernel's ``.config`` stored under its digest (``targets.config_digest``), or None."""
+        return reads.kernel_config(self._query, digest)
 
     def profiled_runs(self, run_ids: list[int]) -> set[int]:
         return reads.profiled_runs(self._query, run_ids)
