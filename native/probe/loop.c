@@ -45,6 +45,10 @@ static inline __attribute__((always_inline)) void loop_impl(const enum kb_timer_
 	for (;;) {
 		if (kb_stop)
 			break;
+		if (__builtin_expect(c->stop_on_failure && c->errors, 0)) {
+			L->failed = 1; /* an earlier phase (calibration, warm-up) failed */
+			break;
+		}
 		uint64_t *row = L->rows ? L->rows + n * ncols : scratch;
 		if (between)
 			between(c);
@@ -53,6 +57,10 @@ static inline __attribute__((always_inline)) void loop_impl(const enum kb_timer_
 		t1 = kb_t_end(kind, &aux);
 		if (kb_stop) /* a signal arrived inside this sample: its time is not clean */
 			break;
+		if (__builtin_expect(c->stop_on_failure && c->errors, 0)) {
+			L->failed = 1; /* a failed operation is never a measurement */
+			break;
+		}
 		row[0] = t1 - t0;
 		if (gap_col >= 0)
 			row[gap_col] = n == 0 && L->n == 0 ? 0 : t0 - previous_t1;

@@ -182,6 +182,7 @@ void kb_usage(FILE *f)
 	      "                          (written at least every second; run only)\n"
 	      "  --progress              progress lines on stderr\n"
 	      "  --counters              perf event counters around the measured region\n"
+	      "  --ignore-failure        time failed operations too (default: stop at the first, exit 4)\n"
 	      "  --perf-control CTL,ACK  enable/disable a profiler (perf record --control fd:..)\n"
 	      "                          around the measured region\n"
 	      "See docs/probe-format.md.\n",
@@ -281,6 +282,10 @@ void kb_parse_run(int argc, char **argv, struct kb_run_opts *o, struct kb_ctx *c
 			if (val)
 				kb_die(KB_EXIT_USAGE, "--progress takes no value");
 			o->progress = 1;
+		} else if (IS("--ignore-failure")) {
+			if (val)
+				kb_die(KB_EXIT_USAGE, "--ignore-failure takes no value");
+			o->ignore_failure = 1;
 		} else if (IS("--counters")) {
 			if (val)
 				kb_die(KB_EXIT_USAGE, "--counters takes no value");
@@ -336,6 +341,7 @@ void kb_parse_run(int argc, char **argv, struct kb_run_opts *o, struct kb_ctx *c
 	if (o->have_max && !o->have_duration)
 		kb_die(KB_EXIT_USAGE, "--max-samples applies to --duration only");
 	c->wl = find_workload(o->workload);
+	c->stop_on_failure = !o->ignore_failure;
 	if ((c->wl->flags & KB_F_BATCH1) && o->batch > 1)
 		kb_die(KB_EXIT_USAGE, "workload %s runs one operation per sample: --batch must be 1 or auto",
 		       c->wl->name);

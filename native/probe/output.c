@@ -204,6 +204,43 @@ static void header_method(struct jbuf *h, const struct kb_run *r)
 	jb_raw(h, "}");
 }
 
+void kb_failure_text(const struct kb_run *r, char *buf, size_t len)
+{
+	if (r->last_status < 0)
+		snprintf(buf, len, "killed by signal %d (%s)", -r->last_status, strsignal(-r->last_status));
+	else if (r->last_status)
+		snprintf(buf, len, "exit status %d", r->last_status);
+	else
+		snprintf(buf, len, "%s", r->last_errno ? strerror(r->last_errno) : "failed");
+}
+
+/* `failure`: the operations that failed (exit status, signal or errno), and whether the
+ * run stopped at the first of them (the default) or timed them all (--ignore-failure). */
+static void header_failure(struct jbuf *h, const struct kb_run *r)
+{
+	char what[160];
+
+	kb_failure_text(r, what, sizeof what);
+	jb_key(h, "failure");
+	jb_raw(h, "{");
+	jb_kint(h, "count", r->failed_ops);
+	jb_kint(h, "before", r->failed_before);
+	jb_kbool(h, "stopped", r->stopped_at_failure);
+	jb_kbool(h, "ignored", r->opts.ignore_failure);
+	if (r->failed_ops + r->failed_before) {
+		jb_kstr(h, "last", what);
+		if (r->last_status > 0)
+			jb_kint(h, "exit_status", r->last_status);
+		if (r->last_status < 0)
+			jb_kint(h, "signal", -r->last_status);
+		if (r->last_errno)
+			jb_kint(h, "last_errno", r->last_errno);
+		if (r->failed_stderr[0])
+			jb_kstr(h, "stderr", r->failed_stderr);
+	}
+	jb_raw(h, "}");
+}
+
 static void header_context(struct jbuf *h, const struct kb_run *r)
 {
 	jb_key(h, "cpu");
@@ -288,6 +325,7 @@ int kb_write_run(int fd, const struct kb_run *r)
 	json_columns(&h, r->c->wl);
 	jb_kint(&h, "n", L->n);
 	jb_kbool(&h, "interrupted", r->interrupted);
+	header_failure(&h, r);
 	jb_key(&h, "setup");
 	jb_raw(&h, r->c->setup.s);
 	jb_key(&h, "warnings");

@@ -37,6 +37,7 @@
 #define KB_EXIT_OK 0
 #define KB_EXIT_USAGE 2
 #define KB_EXIT_SETUP 3
+#define KB_EXIT_FAILED 4 /* a measured operation failed (not --ignore-failure): header `failure` */
 #define KB_EXIT_INTERRUPTED 130
 
 /* ---- JSON writer (json.c) ---- */
@@ -112,6 +113,7 @@ struct kb_ctx {
 	void *priv;
 	long long errors;       /* operations that returned an error */
 	int last_errno;         /* errno (or exit status for `command`) of the last one */
+	int stop_on_failure;    /* stop at the first failed operation (not --ignore-failure) */
 	char path[4096];        /* a file made by set-up: unlinked at exit */
 	int path_made;
 	/* `setup` object of the header, filled by set-up (JSON members, no braces) */
@@ -161,6 +163,7 @@ extern volatile uint64_t kb_sink;
 extern volatile pid_t kb_running_child;
 /* The exit status of the last command that failed (0 if none did). */
 int kb_command_last_status(const struct kb_ctx *c);
+const char *kb_command_last_stderr(const struct kb_ctx *c);
 
 /* ---- the command line of `run` (options.c) ---- */
 #define KB_MAX_SAMPLES 100000000ll /* 10^8 rows */
@@ -183,6 +186,7 @@ struct kb_run_opts {
 	int counters;                 /* --counters: perf events around the measured region */
 	int perf_ctl_fd, perf_ack_fd; /* --perf-control CTL,ACK (-1: none) */
 	int have_samples, have_duration, have_max, have_wsamples, have_wduration;
+	int ignore_failure; /* --ignore-failure: time failed operations too (default: stop at the first) */
 };
 
 void kb_usage(FILE *f);
@@ -223,6 +227,7 @@ struct kb_loop {
 	uint32_t last_aux;
 	int have_aux;
 	int capped, grow_failed;
+	int failed; /* stopped at a failed operation: the sample that held it is not kept */
 };
 
 void kb_run_loop(struct kb_loop *L);
@@ -275,8 +280,11 @@ struct kb_run {
 	uint64_t measure_start_ns, measure_end_ns;
 	struct kb_usage_snap usage_start, usage_end;
 	double children_cpu_s;
-	long long failed_ops;        /* operations that returned an error */
-	int last_errno, last_status; /* of the last failed one (status: `command`) */
+	long long failed_ops;        /* measured operations that failed */
+	long long failed_before;     /* ... and operations of the calibration and warm-up */
+	int last_errno, last_status; /* of the last failed one (`command`: exit status, or -signal) */
+	char failed_stderr[512];     /* `command`: the last line its failed execution wrote to stderr */
+	int stopped_at_failure;      /* the run stopped at its first failed operation */
 	int interrupted;
 	int spill_fd; /* --spill FILE, or -1 */
 };
@@ -306,6 +314,8 @@ void kb_profile_window(const struct kb_run_opts *o, int open);
 
 /* ---- output (output.c) ---- */
 int kb_write_all(int fd, const void *buf, size_t len);
+/* How the last failed operation of `r` failed: "exit status 3", "killed by signal 9 (Killed)", an errno's text. */
+void kb_failure_text(const struct kb_run *r, char *buf, size_t len);
 /* `--list`: the workloads as JSON on stdout. */
 int kb_list_workloads(void);
 int kb_ncolumns(const struct kb_workload *wl);

@@ -182,6 +182,7 @@ static void measure(struct kb_run *r)
 	kb_counters_start(&r->opts);
 	/* The thread's CPU time spans what the wall clock does, not the counters' set-up. */
 	r->usage_start.thread_cpu_ns = kb_thread_cpu_ns();
+	long long errors_before = c->errors;
 	r->measure_start_ns = kb_clock_now();
 	if (!kb_stop)
 		kb_run_loop(L);
@@ -195,9 +196,14 @@ static void measure(struct kb_run *r)
 	r->cpu_end = sched_getcpu();
 	r->interrupted = kb_stop != 0;
 
-	r->failed_ops = c->errors;
+	r->failed_ops = c->errors - errors_before;
+	r->failed_before = errors_before;
 	r->last_errno = c->last_errno;
-	r->last_status = strcmp(c->wl->name, "command") == 0 ? kb_command_last_status(c) : 0;
+	r->stopped_at_failure = c->stop_on_failure && c->errors > 0;
+	if (strcmp(c->wl->name, "command") == 0) {
+		r->last_status = kb_command_last_status(c);
+		snprintf(r->failed_stderr, sizeof r->failed_stderr, "%s", kb_command_last_stderr(c));
+	}
 	kb_cleanup(); /* tear down: helpers stop, files go */
 	getrusage(RUSAGE_CHILDREN, &children_end);
 	r->children_cpu_s = kb_rusage_cpu_s(&children_start, &children_end);
@@ -239,13 +245,6 @@ static void judge_samples(const struct kb_run *r)
 		kb_warn("the measuring thread changed CPU during the run (%lld migrations seen%s)%s",
 			L->migrations, kb_timer.kind == KB_TIMER_TSCP ? " via rdtscp" : ", start/end only",
 			r->c->pinned_cpu < 0 ? ": not pinned, consider --cpu" : "");
-	if (r->failed_ops) {
-		if (r->last_status)
-			kb_warn("%lld operations failed (last: exit status %d)", r->failed_ops, r->last_status);
-		else
-			kb_warn("%lld operations failed (last: %s)", r->failed_ops,
-				r->last_errno ? strerror(r->last_errno) : "command failed");
-	}
 	if (L->capped)
 		kb_warn("stopped at --max-samples %lld before --duration %g s had passed",
 			r->opts.max_samples, r->opts.duration);
@@ -342,7 +341,9 @@ int kb_run(int argc, char **argv)
 		close(r->spill_fd);
 	if (code != KB_EXIT_OK)
 		return code;
-	return r->interrupted ? KB_EXIT_INTERRUPTED : KB_EXIT_OK;
+	if (r->interrupted)
+		return KB_EXIT_INTERRUPTED;
+	return r->stopped_at_failure ? KB_EXIT_FAILED : KB_EXIT_OK;
 }
 
 /* The segments of `sequence [--output FILE] -- RUN... -- RUN...`: argv indexes
@@ -422,19 +423,22 @@ int kb_sequence(int argc, char **argv)
 	kb_install_signals(kb_on_signal, 1);
 	if (kb_timer_init(opts[0].timer, err, sizeof err) < 0)
 		kb_die(KB_EXIT_USAGE, "%s", err);
-	int bad = 0, done = 0;
-	for (int k = 0; k < n && !bad && !kb_stop; k++) {
+	int bad = 0, done = 0, failed = 0;
+	for (int k = 0; k < n && !bad && !failed && !kb_stop; k++) {
 		memset(&run, 0, sizeof run);
 		run.spill_fd = -1;
 		run.opts = opts[k];
 		run.c = &ctxs[k];
 		kb_warnings_reset();
 		bad = measure_and_write(&run, outfd) < 0;
+		failed = run.stopped_at_failure; /* the runs after it are not measured */
 		jb_free(&ctxs[k].setup);
 		done++;
 	}
 	int code = finish_output(outfd, bad);
 	if (code != KB_EXIT_OK)
 		return code;
+	if (failed && !kb_stop)
+		return KB_EXIT_FAILED;
 	return kb_stop || done < n ? KB_EXIT_INTERRUPTED : KB_EXIT_OK;
 }

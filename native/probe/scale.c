@@ -78,6 +78,7 @@ struct sc_opts {
 	const char *dir;
 	const char *output;
 	int counters; /* --counters: perf events over the measured intervals */
+	int ignore_failure; /* --ignore-failure: failed operations and abnormal ends are warnings */
 };
 
 /* ------------------------------------------------------------------ */
@@ -303,6 +304,7 @@ static void scale_usage(FILE *f)
 	      "  --dir DIR               where per-task files go (default $TMPDIR or /tmp)\n"
 	      "  --output FILE           write to FILE instead of stdout\n"
 	      "  --counters              perf events of the tasks (and the harness) over the measured intervals\n"
+	      "  --ignore-failure        failed operations are warnings (default: the run failed, exit 4)\n"
 	      "See docs/probe-format.md (section scale).\n",
 	      f);
 }
@@ -361,6 +363,10 @@ static void parse_scale(int argc, char **argv, struct sc_opts *o)
 			if (val)
 				kb_die(KB_EXIT_USAGE, "--counters takes no value");
 			o->counters = 1;
+		} else if (IS("--ignore-failure")) {
+			if (val)
+				kb_die(KB_EXIT_USAGE, "--ignore-failure takes no value");
+			o->ignore_failure = 1;
 		} else {
 			kb_die(KB_EXIT_USAGE, "unknown option '%s' for scale (see kbench-probe scale --help)", a);
 		}
@@ -977,6 +983,19 @@ int kb_scale_main(int argc, char **argv)
 	}
 	jb_raw(&h, "]");
 	jb_ku64(&h, "errors", errors);
+	int failed = (errors || bad) && !interrupted && !O.ignore_failure;
+	jb_key(&h, "failure");
+	jb_raw(&h, "{");
+	jb_ku64(&h, "count", errors + (uint64_t)bad);
+	jb_kbool(&h, "stopped", failed);
+	jb_kbool(&h, "ignored", O.ignore_failure);
+	if (bad)
+		jb_kstr(&h, "last", why);
+	else if (errors)
+		jb_kstr(&h, "last", strerror(last_errno));
+	if (errors && last_errno)
+		jb_kint(&h, "last_errno", last_errno);
+	jb_raw(&h, "}");
 	jb_key(&h, "sampling");
 	jb_raw(&h, "{");
 	jb_kdbl(&h, "max_late_ms", (double)max_late * 1e-6, 3);
@@ -1033,5 +1052,7 @@ int kb_scale_main(int argc, char **argv)
 	}
 	out_done = 1;
 	jb_free(&h);
-	return interrupted ? KB_EXIT_INTERRUPTED : KB_EXIT_OK;
+	if (interrupted)
+		return KB_EXIT_INTERRUPTED;
+	return failed ? KB_EXIT_FAILED : KB_EXIT_OK;
 }

@@ -694,10 +694,18 @@ struct cmd_state {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	long long runs;
-	int last_status;
+	int last_status;     /* exit status, or -signal */
+	int errfd;           /* the executions' stderr: a memory file, emptied between samples (-1: none) */
+	char last_stderr[512]; /* the last line a failed execution wrote there */
 };
 
 extern char **environ;
+
+#ifndef MFD_CLOEXEC
+#define MFD_CLOEXEC 0x0001U
+#endif
+
+static void read_last_line(int fd, char *out, size_t len);
 
 static int su_command(struct kb_ctx *c, char *err, size_t errlen)
 {
@@ -707,7 +715,7 @@ static int su_command(struct kb_ctx *c, char *err, size_t errlen)
 	if (!s)
 		return SETUP_FAIL("out of memory");
 	c->priv = s;
-	s->devnull = s->outfd = -1;
+	s->devnull = s->outfd = s->errfd = -1;
 	if (!cmd[0] || strspn(cmd, " \t\n") == strlen(cmd))
 		return PARAM_FAIL("cmd is empty");
 	s->copy = strdup(cmd);
@@ -747,11 +755,17 @@ static int su_command(struct kb_ctx *c, char *err, size_t errlen)
 	if (s->devnull < 0)
 		return SETUP_FAIL("cannot open /dev/null: %s", strerror(errno));
 	s->outfd = strcmp(kb_pstr(c, "output"), "stderr") == 0 ? 2 : s->devnull;
+	if (s->outfd != 2) {
+		/* A failure is reported with the last line the execution wrote to stderr. */
+		s->errfd = (int)syscall(SYS_memfd_create, "kbench-command-stderr", MFD_CLOEXEC);
+		if (s->errfd < 0)
+			s->errfd = dup(s->devnull);
+	}
 	posix_spawn_file_actions_init(&s->fa);
 	posix_spawn_file_actions_adddup2(&s->fa, s->devnull, 0);
 	posix_spawn_file_actions_adddup2(&s->fa, s->outfd, 1);
 	if (s->outfd != 2)
-		posix_spawn_file_actions_adddup2(&s->fa, s->devnull, 2);
+		posix_spawn_file_actions_adddup2(&s->fa, s->errfd, 2);
 	posix_spawnattr_init(&s->attr);
 	sigset_t none, def;
 	sigemptyset(&none);
@@ -768,7 +782,8 @@ static int su_command(struct kb_ctx *c, char *err, size_t errlen)
 			      "not affect the time) + wait4()");
 	jb_kstr(&c->setup, "stdio",
 		s->outfd == 2 ? "stdin /dev/null, stdout+stderr to the probe's stderr"
-			      : "stdin, stdout, stderr /dev/null");
+			      : "stdin, stdout /dev/null; stderr to a memory file emptied between samples "
+				"(its last line names a failure)");
 	return 0;
 }
 
@@ -782,6 +797,8 @@ static void td_command(struct kb_ctx *c)
 		posix_spawnattr_destroy(&s->attr);
 		close(s->devnull);
 	}
+	if (s->errfd >= 0)
+		close(s->errfd);
 	free(s->argv);
 	free(s->copy);
 	free(s);
@@ -811,7 +828,7 @@ static pid_t command_start(struct cmd_state *s)
 		dup2(s->devnull, 0);
 		dup2(s->outfd, 1);
 		if (s->outfd != 2)
-			dup2(s->devnull, 2);
+			dup2(s->errfd, 2);
 		if (s->use_path)
 			execvp(s->argv[0], s->argv);
 		else
@@ -832,6 +849,8 @@ static void wl_command(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra K
 			c->errors++;
 			c->last_errno = errno;
 			extra[0] = extra[1] = extra[2] = 0;
+			if (c->stop_on_failure)
+				break;
 			continue;
 		}
 		kb_running_child = pid;
@@ -844,7 +863,10 @@ static void wl_command(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra K
 		if ((!WIFEXITED(st) || WEXITSTATUS(st) != 0) && !kb_stop) {
 			c->errors++;
 			c->last_errno = 0;
-			s->last_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			s->last_status = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+			read_last_line(s->errfd, s->last_stderr, sizeof s->last_stderr);
+			if (c->stop_on_failure)
+				break; /* the sample is not kept: no more executions for it */
 		}
 		extra[0] = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull + (uint64_t)ru.ru_utime.tv_usec * 1000ull;
 		extra[1] = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + (uint64_t)ru.ru_stime.tv_usec * 1000ull;
@@ -852,11 +874,52 @@ static void wl_command(struct kb_ctx *c KB_UNUSED, uint64_t n, uint64_t *extra K
 	}
 }
 
-/* "exit status N" for the command workload's error warning */
+/* Between samples: empty the stderr file, so that it holds one sample's executions. */
+static void bt_command(struct kb_ctx *c)
+{
+	struct cmd_state *s = c->priv;
+
+	if (s->errfd >= 0 && lseek(s->errfd, 0, SEEK_CUR) > 0) {
+		if (ftruncate(s->errfd, 0) == 0)
+			lseek(s->errfd, 0, SEEK_SET);
+	}
+}
+
+/* The last non-empty line of `fd`'s contents up to its offset (at most the last 4 KiB). */
+static void read_last_line(int fd, char *out, size_t len)
+{
+	char tail[4096];
+	off_t end = fd >= 0 ? lseek(fd, 0, SEEK_CUR) : -1;
+
+	out[0] = 0;
+	if (end <= 0)
+		return;
+	off_t from = end > (off_t)sizeof tail ? end - (off_t)sizeof tail : 0;
+	ssize_t got = pread(fd, tail, (size_t)(end - from), from);
+	if (got <= 0)
+		return;
+	while (got > 0 && (tail[got - 1] == '\n' || tail[got - 1] == '\r'))
+		got--;
+	ssize_t start = got;
+	while (start > 0 && tail[start - 1] != '\n')
+		start--;
+	size_t n = (size_t)(got - start) < len - 1 ? (size_t)(got - start) : len - 1;
+	memcpy(out, tail + start, n);
+	out[n] = 0;
+}
+
+/* How the last failed execution ended: its exit status, or minus the signal that killed it. */
 int kb_command_last_status(const struct kb_ctx *c)
 {
 	const struct cmd_state *s = c->priv;
 	return s ? s->last_status : 0;
+}
+
+/* The last line the last failed execution wrote to stderr ("" when none, or output=stderr). */
+const char *kb_command_last_stderr(const struct kb_ctx *c)
+{
+	const struct cmd_state *s = c->priv;
+	return s ? s->last_stderr : "";
 }
 
 /* ------------------------------------------------------------------ */
@@ -927,7 +990,7 @@ const struct kb_workload kb_workloads[] = {
 	{.name = "sched_yield", .desc = "sched_yield() system call",
 	 .run = wl_sched_yield, .params = no_params},
 	{.name = "command", .desc = "spawn + exec + wait4 of a user command, one execution per sample",
-	 .run = wl_command, .setup = su_command, .teardown = td_command,
+	 .run = wl_command, .setup = su_command, .teardown = td_command, .between = bt_command,
 	 .params = PARAMS(P_STR("cmd", "true", NULL, "the command line"),
 			  P_BOOL("shell", "1", "1: run via /bin/sh -c CMD; 0: split CMD on blanks and exec it "
 				 "directly (PATH search, no quoting)"),

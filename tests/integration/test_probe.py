@@ -10,6 +10,7 @@ the kernel's own accounting (sleep, rusage), or a second timer.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -40,6 +41,19 @@ def parse(data: bytes) -> tuple[dict, np.ndarray]:
     assert len(body) % (8 * ncols) == 0, "stream is not a whole number of rows"
     rows = np.frombuffer(body, dtype="<u8").reshape(-1, ncols)
     return header, rows
+
+
+def parse_all(data: bytes) -> list[tuple[dict, np.ndarray]]:
+    """Every record of a ``sequence``'s output, one after another."""
+    records, offset = [], 0
+    while offset < len(data):
+        nl = data.index(b"\n", offset)
+        header = json.loads(data[offset:nl])
+        end = nl + 1 + header["n"] * len(header["columns"]) * 8
+        columns = len(header["columns"])
+        records.append((header, np.frombuffer(data[nl + 1:end], dtype="<u8").reshape(header["n"], columns)))
+        offset = end
+    return records
 
 
 def run(probe: Path, *args: str, timeout: float = 120, **kw) -> tuple[subprocess.CompletedProcess, float]:
@@ -301,11 +315,65 @@ def test_command_without_shell(probe):
     assert not [w for w in h["warnings"] if "failed" in w]
 
 
-def test_command_failure_is_a_warning(probe):
-    p, _ = run(probe, "run", "command", "-p", "cmd=exit 3", "--samples", "2")
-    assert p.returncode == 0, p.stderr
+def test_a_failed_command_stops_the_run_and_is_never_timed(probe):
+    # A shell that fails at its 7th execution (calibration is off: commands run one per sample;
+    # warm-up 2): the 4 samples before it are kept, the 5th, which held the failure, is not.
+    p, _ = run(probe, "run", "command", "-p", "cmd=echo 'it broke' >&2; exit 3", "--samples", "5")
+    assert p.returncode == 4, p.stderr
+    h, rows = parse(p.stdout)
+    assert h["failure"] == {"count": 0, "before": 1, "stopped": True, "ignored": False, "last": "exit status 3",
+                            "exit_status": 3, "stderr": "it broke"}
+    assert h["n"] == 0 and rows.shape[0] == 0
+
+
+def test_a_command_killed_by_a_signal_is_a_failure(probe):
+    p, _ = run(probe, "run", "command", "-p", "cmd=kill -9 $$", "--samples", "3", "--warmup-samples", "0")
+    assert p.returncode == 4, p.stderr
     h, _ = parse(p.stdout)
-    assert any("exit status 3" in w for w in h["warnings"])
+    assert h["failure"]["signal"] == 9 and h["failure"]["last"].startswith("killed by signal 9")
+    assert h["failure"]["count"] == 1 and h["n"] == 0
+
+
+def test_the_samples_before_the_first_failure_are_kept(probe, tmp_path):
+    # The command fails once a file holds 6 lines: executions 1-5 succeed (2 warm-up, 3 measured).
+    marks = tmp_path / "marks"
+    cmd = f"echo x >> {marks}; [ $(wc -l < {marks}) -lt 6 ]"
+    p, _ = run(probe, "run", "command", "-p", f"cmd={cmd}", "--samples", "10", "--warmup-samples", "2")
+    assert p.returncode == 4, p.stderr
+    h, rows = parse(p.stdout)
+    assert marks.read_text().count("x") == 6  # it stopped at the failure: no 7th execution
+    assert h["n"] == 3 and rows.shape[0] == 3
+    assert h["failure"]["count"] == 1 and h["failure"]["before"] == 0 and h["failure"]["exit_status"] == 1
+
+
+def test_ignore_failure_times_every_execution_and_counts_the_failures(probe):
+    p, _ = run(probe, "run", "command", "-p", "cmd=exit 3", "--samples", "4", "--warmup-samples", "2",
+               "--ignore-failure")
+    assert p.returncode == 0, p.stderr
+    h, rows = parse(p.stdout)
+    assert rows.shape[0] == 4
+    assert h["failure"]["count"] == 4 and h["failure"]["before"] == 2 and not h["failure"]["stopped"]
+    assert h["failure"]["ignored"] is True and h["failure"]["exit_status"] == 3
+
+
+def test_a_failing_system_call_stops_the_run_with_its_errno(probe):
+    # 64 GiB anonymous mappings on a machine with less memory: mmap() says ENOMEM (overcommit 0 or 2).
+    if Path("/proc/sys/vm/overcommit_memory").read_text().strip() == "1":
+        pytest.skip("vm.overcommit_memory=1: every mmap() succeeds here")
+    p, _ = run(probe, "run", "mmap_munmap", "-p", "size=64g", "--samples", "10")
+    assert p.returncode == 4, p.stderr
+    h, rows = parse(p.stdout)
+    assert h["failure"]["last_errno"] == errno.ENOMEM and h["failure"]["last"] == os.strerror(errno.ENOMEM)
+    assert rows.shape[0] == 0
+
+
+def test_a_failure_stops_a_sequence_at_that_run(probe):
+    p, _ = run(probe, "sequence", "--", "command", "-p", "cmd=true", "--samples", "2", "--",
+               "command", "-p", "cmd=false", "--samples", "2", "--", "command", "-p", "cmd=true", "--samples", "2")
+    assert p.returncode == 4, p.stderr
+    records = parse_all(p.stdout)
+    assert [h["failure"]["stopped"] for h, _ in records] == [False, True]  # the third run never ran
+    assert records[1][0]["failure"]["last"] == "exit status 1"
 
 
 # --------------------------------------------------------------------------

@@ -264,7 +264,8 @@ def test_weak_decisions_at_the_boundary_are_confirmed() -> None:
             assert len(step["trials"]) == len(first["trials"]) + step["rounds"]  # on top of the first look
             assert len(step["refs"][0]) == len(step["trials"])  # references measured alongside
         final = {step["commit"]: step for step in state.steps}
-        ends = [state.result["first_bad"]["sha"], state.result["parent"]]
+        named = state.result["first_bad"] or state.result["suspect"]  # suspect: not confirmed side by side
+        ends = [named["sha"], state.result["parent"]]
         for end in ends:
             if end in final:  # G itself is never a candidate
                 assert final[end]["phase"] == "recheck" or abs(final[end]["llr"]) >= math.log(1e6)

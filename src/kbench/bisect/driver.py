@@ -41,6 +41,10 @@ from kbench.compare.judge import compare_trials
 from kbench.compare.sequential import DIFFERENT, SequentialComparison, SequentialStep
 from kbench.compare.verdict import LOWER_IS_BETTER
 
+IMPLAUSIBLE_FACTOR = 2.0
+"""A confirming trial below 1/2 of the smallest or above 2x the largest trial the same build measured
+earlier in the bisection is not evidence (``Bisector._implausible``)."""
+
 RUNNING = "running"
 DONE = "done"
 NO_DIFFERENCE = "no-difference"
@@ -52,6 +56,17 @@ class BisectError(RuntimeError):
     """The bisection cannot go on (a reference does not build, bad commits, ...)."""
 
 
+class ProgramFailed(BisectError):
+    """A measured execution of ``commit``'s program failed (``kbench.targets.base.ExecutionFailed``):
+    the commit is skipped with ``reason``, as a failed build is; it is never timed. A good or bad
+    commit whose program fails ends the bisection (a BisectError)."""
+
+    def __init__(self, commit: str, reason: str) -> None:
+        super().__init__(f"commit {commit[:12]}: {reason}")
+        self.commit = commit
+        self.reason = reason
+
+
 class Lab(Protocol):
     """Builds and measures commits; trial statistics are positive numbers (ns)."""
 
@@ -61,7 +76,8 @@ class Lab(Protocol):
         ...
 
     def round(self, commits: Sequence[str], n: int) -> dict[str, list[float]]:
-        """``n`` trial statistics of each commit (built first if needed), interleaved."""
+        """``n`` trial statistics of each commit (built first if needed), interleaved; ProgramFailed
+        when an execution of one of them failed."""
         ...
 
     def describe(self, commit: str) -> dict[str, str]:
@@ -131,8 +147,8 @@ class Bisector:
                 continue
             if self._recheck():
                 continue
-            self._finish()
-            return state
+            if self._finish():
+                return state
 
     def judge(self, commit: str) -> Classification | str:
         """Build and classify one commit on its own, outside a search (``kbench bisect oracle``):
@@ -140,7 +156,12 @@ class Bisector:
         error = self.lab.build(commit)
         if error is not None:
             return f"build failed: {error}"
-        judged, _ = self._measure(commit, [], [], [], self.settings.error)
+        try:
+            judged, _ = self._measure(commit, [], [], [], self.settings.error)
+        except ProgramFailed as exc:
+            if exc.commit != commit:
+                raise BisectError(self._reference_failed(exc)) from exc
+            return f"program failed: {exc.reason}"
         return judged
 
     def _check(self) -> None:
@@ -150,7 +171,10 @@ class Bisector:
             if error is not None:
                 raise BisectError(f"{'good' if commit == state.good else 'bad'} commit {commit[:12]} "
                                   f"does not build: {error}")
-        good, bad, step = self._side_by_side(state.good, state.bad)
+        try:
+            good, bad, step = self._side_by_side(state.good, state.bad)
+        except ProgramFailed as exc:
+            raise BisectError(self._reference_failed(exc)) from exc
         assert step.verdict is not None
         verdict = step.verdict
         state.refs = {
@@ -164,6 +188,11 @@ class Bisector:
             state.result = {"first_bad": None, "reason": "no reproducible difference between good and bad",
                             **{k: state.refs[k] for k in ("change_pct", "ci_pct", "p_value")}}
         self.save(state)
+
+    def _reference_failed(self, failed: ProgramFailed) -> str:
+        """The message of a good or bad commit whose program fails: the bisection cannot go on."""
+        which = {self.state.good: "good", self.state.bad: "bad"}.get(failed.commit, "a")
+        return f"the {which} commit's program fails: {failed}"
 
     def _references(self) -> tuple[list[float], list[float]]:
         assert self.state.refs is not None
@@ -202,8 +231,18 @@ class Bisector:
         trials: list[float] = []
         good: list[float] = []
         bad: list[float] = []
-        judged, rounds = self._measure(commit, trials, good, bad, self.settings.error)
+        try:
+            judged, rounds = self._measure(commit, trials, good, bad, self.settings.error)
+        except ProgramFailed as exc:
+            self._skip_failed(exc, "search")
+            return
         self._record(commit, trials, judged, phase="search", rounds=rounds, refs=(good, bad))
+
+    def _skip_failed(self, failed: ProgramFailed, phase: str) -> None:
+        """A commit whose program failed is ``skip`` with the reason; a good or bad one ends the bisection."""
+        if failed.commit in (self.state.good, self.state.bad):
+            raise BisectError(self._reference_failed(failed)) from failed
+        self._record(failed.commit, [], None, phase=phase, note=f"program failed: {failed.reason}")
 
     def _recheck(self) -> bool:
         """Confirm the first bad commit and its parent (module docstring); True if anything was measured."""
@@ -225,13 +264,19 @@ class Bisector:
         for commit in targets:
             old_good, old_bad = latest[commit].get("refs") or ([], [])
             trials, good, bad = list(latest[commit]["trials"]), list(old_good), list(old_bad)
-            judged, rounds = self._measure(commit, trials, good, bad, self.settings.confirm_error)
+            try:
+                judged, rounds = self._measure(commit, trials, good, bad, self.settings.confirm_error)
+            except ProgramFailed as exc:
+                self._skip_failed(exc, "recheck")
+                break
             self._record(commit, trials, judged, phase="recheck", rounds=rounds, refs=(good, bad))
             if judged.verdict != latest[commit]["verdict"]:
                 break  # the search continues from the new verdict; the other one may no longer be an end
         return True
 
-    def _finish(self) -> None:
+    def _finish(self) -> bool:
+        """The answer, confirmed side by side (True); False when a commit of the evidence failed to
+        run and was skipped, so the search goes on."""
         state = self.state
         result = search_result(state.commits, latest_verdicts(state.steps))
         good, bad = self._references()
@@ -242,26 +287,69 @@ class Bisector:
             "rounds": sum(int(step.get("rounds", 0)) for step in state.steps),
         }
         if result.first_bad is not None:
-            out["first_bad"] = self.lab.describe(result.first_bad)
             parent = result.parent or state.good
             if parent == state.good and result.first_bad == state.bad:
                 before, after, decision = good, bad, DIFFERENT  # the check measured exactly this
             else:
-                before, after, decision = self._evidence(parent, result.first_bad)
+                try:
+                    before, after, decision = self._evidence(parent, result.first_bad)
+                except ProgramFailed as exc:
+                    self._skip_failed(exc, "evidence")
+                    return False
             verdict = compare_trials(before, after, direction=LOWER_IS_BETTER, alpha=self.settings.alpha)
             out.update(change_pct=verdict.change_pct, ci_pct=list(verdict.ci_pct), p_value=verdict.p_value,
                        verdict=verdict.verdict, confirmed=decision == DIFFERENT,
                        evidence={"parent": self.lab.describe(parent), "parent_trials": before,
                                  "first_bad_trials": after})
+            implausible = self._implausible(parent, before) or self._implausible(result.first_bad, after)
             if decision != DIFFERENT:
-                out["reason"] = (f"measured side by side for {len(before)} rounds, the first bad commit and its "
-                                 f"parent do not differ significantly: the change may be spread over commits")
+                out["reason"] = (f"no culprit: measured side by side for {len(before)} rounds, the first bad "
+                                 f"candidate {result.first_bad[:12]} and its parent do not differ significantly: "
+                                 "the change may be spread over commits")
+            elif implausible:
+                out.update(confirmed=False, reason=f"no culprit: {implausible}")
+            if out["confirmed"]:
+                out["first_bad"] = self.lab.describe(result.first_bad)
+            else:
+                out["suspect"] = self.lab.describe(result.first_bad)
         else:
             out.update(change_pct=state.refs["change_pct"] if state.refs else math.nan, ci_pct=None, p_value=None,
-                       reason="skipped commits leave several candidates")
+                       reason="no culprit: skipped commits leave several candidates")
         state.result = out
         state.status = DONE
         self.save(state)
+        return True
+
+    def _implausible(self, commit: str, trials: Sequence[float]) -> str | None:
+        """Why ``trials`` of ``commit`` cannot be evidence, when they lie far outside what the same
+        build measured earlier in this bisection (a program that did not really run, a workspace
+        another process removed): any trial below half the smallest earlier one or above twice the
+        largest. None when they are plausible, or when the build has no earlier trials."""
+        earlier = self._earlier_trials(commit)
+        if not earlier or not trials:
+            return None
+        low, high = min(earlier) / IMPLAUSIBLE_FACTOR, max(earlier) * IMPLAUSIBLE_FACTOR
+        odd = [t for t in trials if not low <= t <= high]
+        if not odd:
+            return None
+        return (f"{len(odd)} of the {len(trials)} confirming trials of {commit[:12]} ({min(odd) / 1e6:.3f} ms .. "
+                f"{max(odd) / 1e6:.3f} ms) lie far outside what the same build measured earlier in this bisection "
+                f"({min(earlier) / 1e6:.3f} .. {max(earlier) / 1e6:.3f} ms): a failed measurement, not evidence")
+
+    def _earlier_trials(self, commit: str) -> list[float]:
+        """Every trial statistic of ``commit`` measured before the confirmation: its steps' trials and,
+        for the good and bad commits, the check's and every step's references."""
+        state = self.state
+        found: list[float] = []
+        for step in state.steps:
+            if step["commit"] == commit:
+                found += list(step.get("trials") or [])
+            refs = step.get("refs") or [[], []]
+            found += list(refs[0]) if commit == state.good else list(refs[1]) if commit == state.bad else []
+        if state.refs is not None:
+            found += list(state.refs["good"]) if commit == state.good else []
+            found += list(state.refs["bad"]) if commit == state.bad else []
+        return found
 
     def _evidence(self, parent: str, culprit: str) -> tuple[list[float], list[float], str]:
         """The first bad commit against its parent, side by side, for the change the report quotes."""
@@ -310,4 +398,4 @@ class Bisector:
 
 
 __all__ = ["ABORTED", "BAD", "DONE", "FAILED", "GOOD", "NO_DIFFERENCE", "RUNNING", "SKIP", "BisectError",
-           "BisectState", "Bisector", "Lab", "Settings"]
+           "BisectState", "Bisector", "Lab", "ProgramFailed", "Settings"]

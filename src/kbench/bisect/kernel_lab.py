@@ -41,7 +41,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from kbench.bisect.driver import BisectError
+from kbench.bisect.driver import BisectError, ProgramFailed
 from kbench.bisect.git import Worktrees
 from kbench.bisect.labkit import REASON_CHARS, LabBase, build_failure_reason, primary_statistic, run_build_command
 from kbench.catalog.benchmarks import lookup
@@ -50,7 +50,7 @@ from kbench.contract.request import RunRequest
 from kbench.engine.runner import RunResult, execute_run
 from kbench.kinds.registry import kind_of
 from kbench.store.db import Store
-from kbench.targets.base import TargetError
+from kbench.targets.base import ExecutionFailed, TargetError
 from kbench.targets.vm import KernelResolveError, VmTargetError, default_cache_dir
 from kbench.targets.vm.bootimage import boot_image_cache
 from kbench.targets.vm.errors import VmError
@@ -306,6 +306,8 @@ class KernelLab(LabBase["_Kernel"]):
                                  commit=version[0] if version else None, label=version[1] if version else None)
             try:
                 result = execute_run(self.store, self.bench, request, target)
+            except ExecutionFailed as exc:
+                raise ProgramFailed(commit, str(exc)) from exc
             except (TargetError, VmTargetError) as exc:
                 line, tail = boot_failure(exc)
                 raise BisectError(f"commit {commit[:12]}: {self.bench.name} failed in the guest: {line}"

@@ -20,11 +20,13 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from kbench import children
+from kbench.bisect.driver import ProgramFailed
 from kbench.bisect.git import describe
 from kbench.catalog.scale import primary_metric
 from kbench.compare.trial import trial_statistic
 from kbench.engine.interleave import interleaved_rounds
 from kbench.engine.runner import RunResult
+from kbench.targets.base import ExecutionFailed
 
 BUILD_TIMEOUT_S = 4 * 3600.0  # a kernel on a small machine
 REASON_CHARS = 200
@@ -85,9 +87,17 @@ class LabBase(Generic[Prepared]):
         """Release what the lab holds (nothing by default)."""
 
     def round(self, commits: Sequence[str], n: int) -> dict[str, list[float]]:
-        """``n`` trials of each commit: n rounds, each one trial per commit in a random order."""
+        """``n`` trials of each commit: n rounds, each one trial per commit in a random order
+        (ProgramFailed names the commit whose execution failed)."""
         ready = {commit: self.prepare(commit) for commit in commits}
-        return interleaved_rounds(self._rng, commits, n, lambda commit: self.trial(commit, ready[commit]))
+
+        def trial(commit: str) -> list[float]:
+            try:
+                return self.trial(commit, ready[commit])
+            except ExecutionFailed as exc:
+                raise ProgramFailed(commit, str(exc)) from exc
+
+        return interleaved_rounds(self._rng, commits, n, trial)
 
     def describe(self, commit: str) -> dict[str, str]:
         if commit not in self._described:

@@ -17,7 +17,7 @@ import click
 from rich.text import Text
 
 from kbench.bisect import demo, session
-from kbench.bisect.driver import FAILED, NO_DIFFERENCE, RUNNING, BisectError, Settings
+from kbench.bisect.driver import DONE, FAILED, NO_DIFFERENCE, RUNNING, BisectError, Settings
 from kbench.bisect.lab import METRICS
 from kbench.bisect.session import COMMAND, KERNEL, MODULE, SessionPlan
 from kbench.catalog.benchmarks import lookup
@@ -305,5 +305,7 @@ def _render(record: dict[str, Any], as_json: bool, html_path: Path | None = None
         sys.exit(exit_codes.NO_REPRODUCIBLE_DIFFERENCE)
     if record["status"] == FAILED:
         sys.exit(exit_codes.BISECT_FAILED)
+    if record["status"] == DONE and not (record["result"] or {}).get("first_bad"):
+        sys.exit(exit_codes.BISECT_INCONCLUSIVE)
 
 

@@ -37,6 +37,7 @@ from kbench.engine.comparison_sides import (
     default_margin,
     module_comparison,
 )
+from kbench.engine.failures import failure_counts, refuse_timed_failures
 from kbench.engine.in_kernel import interleaved_comparison
 from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome
 from kbench.engine.noise_floor import comparison_noise_floor
@@ -45,6 +46,7 @@ from kbench.engine.run_selection import RunSelector, select_runs
 from kbench.engine.stored_comparison import (
     measure_stored_margins,
     measured_on,
+    runs_label,
     stored_interleaved,
     stored_outcome,
 )
@@ -52,7 +54,7 @@ from kbench.engine.target_factory import needs_perf, target_factory
 from kbench.profile.defaults import COUNTERS_BY_DEFAULT
 from kbench.profile.folded import FoldedProfile
 from kbench.report.comparison import EXTENSIONS, FORMATS, render
-from kbench.report.comparison.build import build_interleaved_report, build_report
+from kbench.report.comparison.build import build_interleaved_report, build_report, with_failed_executions
 from kbench.report.comparison.model import ComparisonReport, MetricComparison
 from kbench.report.comparison.noise_floor import noise_floor_text
 from kbench.report.comparison.profiles import STORED_PROFILES, with_profiles, write_flame_graphs
@@ -130,6 +132,10 @@ def parse_margin(text: str | None) -> float | None:
               help="perf event counters in every slot or trial (stored runs: those they counted), judged per "
               "operation as secondary metrics "
               f"(default: {'on' if COUNTERS_BY_DEFAULT else 'off'}).")
+@click.option("--ignore-failure", is_flag=True,
+              help="Time failed executions too (a non-zero exit, a death by signal, a system call's error) and "
+              "count them beside the verdict; by default the first one fails the comparison (exit 12), naming "
+              "the side, and stored runs that timed failures are refused.")
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here.")
@@ -145,8 +151,8 @@ def compare_cmd(
     copies: int | None, local_kernel: bool, whole_runs: bool, design: str, metric: str, budget: float,
     blocks: int | None, samples: int | None, trials: int | None, min_trials: int | None, fixed: bool,
     trials_per_boot: int, margin: str | None, alpha: float, correction: str, seed: int, profile: bool,
-    counters: bool | None, fmt: str, as_json: bool, output: Path | None, report_dir: Path | None,
-    fail_on: frozenset[str],
+    counters: bool | None, ignore_failure: bool, fmt: str, as_json: bool, output: Path | None,
+    report_dir: Path | None, fail_on: frozenset[str],
 ) -> None:
     """Compare programs (--command A --command B), configurations (BENCH -p KEY=V1|V2),
     kernels (--kernel A --kernel B BENCH) or stored runs (--runs 1,2,3 --runs 4,5,6): a verdict
@@ -168,6 +174,9 @@ def compare_cmd(
         store = ctx.reader if run_sets else ctx.store  # stored runs are only read
         correction_method: Method = "bh" if correction == "bh" else "holm"
         selected = [select_runs(store, selector, benchmark) for selector in run_sets]
+        side_runs = {runs_label(ids): ids for ids in selected}
+        if not ignore_failure:
+            refuse_timed_failures(store, side_runs)
         replayed = (stored_interleaved(store, selected, alpha=alpha, margin=margin_value, counters=bool(counters))
                     if run_sets else None)
         copies_of = builds_of(replayed.measured_labels) if replayed is not None else None
@@ -243,7 +252,8 @@ def compare_cmd(
         else:
             found = build_sides(benchmark, kernels, commands, dict(params), samples)
             counting = COUNTERS_BY_DEFAULT if counters is None else counters
-            found = replace(found, sides=[replace(side, request=replace(side.request, counters=counting))
+            found = replace(found, sides=[replace(side, request=replace(side.request, counters=counting,
+                                                                        ignore_failure=ignore_failure))
                                           for side in found.sides])
             chosen = choose_design(TRIALS if design == AUTO and trial_options else design, found.sides)
             margin_value, margin_source = _margin(store, found.sides[0], margin_value, margin, chosen)
@@ -259,6 +269,7 @@ def compare_cmd(
                     interleaved, title=title, label_kind=found.label_kind, alpha=alpha, margin=margin_value,
                     correction=correction_method, context=_context(), parameters=parameters,
                 )
+                side_runs = {side.label: [side.run_id] for side in interleaved.sides}
                 if profile:
                     report = with_profiles(report, *profiles)
             else:
@@ -269,6 +280,7 @@ def compare_cmd(
                     raise BadRequest(refusal)
                 outcome = _measure(store, found.sides, max_trials, first_look, not fixed, alpha, margin_value, seed,
                                    trials_per_boot, metric)
+                side_runs = {s.side.label: [run.run_id for run in s.runs] for s in outcome.sides}
                 report = build_report(
                     outcome, title=title, label_kind=found.label_kind, alpha=alpha, margin=margin_value,
                     correction=correction_method, context=_context(),
@@ -279,6 +291,7 @@ def compare_cmd(
                                              s.side.kernel) for s in outcome.sides if s.runs]
                     factory = target_factory((side.benchmark for side in found.sides), perf=True)
                     report = with_profiles(report, *profile_sides(store, profiled, factory))
+        report = with_failed_executions(report, failure_counts(store, side_runs))
     if report_dir is not None:
         report_dir.mkdir(parents=True, exist_ok=True)
         for name in ("text", "json", "markdown", "html"):

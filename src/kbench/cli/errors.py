@@ -25,7 +25,7 @@ from kbench.contract.benchmark import BadParameter, UnknownBenchmark
 from kbench.contract.request import BadRequest
 from kbench.native import NativeToolMissing
 from kbench.store.errors import RunNotFound, StoreError, database_error_message
-from kbench.targets.base import TargetError
+from kbench.targets.base import ExecutionFailed, TargetError
 
 
 def fail(message: str, code: int) -> NoReturn:
@@ -72,9 +72,10 @@ JOB_ERROR = ErrorExit("kbench.jobs.problems", "JobError", exit_codes.USAGE)
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Map library exceptions to one clear line and a documented exit code, in this order:
-    a bad benchmark, parameter or request (2); a run not found (4); the store (5); the target
-    or a native tool (3); a database driver's error (5, ``database_error_message``); an invalid
-    job file (2, every problem listed); then ``ERROR_EXITS``. Anything else is a bug and is raised."""
+    a bad benchmark, parameter or request (2); a run not found (4); the store (5); a measured
+    execution that failed (12); the target or a native tool (3); a database driver's error (5,
+    ``database_error_message``); an invalid job file (2, every problem listed); then ``ERROR_EXITS``.
+    Anything else is a bug and is raised."""
     try:
         yield
     except (UnknownBenchmark, BadParameter, BadRequest) as exc:
@@ -83,6 +84,8 @@ def user_errors() -> Iterator[None]:
         fail(str(exc), exit_codes.NOT_FOUND)
     except StoreError as exc:  # SamplesNotStored too: its message names the recovery file
         fail(str(exc), exit_codes.STORE_FAILED)
+    except ExecutionFailed as exc:
+        fail(str(exc), exit_codes.EXECUTION_FAILED)
     except (TargetError, NativeToolMissing) as exc:
         fail(str(exc), exit_codes.MEASUREMENT_FAILED)
     except Exception as exc:

@@ -10,5 +10,7 @@ BROKER_FAILED = 7  # kbench fleet/worker: the Redis broker did not answer
 VERDICT_FOUND = 9  # --fail-on: a verdict it names (regression, improvement) was found
 NO_REPRODUCIBLE_DIFFERENCE = 10  # kbench bisect: good and bad do not differ significantly
 BISECT_FAILED = 11  # kbench bisect: a reference does not build, or git refused
+EXECUTION_FAILED = 12  # a measured execution failed (non-zero exit, signal, error): never timed
+BISECT_INCONCLUSIVE = 13  # kbench bisect: it ended without a confirmed culprit (first_bad is null)
 INTERRUPTED = 130  # Ctrl-C: finished samples were kept, run marked interrupted
 TERMINATED = 143  # SIGTERM, handled like Ctrl-C

@@ -208,6 +208,8 @@ def cli(ctx: click.Context, db: str | None) -> None:
     exceeded, an output path that cannot be written), 3 measurement failed, 4 run not
     found, 5 results database error, 6 a tuning knob could not be changed, 7 the fleet's
     broker is unreachable, 9 a --fail-on verdict was found, 10 bisect: no reproducible difference, 11 bisect failed,
+    12 a measured execution failed (non-zero exit or signal: never timed, see --ignore-failure),
+    13 bisect: no confirmed culprit,
     130 interrupted by Ctrl-C, 143 stopped by SIGTERM (both keep every finished sample).
     See docs/exit-codes.md.
     """

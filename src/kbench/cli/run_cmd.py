@@ -106,6 +106,11 @@ from kbench.trace.tracking import parse_track, tracked
     "negligible, off for suites and will-it-scale.*; docs/PERFORMANCE.md has their cost).",
 )
 @click.option(
+    "--ignore-failure", is_flag=True,
+    help="Time failed executions too (a non-zero exit, a death by signal, a system call's error) and count "
+    "them; by default the first one fails the run (exit 12) and nothing of it is timed.",
+)
+@click.option(
     "--local-kernel", is_flag=True,
     help="kfunc benchmarks without --kernel: allow building kbench.ko and loading it into the running kernel.",
 )
@@ -138,6 +143,7 @@ def run_cmd(
     label: str | None,
     profile: bool,
     counters: bool | None,
+    ignore_failure: bool,
     local_kernel: bool,
     max_instances: int,
     no_hist: bool,
@@ -181,6 +187,7 @@ def run_cmd(
             tags=tags,
             commit=commit,
             label=label,
+            ignore_failure=ignore_failure,
         )
         kind = kind_of(known) if known else kfunc.KIND  # a module of one's own: its in-kernel benchmarks
         request = replace(request, counters=kind.counters_by_default if counters is None else counters)

@@ -19,6 +19,12 @@ class Measurement:
     stderr: str
 
     @property
+    def failed_executions(self) -> int:
+        """Measured executions that failed and were timed anyway (``--ignore-failure``); 0 otherwise."""
+        failure = self.header.get("failure")
+        return int(failure.get("count") or 0) if isinstance(failure, dict) else 0
+
+    @property
     def n(self) -> int:
         return int(next(iter(self.columns.values())).size) if self.columns else 0
 

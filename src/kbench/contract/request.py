@@ -35,6 +35,7 @@ class RunRequest:
     commit: str | None = None  # the git commit measured (history series carry it)
     label: str | None = None  # a free name for the measured version
     counters: bool = False  # perf event counters around the measured region (kbench.profile.counters)
+    ignore_failure: bool = False  # time failed executions too (default: the first one fails the run)
 
     def __post_init__(self) -> None:
         if self.commit is not None and not _COMMIT.match(self.commit):
@@ -86,6 +87,8 @@ class RunRequest:
             args += ["--overhead-pairs", str(self.overhead_pairs)]
         if self.counters:
             args.append("--counters")
+        if self.ignore_failure:
+            args.append("--ignore-failure")
         return args
 
     def to_dict(self) -> dict[str, Any]:

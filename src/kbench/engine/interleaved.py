@@ -52,7 +52,7 @@ from kbench.kinds.registry import kind_of, measure_sequence, runs_in_one_process
 from kbench.kinds.registry import measure as measure_on
 from kbench.profile.counters import Counters, counter_metric_values, parse_counters, sum_raw
 from kbench.store.db import Store
-from kbench.targets.base import Target
+from kbench.targets.base import ExecutionFailed, Target
 
 SLOT_TARGET_S = 0.1
 """A command slot runs enough executions to last about this long (at least one): short
@@ -123,6 +123,8 @@ class InterleavedSide:
     interrupted: bool = False
     counter_readings: list[dict[str, Any]] = field(default_factory=list)
     counter_slots: list[dict[str, Any]] = field(default_factory=list)
+    failure: dict[str, Any] = field(default_factory=lambda: {"count": 0, "before": 0, "stopped": False})
+    """Failed executions its slots timed (``--ignore-failure``), summed as the probe's header ``failure``."""
 
     @property
     def label(self) -> str:
@@ -308,7 +310,10 @@ class _Runner:
 
     def measure(self, index: int) -> tuple[Measurement, float]:
         started = time.monotonic()
-        measurement = measure_on(self.target, self.sides[index].side.benchmark, self.requests[index])
+        try:
+            measurement = measure_on(self.target, self.sides[index].side.benchmark, self.requests[index])
+        except ExecutionFailed as exc:
+            raise exc.on_side(self.sides[index].label) from exc
         if measurement.interrupted:
             self.sides[index].interrupted = True
             raise KeyboardInterrupt
@@ -326,8 +331,11 @@ class _Runner:
             return
         slots = [(offset, index) for offset, order in enumerate(orders) for index in order]
         started = time.monotonic()
-        measurements = measure_sequence(
-            self.target, [(self.sides[index].side.benchmark, self.requests[index]) for _, index in slots])
+        try:
+            measurements = measure_sequence(
+                self.target, [(self.sides[index].side.benchmark, self.requests[index]) for _, index in slots])
+        except ExecutionFailed as exc:
+            raise exc.on_side(self.sides[slots[min(exc.record, len(slots) - 1)][1]].label) from exc
         seconds = (time.monotonic() - started) / len(slots)
         for (offset, index), measurement in zip(slots, measurements, strict=False):
             if measurement.interrupted:
@@ -355,6 +363,11 @@ class _Runner:
         side.columns.setdefault("block", []).append(np.full(rows, block, dtype=np.int64))
         if side.header is None:
             side.header = dict(measurement.header)
+        failure = measurement.header.get("failure") or {}
+        for count in ("count", "before"):
+            side.failure[count] += int(failure.get(count) or 0)
+        if failure.get("last"):
+            side.failure["last"] = failure["last"]
         raw = measurement.header.get("counters")
         if raw:
             side.counter_readings.append(raw)
@@ -387,6 +400,7 @@ class _Runner:
                                        "slots": int(np.unique(columns["slot"]).size) if columns else 0})
             interrupted = status == "interrupted" or side.interrupted
             header["interrupted"] = interrupted
+            header["failure"] = {**side.failure, "ignored": request.ignore_failure}
             header.pop("counters", None)  # the first slot's: the side's are the sum of all its slots
             counters = sum_raw(side.counter_readings)
             if counters is not None:

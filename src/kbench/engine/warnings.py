@@ -32,6 +32,9 @@ def run_warnings(
 ) -> list[str]:
     """Probe warnings, statistical warnings and run-context warnings, in that order."""
     found = [str(w) for w in measurement.header.get("warnings", [])]
+    failed = failure_warning(measurement.header)
+    if failed:
+        found.append(failed)
     if summary is not None:
         found.extend(summary.warnings)
     if measurement.interrupted:
@@ -51,6 +54,19 @@ def run_warnings(
     if usage is not None:
         found.extend(usage_warnings(usage))
     return found
+
+
+def failure_warning(header: dict[str, Any]) -> str | None:
+    """``failed executions: …`` when failed executions were timed (``--ignore-failure``), else None."""
+    failure = header.get("failure")
+    if not isinstance(failure, dict) or failure.get("stopped"):
+        return None
+    measured, before = int(failure.get("count") or 0), int(failure.get("before") or 0)
+    if not measured and not before:
+        return None
+    last = f"; last: {failure['last']}" if failure.get("last") else ""
+    return (f"failed executions: {measured} in the {int(header.get('n') or 0)} measured samples, timed anyway "
+            f"(--ignore-failure); {before} more in calibration and warm-up{last}")
 
 
 def usage_warnings(usage: RunUsage) -> list[str]:

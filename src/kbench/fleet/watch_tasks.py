@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from kbench import git
+from kbench.bisect.driver import ProgramFailed
 from kbench.bisect.git import Worktrees
 from kbench.bisect.lab import CommandLab
 from kbench.builds.compare import compare_builds
@@ -111,13 +112,15 @@ def run_watch_task(store: Store, task: dict[str, Any], instances: list[JobInstan
 
 def _commit(store: Store, builder: Builder, instances: list[JobInstance], commit: str, spec: dict[str, Any],
             tags: tuple[str, ...]) -> dict[str, Any]:
-    from kbench.targets.base import TargetError
+    from kbench.targets.base import ExecutionFailed, TargetError
 
     built = builder.build(commit)
     if isinstance(built, str):
         return {"state": "build-failed", "error": built, "run_ids": {}}
     try:
         done = run_on_build(store, instances, built, label=spec.get("label"), tags=tags)
+    except ExecutionFailed as exc:  # never timed: the commit is skipped with the reason
+        return {"state": "failed", "error": f"program failed: {' '.join(str(exc).split())[:300]}", "run_ids": {}}
     except TargetError as exc:
         return {"state": "failed", "error": f"the job failed: {' '.join(str(exc).split())[:300]}", "run_ids": {}}
     run_ids = {runs.instance.id: [run.run_id for run in runs.runs] for runs in done}
@@ -141,7 +144,10 @@ def _round(store: Store, repo: Path, spec: dict[str, Any], commits: list[str], t
                 error = lab.build(commit)
                 if error is not None:
                     return {"error": f"commit {commit[:12]} does not build here: {error}", "trials": {}}
-            return {"trials": lab.round(commits, int(spec["rounds"]))}
+            try:
+                return {"trials": lab.round(commits, int(spec["rounds"]))}
+            except ProgramFailed as exc:  # the bisection skips that commit, as on one machine
+                return {"program_failed": {"commit": exc.commit, "reason": exc.reason}, "trials": {}}
     finally:
         lab.worktrees.remove_all()
 

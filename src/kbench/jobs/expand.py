@@ -326,6 +326,7 @@ def _instance(
         subtract_overhead=settings.get("subtract_overhead", False),
         counters=settings.get("counters", False),
         profile=settings.get("profile", False),
+        ignore_failure=settings.get("ignore_failure", False),
         tags=tags,
         source=source,
         derived_params=derived,

@@ -65,6 +65,8 @@ class JobInstance:
     change nothing measured."""
     profile: bool = False
     """A profile in a run of its own after the instance's runs (``profile:`` or LKP's ``perf-profile:``)."""
+    ignore_failure: bool = False
+    """Time failed executions too (``ignore_failure:``, as ``--ignore-failure``); not part of the id."""
     tags: tuple[str, ...] = ()
     source: str = "<job>"
     derived_params: dict[str, str] = field(default_factory=dict)
@@ -112,6 +114,7 @@ class JobInstance:
             subtract_overhead=self.subtract_overhead,
             tags=(*self.tags, f"job:{self.id}"),
             counters=self.counters,
+            ignore_failure=self.ignore_failure,
         )
 
     def describe(self) -> dict[str, str]:
@@ -138,6 +141,7 @@ class JobInstance:
             "subtract_overhead": "true" if self.subtract_overhead else None,
             "counters": "true" if self.counters else None,
             "profile": "true" if self.profile else None,
+            "ignore_failure": "true" if self.ignore_failure else None,
         }
         derived = {name: value for name, value in self.derived_params.items() if name != "nr_task"}
         for name, value in {**self.params, **derived}.items():

@@ -60,6 +60,7 @@ def setting_keys(cpu_count: int) -> dict[str, SettingKey]:
         "subtract_overhead": SettingKey("subtract_overhead", values.boolean),
         "counters": SettingKey("counters", values.boolean),
         "profile": SettingKey("profile", values.boolean),
+        "ignore_failure": SettingKey("ignore_failure", values.boolean),
     }
 
 

@@ -35,7 +35,7 @@ def report_dict(record: dict[str, Any]) -> dict[str, Any]:
         "commits": list(record["params"]["commits"]),
         "check": {"good_trials": refs.get("good"), "bad_trials": refs.get("bad"),
                   "change_pct": refs.get("change_pct"), "ci_pct": refs.get("ci_pct"), "p_value": refs.get("p_value")},
-        "first_bad": result.get("first_bad"), "candidates": result.get("candidates"),
+        "first_bad": result.get("first_bad"), "suspect": result.get("suspect"), "candidates": result.get("candidates"),
         "change_pct": result.get("change_pct"), "ci_pct": result.get("ci_pct"), "p_value": result.get("p_value"),
         "confirmed": result.get("confirmed"), "evidence": result.get("evidence"),
         "error": result.get("error"), "reason": result.get("reason"),
@@ -89,10 +89,16 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append(f"  change vs its parent {parent[:12]}: {_fmt_pct(report['change_pct'])} "
                      f"CI [{_fmt_pct(low)}, {_fmt_pct(high)}] p={'-' if p_value is None else f'{p_value:.3g}'}"
                      + (f" ({rounds} rounds side by side)" if rounds else ""))
-        if report.get("confirmed") is False:
-            lines.append(f"  caution: {report['reason']}")
+    elif status == DONE and report.get("suspect"):
+        suspect = report["suspect"]
+        low, high = report["ci_pct"] or (None, None)
+        p_value = report["p_value"]
+        lines.append(report.get("reason") or "no culprit: the candidate was not confirmed")
+        lines.append(f"  unconfirmed candidate: {suspect['sha']} {suspect['subject']}")
+        lines.append(f"  measured against its parent: {_fmt_pct(report['change_pct'])} "
+                     f"CI [{_fmt_pct(low)}, {_fmt_pct(high)}] p={'-' if p_value is None else f'{p_value:.3g}'}")
     elif status == DONE:
-        lines.append("the first bad commit is one of (skipped commits leave it ambiguous):")
+        lines.append("no culprit: the first bad commit is one of (skipped commits leave it ambiguous):")
         lines += [f"  {c['sha'][:12]} {c['subject']}" for c in report["candidates"] or []]
     elif status == FAILED:
         lines.append(f"failed: {report['error']}")

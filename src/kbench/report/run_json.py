@@ -33,6 +33,7 @@ def run_json(run: StoredRun, extra: dict[str, Any] | None = None) -> dict[str, A
         "overhead": measurement.overhead_ns() if header.get("overhead") else None,
         "usage": header.get("usage"),
         "warnings": run.warnings,
+        "failed_executions": measurement.failed_executions,
     }
     if summary is not None:
         data.update(

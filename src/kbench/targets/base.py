@@ -17,6 +17,33 @@ class TargetError(RuntimeError):
     """The target could not run the benchmark; the message says why and what to do."""
 
 
+IGNORE_FAILURE_HINT = "a failed execution is never timed; --ignore-failure times failures too and counts them"
+
+
+class ExecutionFailed(TargetError):
+    """A measured execution failed: a non-zero exit, a death by signal, an operation's error.
+
+    A failure is an outcome, not a time: the run stops at the first one (unless the request
+    says ``ignore_failure``). ``what`` names what was executed (``command '…'``,
+    ``syscall.open_close``), ``how`` the way it failed (``exit status 127``, ``killed by
+    signal 9 (Killed)``, an errno's text), ``stderr`` the last line it wrote there ('' if none).
+    """
+
+    def __init__(self, what: str, how: str, stderr: str = "", *, side: str | None = None, record: int = 0) -> None:
+        self.what = what
+        self.how = how
+        self.stderr = stderr
+        self.side = side
+        self.record = record  # which run of a probe sequence failed (0 for a single run)
+        where = f"side {side}: " if side else ""
+        said = f"; its stderr's last line: {stderr}" if stderr else ""
+        super().__init__(f"{where}{what} failed: {how}{said} ({IGNORE_FAILURE_HINT})")
+
+    def on_side(self, side: str) -> ExecutionFailed:
+        """The same failure, naming the comparison's side it happened on."""
+        return ExecutionFailed(self.what, self.how, self.stderr, side=side)
+
+
 @dataclass(frozen=True)
 class TargetInfo:
     """Where a run happened: stored with every run."""
@@ -27,6 +54,8 @@ class TargetInfo:
     accel: str | None = None  # "kvm" / "tcg" for vm targets
     build_id: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    kernel_config: str | None = None
+    """The kernel's ``.config`` when known: stored once per digest (``details["kernel"]`` names it)."""
 
 
 @dataclass

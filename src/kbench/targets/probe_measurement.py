@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from kbench.contract.measurement import Measurement
-from kbench.targets.base import ProbeInvocation, TargetError
+from kbench.targets.base import ExecutionFailed, ProbeInvocation, TargetError
 from kbench.targets.probe_output import ProbeOutput, ProbeOutputError, parse_probe_output, parse_probe_outputs
 
+EXIT_FAILED = 4
+"""The probe stopped at a failed operation (its header's ``failure``, docs/probe-format.md)."""
 EXIT_INTERRUPTED = 130
 
 
@@ -24,7 +27,7 @@ def measurements_from_invocation(invocation: ProbeInvocation) -> list[Measuremen
 
 
 def _measurements(invocation: ProbeInvocation, parse: Callable[[bytes], list[ProbeOutput]]) -> list[Measurement]:
-    failed = invocation.exit_code not in (0, EXIT_INTERRUPTED)
+    failed = invocation.exit_code not in (0, EXIT_INTERRUPTED, EXIT_FAILED)
     if failed and not invocation.stdout:
         message = invocation.stderr.strip() or f"kbench-probe exited with {invocation.exit_code}"
         raise TargetError(message)
@@ -34,6 +37,12 @@ def _measurements(invocation: ProbeInvocation, parse: Callable[[bytes], list[Pro
         if invocation.interrupted:
             return [Measurement(header={}, columns={}, interrupted=True, stderr=invocation.stderr)]
         raise TargetError(f"{exc}; probe stderr: {invocation.stderr.strip()}") from exc
+    for record, output in enumerate(outputs):
+        if (output.header.get("failure") or {}).get("stopped"):
+            raise execution_failed(output.header, record)
+    if invocation.exit_code == EXIT_FAILED:
+        raise TargetError(f"kbench-probe said an operation failed but its output does not say which; "
+                          f"probe stderr: {invocation.stderr.strip()}")
     measurements = [measurement_from_output(output, invocation.stderr) for output in outputs]
     if invocation.interrupted and not measurements[-1].interrupted:
         measurements[-1] = replace(measurements[-1], interrupted=True)
@@ -45,3 +54,20 @@ def measurement_from_output(output: ProbeOutput, stderr: str) -> Measurement:
     columns = {name: output.rows[:, i].copy() for i, name in enumerate(output.columns)}
     interrupted = bool(output.header.get("interrupted"))
     return Measurement(header=output.header, columns=columns, interrupted=interrupted, stderr=stderr)
+
+
+def execution_failed(header: dict[str, Any], record: int = 0) -> ExecutionFailed:
+    """The failure a probe header's ``failure`` object describes, naming what was executed
+    (``record``: the run's place in a ``sequence``)."""
+    failure = header.get("failure") or {}
+    workload = str(header.get("workload", "?"))
+    params = header.get("params") or {}
+    if header.get("kind") == "scale":
+        what = f"will-it-scale.{header.get('testcase', '?')}"
+    elif workload == "command":
+        what = f"command {params.get('cmd', '?')!r}"
+    else:
+        what = f"syscall.{workload}"
+    return ExecutionFailed(what, str(failure.get("last") or "failed"), str(failure.get("stderr") or ""),
+                           record=record)
+

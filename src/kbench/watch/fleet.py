@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kbench.bisect import session
-from kbench.bisect.driver import BisectError
+from kbench.bisect.driver import BisectError, ProgramFailed
 from kbench.bisect.git import describe
 from kbench.builds.compare import BuildComparison
 from kbench.fleet.settings import FleetSettings
@@ -166,6 +166,9 @@ class FleetLab:
         result = dict(row["result"] or {})
         if result.get("error"):
             raise BisectError(str(result["error"]))
+        failed = result.get("program_failed")
+        if failed:
+            raise ProgramFailed(str(failed["commit"]), str(failed["reason"]))
         trials = dict(result.get("trials") or {})
         return {commit: [float(v) for v in trials.get(commit, [])] for commit in commits}
 

@@ -20,7 +20,7 @@ from kbench.builds.job import run_on_build
 from kbench.builds.worktree import Build, Builder
 from kbench.jobs import JobInstance
 from kbench.store.db import Store
-from kbench.targets.base import TargetError
+from kbench.targets.base import ExecutionFailed, TargetError
 
 Log = Callable[[str], None]
 BISECT_CONFIRM_ERROR = 1e-3
@@ -93,6 +93,8 @@ class LocalMeasurer:
             return CommitMeasured("build-failed", built)
         try:
             done = run_on_build(self.store, self.instances, built, label=label, tags=tags)
+        except ExecutionFailed as exc:  # never timed: the commit is skipped with the reason
+            return CommitMeasured("failed", f"program failed: {' '.join(str(exc).split())[:300]}")
         except TargetError as exc:
             return CommitMeasured("failed", f"the job failed: {' '.join(str(exc).split())[:300]}")
         finally:
@@ -116,6 +118,8 @@ class LocalMeasurer:
                 builds.append(built)
             return compare_builds(self.store, builds[0], builds[1], instance, budget_s=self.budget_s,
                                   alpha=self.alpha, seed=seed, tags=tags)
+        except ExecutionFailed as exc:
+            return f"program failed: {' '.join(str(exc).split())[:300]}"
         finally:
             for commit in (base, new):
                 self.builder.remove(commit)

@@ -230,7 +230,8 @@ def _bisect(pipeline: Pipeline, finding: dict[str, Any], instance: JobInstance) 
         _drop(pipeline, fid, f"bisection {bisection_id}: no reproducible difference between "
                              f"{finding['good'][:12]} and {finding['bad'][:12]}")
         return
-    first_bad = result.get("first_bad")
+    # an unconfirmed single candidate is verified against its parent here, as a confirmed one is
+    first_bad = result.get("first_bad") or result.get("suspect")
     if row["status"] != DONE or not first_bad:
         names = ", ".join(str(c.get("sha", ""))[:12] for c in result.get("candidates") or [])
         reason = (f"bisection {bisection_id} could not single out one commit (one of {names}: commits between "

@@ -167,12 +167,14 @@ def scale_probe_args(
     directory: str | Path | None = None,
     output: str | Path | None = None,
     counters: bool = False,
+    ignore_failure: bool = False,
 ) -> list[str]:
     """The probe's arguments (after the executable) for one scale run.
 
     ``pinning`` is ``core`` (probe default, like will-it-scale), ``cpu`` or ``none``;
     ``cpu_list`` (e.g. ``"0-3"``) pins round-robin over those CPUs instead; ``counters``:
-    perf events of the tasks over the measured intervals (docs/probe-format.md).
+    perf events of the tasks over the measured intervals (docs/probe-format.md); ``ignore_failure``:
+    failed operations are warnings instead of failing the run.
     """
     _check_mode(mode)
     if int(tasks) < 1:
@@ -195,6 +197,8 @@ def scale_probe_args(
         args += ["--output", str(output)]
     if counters:
         args.append("--counters")
+    if ignore_failure:
+        args.append("--ignore-failure")
     return args
 
 

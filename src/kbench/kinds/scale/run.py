@@ -31,6 +31,7 @@ def scale_args(benchmark: Benchmark, request: RunRequest) -> list[str]:
             request.warmup_duration_s if request.warmup_duration_s is not None else DEFAULT_WARMUP_S,
             float(params.get("interval", "1")),
             counters=request.counters,
+            ignore_failure=request.ignore_failure,
         )
     except ValueError as exc:
         raise BadRequest(f"{benchmark.name}: {exc}") from exc

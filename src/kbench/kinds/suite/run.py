@@ -27,13 +27,14 @@ from kbench.suites import (
     TCP_TABLES,
     Finished,
     SuiteError,
+    ToolFailed,
     ToolHost,
     ToolMissing,
     get_suite,
     port_listening,
     run_suite,
 )
-from kbench.targets.base import TargetError
+from kbench.targets.base import ExecutionFailed, TargetError
 from kbench.targets.transport import Transport
 
 if TYPE_CHECKING:
@@ -82,6 +83,13 @@ def run_suite_benchmark(benchmark: Benchmark, request: RunRequest, host: ToolHos
             host = counted = counting(host if host is not None else LocalTools())
         result = run_suite(benchmark.workload, request.params, iterations=request.iterations, timeout=timeout,
                            host=host)
+    except ToolFailed as exc:
+        if not exc.exit_code:  # killed by kbench at its timeout, or exit 0 with no numbers in its output
+            raise TargetError(str(exc)) from exc
+        how = f"killed by signal {-exc.exit_code}" if exc.exit_code < 0 else f"exit status {exc.exit_code}"
+        last_line = exc.stderr_tail.splitlines()[-1] if exc.stderr_tail else ""
+        raise ExecutionFailed(f"{exc.benchmark} (iteration {exc.iteration + 1}: {exc.command})", how,
+                              last_line) from exc
     except SuiteError as exc:
         raise TargetError(str(exc)) from exc
     record = result.to_dict()

@@ -32,6 +32,7 @@ from kbench.compare.paired import judge_blocks
 from kbench.compare.run_spread import runs_disagree
 from kbench.compare.verdict import Verdict
 from kbench.engine.compare_protocol import ComparisonOutcome, SideTrials
+from kbench.engine.failures import failures_text
 from kbench.engine.interleaved import INTERLEAVED_DESIGN, InterleavedOutcome
 from kbench.profile.counters import is_counter_metric, judgeable, unjudged_note
 from kbench.report.comparison import ComparisonReport, MetricComparison, SideData, TrialSeries
@@ -251,3 +252,15 @@ def build_interleaved_report(
         correction=f"{correction} (secondary metrics)" if len(outcome.metrics) > 2 else None,
         confidence=1 - alpha,
     )
+
+
+def with_failed_executions(report: ComparisonReport, counts: dict[str, int]) -> ComparisonReport:
+    """``report`` saying, beside its primary verdict, how many failed executions each side timed
+    (``--ignore-failure``); unchanged when none did."""
+    text = failures_text(counts)
+    if text is None or not report.metrics:
+        return report
+    primary, *rest = report.metrics
+    return replace(report, metrics=(replace(primary, warnings=(*primary.warnings, text)), *rest),
+                   parameters={**report.parameters,
+                               "failed executions": ", ".join(f"{label}: {n}" for label, n in counts.items())})
