@@ -106,7 +106,7 @@ def test_the_mail_is_rfc_5322_and_says_due_to_commit(tmp_path: Path) -> None:
         assert "+3.1% (CI +2.5% … +3.9% at 98.5%, p=0.00024)" in body
         assert "git checkout " + "c" * 40 in body and "\n        make\n" in body
     failed = post(message(mail), tmp_path / "out", "again.eml", "exit 3")
-    assert failed.path.exists() and failed.command_error is not None and "exit 3" in failed.command_error
+    assert failed.path.exists() and failed.command_error is not None and "exit status 3" in failed.command_error
 
 
 def _git(repo: Path, *args: str) -> str:

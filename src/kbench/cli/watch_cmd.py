@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from rich.text import Text
 
 from kbench import git
 from kbench.cli import exit_codes
@@ -19,6 +20,7 @@ from kbench.cli.parsing import Duration
 if TYPE_CHECKING:
     from kbench.fleet.settings import FleetSettings
     from kbench.store.db import Store
+    from kbench.watch.loop import WatchOptions
 
 
 def _fleet_store(fleet_queue: str) -> tuple[Store, FleetSettings]:
@@ -33,6 +35,31 @@ def _fleet_store(fleet_queue: str) -> tuple[Store, FleetSettings]:
     settings = fleet_settings()
     check_broker(make_app(settings))
     return Store(open_fleet_store(settings.db_url)), settings
+
+
+def _refuse_options(options: WatchOptions) -> None:
+    """What the options alone refuse, before the store is opened or anything measured (exit 2)."""
+    from kbench.engine.interleaved import least_command_budget_s
+    from kbench.watch.addresses import BadAddress, recipient
+    from kbench.watch.preflight import credential_in_url, unwritable_outbox
+
+    for address in options.mail_to:
+        try:
+            recipient(address)
+        except BadAddress as exc:
+            fail(f"--mail-to: {exc}", exit_codes.USAGE)
+    if options.mail_command is not None and options.outbox is None:
+        fail("--mail-command goes with --outbox (each mail is written there before it is handed over)",
+             exit_codes.USAGE)
+    if options.outbox is not None and (why := unwritable_outbox(options.outbox)) is not None:
+        fail(f"--outbox: {why}", exit_codes.USAGE)
+    least = least_command_budget_s()
+    if options.kernel_image is None and options.budget_s < least:
+        fail(f"--budget {options.budget_s:g} s: a side-by-side comparison of two builds needs at least {least:.1f} s "
+             "(6 blocks of 4 slots of about 0.1 s); give --budget 2s or more (a slower program needs more)",
+             exit_codes.USAGE)
+    if options.fleet_repo is not None and (why := credential_in_url(options.fleet_repo)) is not None:
+        fail(why, exit_codes.USAGE)
 
 
 def _current_branch(repo: Path) -> str:
@@ -61,6 +88,9 @@ def _current_branch(repo: Path) -> str:
 @click.option("--mail-command", metavar="CMD", help="Also hand every mail to CMD on its stdin (e.g. 'sendmail -t').")
 @click.option("--mail-to", "mail_to", multiple=True, metavar="ADDR",
               help="Recipients of the mails (default: the culprit's author); repeatable.")
+@click.option("--mail-timeout", type=Duration(), default="60s", show_default=True,
+              help="How long the mail command may run; then its processes are killed and the mail is not sent "
+              "(exit 14).")
 @click.option("--max-commits", type=click.IntRange(min=1), metavar="N",
               help="Build at most N of the commits new at a poll (evenly spaced, the newest always); a bisection "
               "reaches the others.")
@@ -96,7 +126,7 @@ def _current_branch(repo: Path) -> str:
 @pass_context
 def watch_cmd(
     ctx: Context, repo: Path, branches: tuple[str, ...], build: str, job_file: Path, start: str | None, once: bool,
-    interval: float, outbox: Path | None, mail_command: str | None, mail_to: tuple[str, ...],
+    interval: float, outbox: Path | None, mail_command: str | None, mail_to: tuple[str, ...], mail_timeout: float,
     max_commits: int | None, budget: float, alpha: float, min_change: float, seed: int, fetch: bool,
     kernel_image: str | None, kernel_modules: str | None, boot_timeout: float, fleet_queue: str | None,
     fleet_repo: str | None, workdir: Path | None, as_json: bool, fail_on: frozenset[str],
@@ -109,7 +139,9 @@ def watch_cmd(
 
     \b
     Exit codes: 0 done; 9 with --fail-on regression when a regression was confirmed at this
-    poll; 2 a bad repository, branch, job or option; and the common ones.
+    poll; 14 a mail was not sent (its mail command failed or timed out; printed on stderr, the
+    mail kept in --outbox); 2 a bad repository, branch, job or option (mail options and --budget
+    included: refused before anything is measured); and the common ones.
     """
     from kbench.jobs import JobError
     from kbench.watch.loop import Watch, WatchError, WatchOptions
@@ -121,6 +153,7 @@ def watch_cmd(
     options = WatchOptions(
         repo=repo, branches=branches or (_current_branch(repo),), build=build, job=job_file.resolve(), start=start,
         outbox=outbox.resolve() if outbox else None, mail_command=mail_command, mail_to=mail_to,
+        mail_timeout_s=mail_timeout,
         max_commits=max_commits, budget_s=budget, alpha=alpha, min_change_pct=min_change, seed=seed, fetch=fetch,
         workdir=workdir.resolve() if workdir else None, fleet_queue=fleet_queue, fleet_repo=fleet_repo,
         kernel_image=kernel_image, kernel_modules=kernel_modules, boot_timeout=boot_timeout,
@@ -129,6 +162,7 @@ def watch_cmd(
         raise click.UsageError("--kernel-modules goes with --kernel-from-build")
     if fleet_repo is not None and fleet_queue is None:
         raise click.UsageError("--fleet-repo goes with --fleet")
+    _refuse_options(options)
 
     def log(text: str) -> None:
         err_console.print(f"watch {time.strftime('%H:%M:%S')} {text}", highlight=False, markup=False)
@@ -156,10 +190,14 @@ def watch_cmd(
                 else:
                     sys.stdout.write(poll_text(result))
                     sys.stdout.flush()
+                for why in result.mail_failures:
+                    err_console.print(Text.assemble(("kbench: error:", "bold red"), " ", why), highlight=False)
                 if once:
                     break
                 time.sleep(interval)
         finally:
             watch.release()
+    if result.mail_failures:  # an error wins over the --fail-on gate; the mails are in the outbox
+        sys.exit(exit_codes.MAIL_FAILED)
     new = [f for f in result.regressions() if f["id"] in result.new_regressions]
     exit_if_found(fail_on, (("regression", f"{f['metric']} due to {str(f['culprit'])[:12]}") for f in new))

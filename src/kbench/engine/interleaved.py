@@ -530,6 +530,15 @@ def _blocks_next(per_process: int, blocks: int, elapsed: float, budget_s: float,
     return max(1, count)
 
 
+def least_command_budget_s() -> float:
+    """The least budget a side-by-side comparison of two commands fits, whatever they run: a
+    verdict needs ``PAIRED_MIN_BLOCKS`` blocks, a block two slots per side, and a command slot
+    runs executions for about ``SLOT_TARGET_S`` (judged as ``_check_budget`` judges a pilot).
+    Commands checked against it before anything runs (``kbench watch --budget``) are refused
+    then, not after hours of measuring; a longer execution needs more (said at the comparison)."""
+    return PAIRED_MIN_BLOCKS * 2 * 2 * SLOT_TARGET_S / PILOT_SLOWDOWN
+
+
 def _check_budget(budget_s: float, max_blocks: int | None, pilot_s: float,
                   pilot: list[tuple[Measurement, float]], runner: _Runner) -> None:
     """Refuse a budget that cannot fit the blocks a decision needs (judged from the pilot block)."""

@@ -65,6 +65,13 @@ class WatchStore:
             found = conn.execute(select(w).where(w.c.key == key)).mappings().one()
         return dict(found), created
 
+    def find_watch(self, key: str) -> dict[str, Any] | None:
+        """The watch with ``key``, or None (nothing is written)."""
+        w = schema.watches
+        with self.engine.connect() as conn:
+            row = conn.execute(select(w).where(w.c.key == key)).mappings().first()
+        return dict(row) if row is not None else None
+
     def get_watch(self, watch_id: int) -> dict[str, Any]:
         w = schema.watches
         with self.engine.connect() as conn:

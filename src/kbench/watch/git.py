@@ -54,9 +54,11 @@ class CommitInfo:
     sha: str
     parent: str | None  # the first parent
     subject: str
-    author: str
+    author: str  # "name <email>" as git shows it: text, never an address (see author_name, author_email)
     date: str
     body: str
+    author_name: str = ""
+    author_email: str = ""
 
     def reverted(self) -> list[str]:
         """The commits this one says it reverts (``This reverts commit <sha>.``)."""
@@ -64,11 +66,11 @@ class CommitInfo:
 
 
 def commit_info(repo: Path, sha: str) -> CommitInfo:
-    out = git(repo, "log", "-1", "--format=%H%x00%P%x00%s%x00%an <%ae>%x00%aI%x00%B", sha)
-    full, parents, subject, author, date, body = out.split("\0", 5)
+    out = git(repo, "log", "-1", "--format=%H%x00%P%x00%s%x00%an%x00%ae%x00%aI%x00%B", sha)
+    full, parents, subject, name, email, date, body = out.split("\0", 6)
     first_parent = parents.split()[0] if parents.split() else None
-    return CommitInfo(sha=full.strip(), parent=first_parent, subject=subject, author=author,
-                      date=date, body=body)
+    return CommitInfo(sha=full.strip(), parent=first_parent, subject=subject, author=f"{name} <{email}>",
+                      date=date, body=body, author_name=name, author_email=email)
 
 
 def fetch(repo: Path) -> str | None:

@@ -41,8 +41,10 @@ from kbench.store.db import Store
 from kbench.store.owners import current_owner, owner_gone
 from kbench.store.watch import FIX, OPEN, REVERTED, WatchStore
 from kbench.watch import git as wgit
+from kbench.watch.mail import MAIL_COMMAND_TIMEOUT_S
 from kbench.watch.measurer import LocalMeasurer, Measurer
-from kbench.watch.outbox import mail_confirmed, mail_status
+from kbench.watch.outbox import cut_short, mail_confirmed, mail_status
+from kbench.watch.preflight import refusal
 from kbench.watch.series import BranchSeries, branch_series, watched_metric
 from kbench.watch.verdicts import (
     DEFAULT_MIN_CHANGE_PCT,
@@ -71,6 +73,7 @@ class WatchOptions:
     outbox: Path | None = None
     mail_command: str | None = None
     mail_to: tuple[str, ...] = ()
+    mail_timeout_s: float = MAIL_COMMAND_TIMEOUT_S
     max_commits: int | None = None
     budget_s: float = 20.0
     alpha: float = 0.05
@@ -119,6 +122,7 @@ class PollResult:
     findings: list[dict[str, Any]] = field(default_factory=list)  # every finding of the watch, after the poll
     pending: list[dict[str, Any]] = field(default_factory=list)  # change points waiting for runs
     new_regressions: list[int] = field(default_factory=list)  # confirmed in this poll
+    mail_failures: list[str] = field(default_factory=list)  # mails of this poll not sent, and why
 
     def regressions(self) -> list[dict[str, Any]]:
         return [f for f in self.findings if f["kind"] == "regression" and f["state"] == "confirmed"]
@@ -200,6 +204,10 @@ class Watch:
         elif not [i for i in self.instances if not i.control and i.benchmark == "command"]:
             raise WatchError(f"{options.job}: the job has no `command` instance (other than a control): nothing in it "
                              "runs the commit's build (a kernel tree: --kernel-from-build)")
+        refused = refusal(self.repo, options.branches, options.start, self.wstore.find_watch(options.key()),
+                          options.fleet_repo)
+        if refused is not None:  # before the row is written: a refused watch changes nothing
+            raise WatchError(refused)
         row, created = self.wstore.open_watch(
             key=options.key(), repo=str(self.repo), branches=list(options.branches), build=options.build,
             job_path=str(options.job.resolve()), job_text=self.job_text, options=options.stored(),
@@ -290,7 +298,7 @@ class Watch:
             self._reverts(plan.branch, line)
             for fix in self._fix_checks(pipeline, plan.branch, line, measured):
                 advance(pipeline, fix, line, measured)
-        self._mail()
+        result.mail_failures = self._mail()
         result.watch = self.wstore.get_watch(self.id)
         result.findings = self.wstore.findings(self.id)
         return result
@@ -478,13 +486,19 @@ class Watch:
                     self.log(f"finding {finding['id']}: culprit {culprit[:12]} reverted in {sha[:12]}")
                     break
 
-    def _mail(self) -> None:
+    def _mail(self) -> list[str]:
+        """Mail what is new (regressions, then follow-ups); why any of those mails was not sent."""
         outbox = self.options.outbox
+        failed: list[str] = []
         for finding in self.wstore.findings(self.id, states=("confirmed",), kind="regression"):
+            cut = cut_short(self, finding)
+            if cut is not None:
+                self.log(cut)
             if finding["report"] is None and outbox is not None:
-                mail_confirmed(self, finding, outbox)
+                failed.append(mail_confirmed(self, finding, outbox) or "")
             elif finding["report"] and finding["status"] != OPEN and not finding["followup"] and outbox is not None:
-                mail_status(self, finding, outbox)
+                failed.append(mail_status(self, finding, outbox) or "")
+        return [why for why in failed if why]
 
 
 def _kind(

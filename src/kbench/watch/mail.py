@@ -11,6 +11,15 @@ and bisected (the bisect log); and the steps to reproduce, the build included.
 
 A regression that is later fixed or reverted gets a follow-up (``Re:``, In-Reply-To the
 first mail) saying by which commit and how that was confirmed.
+
+Nothing from outside goes into a header unchecked (``kbench.watch.addresses``): each recipient
+is one parsed address, the subject's text has its control characters escaped; the body's
+lines of outside text (the commit's subject and author, the branch) too.
+
+The mail command runs as kbench's other children do (``kbench.children``): in a process group
+of its own that the guardian kills if the watch is killed, and for at most ``--mail-timeout``
+(``MAIL_COMMAND_TIMEOUT_S`` by default), after which its whole group is killed and the mail
+counts as not sent.
 """
 
 from __future__ import annotations
@@ -22,15 +31,21 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from pathlib import Path
 from typing import Any
 
+from kbench import children
+from kbench.contract.text import printable, shown
 from kbench.report.units import format_value
+from kbench.watch.addresses import ADDR_SPEC, header_text, recipient
 
 INDENT = " " * 8
 MAIL_COMMAND_TIMEOUT_S = 60.0
+"""How long a mail command may run by default (``--mail-timeout``) before its process group is
+killed and the mail counts as not sent (docs/watch.md)."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +84,7 @@ class RegressionMail:
     build: str
     cmd: str | None
     found: Sequence[str]  # how the candidate was found, confirmed and bisected
-    recipients: Sequence[str] = field(default_factory=tuple)
+    recipients: Sequence[str | Address] = field(default_factory=tuple)  # a str is parsed (addresses.recipient)
     sender: str = ""
     kernel_image: str | None = None  # a kernel tree's watch: the image its build makes
 
@@ -78,8 +93,9 @@ class RegressionMail:
         return f"[kbench] [{self.benchmark}] {self.culprit_sha[:10]}: {self.metric} {self.change_pct:+.1f}% regression"
 
 
-def _sender() -> str:
-    return f"kbench watch <kbench@{socket.gethostname() or 'localhost'}>"
+def _sender() -> Address:
+    host = socket.gethostname()
+    return Address("kbench watch", addr_spec=f"kbench@{host if ADDR_SPEC.fullmatch(f'x@{host}') else 'localhost'}")
 
 
 def lkp_table(metric: str, unit: str, parent: SideFigures, culprit: SideFigures, change_pct: float) -> list[str]:
@@ -138,10 +154,10 @@ def body(mail: RegressionMail) -> str:
         "",
         f"kbench found a {mail.change_pct:+.1f}% regression of {mail.metric} due to commit:",
         "",
-        f"commit: {mail.culprit_sha} (\"{mail.culprit_subject}\")",
-        f"author: {mail.culprit_author}",
-        f"date: {mail.culprit_date}",
-        f"branch: {mail.branch} of {mail.repo}",
+        f"commit: {mail.culprit_sha} (\"{printable(mail.culprit_subject)}\")",
+        f"author: {printable(mail.culprit_author)}",
+        f"date: {printable(mail.culprit_date)}",
+        f"branch: {printable(mail.branch)} of {printable(mail.repo)}",
         "",
         f"in testcase: {mail.benchmark}",
         f"on test machine: {mail.machine}",
@@ -171,10 +187,10 @@ def body(mail: RegressionMail) -> str:
 
 def message(mail: RegressionMail, when: datetime | None = None) -> EmailMessage:
     msg = EmailMessage()
-    msg["From"] = mail.sender or _sender()
+    msg["From"] = recipient(mail.sender) if mail.sender else _sender()
     if mail.recipients:
-        msg["To"] = ", ".join(mail.recipients)
-    msg["Subject"] = mail.subject
+        msg["To"] = [r if isinstance(r, Address) else recipient(r) for r in mail.recipients]
+    msg["Subject"] = header_text(mail.subject)
     msg["Date"] = format_datetime(when or datetime.now(UTC))
     msg["Message-ID"] = make_msgid(idstring=f"kbench-{mail.finding_id}", domain="kbench.invalid")
     msg["X-Kbench-Culprit"] = mail.culprit_sha
@@ -188,7 +204,7 @@ def follow_up(original: EmailMessage, text: str, *, subject_status: str, when: d
     msg["From"] = original["From"]
     if original["To"]:
         msg["To"] = original["To"]
-    msg["Subject"] = f"Re: {original['Subject']} ({subject_status})"
+    msg["Subject"] = header_text(f"Re: {original['Subject']} ({subject_status})")
     msg["Date"] = format_datetime(when or datetime.now(UTC))
     msg["Message-ID"] = make_msgid(idstring="kbench-status", domain="kbench.invalid")
     msg["In-Reply-To"] = original["Message-ID"]
@@ -203,26 +219,39 @@ class Posted:
     command_error: str | None  # the mail command failed: why (the file is written anyway)
 
 
-def post(msg: EmailMessage, outbox: Path, name: str, mail_command: str | None) -> Posted:
-    """Write ``msg`` as ``outbox/name`` and hand it to ``mail_command`` (``sh -c``) if given."""
+def write(msg: EmailMessage, outbox: Path, name: str) -> Path:
+    """``msg`` as ``outbox/name``, whole or not at all."""
     outbox.mkdir(parents=True, exist_ok=True)
     path = outbox / name
-    data = bytes(msg)
     partial = path.with_name(path.name + ".part")
-    partial.write_bytes(data)
+    partial.write_bytes(bytes(msg))
     partial.replace(path)
-    error = None
-    if mail_command:
-        try:
-            proc = subprocess.run(["/bin/sh", "-c", mail_command], input=data, capture_output=True,
-                                  timeout=MAIL_COMMAND_TIMEOUT_S)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            error = f"{mail_command}: {exc}"
-        else:
-            if proc.returncode != 0:
-                said = (proc.stderr.decode(errors="replace").strip().splitlines() or [f"exit {proc.returncode}"])[0]
-                error = f"{mail_command}: exit {proc.returncode}: {said}"
-    return Posted(path, error)
+    return path
+
+
+def send(path: Path, mail_command: str, timeout_s: float = MAIL_COMMAND_TIMEOUT_S) -> str | None:
+    """Hand the mail at ``path`` to ``mail_command`` (``sh -c``) on its standard input; None once
+    it exited 0, else why it did not (its exit status and the last line of its stderr, a
+    signal, or ``timeout_s`` passed, after which its whole process group is killed)."""
+    what = f"mail command {shown(mail_command)}"
+    try:
+        proc = children.run(["/bin/sh", "-c", mail_command], input=path.read_bytes(), capture_output=True,
+                            timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return f"{what} did not finish within {timeout_s:g} s: stopped (the mail may not have gone)"
+    except OSError as exc:
+        return f"{what} could not be started: {exc.strerror or exc}"
+    if proc.returncode == 0:
+        return None
+    said = [line for line in proc.stderr.decode(errors="replace").splitlines() if line.strip()]
+    status = f"exit status {proc.returncode}" if proc.returncode > 0 else f"killed by signal {-proc.returncode}"
+    return f"{what} failed: {status}" + (f"; its stderr's last line: {printable(said[-1].strip())}" if said else "")
+
+
+def post(msg: EmailMessage, outbox: Path, name: str, mail_command: str | None) -> Posted:
+    """Write ``msg`` as ``outbox/name`` and hand it to ``mail_command`` (``sh -c``) if given."""
+    path = write(msg, outbox, name)
+    return Posted(path, send(path, mail_command) if mail_command else None)
 
 
 def read_message(path: Path) -> EmailMessage:

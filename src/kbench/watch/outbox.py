@@ -1,19 +1,33 @@
-"""A confirmed regression's facts gathered from the store, and its mails posted to the outbox."""
+"""A confirmed regression's facts gathered from the store, and its mails posted to the outbox.
+
+A mail is written to the outbox, then recorded in its finding (``report``, or ``followup``
+for a follow-up) with a log line ``mail sending: …``, and only then handed to the mail
+command; ``mail sent: …`` or ``mail not sent: …`` follows. A watch killed while its mail
+command runs (the guardian ends the command) finds the mail recorded at its next run and does
+not hand it over again: each mail goes to the command at most once, and the log says which
+one was cut short (docs/watch.md).
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from email.headerregistry import Address
 from pathlib import Path
 from typing import Any, Protocol
 
 from kbench.builds.compare import BuildComparison
+from kbench.contract.text import shown as quoted
 from kbench.jobs import JobInstance
 from kbench.report.bisect_report import render_text, report_dict
 from kbench.store.db import Store
 from kbench.store.watch import WatchStore
 from kbench.watch import git as wgit
-from kbench.watch.mail import RegressionMail, SideFigures, follow_up, message, post, read_message
+from kbench.watch.addresses import author_address
+from kbench.watch.mail import RegressionMail, SideFigures, follow_up, message, read_message, send, write
+
+SENDING, SENT, NOT_SENT = "mail sending: ", "mail sent: ", "mail not sent: "
+CUT_SHORT = "mail: the watch stopped while the mail command ran; it is not run again: "
 
 
 class MailOptions(Protocol):
@@ -28,6 +42,9 @@ class MailOptions(Protocol):
 
     @property
     def mail_to(self) -> tuple[str, ...]: ...
+
+    @property
+    def mail_timeout_s(self) -> float: ...
 
     @property
     def kernel_image(self) -> str | None: ...
@@ -110,22 +127,29 @@ def regression_mail(watch: Watch, finding: dict[str, Any]) -> RegressionMail:
         culprit_date=culprit.date, branch=str(finding["branch"]), repo=str(watch.repo),
         machine=machine_text(run.sysinfo if run else None), params=shown, job_path=str(watch.options.job.resolve()),
         build=watch.options.build, cmd=params.get("cmd"), found=found_lines(watch, finding),
-        recipients=tuple(watch.options.mail_to) or (culprit.author,), kernel_image=watch.options.kernel_image,
+        recipients=tuple(watch.options.mail_to) or _author(culprit), kernel_image=watch.options.kernel_image,
     )
 
 
-def mail_confirmed(watch: Watch, finding: dict[str, Any], outbox: Path) -> None:
+def _author(culprit: wgit.CommitInfo) -> tuple[Address, ...]:
+    found = author_address(culprit.author_name, culprit.author_email)
+    return (found,) if found is not None else ()
+
+
+def mail_confirmed(watch: Watch, finding: dict[str, Any], outbox: Path) -> str | None:
+    """The regression's mail: written, recorded, then handed to the mail command; why it was not
+    sent (None when it was, or when there is no mail command)."""
     mail = regression_mail(watch, finding)
-    posted = post(message(mail), outbox, f"kbench-{finding['id']}-{mail.culprit_sha[:12]}.eml",
-                  watch.options.mail_command)
-    note = f"mailed: {posted.path}"
-    if posted.command_error:
-        note += f" (mail command failed: {posted.command_error})"
-    watch.wstore.update_finding(int(finding["id"]), report=str(posted.path), log=note)
-    watch.log(f"finding {finding['id']}: {mail.subject} -> {posted.path}")
-
-
-def mail_status(watch: Watch, finding: dict[str, Any], outbox: Path) -> None:
+    path = write(message(mail), outbox, f"kbench-{finding['id']}-{mail.culprit_sha[:12]}.eml")
+    watch.log(f"finding {finding['id']}: {mail.subject} -> {path}")
+    if not mail.recipients:
+        author = wgit.commit_info(watch.repo, mail.culprit_sha).author_email
+        why = (f"the culprit's author address {quoted(author)} is not one mail address, and no --mail-to was given: "
+               f"{path} has no recipient")
+        watch.wstore.update_finding(int(finding["id"]), report=str(path), log=f"{NOT_SENT}{why}")
+        return f"finding {finding['id']}: {why}" if watch.options.mail_command else None
+    return _hand_over(watch, int(finding["id"]), path, "report")
+def mail_status(watch: Watch, finding: dict[str, Any], outbox: Path) -> str | None:
     """The follow-up of a regression that was fixed or reverted."""
     original = read_message(Path(str(finding["report"])))
     if finding["status"] == "fixed":
@@ -143,7 +167,35 @@ def mail_status(watch: Watch, finding: dict[str, Any], outbox: Path) -> None:
                  f"commit: {info.sha} (\"{info.subject}\")", f"author: {info.author}"]
         status = f"reverted in {info.sha[:12]}"
     msg = follow_up(original, "\n".join([*lines, "", "kbench watch"]) + "\n", subject_status=status)
-    posted = post(msg, outbox, f"kbench-{finding['id']}-{str(finding['culprit'])[:12]}-{finding['status']}.eml",
-                  watch.options.mail_command)
-    watch.wstore.update_finding(int(finding["id"]), followup=str(posted.path), log=f"follow-up mailed: {posted.path}")
-    watch.log(f"finding {finding['id']}: {status} -> {posted.path}")
+    path = write(msg, outbox, f"kbench-{finding['id']}-{str(finding['culprit'])[:12]}-{finding['status']}.eml")
+    watch.log(f"finding {finding['id']}: {status} -> {path}")
+    return _hand_over(watch, int(finding["id"]), path, "followup")
+
+
+def _hand_over(watch: Watch, finding_id: int, path: Path, column: str) -> str | None:
+    """Record the mail at ``path`` as the finding's ``column`` (from then on it is never handed over
+    again), then give it to the mail command; why it was not sent, or None."""
+    command = watch.options.mail_command
+    if command is None:
+        watch.wstore.update_finding(finding_id, **{column: str(path)}, log=f"mailed: {path}")
+        return None
+    watch.wstore.update_finding(finding_id, **{column: str(path)}, log=f"{SENDING}{path}")
+    error = send(path, command, watch.options.mail_timeout_s)
+    watch.wstore.update_finding(finding_id, log=f"{SENT}{path}" if error is None else f"{NOT_SENT}{path}: {error}")
+    if error is None:
+        watch.log(f"finding {finding_id}: sent {path.name}")
+        return None
+    return f"finding {finding_id}: {path.name}: {error}"
+
+
+def cut_short(watch: Watch, finding: dict[str, Any]) -> str | None:
+    """A mail whose sending the watch did not see end (it was killed meanwhile): recorded once in the
+    finding's log, and said; None for any other finding."""
+    log = [str(line) for line in finding.get("log") or []]
+    sending = [i for i, line in enumerate(log) if line.startswith(SENDING)]
+    if not sending or any(line.startswith((SENT, NOT_SENT, CUT_SHORT)) for line in log[sending[-1] + 1:]):
+        return None
+    path = log[sending[-1]].removeprefix(SENDING)
+    watch.wstore.update_finding(int(finding["id"]), log=f"{CUT_SHORT}{path}")
+    return (f"finding {finding['id']}: the watch stopped while the mail command ran for {Path(path).name}; it is "
+            "not run again (each mail at most once): check whether it went out")
