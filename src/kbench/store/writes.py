@@ -181,22 +181,22 @@ def inserted_id(result: Any) -> int:
 
 
 def machine_id(conn: Connection, sysinfo: Mapping[str, Any]) -> int:
-    """The id of the machine ``sysinfo`` describes, recorded now if it is new."""
-    from sqlalchemy import insert, select
+    """The id of the machine ``sysinfo`` describes, recorded now if it is new (once, however many
+    writers record it at the same moment: ``store/once.py``)."""
+    from sqlalchemy import select
 
     from kbench.store import schema
+    from kbench.store.once import insert_or_ignore
     from kbench.sysinfo.collect import machine_facts, machine_fingerprint
 
     fingerprint = machine_fingerprint(dict(sysinfo))
-    existing = conn.execute(
-        select(schema.machines.c.id).where(schema.machines.c.fingerprint == fingerprint)
-    ).scalar()
+    query = select(schema.machines.c.id).where(schema.machines.c.fingerprint == fingerprint)
+    existing = conn.execute(query).scalar()
     if existing is not None:
         return int(existing)
-    result = conn.execute(
-        insert(schema.machines).values(fingerprint=fingerprint, **machine_facts(dict(sysinfo)), first_seen=utcnow())
-    )
-    return inserted_id(result)
+    insert_or_ignore(conn, schema.machines, {"fingerprint": fingerprint, **machine_facts(dict(sysinfo)),
+                                             "first_seen": utcnow()}, unique=["fingerprint"])
+    return int(conn.execute(query).scalar_one())  # this writer's row, or the one another inserted first
 
 
 def target_id(conn: Connection, target: Mapping[str, Any]) -> int:
@@ -204,8 +204,10 @@ def target_id(conn: Connection, target: Mapping[str, Any]) -> int:
     from sqlalchemy import insert, select
 
     from kbench.store import schema
+    from kbench.store.once import lock_for_insert
 
     t = schema.targets.c
+    lock_for_insert(conn, schema.targets)  # its key's nullable columns escape UNIQUE (store/once.py)
     key = {
         "kind": target["kind"],
         "kernel_release": target["kernel_release"],
