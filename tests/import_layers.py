@@ -22,11 +22,11 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "kbench"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("contract", "durations", "native", "resources", "procfs", "interrupts", "_guardian", "git"),
+    ("contract", "durations", "native", "resources", "procfs", "interrupts", "_guardian", "git", "cachefiles"),
     ("children",),
     ("stats",),
     ("compare", "sysinfo", "profile"),
-    ("store",),
+    ("store", "kernels"),
     ("targets",),
     ("kmodtools",),
     ("suites", "trace"),

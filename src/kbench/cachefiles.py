@@ -1,4 +1,5 @@
-"""Cache directory, content hashing and inter-process locks for the VM target."""
+"""kbench's cache directory, content hashing and inter-process locks (the VM target's files,
+built kernels, built modules)."""
 
 from __future__ import annotations
 
@@ -48,10 +49,20 @@ class Hasher:
         return self._h.hexdigest()[:length]
 
 
+class LockBusy(RuntimeError):
+    """``locked(..., wait=False)``: another process holds the lock (``holder`` says who, if it said)."""
+
+    def __init__(self, lock_path: Path, holder: str) -> None:
+        super().__init__(f"{lock_path} is held by {holder or 'another process'}")
+        self.lock_path = lock_path
+        self.holder = holder
+
+
 @contextmanager
-def locked(lock_path: Path) -> Iterator[None]:
+def locked(lock_path: Path, *, wait: bool = True, holder: str = "") -> Iterator[None]:
     """Holds an exclusive ``flock`` on ``lock_path``, created for the occasion and removed
-    on release, so that no ``.lock`` file is left behind.
+    on release, so that no ``.lock`` file is left behind. ``wait=False``: LockBusy at once
+    when another process holds it, naming what that holder wrote as its ``holder``.
 
     Removing a lock file is safe only with care: a waiter may hold the descriptor of a
     file that its holder has just unlinked. So after taking the lock, a holder checks
@@ -61,13 +72,21 @@ def locked(lock_path: Path) -> Iterator[None]:
     while True:
         f = open(lock_path, "a+")  # noqa: SIM115  (closed below, after the unlink)
         try:
-            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                f.seek(0)
+                raise LockBusy(lock_path, f.read().strip()) from None
             try:
                 current = os.stat(lock_path)
             except FileNotFoundError:
                 continue  # its holder removed it: lock the new one
             if current.st_ino != os.fstat(f.fileno()).st_ino:
                 continue
+            if holder:
+                f.truncate(0)
+                f.write(holder)
+                f.flush()
             try:
                 yield
             finally:

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from kbench.targets.vm.cache import locked
+from kbench.cachefiles import locked
 from kbench.targets.vm.prune import prune_cache
 
 

@@ -31,10 +31,12 @@ def test_each_late_error_ends_with_its_code_and_one_line(entry: ErrorExit, capsy
 
 
 def test_documented_codes_of_the_late_errors() -> None:
-    """The codes docs/exit-codes.md gives: no such series 4, no broker 7, the rest usage errors."""
+    """The codes docs/exit-codes.md gives: no such series 4, no broker 7, a kernel that does not
+    compile 15, the rest usage errors."""
     codes = {entry.name: entry.code for entry in ERROR_EXITS}
     assert codes.pop("NoSuchSeries") == exit_codes.NOT_FOUND
     assert codes.pop("BrokerUnreachable") == exit_codes.BROKER_FAILED
+    assert codes.pop("KernelBuildError") == exit_codes.KERNEL_BUILD_FAILED
     assert set(codes.values()) == {exit_codes.USAGE}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import zlib
 from collections.abc import Iterator
@@ -213,7 +214,7 @@ def test_a_version_1_database_is_migrated(url: str) -> None:
         conn.execute("drop table calibrations")
         conn.execute("update kbench_meta set value = '1' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 9
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 10
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     cal = upgraded.save_calibration(benchmark="syscall.getppid", metric="m", target="local", params={},
                                     trials={"A1": [1.0], "A2": [1.1]}, run_ids=[1, 2], sigma_log=0.01,
@@ -311,7 +312,7 @@ def test_a_version_5_database_gains_the_import_digest_and_still_knows_its_import
         conn.execute("update kbench_meta set value = '5' where key = 'schema_version'")
     assert "import_digest" not in _run_columns(url)
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 9
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 10
     assert _unique_indexes_of_runs(url).get("ux_runs_import_digest") is True
     assert upgraded.get_run(old).n_samples == 3  # nothing lost
     # The same entry imported again, now with its digest: recognised by benchmark, parameters, start, n, status.
@@ -363,7 +364,7 @@ def test_a_version_6_database_gains_the_profiles_table(url: str) -> None:
         conn.execute("drop table profiles")
         conn.execute("update kbench_meta set value = '6' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 9
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 10
     assert upgraded.load_profile(run_id) is None
     upgraded.save_profile(run_id, event="cpu-clock", frequency_hz=999, samples=3, weight=30, data=b"x",
                           details={"tool": "perf record"})
@@ -402,7 +403,7 @@ def test_a_version_8_database_gains_the_watch_tables(url: str) -> None:
         conn.execute("alter table fleet_tasks drop column spec")
         conn.execute("update kbench_meta set value = '8' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == 9
+    assert upgraded.schema_version == 10
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     with raw(url) as conn:
         for table in ("watches", "watch_commits", "watch_findings"):
@@ -445,3 +446,52 @@ def test_a_read_only_sqlite_store_reads_with_sqlite3_what_sqlalchemy_reads(tmp_p
         core["params"], core["request"], core["tags"], core["warnings"])
     assert record.probe_header == core["probe_header"] == {"batch": 8, "timer": {"name": "tsc"}}
     assert record.timer == core["timer"] and record.sysinfo == core["sysinfo"]
+
+
+def _target(config: str | None, build_id: str) -> dict[str, Any]:
+    return {"kind": "vm", "kernel_release": "6.1.192", "kernel_version": "#1", "accel": "tcg", "build_id": build_id,
+            "details": {"kernel": {"commit": "c" * 40}}, "kernel_config": config}
+
+
+def test_a_kernel_config_is_stored_once_per_digest_and_read_back_by_either_reader(url: str) -> None:
+    config = "CONFIG_64BIT=y\n# CONFIG_SLOB is not set\nCONFIG_LOCALVERSION=\"\"\n"
+    store = Store.open(url)
+    first = _begin(store, target=_target(config, "a1"))
+    second = _begin(store, target=_target(config, "b2"))  # another kernel with the same config
+    other = _begin(store, target=_target(config + "CONFIG_SMP=y\n", "c3"))
+    digest = hashlib.sha256(config.encode()).hexdigest()  # the content's SHA-256, computed here
+    with raw(url) as conn:
+        assert conn.execute("select count(*) from kernel_configs").fetchone() == (2,)
+    readers = [store] + ([Store.open(url, read_only=True)] if url.startswith("sqlite") else [])
+    for reader in readers:
+        assert reader.get_run(first).target["config_digest"] == digest  # type: ignore[index]
+        assert reader.get_run(second).target["config_digest"] == digest  # type: ignore[index]
+        assert reader.get_run(other).target["config_digest"] != digest  # type: ignore[index]
+        assert reader.kernel_config(digest) == config
+        assert reader.kernel_config("0" * 64) is None
+    assert "kernel_config" not in (store.get_run(first).target or {}).get("details", {})
+
+
+def test_a_target_stored_before_its_config_was_known_gains_it(url: str) -> None:
+    store = Store.open(url)
+    before = _begin(store, target=_target(None, "a1"))
+    after = _begin(store, target=_target("CONFIG_64BIT=y\n", "a1"))
+    assert store.get_run(before).target == store.get_run(after).target  # one target row
+    assert (store.get_run(before).target or {})["config_digest"] == hashlib.sha256(b"CONFIG_64BIT=y\n").hexdigest()
+
+
+def test_a_version_9_database_gains_the_kernel_configs(url: str) -> None:
+    store = Store.open(url)
+    run_id = _begin(store, target=_target(None, "a1"))
+    store.engine.dispose()
+    with raw(url) as conn:  # take the database back to schema v9
+        conn.execute("drop table kernel_configs")
+        conn.execute("alter table targets drop column config_digest")
+        conn.execute("update kbench_meta set value = '9' where key = 'schema_version'")
+    if url.startswith("sqlite"):
+        assert Store.open(url, read_only=True).kernel_config("0" * 64) is None  # not migrated by a reader
+    upgraded = Store.open(url)
+    assert upgraded.schema_version == 10
+    assert upgraded.get_run(run_id).status == "running"  # nothing lost
+    new = _begin(upgraded, target=_target("CONFIG_SMP=y\n", "b2"))
+    assert upgraded.kernel_config((upgraded.get_run(new).target or {})["config_digest"]) == "CONFIG_SMP=y\n"

@@ -22,7 +22,7 @@ def cache_group() -> None:
 def prune_cmd(older_than: float | None, everything: bool, dry_run: bool, as_json: bool) -> None:
     """Remove stale lock files, half-written files and unfinished entries; with
     --older-than or --all also complete entries. Entries in use are kept."""
-    from kbench.targets.vm.cache import default_cache_dir
+    from kbench.cachefiles import default_cache_dir
     from kbench.targets.vm.prune import prune_cache
 
     cache_dir = default_cache_dir()

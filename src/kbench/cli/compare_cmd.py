@@ -55,6 +55,7 @@ from kbench.profile.defaults import COUNTERS_BY_DEFAULT
 from kbench.profile.folded import FoldedProfile
 from kbench.report.comparison import EXTENSIONS, FORMATS, render
 from kbench.report.comparison.build import build_interleaved_report, build_report, with_failed_executions
+from kbench.report.comparison.kernel_configs import with_kernel_configs
 from kbench.report.comparison.model import ComparisonReport, MetricComparison
 from kbench.report.comparison.noise_floor import noise_floor_text
 from kbench.report.comparison.profiles import STORED_PROFILES, with_profiles, write_flame_graphs
@@ -292,6 +293,7 @@ def compare_cmd(
                     factory = target_factory((side.benchmark for side in found.sides), perf=True)
                     report = with_profiles(report, *profile_sides(store, profiled, factory))
         report = with_failed_executions(report, failure_counts(store, side_runs))
+        report = with_kernel_configs(report, store, side_runs)
     if report_dir is not None:
         report_dir.mkdir(parents=True, exist_ok=True)
         for name in ("text", "json", "markdown", "html"):

@@ -128,6 +128,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "kbench.cli.job_cmds:job_group",
         "Job files (YAML): check them and list their instances (see docs/jobs.md).",
     ),
+    "kernel": LazyCommand(
+        "kbench.cli.kernel_cmd:kernel_group",
+        "Kernels kbench builds from source (the tree:PATH[@REV] kernel spec builds them too).",
+    ),
     "kmod": LazyCommand(
         "kbench.cli.kmod_cmds:kmod_group",
         "Write, build and run your own in-kernel benchmarks (see kmod/include/kbench.h).",
@@ -210,6 +214,7 @@ def cli(ctx: click.Context, db: str | None) -> None:
     broker is unreachable, 9 a --fail-on verdict was found, 10 bisect: no reproducible difference, 11 bisect failed,
     12 a measured execution failed (non-zero exit or signal: never timed, see --ignore-failure),
     13 bisect: no confirmed culprit,
+    15 a kernel kbench builds did not compile,
     130 interrupted by Ctrl-C, 143 stopped by SIGTERM (both keep every finished sample).
     See docs/exit-codes.md.
     """

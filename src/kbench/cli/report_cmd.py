@@ -98,7 +98,8 @@ def _scope(series: int, since: datetime | None, improvements: bool) -> str:
 @click.argument("selector", required=False, metavar="[BENCH|SERIES]")
 @click.option(
     "--kernel", "kernels", multiple=True, required=True, metavar="RELEASE",
-    help="A kernel release (repeat, oldest first; the first is the base = 100). deb:RELEASE works too.",
+    help="A kernel release (repeat, oldest first; the first is the base = 100). deb:RELEASE works too, and "
+         "tree:PATH@REV names the runs on the kernel kbench built from that commit.",
 )
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here, not to stdout.")
@@ -114,8 +115,8 @@ def releases_cmd(
     (the 0-Day release-over-release table)."""
     from kbench.history.load import load_series
     from kbench.history.release_report import render_markdown, render_plot, render_text
-    from kbench.history.releases import normalise_kernel, release_rows
-    from kbench.store.series import median_intervals
+    from kbench.history.releases import label_tree_kernels, normalise_kernel, release_rows
+    from kbench.store.series import median_intervals, run_requests
 
     if len(kernels) < 2:
         raise click.BadParameter("give at least two kernels (the first is the base)", param_hint="--kernel")
@@ -125,6 +126,8 @@ def releases_cmd(
     with user_errors():
         engine = ctx.reader  # a Store: read-only SQLite is read without SQLAlchemy
         series = load_series(engine, selector)
+        label_tree_kernels(series, _tree_commits(names),
+                           lambda ids: {i: r["target"]["details"] for i, r in run_requests(engine, ids).items()})
         ids = [p.run_id for s in series for p in s.points if p.kernel in names]
         rows = release_rows(series, names, median_intervals(engine, ids))
     if not rows:
@@ -139,6 +142,29 @@ def releases_cmd(
     if plot is not None:
         render_plot(rows, names, plot)
     _write(text, output, data=fmt != "text")
+
+
+def _tree_commits(names: list[str]) -> dict[str, str]:
+    """The commit each ``tree:PATH@REV`` of ``names`` names (KernelSourceError when it names none)."""
+    from kbench.kernels.spec import is_tree_spec
+
+    if not any(is_tree_spec(name) for name in names):
+        return {}
+    from kbench.cachefiles import default_cache_dir
+    from kbench.kernels.build import TREE_DIGESTS
+    from kbench.kernels.errors import KernelSourceError
+    from kbench.kernels.source import identify
+    from kbench.kernels.spec import parse_tree_spec
+
+    found = {}
+    for name in filter(is_tree_spec, names):
+        tree = parse_tree_spec(name)
+        if tree.rev is None:
+            raise KernelSourceError(f"{name}: give the revision (tree:PATH@REV): runs are found by their commit")
+        commit = identify(tree.path, tree.rev, default_cache_dir() / TREE_DIGESTS).commit
+        assert commit is not None
+        found[name] = commit
+    return found
 
 
 def _json(data: object) -> str:

@@ -52,7 +52,7 @@ def show_cmd(
     from kbench.cli.render import render_profile, render_run
     from kbench.engine.stored_run import load_stored_run
     from kbench.profile.folded import profile_from_row
-    from kbench.report.run_json import profile_json, run_context_json, run_json
+    from kbench.report.run_json import kernel_text, profile_json, run_context_json, run_json
 
     if html_path is not None and not over_time:
         raise click.UsageError("--html draws the run over time: give --over-time too")
@@ -90,7 +90,8 @@ def show_cmd(
     console.print(
         literal(
             f"{record.benchmark}{_params_text(record.params)} on {target.get('kind', '?')} kernel "
-            f"{target.get('kernel_release', '?')}{version}, started {record.started_at:%Y-%m-%d %H:%M:%S} UTC"
+            f"{target.get('kernel_release', '?')}{kernel_text(record.target)}{version}, "
+            f"started {record.started_at:%Y-%m-%d %H:%M:%S} UTC"
         ),
         highlight=False,
     )

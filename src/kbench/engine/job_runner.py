@@ -42,8 +42,14 @@ def _grouped_by_target(instances: list[JobInstance]) -> Iterator[tuple[str, list
 
 
 def _resolved_target(instance: JobInstance) -> str:
-    """``local``, ``deb:…`` as written; a relative path is taken from the job file's folder."""
+    """``local``, ``deb:…`` as written; a relative path (of a kernel, or of a ``tree:`` spec's
+    tree) is taken from the job file's folder."""
     spec = instance.target
+    if spec.startswith("tree:"):
+        tree = spec.removeprefix("tree:")
+        if tree.startswith(("/", "~")) or not instance.source:
+            return spec
+        return f"tree:{Path(instance.source).parent / tree}"
     if spec == "local" or ":" in spec.split("/")[0] or Path(spec).is_absolute() or not instance.source:
         return spec
     return str(Path(instance.source).parent / spec)

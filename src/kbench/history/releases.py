@@ -13,8 +13,8 @@ first kernel's own interval is its uncertainty alone.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -86,6 +86,25 @@ def _verdict(direction: str | None, value: KernelValue) -> str | None:
 def normalise_kernel(name: str) -> str:
     """``deb:6.1.0-56-amd64`` (a --kernel spec) names the release ``6.1.0-56-amd64``."""
     return name.removeprefix("deb:")
+
+
+def label_tree_kernels(
+    series: Sequence[Series], commits: Mapping[str, str], details_of: Callable[[list[int]], Mapping[int, Any]],
+) -> None:
+    """Name the points of kernels kbench built by the ``tree:`` specs that asked for them:
+    ``commits`` maps a spec to the commit it names, ``details_of`` gives the stored target
+    details of runs (``details["kernel"]["commit"]``). Every revision of a tree has the
+    same release, so the release cannot tell them apart; the commit does."""
+    if not commits:
+        return
+    by_commit = {commit: spec for spec, commit in commits.items()}
+    details = details_of([p.run_id for s in series for p in s.points])
+    for s in series:
+        for i, point in enumerate(s.points):
+            kernel = ((details.get(point.run_id) or {}).get("kernel") or {})
+            spec = by_commit.get(str(kernel.get("commit") or ""))
+            if spec is not None:
+                s.points[i] = replace(point, kernel=spec)
 
 
 def release_rows(

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, Strict, StrictStr, StringConstraints, model_validator
 
+from kbench.contract.kernel_config import CONFIG_LIMIT
 from kbench.contract.vocabulary import Direction
 from kbench.importers.common import NonNegativeInt64, validated_json
 from kbench.store.codec import CODEC
@@ -69,6 +70,7 @@ class RecoveryTarget(_Open):
     accel: Kind | None = None
     build_id: StrictStr | None = Field(default=None, max_length=128)
     details: dict[str, Any] | None = None
+    kernel_config: StrictStr | None = Field(default=None, max_length=CONFIG_LIMIT)
 
 
 class RecoveryRun(_Open):

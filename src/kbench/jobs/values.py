@@ -24,6 +24,7 @@ GOVERNORS = ("performance", "powersave", "ondemand", "conservative", "schedutil"
 
 _PERCENT = re.compile(r"^(\d+)\s*%$")
 _DEB_RELEASE = re.compile(r"^deb:[0-9][A-Za-z0-9.+~_-]*$")
+_TREE = re.compile(r"^tree:[^@\s][^\s]*$")
 JOB_CUTOFF = 0.6
 """Closeness of a suggestion for a job file's key or value (closer than the command line's)."""
 
@@ -171,12 +172,13 @@ def boolean(value: Scalar) -> bool:
 
 
 def target(value: Scalar) -> str:
-    """Where to run: ``local``, ``deb:RELEASE`` (a Debian kernel package, booted in a VM)
-    or a path to a kernel image (anything containing ``/``), kept as written."""
+    """Where to run: ``local``, ``deb:RELEASE`` (a Debian kernel package, booted in a VM),
+    ``tree:PATH[@REV]`` (a kernel source tree kbench builds) or a path to a kernel image
+    (anything containing ``/``), kept as written."""
     text = value.text.strip()
-    if value.type == "str" and (text == "local" or _DEB_RELEASE.match(text) or "/" in text):
+    if value.type == "str" and (text == "local" or _DEB_RELEASE.match(text) or _TREE.match(text) or "/" in text):
         return text
     raise ValueError(
-        f"{value.shown} is not a target: give local, deb:RELEASE (e.g. deb:6.1.0-56-amd64) "
-        "or a path to a kernel image"
+        f"{value.shown} is not a target: give local, deb:RELEASE (e.g. deb:6.1.0-56-amd64), "
+        "tree:PATH[@REV] (a kernel source tree, e.g. tree:linux@HEAD) or a path to a kernel image"
     )

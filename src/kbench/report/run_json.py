@@ -115,12 +115,41 @@ def run_context_json(record: RunRecord) -> dict[str, Any]:
         "benchmark": record.benchmark,
         "params": record.params,
         "target": record.target,
+        "kernel": kernel_json(record.target),
         "tags": record.tags,
         "commit": record.commit,
         "label": record.label,
         "started_at": record.started_at,
         "finished_at": record.finished_at,
     }
+
+
+def kernel_json(target: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The kernel a run ran on: its release, its ``.config``'s digest (None when unknown) and,
+    for a kernel kbench built (a ``tree:`` spec), the commit and tree it was built from."""
+    if not target:
+        return None
+    own = (target.get("details") or {}).get("kernel") or {}
+    return {
+        "release": target.get("kernel_release"),
+        "config_digest": target.get("config_digest") or own.get("config_digest"),
+        "commit": own.get("commit"),
+        "tree": own.get("tree"),
+        "build_id": target.get("build_id"),
+    }
+
+
+def kernel_text(target: dict[str, Any] | None) -> str:
+    """`` (config 3fa2c1d0e5b7, commit 840cefa20c27 of /src/linux)`` for a run's kernel, as far as known."""
+    kernel = kernel_json(target) or {}
+    parts = []
+    if kernel.get("config_digest"):
+        parts.append(f"config {kernel['config_digest'][:12]}")
+    if kernel.get("commit"):
+        parts.append(f"commit {kernel['commit'][:12]} of {kernel.get('tree') or '?'}")
+    elif kernel.get("tree"):
+        parts.append(f"built from {kernel['tree']}")
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def profile_json(profile: FoldedProfile | None, problem: str | None = None, top: int = 15) -> dict[str, Any]:

@@ -592,6 +592,10 @@ class Store:
         """The profile row of a run (``data`` compressed as ``codec`` says), or None."""
         return reads.load_profile(self._query, run_id)
 
+    def kernel_config(self, digest: str) -> str | None:
+        """A kernel's ``.config`` stored under its digest (``targets.config_digest``), or None."""
+        return reads.kernel_config(self._query, digest)
+
     def profiled_runs(self, run_ids: list[int]) -> set[int]:
         return reads.profiled_runs(self._query, run_ids)
 

@@ -98,8 +98,26 @@ def _add_watch_tables(conn: Connection) -> None:
         conn.exec_driver_sql(f"ALTER TABLE {preparer.quote('fleet_tasks')} ADD COLUMN spec {column_type}")
 
 
+def _add_kernel_configs(conn: Connection) -> None:
+    """v9 → v10: kernels' ``.config`` files, each stored once under its digest (``kernel_configs``),
+    and ``targets.config_digest`` naming a target's."""
+    from sqlalchemy import inspect
+
+    from kbench.store.schema import TARGET_COLUMNS_V10, kernel_configs, targets
+
+    kernel_configs.create(conn, checkfirst=True)
+    present = {column["name"] for column in inspect(conn).get_columns("targets")}
+    preparer = conn.dialect.identifier_preparer
+    for name in TARGET_COLUMNS_V10:
+        if name not in present:
+            column_type = targets.c[name].type.compile(dialect=conn.dialect)
+            conn.exec_driver_sql(
+                f"ALTER TABLE {preparer.quote(targets.name)} ADD COLUMN {preparer.quote(name)} {column_type}")
+
+
 # MIGRATIONS[v] upgrades a database at version v to v + 1.
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _add_calibrations, 2: _add_bisections, 3: _add_run_provenance, 4: _add_fleet_tables,
     5: _add_import_digest, 6: _add_profiles, 7: _add_run_heartbeat, 8: _add_watch_tables,
+    9: _add_kernel_configs,
 }

@@ -283,6 +283,21 @@ def load_profile(query: Query, run_id: int) -> dict[str, Any] | None:
     return row
 
 
+KERNEL_CONFIGS_SINCE = 10
+"""The schema version that added ``kernel_configs``."""
+
+
+def kernel_config(query: Query, digest: str) -> str | None:
+    """The kernel ``.config`` stored under ``digest``, or None (not stored, or a database older
+    than the table)."""
+    if schema_version(query) < KERNEL_CONFIGS_SINCE:
+        return None
+    rows = query("SELECT codec, data FROM kernel_configs WHERE digest = :digest", {"digest": digest})
+    if not rows:
+        return None
+    return zlib.decompress(bytes(rows[0]["data"])).decode("utf-8", "surrogateescape")
+
+
 def profiled_runs(query: Query, run_ids: list[int]) -> set[int]:
     """Which of ``run_ids`` have a profile."""
     if not run_ids:

@@ -30,6 +30,7 @@ from kbench.store.records import RUN_COLUMNS_V4 as RUN_COLUMNS_V4
 from kbench.store.records import RUN_COLUMNS_V6 as RUN_COLUMNS_V6
 from kbench.store.records import RUN_COLUMNS_V8 as RUN_COLUMNS_V8
 from kbench.store.records import SCHEMA_VERSION as SCHEMA_VERSION
+from kbench.store.records import TARGET_COLUMNS_V10 as TARGET_COLUMNS_V10
 
 metadata = MetaData()
 
@@ -62,7 +63,18 @@ targets = Table(
     Column("accel", String(16)),
     Column("build_id", String(128)),
     Column("details", JSON, nullable=False),
+    Column("config_digest", String(64)),  # v10: the kernel's .config, in kernel_configs (None: unknown)
     UniqueConstraint("kind", "kernel_release", "kernel_version", "accel", "build_id"),
+)
+
+kernel_configs = Table(
+    "kernel_configs",
+    metadata,
+    Column("digest", String(64), primary_key=True),  # SHA-256 of the text (kbench.contract.kernel_config)
+    Column("codec", String(16), nullable=False),  # "zlib"
+    Column("size", Integer, nullable=False),  # of the text, in bytes
+    Column("data", LargeBinary, nullable=False),
+    Column("stored_at", DateTime(timezone=True), nullable=False),
 )
 
 runs = Table(

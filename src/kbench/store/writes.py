@@ -4,6 +4,7 @@ the machine and target rows it points to. ``Store`` and the import of pending ru
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -201,7 +202,7 @@ def machine_id(conn: Connection, sysinfo: Mapping[str, Any]) -> int:
 
 def target_id(conn: Connection, target: Mapping[str, Any]) -> int:
     """The id of the target row for ``target``, recorded now if it is new."""
-    from sqlalchemy import insert, select
+    from sqlalchemy import insert, select, update
 
     from kbench.store import schema
     from kbench.store.once import lock_for_insert
@@ -219,10 +220,35 @@ def target_id(conn: Connection, target: Mapping[str, Any]) -> int:
     for name, value in key.items():
         column = getattr(t, name)
         query = query.where(column.is_(None) if value is None else column == value)
-    existing = conn.execute(query).scalar()
+    config = target.get("kernel_config")
+    digest = store_kernel_config(conn, config) if isinstance(config, str) else None
+    existing = conn.execute(query.add_columns(t.config_digest)).first()
     if existing is not None:
-        return int(existing)
+        if digest is not None and existing[1] is None:  # stored before kbench read kernels' configs
+            conn.execute(update(schema.targets).where(t.id == existing[0]).values(config_digest=digest))
+        return int(existing[0])
     result = conn.execute(
-        insert(schema.targets).values(**key, details=dict(target.get("details") or {}))
+        insert(schema.targets).values(**key, details=dict(target.get("details") or {}), config_digest=digest)
     )
     return inserted_id(result)
+
+
+def store_kernel_config(conn: Connection, text: str) -> str:
+    """Store a kernel's ``.config`` once under its digest (zlib-compressed); the digest."""
+    from sqlalchemy import insert, select
+    from sqlalchemy.exc import IntegrityError
+
+    from kbench.contract.kernel_config import config_digest
+    from kbench.store import schema
+
+    digest = config_digest(text)
+    table = schema.kernel_configs
+    if conn.execute(select(table.c.digest).where(table.c.digest == digest)).first() is None:
+        data = text.encode("utf-8", "surrogateescape")
+        try:
+            with conn.begin_nested():  # another kbench (a fleet worker) may store the same config meanwhile
+                conn.execute(insert(table).values(digest=digest, codec="zlib", size=len(data),
+                                                  data=zlib.compress(data, 6), stored_at=utcnow()))
+        except IntegrityError:
+            pass
+    return digest

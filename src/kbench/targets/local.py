@@ -15,6 +15,7 @@ from kbench import children
 from kbench.native import find_native
 from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.base import ProbeInvocation, ProgressCallback, TargetInfo
+from kbench.targets.kernel_identity import kernel_identity, local_kernel_config
 from kbench.targets.kmod_sysfs import KbenchModule
 from kbench.targets.local_kmod import kbench_ko_loaded
 from kbench.targets.transport import GuestShell
@@ -37,7 +38,9 @@ class LocalTarget:
 
     def info(self) -> TargetInfo:
         uname = platform.uname()
-        return TargetInfo(kind="local", kernel_release=uname.release, kernel_version=uname.version)
+        config = local_kernel_config(uname.release)
+        return TargetInfo(kind="local", kernel_release=uname.release, kernel_version=uname.version,
+                          kernel_config=config, details={"kernel": kernel_identity(None, config)})
 
     def sysinfo(self) -> dict[str, Any]:
         return collect_sysinfo()

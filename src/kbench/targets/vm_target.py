@@ -21,6 +21,7 @@ from kbench.resources import find_resource
 from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.base import TIMED_OUT, ProbeInvocation, ProgressCallback, TargetError, TargetInfo
 from kbench.targets.guest_sysfs import GuestSysfs
+from kbench.targets.kernel_identity import kernel_config_text, kernel_identity
 from kbench.targets.kmod_sysfs import SYSFS_ROOT, KbenchModule
 from kbench.targets.probe_measurement import EXIT_INTERRUPTED
 from kbench.targets.run_bound import MIN_BOUND_S
@@ -100,6 +101,7 @@ class VmTarget:
         suite_tools: Sequence[str] = (),
         scratch_disk_mb: int | None = None,
         module_suffixes: Sequence[str | None] = (),
+        kernel_features: Sequence[str] = (),
     ):
         self.spec = spec
         self.cache_dir = cache_dir or default_cache_dir()
@@ -121,6 +123,7 @@ class VmTarget:
         self.scratch_disk_mb = 0  # of the running guest: a virtio-blk disk, ext2, mounted at SCRATCH_MOUNT
         self.scratch_root = "/tmp"  # where suite tools get their scratch directories
         self.extra_loaded: list[str] = []
+        self.extra_kernel_features = tuple(kernel_features)  # e.g. "trace": what a tree: kernel is built with
         self.kernel: KernelImage | None = None
         self.session: VmSession | None = None
         self.module: KbenchModule | None = None
@@ -142,7 +145,8 @@ class VmTarget:
             return self.session
         try:
             self.cache_dir.mkdir(parents=True, exist_ok=True)
-            self.kernel = resolve_kernel(self.spec, self.cache_dir, modules_dir=self.modules_dir)
+            self.kernel = resolve_kernel(self.spec, self.cache_dir, modules_dir=self.modules_dir,
+                                         features=self.kernel_features())
             files: dict[str, Path] = {"/bin/kbench-routes": find_native("kbench-routes")}
             ko = self._build_kbench_ko(self.kernel) if self.with_module or self.extra_modules else None
             if ko is not None:
@@ -189,6 +193,17 @@ class VmTarget:
         if self.session is not None:
             self.session.close()
             self.session = None
+
+    def kernel_features(self) -> set[str]:
+        """What a kernel kbench builds for this guest (a ``tree:`` spec) is configured for:
+        kbench.ko when it is loaded, whole tools' needs when tools other than perf (which
+        needs only perf events, always there) are carried, and the features asked."""
+        features = {"boot", *self.extra_kernel_features}
+        if self.with_module or self.extra_modules:
+            features.add("kbench.ko")
+        if any(Path(tool).name != "perf" for tool in self.suite_tools):
+            features.add("suites")
+        return features
 
     def _scratch_mb(self) -> int:
         if self.requested_scratch_mb is not None:
@@ -273,12 +288,16 @@ class VmTarget:
         session = self.start()
         version = session.exec(["cat", "/proc/sys/kernel/version"], timeout=30).text.strip()
         assert self.kernel is not None
+        config = kernel_config_text(self.kernel.config)
         return TargetInfo(
             kind="vm",
             kernel_release=session.guest_release or self.kernel.release,
             kernel_version=version,
             accel=session.accel,
+            build_id=self.kernel.build_id,
+            kernel_config=config,
             details={
+                "kernel": kernel_identity(self.kernel, config),
                 "spec": self.spec,
                 "kernel_source": self.kernel.source,
                 "accel_reason": session.accel_reason,

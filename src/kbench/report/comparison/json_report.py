@@ -87,6 +87,10 @@ def report_object(report: ComparisonReport) -> dict[str, Any]:
         "overall": summaries,
         "metrics": [metric_object(report, m) for m in report.metrics],
         **profile_objects(report),
+        **({"kernel_configs": [{"base_label": d.base_label, "new_label": d.new_label, "base_digest": d.base_digest,
+                                "new_digest": d.new_digest, "differ": len(d.lines) if d.known else None,
+                                "diffconfig": list(d.lines)} for d in report.kernel_configs]}
+           if report.kernel_configs else {}),
     }
 
 

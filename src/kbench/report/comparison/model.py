@@ -188,6 +188,22 @@ class ProfileComparison:
         return next((d for d in self.deltas if d.new_label == label), None)
 
 
+@dataclass(frozen=True)
+class KernelConfigDifference:
+    """How a new side's kernel config differs from the base's (``kbench.kernels.diffconfig``:
+    scripts/diffconfig's lines); digests are None for a kernel whose config is unknown."""
+
+    base_label: str
+    new_label: str
+    base_digest: str | None
+    new_digest: str | None
+    lines: tuple[str, ...] = ()
+
+    @property
+    def known(self) -> bool:
+        return self.base_digest is not None and self.new_digest is not None
+
+
 @dataclass(frozen=True, eq=False)
 class ComparisonReport:
     """Everything a comparison report shows.
@@ -198,6 +214,8 @@ class ComparisonReport:
     correction: the multiple-comparison correction applied to the p-values ("holm"), if any.
     confidence: the level of every ``ci_pct``.
     profile: the sides' profiles and their deltas, when the comparison profiled them.
+    kernel_configs: per new side, its kernel config's difference from the base's, when the
+    sides ran on kernels whose configs differ or are unknown (sides on one kernel: none).
     """
 
     title: str
@@ -210,6 +228,7 @@ class ComparisonReport:
     correction: str | None = None
     confidence: float = 0.95
     profile: ProfileComparison | None = None
+    kernel_configs: tuple[KernelConfigDifference, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.new_labels:

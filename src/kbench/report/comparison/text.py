@@ -129,6 +129,21 @@ def profile_lines(report: ComparisonReport) -> list[str]:
     return lines
 
 
+def kernel_config_lines(report: ComparisonReport) -> list[str]:
+    """Each new side's kernel config against the base's, as scripts/diffconfig prints it."""
+    lines = []
+    for diff in report.kernel_configs:
+        if diff.base_digest is None or diff.new_digest is None:
+            unknown = diff.base_label if diff.base_digest is None else diff.new_label
+            lines.extend(["", f"kernel config: {diff.new_label} against {diff.base_label}: {unknown}'s is unknown"])
+            continue
+        count = len(diff.lines)
+        lines.extend(["", f"kernel config: {diff.new_label} ({diff.new_digest[:12]}) against {diff.base_label} "
+                          f"({diff.base_digest[:12]}): {count} option{'s differ' if count != 1 else ' differs'}"])
+        lines.extend(f"  {line}" for line in diff.lines)
+    return lines
+
+
 def render(report: ComparisonReport) -> str:
     """The whole text report: title, table, headlines, overall summary, machine, parameters."""
     kind = f"{report.label_kind} " if report.label_kind else ""
@@ -144,6 +159,7 @@ def render(report: ComparisonReport) -> str:
     lines.extend(overall_sentences(report))
     lines.append(method_note(report))
     lines.extend(profile_lines(report))
+    lines.extend(kernel_config_lines(report))
     reasons = [f"  {m.metric}: {m.verdict}, {m.reason}" for m in report.metrics if m.reason]
     if reasons:
         lines.extend(["", "verdict reasons:", *reasons])

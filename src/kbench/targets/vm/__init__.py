@@ -10,7 +10,8 @@
 See docs/VM.md.
 """
 
-from .cache import default_cache_dir
+from kbench.cachefiles import default_cache_dir
+
 from .errors import (
     GuestRequestError,
     InitramfsError,

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from kbench import children
+from kbench.cachefiles import locked
 
-from .cache import locked
 from .errors import VmTargetError
 
 

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from kbench import children
-
-from .cache import Hasher, locked
+from kbench.cachefiles import Hasher, locked
 
 _XEN_ELFNOTE_PHYS32_ENTRY = 18
 

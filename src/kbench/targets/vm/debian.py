@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from kbench import children
+from kbench.cachefiles import locked
 from kbench.contract.suggest import close_matches
 
-from .cache import locked
 from .errors import KernelResolveError
 from .kernel import KernelImage
 
@@ -62,6 +62,7 @@ def resolve_debian(release: str, cache_dir: Path, *, spec: str | None = None) ->
         build_dir=build_dir if info.get("headers") and build_dir.is_dir() else None,
         spec=spec,
         source="debian",
+        config=config if (config := root / "boot" / f"config-{release}").is_file() else None,
     )
 
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kbench import children
+from kbench.cachefiles import Hasher, locked
 
 from ...native import NativeToolMissing, find_native
 from ...resources import ResourceMissing, find_resource
-from .cache import Hasher, locked
 from .cpio import NewcWriter
 from .errors import InitramfsError
 from .kernel import KernelImage
@@ -209,7 +209,7 @@ def build_initramfs(
     modules' ``.modinfo``); ``extra_modules`` are only copied (with a ``modules.dep``
     so that ``modprobe NAME`` works in the guest).
     """
-    from .cache import default_cache_dir
+    from kbench.cachefiles import default_cache_dir
 
     cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     plan = _plan(kernel, dict(files or {}), boot_modules, extra_modules)

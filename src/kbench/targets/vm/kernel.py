@@ -18,7 +18,9 @@ class KernelImage:
     kernel has no modules, e.g. a build tree without ``modules_install``);
     ``build_dir`` a kbuild tree usable as ``make -C build_dir M=...`` (None when
     unknown). ``source`` says where it came from (``debian``, ``bzimage``,
-    ``build-tree``).
+    ``build-tree``, ``tree``: built by kbench). ``config`` is its ``.config`` when known;
+    ``build_id`` the GNU build ID of its vmlinux, when known; ``built_from`` the tree,
+    revision, commit and tree id of a kernel kbench built.
     """
 
     release: str
@@ -27,6 +29,9 @@ class KernelImage:
     build_dir: Path | None
     spec: str
     source: str
+    config: Path | None = None
+    build_id: str | None = None
+    built_from: dict[str, str | None] | None = None
 
 
 def resolve_path(
@@ -64,6 +69,7 @@ def resolve_path(
             modules_dir = modules_dir / "lib" / "modules" / release
         if not modules_dir.is_dir():
             raise KernelResolveError(f"modules dir {modules_dir}: not a directory")
+    config = kernel_build / ".config" if kernel_build is not None else None
     return KernelImage(
         release=release,
         vmlinuz=image.resolve(),
@@ -71,6 +77,7 @@ def resolve_path(
         build_dir=kernel_build,
         spec=spec,
         source=source,
+        config=config if config is not None and config.is_file() else None,
     )
 
 

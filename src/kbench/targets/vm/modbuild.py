@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kbench import children
+from kbench.cachefiles import Hasher, locked
 
-from .cache import Hasher, locked
 from .errors import ModuleBuildError
 from .kernel import KernelImage
 

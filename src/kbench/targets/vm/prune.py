@@ -1,12 +1,14 @@
 """``kbench cache prune``: what the VM target's cache may lose, and removing it.
 
-The cache (``kbench.targets.vm.cache.default_cache_dir``) holds Debian kernels with their
+The cache (``kbench.cachefiles.default_cache_dir``) holds Debian kernels with their
 headers (``kernels/RELEASE/``), built modules (``modules/NAME-KEY/``), initramfs images
-(``initramfs/*.cpio``), decompressed boot images (``vmlinux/*``) and the KVM verdict
-(``accel.json``). Everything there can be made again; it is kept because it is slow to
-make. Always removed: lock files nobody holds, half-written files of a process that is
-gone, and entries a killed kbench left unfinished. With ``older_than_s``, also complete
-entries not used for that long; with ``everything``, every entry. Entries a running
+(``initramfs/*.cpio``), decompressed boot images (``vmlinux/*``), the KVM verdict
+(``accel.json``), kernels kbench built (``built-kernels/KEY/``) and the workspaces it built
+them in (``kernel-workspaces/``: a checkout and an incremental build directory each).
+Everything there can be made again; it is kept because it is slow to make. Always removed:
+lock files nobody holds, half-written files of a process that is gone, and entries a
+killed kbench left unfinished. With ``older_than_s``, also complete entries not used for
+that long; with ``everything``, every entry. Entries a running
 kbench holds locked are left alone.
 """
 
@@ -22,9 +24,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cache import remove_stale_lock
+from kbench.cachefiles import remove_stale_lock
+from kbench.kernels.build import ENTRIES, TREE_DIGESTS, WORKSPACES
+from kbench.kernels.built import MARKER as BUILT_MARKER
 
-OWN_FOLDERS = ("kernels", "modules", "initramfs", "vmlinux")
+OWN_FOLDERS = ("kernels", "modules", "initramfs", "vmlinux", ENTRIES, WORKSPACES, TREE_DIGESTS)
 """The cache's folders that are kbench's own (others, e.g. bisect worktrees, are not pruned)."""
 KERNEL_MARKER = "resolved.json"
 MODULE_MARKER = ".kbench-built"
@@ -101,12 +105,32 @@ def _entries(cache_dir: Path) -> Iterator[tuple[Path, str]]:
             if out.is_dir():
                 done = (out / MODULE_MARKER).is_file()
                 yield out, IN_USE if _in_use(out) else COMPLETE if done else "an unfinished build"
-    files = [path for folder, pattern in (("initramfs", "*.cpio"), ("vmlinux", "*.elf"), ("vmlinux", "*.no-pvh"))
+    yield from _kernel_builds(cache_dir)
+    files = [path for folder, pattern in (("initramfs", "*.cpio"), ("vmlinux", "*.elf"), ("vmlinux", "*.no-pvh"),
+                                          (TREE_DIGESTS, "*.json"))
              for path in sorted((cache_dir / folder).glob(pattern))]
     if (cache_dir / "accel.json").is_file():
         files.append(cache_dir / "accel.json")
     for path in files:
         yield path, IN_USE if _in_use(path) else COMPLETE
+
+
+def _kernel_builds(cache_dir: Path) -> Iterator[tuple[Path, str]]:
+    """Kernels kbench built (``built-kernels/KEY``, a half-made one as ``KEY.tmpPID``) and the
+    workspaces they were built in (a checkout and a build directory each, in use while locked)."""
+    entries = cache_dir / ENTRIES
+    if entries.is_dir():
+        for entry in sorted(path for path in entries.iterdir() if path.is_dir()):
+            partial = _PARTIAL.search(entry.name)
+            if partial is not None:
+                living = Path(f"/proc/{partial.group(1)}").exists()
+                yield entry, IN_USE if living else "an unfinished build"
+            else:
+                yield entry, COMPLETE if (entry / BUILT_MARKER).is_file() else "an unfinished build"
+    workspaces = cache_dir / WORKSPACES
+    if workspaces.is_dir():
+        for workspace in sorted(path for path in workspaces.iterdir() if path.is_dir()):
+            yield workspace, IN_USE if _in_use(workspace) else COMPLETE
 
 
 def _own_files(cache_dir: Path, pattern: str) -> list[Path]:
@@ -159,7 +183,7 @@ def _last_used(path: Path) -> float:
     if not path.is_dir():
         return max(info.st_atime, info.st_mtime)
     newest = info.st_mtime
-    for marker in (path / KERNEL_MARKER, path / MODULE_MARKER):
+    for marker in (path / KERNEL_MARKER, path / MODULE_MARKER, path / BUILT_MARKER, path / "logs"):
         with contextlib.suppress(OSError):
             marker_info = marker.stat()
             newest = max(newest, marker_info.st_atime, marker_info.st_mtime)

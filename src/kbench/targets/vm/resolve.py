@@ -1,7 +1,8 @@
-"""Resolve a kernel spec (``deb:<release>``, a bzImage, a build tree) to a ``KernelImage``."""
+"""Resolve a kernel spec (``deb:<release>``, ``tree:PATH[@REV]``, a bzImage, a build tree) to a ``KernelImage``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from .debian import resolve_debian
@@ -15,6 +16,7 @@ def resolve_kernel(
     *,
     kernel_build: Path | None = None,
     modules_dir: Path | None = None,
+    features: Iterable[str] | None = None,
 ) -> KernelImage:
     """Resolve a kernel spec.
 
@@ -26,7 +28,17 @@ def resolve_kernel(
     - a path to a kernel build tree (``arch/x86/boot/bzImage`` inside it); modules are
       taken from ``modules_dir`` if given (``make modules_install INSTALL_MOD_PATH=X``
       then ``X/lib/modules/<release>``).
+    - ``tree:PATH[@REV]``: a kernel source tree (a revision of a git repository, or the
+      directory as it stands) that kbench builds first with the minimal config for
+      ``features`` (``kbench.kernels.requirements``; default: a probe's or kbench.ko's
+      runs), cached by tree id and config (targets/vm/tree.py).
     """
+    if spec.startswith("tree:"):
+        if kernel_build is not None or modules_dir is not None:
+            raise KernelResolveError("--kernel-build/modules_dir apply to path specs, not to tree: kernels")
+        from .tree import resolve_tree
+
+        return resolve_tree(spec, Path(cache_dir), features=features)
     if spec.startswith("deb:"):
         if kernel_build is not None or modules_dir is not None:
             raise KernelResolveError("--kernel-build/modules_dir apply to path specs, not to deb: kernels")
@@ -34,6 +46,6 @@ def resolve_kernel(
     if ":" in spec.split("/")[0] and not Path(spec).exists():
         raise KernelResolveError(
             f"unknown kernel spec {spec!r}: use deb:<release> (e.g. deb:6.1.0-56-amd64), "
-            "a bzImage file or a kernel build directory"
+            "tree:PATH[@REV] (a kernel source tree kbench builds), a bzImage file or a kernel build directory"
         )
     return resolve_path(Path(spec), spec=spec, kernel_build=kernel_build, modules_dir=modules_dir)

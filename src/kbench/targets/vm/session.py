@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kbench import children, interrupts
+from kbench.cachefiles import default_cache_dir
 
 from . import accel as accel_mod
 from .bootimage import boot_image, image_damage, payload_damage
-from .cache import default_cache_dir
 from .channel import AgentChannel, ChannelClosed, ChannelTimeout, connect_unix
 from .console import ConsoleLog
 from .errors import GuestRequestError, VmError

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kbench import children
+from kbench.cachefiles import Hasher, locked
 
-from .cache import Hasher, locked
 from .cpio import NewcWriter
 from .errors import InitramfsError
 
