@@ -23,7 +23,7 @@ PACKAGE = "kbench"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("contract", "durations", "native", "resources", "procfs", "interrupts", "_guardian", "git", "cachefiles"),
-    ("children",),
+    ("children", "workspaces"),
     ("stats",),
     ("compare", "sysinfo", "profile"),
     ("store", "kernels"),

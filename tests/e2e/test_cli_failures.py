@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from kbench.bisect.demo import BUILD, COMMAND, make_demo_repo
 from tests.e2e.conftest import KbenchRunner, as_json
 
 EXECUTION_FAILED = 12
@@ -81,7 +82,8 @@ def test_ignore_failure_times_them_and_counts_them(kbench: KbenchRunner, tmp_pat
 
 def test_compare_names_the_failing_side(kbench: KbenchRunner, tmp_path: Path) -> None:
     steady, flaky = _steady(tmp_path), _flaky(tmp_path, every=3)
-    proc = kbench("compare", "--command", str(steady), "--command", str(flaky), "--budget", "5s", check=False)
+    proc = kbench("compare", "--command", str(steady), "--command", str(flaky), "--budget", "60s", "--blocks", "8",
+                  check=False, timeout=300)
     assert proc.returncode == EXECUTION_FAILED, proc.stderr
     assert f"side {flaky}: command '{flaky}' failed: exit status 3" in proc.stderr
     assert "flaky: execution" in proc.stderr and "lost" in proc.stderr
@@ -136,3 +138,50 @@ def test_a_job_stops_at_the_instance_whose_program_fails(kbench: KbenchRunner, t
     assert ran  # the job's summary
     last = _runs(db_path)[-1]
     assert last[1] == "complete"
+
+
+def test_sensitivity_names_the_failing_configuration(kbench: KbenchRunner, tmp_path: Path) -> None:
+    steady, flaky = _steady(tmp_path), _flaky(tmp_path, every=2)
+    proc = kbench("sensitivity", "--command", str(steady), "--command", str(flaky), "--budget", "60s", check=False,
+                  timeout=300)
+    assert proc.returncode == EXECUTION_FAILED, proc.stderr
+    assert f"side {flaky}: command '{flaky}' failed: exit status 3" in proc.stderr
+
+
+# A build that makes commit "step 3"'s program fail (exit 3) and every other commit's work.
+FAILING_STEP = 3
+FAILING_BUILD = (f"{BUILD} && if git log -1 --format=%s | grep -q '^step {FAILING_STEP}:'; then "
+                 "printf '#!/bin/sh\\necho cannot open input >&2\\nexit 3\\n' > prog; fi")
+
+
+@pytest.mark.skipif(not (shutil.which("git") and shutil.which("cc")), reason="needs git and cc")
+def test_bisect_skips_a_commit_whose_program_fails_and_names_the_culprit(kbench: KbenchRunner,
+                                                                          tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shas = make_demo_repo(repo, commits=8, culprit=5, broken=None, extra=0.2)
+    proc = kbench("bisect", "start", "--repo", str(repo), "--good", shas[0], "--bad", "main", "--build",
+                  FAILING_BUILD, "--command", COMMAND, "--samples", "10", "--metric", "cpu", "--json", timeout=600)
+    report = as_json(proc)
+    assert report["first_bad"]["sha"] == shas[5] and report["confirmed"] is True, proc.stderr
+    skipped = [s for s in report["steps"] if s["verdict"] == "skip"]
+    assert [s["commit"] for s in skipped] == [shas[FAILING_STEP]], proc.stderr
+    assert skipped[0]["reason"].startswith("program failed: ") and "exit status 3" in skipped[0]["reason"]
+    assert "cannot open input" in skipped[0]["reason"] and skipped[0]["trials"] == []
+
+
+@pytest.mark.skipif(not (shutil.which("git") and shutil.which("cc")), reason="needs git and cc")
+def test_watch_marks_a_commit_whose_program_fails_and_times_it_never(kbench: KbenchRunner, tmp_path: Path,
+                                                                     db_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shas = make_demo_repo(repo, commits=5, culprit=None, broken=None, extra=0.0)
+    job = tmp_path / "job.yaml"
+    job.write_text("benchmark: command\nparams:\n  cmd: ./prog\nsamples: 5\niterations: 2\n")
+    polled = as_json(kbench("watch", str(repo), "--build", FAILING_BUILD, "--job", str(job), "--once", "--json",
+                            "--from", shas[0], "--budget", "10s", "--outbox", str(tmp_path / "out"), timeout=600))
+    states = {c["sha"]: (c["state"], c.get("error") or "") for c in polled["commits"]}
+    failing = states.pop(shas[FAILING_STEP])
+    assert failing[0] == "failed" and failing[1].startswith("program failed: ") and "exit status 3" in failing[1]
+    assert {state for state, _ in states.values()} == {"measured"}
+    with sqlite3.connect(db_path) as conn:
+        timed = [params for (params,) in conn.execute("select params from runs where status = 'complete'")]
+    assert not [p for p in timed if shas[FAILING_STEP][:12] in p]  # no complete run of that commit

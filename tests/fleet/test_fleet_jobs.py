@@ -120,3 +120,23 @@ warmup: 0
     # not asserted: on this loaded VM `true` took longer than that waiting for a CPU, and 3 trials
     # a side gave -11.6% once.
     assert verdict["new"] >= 2e6 and verdict["base"] > 0
+
+
+def test_a_program_that_fails_fails_its_task_once_and_is_never_timed(fleet: FleetHarness, tmp_path: Path) -> None:
+    job_file = write_job(tmp_path / "fails.yaml", """\
+benchmark: command
+params:
+  cmd: ["true", "echo 'no such input' >&2; exit 7"]
+samples: 3
+warmup: 0
+""")
+    fleet.start_worker("fails-1", "fails", "--allow-command")
+    job = fleet.submit(job_file, "--queue", "fails")
+    fleet.wait_job(job)
+    tasks = {json.dumps(t["instance_ids"]): t for t in fleet.tasks(job)}
+    states = sorted((t["state"], t["attempts"]) for t in tasks.values())
+    assert states == [("done", 1), ("failed", 1)]  # a program's failure is not retried on another attempt
+    failed = next(t for t in tasks.values() if t["state"] == "failed")
+    assert "failed: exit status 7" in failed["error"] and "no such input" in failed["error"]
+    runs = fleet.runs_of(failed["id"])
+    assert [r["status"] for r in runs] == ["failed"]  # stored as failed, with no samples judged

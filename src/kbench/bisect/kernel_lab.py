@@ -43,7 +43,14 @@ from pathlib import Path
 
 from kbench.bisect.driver import BisectError, ProgramFailed
 from kbench.bisect.git import Worktrees
-from kbench.bisect.labkit import REASON_CHARS, LabBase, build_failure_reason, primary_statistic, run_build_command
+from kbench.bisect.labkit import (
+    DEFAULT_BUILD_TIMEOUT_S,
+    REASON_CHARS,
+    LabBase,
+    build_failure_reason,
+    primary_statistic,
+    run_build_command,
+)
 from kbench.catalog.benchmarks import lookup
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.request import RunRequest
@@ -107,7 +114,7 @@ class KernelLab(LabBase["_Kernel"]):
         self, store: Store, *, tag: str, repo: Path, worktrees: Worktrees, build: str, image: str, benchmark: str,
         params: dict[str, str], samples: int, seed: int, cache_dir: Path | None = None, boot_timeout: float = 120.0,
         modules: str | None = None, batch: int | None = None,
-        extra_tags: tuple[str, ...] = (),
+        extra_tags: tuple[str, ...] = (), build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S,
     ):
         if samples < 1:
             raise ValueError(f"need samples >= 1, got {samples}")
@@ -122,7 +129,7 @@ class KernelLab(LabBase["_Kernel"]):
         self.store = store
         self.tag = tag
         self.extra_tags = extra_tags
-        super().__init__(repo, seed)
+        super().__init__(repo, seed, build_timeout_s)
         self.worktrees = worktrees
         self.build_cmd = build
         self.image = _inside(image, "image")
@@ -157,7 +164,7 @@ class KernelLab(LabBase["_Kernel"]):
         path = self.worktrees.add(commit)
         kernel: _Kernel | None = None
         try:
-            error = run_build_command(self.build_cmd, path)
+            error = run_build_command(self.build_cmd, path, timeout_s=self.build_timeout_s)
             if error is not None:
                 return error
             found, missing = self._kernel(commit, path)

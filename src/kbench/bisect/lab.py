@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kbench.bisect.driver import BisectError
 from kbench.bisect.git import Worktrees
-from kbench.bisect.labkit import LabBase, primary_statistic, run_build_command
+from kbench.bisect.labkit import DEFAULT_BUILD_TIMEOUT_S, LabBase, primary_statistic, run_build_command
 from kbench.catalog.benchmarks import lookup
 from kbench.compare.trial import trial_statistic
 from kbench.contract.benchmark import Benchmark
@@ -31,11 +31,11 @@ class CommandLab(LabBase[RunRequest]):
     def __init__(
         self, store: Store, *, tag: str, repo: Path, worktrees: Worktrees, build: str, command: str,
         samples: int, seed: int, metric: str = "wall",
-        extra_tags: tuple[str, ...] = (),
+        extra_tags: tuple[str, ...] = (), build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S,
     ):
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
-        super().__init__(repo, seed)
+        super().__init__(repo, seed, build_timeout_s)
         self.metric = metric
         self.store = store
         self.tag = tag
@@ -49,7 +49,7 @@ class CommandLab(LabBase[RunRequest]):
 
     def build(self, commit: str) -> str | None:
         path = self.worktrees.add(commit)
-        error = run_build_command(self.build_cmd, path)
+        error = run_build_command(self.build_cmd, path, timeout_s=self.build_timeout_s)
         if error is not None:
             self.worktrees.remove(commit)
             return error

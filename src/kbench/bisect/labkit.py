@@ -28,7 +28,12 @@ from kbench.engine.interleave import interleaved_rounds
 from kbench.engine.runner import RunResult
 from kbench.targets.base import ExecutionFailed
 
-BUILD_TIMEOUT_S = 4 * 3600.0  # a kernel on a small machine
+DEFAULT_BUILD_TIMEOUT_S = 3600.0
+"""A build command's time limit unless ``--build-timeout`` says otherwise: an hour holds a minimal
+kernel built from scratch on a small machine many times over; a build that hangs is killed then."""
+BUILD_LOG_TAIL_BYTES = 64 * 1024
+"""A build's output goes to a log file as it comes; this much of its end is read back for the reason
+(a build that prints 400 MB no longer holds it in memory)."""
 REASON_CHARS = 200
 _COMPILER_ERROR = re.compile(r"\b(error|undefined)\b", re.I)
 _MAKE_LINE = re.compile(r"^make(\[\d+\])?: ")
@@ -53,24 +58,41 @@ def primary_statistic(run: RunResult, params: dict[str, str]) -> list[float]:
     return [trial_statistic(s.values) for s in run.series if s.name == metric and s.values.size]
 
 
-def run_build_command(command: str, cwd: Path) -> str | None:
+def run_build_command(command: str, cwd: Path, *, timeout_s: float = DEFAULT_BUILD_TIMEOUT_S,
+                      log: Path | None = None) -> str | None:
     """The user's build command in a worktree: None when it succeeded, else a one-line reason
-    naming the compiler error (paths relative to the worktree) or the last line it printed."""
-    try:
-        proc = children.run(["/bin/sh", "-c", command], cwd=cwd, capture_output=True, text=True,
-                            timeout=BUILD_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return f"build command timed out after {BUILD_TIMEOUT_S:.0f} s"
+    naming the compiler error (paths relative to the worktree) or the last line it printed.
+
+    Its output (stdout and stderr, interleaved) goes to ``log`` (default ``<worktree>.build.log``
+    beside the worktree, in the workspace) as it comes; only the log's last ``BUILD_LOG_TAIL_BYTES``
+    are read back. After ``timeout_s`` the build's whole process group is killed."""
+    log = log or cwd.with_name(cwd.name + ".build.log")
+    with open(log, "wb") as output:
+        try:
+            proc = children.run(["/bin/sh", "-c", command], cwd=cwd, stdout=output, stderr=subprocess.STDOUT,
+                                timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return f"build command timed out after {timeout_s / 60:g} min (--build-timeout); its output: {log}"
     if proc.returncode == 0:
         return None
-    output = (proc.stderr if proc.stderr.strip() else proc.stdout).replace(f"{cwd}/", "")
-    said = build_failure_reason(output, keep_dirs=True)
+    said = build_failure_reason(_tail(log).replace(f"{cwd}/", ""), keep_dirs=True)
     return f"build command: exit {proc.returncode}" + (f": {said}" if said else "")
 
 
+def _tail(path: Path) -> str:
+    """The last ``BUILD_LOG_TAIL_BYTES`` of a file, as text (the first, partial line dropped)."""
+    with open(path, "rb") as f:
+        size = f.seek(0, 2)
+        f.seek(max(0, size - BUILD_LOG_TAIL_BYTES))
+        data = f.read()
+    text = data.decode(errors="replace")
+    return text.split("\n", 1)[1] if size > BUILD_LOG_TAIL_BYTES and "\n" in text else text
+
+
 class LabBase(Generic[Prepared]):
-    def __init__(self, repo: Path, seed: int):
+    def __init__(self, repo: Path, seed: int, build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S):
         self.repo = repo
+        self.build_timeout_s = build_timeout_s
         self._rng = np.random.default_rng(seed)
         self._described: dict[str, dict[str, str]] = {}
         self.problems: list[str] = []  # BUG/WARNING/Oops lines of a guest kernel's log, for labs that boot one

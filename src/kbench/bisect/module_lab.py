@@ -32,7 +32,13 @@ from typing import Any
 
 from kbench.bisect.driver import BisectError
 from kbench.bisect.git import Worktrees
-from kbench.bisect.labkit import LabBase, build_failure_reason, primary_statistic, run_build_command
+from kbench.bisect.labkit import (
+    DEFAULT_BUILD_TIMEOUT_S,
+    LabBase,
+    build_failure_reason,
+    primary_statistic,
+    run_build_command,
+)
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
@@ -88,7 +94,7 @@ class ModuleLab(LabBase[str]):
         self, store: Store, *, tag: str, repo: Path, worktrees: Worktrees, build: str | None, module: str,
         benchmark: str | None, kernel: str, samples: int, params: dict[str, str], seed: int,
         batch: int | None = None, cache_dir: Path | None = None, console_log: Path | None = None,
-        extra_tags: tuple[str, ...] = (),
+        extra_tags: tuple[str, ...] = (), build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S,
     ):
         if Path(module).is_absolute() or ".." in Path(module).parts:
             raise ValueError(f"module must be a path inside the repository, got {module!r}")
@@ -97,7 +103,7 @@ class ModuleLab(LabBase[str]):
         self.store = store
         self.tag = tag
         self.extra_tags = extra_tags
-        super().__init__(repo, seed)
+        super().__init__(repo, seed, build_timeout_s)
         self.worktrees = worktrees
         self.build_cmd = build
         self.module = module
@@ -176,7 +182,7 @@ class ModuleLab(LabBase[str]):
     def build(self, commit: str) -> str | None:
         path = self.worktrees.add(commit)
         try:
-            error = run_build_command(self.build_cmd, path) if self.build_cmd else None
+            error = run_build_command(self.build_cmd, path, timeout_s=self.build_timeout_s) if self.build_cmd else None
             if error is not None:
                 return error
             source = path / self.module

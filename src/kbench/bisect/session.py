@@ -17,8 +17,10 @@ from kbench.bisect.driver import ABORTED, FAILED, RUNNING, BisectError, Bisector
 from kbench.bisect.git import Worktrees, ancestry_path, resolve
 from kbench.bisect.kernel_lab import KernelLab
 from kbench.bisect.lab import CommandLab
+from kbench.bisect.labkit import DEFAULT_BUILD_TIMEOUT_S
 from kbench.bisect.module_lab import ModuleLab
 from kbench.store.db import Store
+from kbench.workspaces import BISECT, held, workspace_dir
 
 COMMAND, MODULE, KERNEL = "command", "module", "kernel"
 """What a bisection measures: a command in each commit's worktree, an out-of-tree benchmark
@@ -99,6 +101,8 @@ class SessionPlan:
     bench_params: Mapping[str, str] = field(default_factory=dict)
     tags: tuple[str, ...] = ()
     """More tags for every trial's run (``bisect:<id>`` is always there), e.g. ``watch:<id>``."""
+    build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
+    """The build command's time limit (``--build-timeout``)."""
     confirm_error: float | None = None
     """The two commits the answer rests on are measured further to this error (None: Settings' 1e-6);
     ``kbench watch`` gives the search's own error and measures the culprit against its parent itself."""
@@ -117,7 +121,7 @@ class SessionPlan:
         found: dict[str, Any] = {
             "kind": self.kind, "samples": self.samples or DEFAULT_SAMPLES[self.kind], "trials": self.trials,
             "max_trials": self.max_trials, "check_trials": self.check_trials, "metric": self.metric,
-            "alpha": self.alpha, "seed": self.seed, "commits": commits,
+            "alpha": self.alpha, "seed": self.seed, "commits": commits, "build_timeout_s": self.build_timeout_s,
         }
         if self.tags:
             found["tags"] = list(self.tags)
@@ -132,16 +136,21 @@ class SessionPlan:
         return found
 
 
-def start(store: Store, repo: Path, good: str, bad: str, plan: SessionPlan, *, workdir: Path | None,
-          cache_root: Path) -> Bisection:
+def start(store: Store, repo: Path, good: str, bad: str, plan: SessionPlan, *, workdir: Path | None = None,
+          cache_root: Path | None = None) -> Bisection:
     """A new bisection of the commits from ``good`` (exclusive) up to ``bad``; BisectError
-    if git cannot resolve them. Its worktrees go to ``workdir``, or ``cache_root/<id>``."""
+    if git cannot resolve them. Its worktrees go to ``workdir``, or ``cache_root/<id>`` (a
+    watch's own workspace), or the store's bisection workspace (``kbench.workspaces``: keyed
+    by the store's identity, since every store counts its bisections from 1)."""
     good_sha, bad_sha = resolve(repo, good), resolve(repo, bad)
     commits = ancestry_path(repo, good_sha, bad_sha)
     params = plan.params(commits)
     bisection_id = store.create_bisection(repo=str(repo), good=good_sha, bad=bad_sha, command=plan.described(),
                                           build=plan.build or "", params=params)
-    params["workdir"] = str((workdir or cache_root / str(bisection_id)).resolve())
+    if workdir is None:
+        workdir = (cache_root / str(bisection_id) if cache_root is not None
+                   else workspace_dir(BISECT, store.identity, bisection_id))
+    params["workdir"] = str(workdir.resolve())
     store.update_bisection(bisection_id, params=params)
     return load(store, bisection_id)
 
@@ -157,7 +166,8 @@ def make_lab(store: Store, bisection: Bisection, worktrees: Worktrees) -> Comman
     tag = f"bisect:{bisection.id}"
     common: dict[str, Any] = {"tag": tag, "extra_tags": tuple(str(t) for t in params.get("tags") or ()),
                               "repo": bisection.repo, "worktrees": worktrees,
-                              "samples": int(params["samples"]), "seed": int(params["seed"])}
+                              "samples": int(params["samples"]), "seed": int(params["seed"]),
+                              "build_timeout_s": float(params.get("build_timeout_s", DEFAULT_BUILD_TIMEOUT_S))}
     if bisection.kind == KERNEL:
         return KernelLab(
             store, **common, build=bisection.build, image=str(params["image"]), benchmark=str(params["benchmark"]),
@@ -185,29 +195,33 @@ class SessionEnd:
 def run(store: Store, bisection_id: int, log: Callable[[str], None]) -> SessionEnd:
     """Run or resume a bisection from its saved steps until it ends; every step is saved as
     it is taken. On BisectError the bisection is stored FAILED and the error re-raised.
-    The worktrees are removed either way."""
+    Its workspace is held meanwhile (WorkspaceBusy when another process runs it), and the
+    worktrees are removed either way."""
     bisection = load(store, bisection_id)
-    worktrees = bisection.worktrees()
-    lab = make_lab(store, bisection, worktrees)
+    with held(bisection.workdir, f"bisection {bisection_id}"):
+        worktrees = bisection.worktrees()
+        lab = make_lab(store, bisection, worktrees)
 
-    def save(current: BisectState) -> None:
-        store.update_bisection(bisection_id, status=current.status, refs=current.refs, steps=current.steps,
-                               result=current.result)
+        def save(current: BisectState) -> None:
+            store.update_bisection(bisection_id, status=current.status, refs=current.refs, steps=current.steps,
+                                   result=current.result)
 
-    try:
-        with lab:
-            Bisector(lab, bisection.state(), bisection.settings(), save=save, log=log).run()
-    except BisectError as exc:
-        store.update_bisection(bisection_id, status=FAILED, result={"error": str(exc)})
-        raise
-    finally:
-        worktrees.remove_all()
+        try:
+            with lab:
+                Bisector(lab, bisection.state(), bisection.settings(), save=save, log=log).run()
+        except BisectError as exc:
+            store.update_bisection(bisection_id, status=FAILED, result={"error": str(exc)})
+            raise
+        finally:
+            worktrees.remove_all()
     return SessionEnd(load(store, bisection_id), list(lab.problems))
 
 
 def reset(store: Store, bisection: Bisection) -> bool:
-    """Remove the bisection's worktrees and abort it if it was running; whether it was."""
-    bisection.worktrees().remove_all()
+    """Remove the bisection's worktrees and abort it if it was running; whether it was
+    (WorkspaceBusy, and nothing changed, while another process runs it)."""
+    with held(bisection.workdir, f"bisection {bisection.id}"):
+        bisection.worktrees().remove_all()
     if bisection.status == RUNNING:
         store.update_bisection(bisection.id, status=ABORTED)
         return True

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kbench.bisect.driver import BisectError
 from kbench.bisect.git import Worktrees
-from kbench.bisect.labkit import run_build_command
+from kbench.bisect.labkit import DEFAULT_BUILD_TIMEOUT_S, run_build_command
 
 
 @dataclass(frozen=True)
@@ -27,9 +27,10 @@ class Build:
 class Builder:
     """Builds commits of ``repo`` into worktrees under ``root``."""
 
-    def __init__(self, repo: Path, root: Path, command: str):
+    def __init__(self, repo: Path, root: Path, command: str, *, timeout_s: float = DEFAULT_BUILD_TIMEOUT_S):
         self.worktrees = Worktrees(repo, root)
         self.command = command
+        self.timeout_s = timeout_s
         self._built: dict[str, Build] = {}
 
     def build(self, commit: str) -> Build | str:
@@ -40,7 +41,7 @@ class Builder:
             path = self.worktrees.add(commit)
         except BisectError as exc:
             return f"checkout failed: {str(exc).splitlines()[0]}"
-        error = run_build_command(self.command, path)
+        error = run_build_command(self.command, path, timeout_s=self.timeout_s)
         if error is not None:
             self.worktrees.remove(commit)
             return error

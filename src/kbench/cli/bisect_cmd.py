@@ -6,7 +6,6 @@ the bad commit; 11 the bisection failed (a reference does not build, git refused
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from rich.text import Text
 from kbench.bisect import demo, session
 from kbench.bisect.driver import DONE, FAILED, NO_DIFFERENCE, RUNNING, BisectError, Settings
 from kbench.bisect.lab import METRICS
+from kbench.bisect.labkit import DEFAULT_BUILD_TIMEOUT_S
 from kbench.bisect.session import COMMAND, KERNEL, MODULE, SessionPlan
 from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
@@ -26,15 +26,10 @@ from kbench.cli.console import echo_literal, write_stdout
 from kbench.cli.job_cmds import default_cpu_count
 from kbench.cli.lazy import LazyCommand, LazyGroup
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context, user_errors
-from kbench.cli.parsing import KeyValue
+from kbench.cli.parsing import Duration, KeyValue
 from kbench.jobs import expand_job
 from kbench.report.bisect_report import render_text, report_dict
 from kbench.store.db import Store
-
-
-def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kbench" / "bisect"
 
 
 def measure_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -43,6 +38,9 @@ def measure_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--build", "build", metavar="CMD",
                      help="Shell command that builds a commit (cwd: its worktree); non-zero marks it skip. "
                      "Required with --command; with --module it runs before the module is built."),
+        click.option("--build-timeout", "build_timeout", type=Duration(), default=f"{DEFAULT_BUILD_TIMEOUT_S:g}s",
+                     show_default="60 min", metavar="DURATION",
+                     help="Kill a --build that runs longer than this (its process group) and mark the commit skip."),
         click.option("--command", "command", metavar="CMD",
                      help="Shell command to time (cwd: the worktree); one execution per sample."),
         click.option("--samples", type=click.IntRange(min=1),
@@ -178,8 +176,8 @@ def bisect_group() -> None:
 @output_options
 @pass_context
 def start_cmd(
-    ctx: Context, good: str, bad: str, repo: Path, build: str | None, command: str | None, samples: int | None,
-    trials: int, max_trials: int, metric: str, seed: int, module: str | None, kernel: str | None,
+    ctx: Context, good: str, bad: str, repo: Path, build: str | None, build_timeout: float, command: str | None,
+    samples: int | None, trials: int, max_trials: int, metric: str, seed: int, module: str | None, kernel: str | None,
     kernel_image: str | None, kernel_modules: str | None, boot_timeout: float, benchmark: str | None,
     bench_params: tuple[tuple[str, str], ...], job_file: Path | None, check_trials: int, alpha: float,
     workdir: Path | None, as_json: bool, html_path: Path | None,
@@ -207,11 +205,11 @@ def start_cmd(
         kind=kind, build=build, trials=trials, max_trials=max_trials, check_trials=check_trials, metric=metric,
         alpha=alpha, seed=seed, command=command, samples=samples, module=module, kernel=kernel,
         kernel_image=kernel_image, kernel_modules=kernel_modules, boot_timeout=boot_timeout, benchmark=benchmark,
-        bench_params=dict(bench_params),
+        bench_params=dict(bench_params), build_timeout_s=build_timeout,
     )
     with user_errors():
         try:
-            bisection = session.start(ctx.store, repo, good, bad, plan, workdir=workdir, cache_root=cache_root())
+            bisection = session.start(ctx.store, repo, good, bad, plan, workdir=workdir)
         except BisectError as exc:
             fail(str(exc), exit_codes.BISECT_FAILED)
         err_console.print(f"bisection {bisection.id}: {len(bisection.params['commits'])} commits after "

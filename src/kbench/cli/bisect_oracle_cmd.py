@@ -26,8 +26,9 @@ from kbench.bisect.git import Worktrees, resolve
 from kbench.bisect.lab import CommandLab
 from kbench.bisect.oracle import Classification
 from kbench.bisect.search import BAD
-from kbench.cli.bisect_cmd import cache_root, check_trial_range, measure_options
+from kbench.cli.bisect_cmd import check_trial_range, measure_options
 from kbench.cli.main import Context, err_console, pass_context, user_errors
+from kbench.workspaces import ORACLE, WorkspaceBusy, held, workspace_dir
 
 GOOD_EXIT, BAD_EXIT, SKIP_EXIT, ABORT_EXIT = 0, 1, 125, 255
 ORACLE_MAX_TRIALS = 2 * Settings.max_trials
@@ -57,8 +58,8 @@ class AbortingCommand(click.Command):
 @measure_options
 @pass_context
 def oracle_cmd(
-    ctx: Context, good: str, bad: str, repo: Path, build: str | None, command: str | None, samples: int | None,
-    trials: int, max_trials: int, metric: str, seed: int,
+    ctx: Context, good: str, bad: str, repo: Path, build: str | None, build_timeout: float, command: str | None,
+    samples: int | None, trials: int, max_trials: int, metric: str, seed: int,
 ) -> None:
     """Judge HEAD against GOOD and BAD: exit 0 good, 1 bad, 125 skip, 255 kbench failed.
 
@@ -76,7 +77,8 @@ def oracle_cmd(
             raise click.UsageError("the oracle needs --build and --command")
         with user_errors():
             _judge_head(ctx, repo.resolve(), good, bad, build=build, command=command, samples=samples or 10,
-                        settings=Settings(trials=trials, max_trials=max_trials), metric=metric, seed=seed)
+                        settings=Settings(trials=trials, max_trials=max_trials), metric=metric, seed=seed,
+                        build_timeout_s=build_timeout)
     except click.UsageError as exc:
         exc.show()
         sys.exit(ABORT_EXIT)
@@ -88,7 +90,7 @@ def oracle_cmd(
 
 def _judge_head(
     ctx: Context, repo: Path, good: str, bad: str, *, build: str, command: str, samples: int, settings: Settings,
-    metric: str, seed: int,
+    metric: str, seed: int, build_timeout_s: float,
 ) -> None:
     try:
         head, good_sha, bad_sha = (resolve(repo, rev) for rev in ("HEAD", good, bad))
@@ -99,23 +101,36 @@ def _judge_head(
     if head == bad_sha:
         _exit(BAD_EXIT, f"{head[:12]} is the bad commit: bad")
     digest = hashlib.sha256(f"{repo}\0{good_sha}\0{bad_sha}".encode()).hexdigest()[:12]
-    worktrees = Worktrees(repo, cache_root() / f"oracle-{digest}")
+    workspace = workspace_dir(ORACLE, ctx.store.identity, digest)
+    try:
+        with held(workspace, f"the oracle of {repo} between {good_sha[:12]} and {bad_sha[:12]}"):
+            judged = _judge_in(ctx, repo, workspace, head, good_sha, bad_sha, build=build, command=command,
+                               samples=samples, settings=settings, metric=metric, seed=seed,
+                               build_timeout_s=build_timeout_s)
+    except (BisectError, WorkspaceBusy) as exc:
+        _exit(ABORT_EXIT, str(exc))
+    if isinstance(judged, str):
+        _exit(SKIP_EXIT, f"{head[:12]}: {judged}: skip")
+    _exit(*_verdict(head, judged))
+
+
+def _judge_in(
+    ctx: Context, repo: Path, workspace: Path, head: str, good_sha: str, bad_sha: str, *, build: str, command: str,
+    samples: int, settings: Settings, metric: str, seed: int, build_timeout_s: float,
+) -> Classification | str:
+    """HEAD judged in worktrees under ``workspace`` (removed afterwards): its Classification, or why not."""
+    worktrees = Worktrees(repo, workspace)
     lab = CommandLab(ctx.store, tag="bisect-oracle", repo=repo, worktrees=worktrees, build=build, command=command,
-                     samples=samples, seed=seed, metric=metric)
+                     samples=samples, seed=seed, metric=metric, build_timeout_s=build_timeout_s)
     bisector = Bisector(lab, BisectState(good=good_sha, bad=bad_sha, commits=[head]), settings)
     try:
         for reference, name in ((good_sha, "good"), (bad_sha, "bad")):
             error = lab.build(reference)
             if error is not None:
                 _exit(ABORT_EXIT, f"the {name} commit {reference[:12]} does not build: {error}")
-        judged = bisector.judge(head)
-    except BisectError as exc:
-        _exit(ABORT_EXIT, str(exc))
+        return bisector.judge(head)
     finally:
         worktrees.remove_all()
-    if isinstance(judged, str):
-        _exit(SKIP_EXIT, f"{head[:12]}: {judged}: skip")
-    _exit(*_verdict(head, judged))
 
 
 def _verdict(head: str, judged: Classification) -> tuple[int, str]:

@@ -65,6 +65,7 @@ ERROR_EXITS: tuple[ErrorExit, ...] = (
     ErrorExit("kbench.fleet.app", "BrokerUnreachable", exit_codes.BROKER_FAILED, "the fleet's broker is unreachable: "),
     ErrorExit("kbench.kernels.errors", "KernelBuildError", exit_codes.KERNEL_BUILD_FAILED),
     ErrorExit("kbench.kernels.errors", "KernelError", exit_codes.USAGE),
+    ErrorExit("kbench.workspaces", "WorkspaceBusy", exit_codes.USAGE),
 )
 """The errors of rooms imported late, after those every command may meet (see ``user_errors``)."""
 JOB_ERROR = ErrorExit("kbench.jobs.problems", "JobError", exit_codes.USAGE)

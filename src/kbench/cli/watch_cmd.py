@@ -73,6 +73,9 @@ def _current_branch(repo: Path) -> str:
               help="A branch (or any ref) to follow; repeatable. Default: the repository's current branch.")
 @click.option("--build", required=True, metavar="CMD",
               help="Builds a commit, run in its worktree (e.g. 'cc -O1 -o prog prog.c').")
+@click.option("--build-timeout", "build_timeout", type=Duration(), default="60m", show_default=True,
+              metavar="DURATION", help="Kill a build that runs longer than this (its process group): the commit is "
+              "build-failed with that reason.")
 @click.option("--job", "job_file", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="The job run on every commit, in the commit's worktree (`cmd: ./prog` is the commit's program); "
               "`control:` names an instance every run is judged against.")
@@ -120,12 +123,13 @@ def _current_branch(repo: Path) -> str:
 @click.option("--fleet-repo", metavar="URL",
               help="With --fleet: the repository as the workers reach it (default: REPO).")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
-              help="Where builds and bisections happen (default: $XDG_CACHE_HOME/kbench/watch/ID).")
+              help="Where builds and bisections happen (default: kbench's cache, watch/STORE-ID/ID).")
 @click.option("--json", "as_json", is_flag=True, help="Print each poll as one JSON document.")
 @fail_on_option
 @pass_context
 def watch_cmd(
-    ctx: Context, repo: Path, branches: tuple[str, ...], build: str, job_file: Path, start: str | None, once: bool,
+    ctx: Context, repo: Path, branches: tuple[str, ...], build: str, build_timeout: float, job_file: Path,
+    start: str | None, once: bool,
     interval: float, outbox: Path | None, mail_command: str | None, mail_to: tuple[str, ...], mail_timeout: float,
     max_commits: int | None, budget: float, alpha: float, min_change: float, seed: int, fetch: bool,
     kernel_image: str | None, kernel_modules: str | None, boot_timeout: float, fleet_queue: str | None,
@@ -157,6 +161,7 @@ def watch_cmd(
         max_commits=max_commits, budget_s=budget, alpha=alpha, min_change_pct=min_change, seed=seed, fetch=fetch,
         workdir=workdir.resolve() if workdir else None, fleet_queue=fleet_queue, fleet_repo=fleet_repo,
         kernel_image=kernel_image, kernel_modules=kernel_modules, boot_timeout=boot_timeout,
+        build_timeout_s=build_timeout,
     )
     if kernel_modules is not None and kernel_image is None:
         raise click.UsageError("--kernel-modules goes with --kernel-from-build")

@@ -38,6 +38,7 @@ from kbench.fleet.settings import FleetSettings
 from kbench.fleet.watch_tasks import WATCH_KINDS, RepositoryUnavailable
 from kbench.jobs import JobError, JobInstance
 from kbench.store.fleet import Claim, FleetStore
+from kbench.targets.base import ExecutionFailed
 
 log = logging.getLogger("kbench.fleet")
 CANCEL_SIGNAL = signal.SIGUSR2
@@ -142,8 +143,10 @@ def _run_and_record(
         log.info("task %s: cancelled", task_id)
         return "cancelled"
     except (JobError, PlanError, NotAllowed, UnknownBenchmark, BadParameter, BadRequest,
-            RepositoryUnavailable) as exc:
-        # The same job fails the same way on every attempt: no retry.
+            RepositoryUnavailable, ExecutionFailed) as exc:
+        # The same job fails the same way on every attempt: no retry. A program that failed is the
+        # program's outcome, not the worker's fault: running it again until it passes would time a
+        # flaky program as if it had never failed.
         error = _one_line(exc)
         here.retry(lambda: here.fleet.finish_task(task_id, me.incarnation, state="failed", error=error),
                    f"recording task {task_id} as failed")

@@ -33,6 +33,7 @@ from kbench import git
 from kbench.bisect.driver import ProgramFailed
 from kbench.bisect.git import Worktrees
 from kbench.bisect.lab import CommandLab
+from kbench.bisect.labkit import DEFAULT_BUILD_TIMEOUT_S
 from kbench.builds.compare import compare_builds
 from kbench.builds.job import run_on_build
 from kbench.builds.worktree import Builder
@@ -88,7 +89,7 @@ def run_watch_task(store: Store, task: dict[str, Any], instances: list[JobInstan
     with _cleaned(workdir):
         if kind == "watch-round":
             return _round(store, repo, spec, commits, tags, workdir)
-        builder = Builder(repo, workdir / "builds", str(spec["build"]))
+        builder = Builder(repo, workdir / "builds", str(spec["build"]), timeout_s=_build_timeout(spec))
         try:
             if kind == "watch-build":
                 built = builder.build(commits[0])
@@ -136,6 +137,7 @@ def _round(store: Store, repo: Path, spec: dict[str, Any], commits: list[str], t
            workdir: Path) -> dict[str, Any]:
     lab = CommandLab(store, tag=tags[0] if tags else "watch", extra_tags=tags[1:], repo=repo,
                      worktrees=Worktrees(repo, workdir / "round"), build=str(spec["build"]),
+                     build_timeout_s=_build_timeout(spec),
                      command=str(spec["command"]), samples=int(spec["samples"]), seed=int(spec["seed"]),
                      metric=str(spec.get("metric", "cpu")))
     try:
@@ -150,6 +152,11 @@ def _round(store: Store, repo: Path, spec: dict[str, Any], commits: list[str], t
                 return {"program_failed": {"commit": exc.commit, "reason": exc.reason}, "trials": {}}
     finally:
         lab.worktrees.remove_all()
+
+
+def _build_timeout(spec: dict[str, Any]) -> float:
+    """The build's time limit the watch gave (tasks queued before it had one: the default)."""
+    return float(spec.get("build_timeout_s") or DEFAULT_BUILD_TIMEOUT_S)
 
 
 @contextmanager

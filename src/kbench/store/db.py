@@ -127,6 +127,7 @@ class Store:
         self._sqlite: sqlite3.Connection | None = None
         self.read_only = read_only
         self._heartbeat = Heartbeat(self)
+        self._identity: str | None = None
         self.notes: list[str] = []
         self._on_note = on_note
         self.where = where or (str(sqlite_file) if engine is None else engine.url.render_as_string(hide_password=True))
@@ -163,7 +164,7 @@ class Store:
             if not database or database == ":memory:":
                 return None
             sqlite_file = Path(database)
-        return spill_dir_for(self.where, sqlite_file)
+        return spill_dir_for(sqlite_file, lambda: self.identity)
 
     def spill_path(self, run_id: int) -> Path | None:
         """The spill file of run ``run_id`` (None: this store has no spill directory)."""
@@ -332,6 +333,35 @@ class Store:
     @property
     def schema_version(self) -> int:
         return reads.schema_version(self._query)
+
+    @property
+    def identity(self) -> str:
+        """This store's identity: a UUID kept in the store (``kbench_meta.store_id``), made the first
+        time a writable store is asked. Caches that hold a store's work (bisection worktrees, a
+        watch's builds, spill files of a server's runs) are keyed by it, since row ids count from 1
+        in every store. A read-only store that has none yet says ``unidentified``."""
+        if self._identity is None:
+            rows = self._query("SELECT value FROM kbench_meta WHERE key = 'store_id'", {})
+            if not rows and not self.read_only:
+                self._make_identity()
+                rows = self._query("SELECT value FROM kbench_meta WHERE key = 'store_id'", {})
+            self._identity = str(rows[0]["value"]) if rows else "unidentified"
+        return self._identity
+
+    def _make_identity(self) -> None:
+        """Record a new store's UUID once, however many processes ask at the same moment."""
+        import uuid
+
+        from sqlalchemy import insert
+        from sqlalchemy.exc import IntegrityError
+
+        from kbench.store import schema
+
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(insert(schema.meta).values(key="store_id", value=str(uuid.uuid4())))
+        except IntegrityError:
+            pass  # another process made it first: its UUID is the store's
 
     # -- writing -----------------------------------------------------------------
 

@@ -12,8 +12,8 @@ Nothing here imports SQLAlchemy (the read-only views count a spill's rows too).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,14 +36,14 @@ RECOVERED_WARNING = (
 )
 
 
-def spill_dir_for(where: str, sqlite_file: Path | None) -> Path:
-    """The directory of a store's spills: beside a SQLite file, else in kbench's state
-    directory under a name derived from the database's URL (``where``, password hidden)."""
+def spill_dir_for(sqlite_file: Path | None, identity: Callable[[], str]) -> Path:
+    """The directory of a store's spills: beside a SQLite file, else in kbench's state directory
+    under the store's identity (``Store.identity``, asked only then): two databases behind one URL
+    (one dropped and made again, another server on the same port) never share spills."""
     if sqlite_file is not None:
         return sqlite_file.with_name(sqlite_file.name + SPILL_DIR_SUFFIX)
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    digest = hashlib.sha256(where.encode()).hexdigest()[:16]
-    return Path(state) / "kbench" / "spill" / digest
+    return Path(state) / "kbench" / "spill" / identity()
 
 
 def spill_file(spill_dir: Path, run_id: int) -> Path:

@@ -21,6 +21,7 @@ from typing import Any
 from kbench.bisect import session
 from kbench.bisect.driver import BisectError, ProgramFailed
 from kbench.bisect.git import describe
+from kbench.bisect.labkit import DEFAULT_BUILD_TIMEOUT_S
 from kbench.builds.compare import BuildComparison
 from kbench.fleet.settings import FleetSettings
 from kbench.fleet.submit import submit_planned
@@ -38,7 +39,7 @@ class FleetMeasurer:
 
     def __init__(self, store: Store, settings: FleetSettings, queue: str, *, repo: Path, repo_url: str, build: str,
                  job_text: str, job_name: str, instances: Sequence[JobInstance], budget_s: float, alpha: float,
-                 workdir: Path, log: Log):
+                 workdir: Path, log: Log, build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S):
         self.store = store
         self.settings = settings
         self.fleet = FleetStore(store.engine, lease_s=settings.timing.lease_s,
@@ -54,12 +55,14 @@ class FleetMeasurer:
         self.alpha = alpha
         self.workdir = workdir
         self.log = log
+        self.build_timeout_s = build_timeout_s
 
     # -- tasks -------------------------------------------------------------------
     def _task(self, kind: str, title: str, instance_ids: Sequence[str], **spec: Any) -> PlannedTask:
         return PlannedTask(id=uuid.uuid4().hex, queue=self.queue, kind=kind, instance_ids=tuple(instance_ids),
                            label=title, repeat_index=0,
-                           spec={"repo": self.repo_url, "build": self.build, **spec})
+                           spec={"repo": self.repo_url, "build": self.build,
+                                 "build_timeout_s": self.build_timeout_s, **spec})
 
     def _send(self, tasks: Sequence[PlannedTask]) -> None:
         job = submit_planned(self.settings, name=self.job_name, job_text=self.job_text, tasks=tasks, fleet=self.fleet)
@@ -115,7 +118,8 @@ class FleetMeasurer:
     def start_bisection(self, plan: BisectPlan) -> int:
         cmd = plan.instance.run_params().get("cmd", "true")
         bisect_plan = session.SessionPlan(
-            kind=session.COMMAND, build=self.build, trials=3, max_trials=15, check_trials=20, metric="cpu",
+            kind=session.COMMAND, build=self.build, build_timeout_s=self.build_timeout_s, trials=3, max_trials=15,
+            check_trials=20, metric="cpu",
             alpha=plan.alpha, seed=plan.seed, command=cmd, samples=plan.samples,
             tags=(*plan.tags, f"instance:{plan.instance.id}"), confirm_error=BISECT_CONFIRM_ERROR,
         )

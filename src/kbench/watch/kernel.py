@@ -25,6 +25,7 @@ from kbench.bisect import session
 from kbench.bisect.driver import BisectError
 from kbench.bisect.git import Worktrees
 from kbench.bisect.kernel_lab import KernelLab
+from kbench.bisect.labkit import DEFAULT_BUILD_TIMEOUT_S
 from kbench.builds.compare import BuildComparison, SideSummary
 from kbench.catalog.benchmarks import lookup
 from kbench.compare.sequential import SequentialComparison
@@ -64,7 +65,7 @@ class KernelMeasurer:
 
     def __init__(self, store: Store, repo: Path, build: str, instance: JobInstance, workdir: Path, *,
                  image: str, modules: str | None, boot_timeout: float, tags: Sequence[str], seed: int = 0,
-                 alpha: float = 0.05):
+                 alpha: float = 0.05, build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S):
         self.store = store
         self.repo = repo
         self.build = build
@@ -78,7 +79,7 @@ class KernelMeasurer:
             store, tag=tags[0], extra_tags=tuple(tags[1:]), repo=repo, worktrees=Worktrees(repo, workdir / "kernels"),
             build=build, image=image, benchmark=instance.benchmark, params=instance.run_params(),
             samples=instance.samples or session.DEFAULT_SAMPLES[session.KERNEL], seed=seed,
-            boot_timeout=boot_timeout, modules=modules, batch=instance.batch,
+            boot_timeout=boot_timeout, modules=modules, batch=instance.batch, build_timeout_s=build_timeout_s,
         )
 
     def measure_commits(self, commits: Sequence[str], *, label: str,
@@ -139,7 +140,8 @@ class KernelMeasurer:
 
     def start_bisection(self, plan: BisectPlan) -> int:
         bisect_plan = session.SessionPlan(
-            kind=session.KERNEL, build=self.build, trials=3, max_trials=15, check_trials=MAX_ROUNDS,
+            kind=session.KERNEL, build=self.build, build_timeout_s=self.lab.build_timeout_s, trials=3, max_trials=15,
+            check_trials=MAX_ROUNDS,
             metric="wall", alpha=plan.alpha, seed=plan.seed, samples=self.lab.samples, kernel_image=self.image,
             kernel_modules=self.modules, boot_timeout=self.boot_timeout, benchmark=plan.instance.benchmark,
             bench_params=plan.instance.run_params(), tags=plan.tags, confirm_error=BISECT_CONFIRM_ERROR,

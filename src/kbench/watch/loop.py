@@ -29,11 +29,13 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from kbench.bisect.labkit import DEFAULT_BUILD_TIMEOUT_S
 from kbench.fleet.settings import FleetSettings
 from kbench.history.analysis import IMPROVEMENT, REGRESSION
 from kbench.jobs import JobInstance, expand_job
@@ -54,6 +56,7 @@ from kbench.watch.verdicts import (
     describe_comparison,
     holds,
 )
+from kbench.workspaces import WATCH, WorkspaceBusy, held, workspace_dir
 
 Log = Callable[[str], None]
 SCHEMA_VERSION = 1
@@ -86,6 +89,7 @@ class WatchOptions:
     kernel_image: str | None = None  # --kernel-from-build: the kernel the build makes, booted for the job
     kernel_modules: str | None = None
     boot_timeout: float = 120.0
+    build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
 
     def key(self) -> str:
         """What makes a watch the same watch: the repository, branches, build and job file."""
@@ -99,7 +103,7 @@ class WatchOptions:
                 "min_change_pct": self.min_change_pct,
                 "alpha": self.alpha, "seed": self.seed, "fleet_queue": self.fleet_queue,
                 "kernel_image": self.kernel_image, "kernel_modules": self.kernel_modules,
-                "boot_timeout": self.boot_timeout}
+                "boot_timeout": self.boot_timeout, "build_timeout_s": self.build_timeout_s}
 
 
 @dataclass
@@ -215,7 +219,9 @@ class Watch:
         self.id = int(row["id"])
         self.created = created
         self.tags = (f"watch:{self.id}",)
-        workdir = options.workdir or _cache_root() / "watch" / str(self.id)
+        # the store's identity, not only the id: every store counts its watches from 1
+        self.workdir = workdir = options.workdir or workspace_dir(WATCH, store.identity, self.id)
+        self._workspace = ExitStack()
         self.measurer: Measurer
         if options.kernel_image is not None:
             from kbench.watch.kernel import KernelMeasurer, kernel_instance
@@ -223,7 +229,7 @@ class Watch:
             self.measurer = KernelMeasurer(
                 store, self.repo, options.build, kernel_instance(self.instances), workdir, image=options.kernel_image,
                 modules=options.kernel_modules, boot_timeout=options.boot_timeout, tags=self.tags, seed=options.seed,
-                alpha=options.alpha,
+                alpha=options.alpha, build_timeout_s=options.build_timeout_s,
             )
         elif options.fleet_queue is not None:
             if fleet is None:
@@ -234,14 +240,20 @@ class Watch:
                 store, fleet, options.fleet_queue, repo=self.repo, repo_url=options.fleet_repo or str(self.repo),
                 build=options.build, job_text=self.job_text, job_name=options.job.name, instances=self.instances,
                 budget_s=options.budget_s, alpha=options.alpha, workdir=workdir, log=log,
+                build_timeout_s=options.build_timeout_s,
             )
         else:
             self.measurer = LocalMeasurer(store, self.repo, options.build, self.instances, workdir,
-                                          budget_s=options.budget_s, alpha=options.alpha)
+                                          budget_s=options.budget_s, alpha=options.alpha,
+                                          build_timeout_s=options.build_timeout_s)
 
     # -- ownership --------------------------------------------------------------------
     def claim(self) -> None:
-        """This process runs the watch now; WatchError if a live one already does."""
+        """This process runs the watch now, in its workspace; WatchError if a live one already does."""
+        try:
+            self._workspace.enter_context(held(self.workdir, f"watch {self.id}"))
+        except WorkspaceBusy as exc:
+            raise WatchError(str(exc)) from None
         row = self.wstore.get_watch(self.id)
         owner = row.get("owner") or {}
         if owner and owner.get("pid") != os.getpid():
@@ -253,8 +265,11 @@ class Watch:
                                                  "since": datetime.now(UTC).isoformat()})
 
     def release(self) -> None:
-        self.wstore.update_watch(self.id, owner=None)
-        self.measurer.close()
+        try:
+            self.wstore.update_watch(self.id, owner=None)
+            self.measurer.close()
+        finally:
+            self._workspace.close()
 
     # -- one poll ---------------------------------------------------------------------
     def poll(self) -> PollResult:
@@ -536,5 +551,3 @@ def _pending_json(branch: str, found: BranchSeries, point: dict[str, Any], span:
             "range": {"good": span[0], "bad": span[1]}, "state": "pending"}
 
 
-def _cache_root() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kbench"

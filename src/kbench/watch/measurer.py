@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from kbench.bisect import session
 from kbench.bisect.driver import BisectError, Bisector, BisectState
+from kbench.bisect.labkit import DEFAULT_BUILD_TIMEOUT_S
 from kbench.builds.compare import BuildComparison, compare_builds
 from kbench.builds.job import run_on_build
 from kbench.builds.worktree import Build, Builder
@@ -72,13 +73,14 @@ class LocalMeasurer:
     """Everything measured on this machine, builds in worktrees under ``workdir``."""
 
     def __init__(self, store: Store, repo: Path, build: str, instances: Sequence[JobInstance], workdir: Path, *,
-                 budget_s: float, alpha: float):
+                 budget_s: float, alpha: float, build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S):
         self.store = store
         self.repo = repo
         self.build_command = build
         self.instances = list(instances)
         self.workdir = workdir
-        self.builder = Builder(repo, workdir / "builds", build)
+        self.builder = Builder(repo, workdir / "builds", build, timeout_s=build_timeout_s)
+        self.build_timeout_s = build_timeout_s
         self.budget_s = budget_s
         self.alpha = alpha
 
@@ -127,7 +129,8 @@ class LocalMeasurer:
     def start_bisection(self, plan: BisectPlan) -> int:
         cmd = plan.instance.run_params().get("cmd", "true")
         bisect_plan = session.SessionPlan(
-            kind=session.COMMAND, build=self.build_command, trials=3, max_trials=15, check_trials=20, metric="cpu",
+            kind=session.COMMAND, build=self.build_command, build_timeout_s=self.build_timeout_s, trials=3,
+            max_trials=15, check_trials=20, metric="cpu",
             alpha=plan.alpha, seed=plan.seed, command=cmd, samples=plan.samples, tags=plan.tags,
             confirm_error=BISECT_CONFIRM_ERROR,
         )
