@@ -132,3 +132,27 @@ def test_an_unknown_kernel_release_leaves_nothing_in_the_cache(tmp_path: Path) -
     with pytest.raises(KernelResolveError, match="apt knows no package"):
         resolve_debian("6.1.0-999-amd64", tmp_path)
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def test_prune_all_keeps_a_workspace_in_use_and_removes_a_left_one(tmp_path: Path) -> None:
+    # A bisection being run (its lock held by another process) and one a killed kbench left behind.
+    busy = tmp_path / "bisect" / "5f2c0e7e-0000-4000-8000-000000000001" / "3"
+    left = tmp_path / "watch" / "5f2c0e7e-0000-4000-8000-000000000002" / "1"
+    for workspace in (busy, left):
+        (workspace / "0123456789ab").mkdir(parents=True)
+        (workspace / "0123456789ab" / "prog.c").write_text("int main(void) { return 0; }\n")
+    (left.with_name("1.lock")).write_text("pid 1 on gone")  # its holder died: nobody holds it
+    script = (f"from pathlib import Path; import time; from kbench.workspaces import held\n"
+              f"with held(Path({str(busy)!r}), 'bisection 3'):\n    print('in', flush=True); time.sleep(60)\n")
+    holder = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                              env=dict(os.environ, KBENCH_CACHE_DIR=str(tmp_path)))
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "in"
+        report = prune_cache(tmp_path, everything=True)
+        assert busy.is_dir() and (busy / "0123456789ab" / "prog.c").is_file()
+        assert busy.with_name("3.lock").is_file()
+        assert not left.exists() and not left.with_name("1.lock").exists()
+        assert {r.path for r in report.removed} >= {str(left), str(left.with_name("1.lock"))}
+    finally:
+        holder.kill()
+        holder.wait()

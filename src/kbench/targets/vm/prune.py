@@ -4,7 +4,9 @@ The cache (``kbench.cachefiles.default_cache_dir``) holds Debian kernels with th
 headers (``kernels/RELEASE/``), built modules (``modules/NAME-KEY/``), initramfs images
 (``initramfs/*.cpio``), decompressed boot images (``vmlinux/*``), the KVM verdict
 (``accel.json``), kernels kbench built (``built-kernels/KEY/``) and the workspaces it built
-them in (``kernel-workspaces/``: a checkout and an incremental build directory each).
+them in (``kernel-workspaces/``: a checkout and an incremental build directory each), and the
+workspaces of a store's long work (``bisect|watch|oracle/STORE-ID/ID``: ``kbench.workspaces``;
+one a killed bisection or watch left behind is made again when it resumes).
 Everything there can be made again; it is kept because it is slow to make. Always removed:
 lock files nobody holds, half-written files of a process that is gone, and entries a
 killed kbench left unfinished. With ``older_than_s``, also complete entries not used for
@@ -20,6 +22,7 @@ import os
 import re
 import shutil
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,9 +30,10 @@ from pathlib import Path
 from kbench.cachefiles import remove_stale_lock
 from kbench.kernels.build import ENTRIES, TREE_DIGESTS, WORKSPACES
 from kbench.kernels.built import MARKER as BUILT_MARKER
+from kbench.workspaces import KINDS as STORE_WORKSPACES
 
 OWN_FOLDERS = ("kernels", "modules", "initramfs", "vmlinux", ENTRIES, WORKSPACES, TREE_DIGESTS)
-"""The cache's folders that are kbench's own (others, e.g. bisect worktrees, are not pruned)."""
+"""The cache's folders that are kbench's own through and through (``_store_workspaces`` has the others)."""
 KERNEL_MARKER = "resolved.json"
 MODULE_MARKER = ".kbench-built"
 _PARTIAL = re.compile(r"\.tmp(\d+)$")
@@ -67,7 +71,7 @@ def prune_cache(
     def stale(path: Path) -> bool:
         return everything or (older_than_s is not None and now - _last_used(path) > older_than_s)
 
-    for lock in _own_files(cache_dir, "*.lock"):
+    for lock in [*_own_files(cache_dir, "*.lock"), *_workspace_locks(cache_dir)]:
         if lock.is_file() and ((dry_run and _unheld(lock)) or (not dry_run and remove_stale_lock(lock))):
             report.removed.append(Removal(str(lock), 0, "lock file nobody holds"))
     for partial in _partial_files(cache_dir, now):
@@ -106,6 +110,7 @@ def _entries(cache_dir: Path) -> Iterator[tuple[Path, str]]:
                 done = (out / MODULE_MARKER).is_file()
                 yield out, IN_USE if _in_use(out) else COMPLETE if done else "an unfinished build"
     yield from _kernel_builds(cache_dir)
+    yield from _store_workspaces(cache_dir)
     files = [path for folder, pattern in (("initramfs", "*.cpio"), ("vmlinux", "*.elf"), ("vmlinux", "*.no-pvh"),
                                           (TREE_DIGESTS, "*.json"))
              for path in sorted((cache_dir / folder).glob(pattern))]
@@ -131,6 +136,31 @@ def _kernel_builds(cache_dir: Path) -> Iterator[tuple[Path, str]]:
     if workspaces.is_dir():
         for workspace in sorted(path for path in workspaces.iterdir() if path.is_dir()):
             yield workspace, IN_USE if _in_use(workspace) else COMPLETE
+
+
+def _store_folders(cache_dir: Path) -> Iterator[Path]:
+    """``KIND/STORE-ID`` of every store that has workspaces here (a folder named by a UUID: what
+    else lies there, a user's --workdir, say, is not kbench's to prune, nor is anything inside a
+    workspace, git's own lock files among it)."""
+    for kind in STORE_WORKSPACES:
+        for store in sorted((cache_dir / kind).glob("*")):
+            with contextlib.suppress(ValueError):
+                uuid.UUID(store.name)
+                if store.is_dir():
+                    yield store
+
+
+def _store_workspaces(cache_dir: Path) -> Iterator[tuple[Path, str]]:
+    """Each workspace of a store's bisection, watch or oracle (``KIND/STORE-ID/ID``): in use while
+    the process working there holds its lock, else complete (its work can be made again)."""
+    for store in _store_folders(cache_dir):
+        for workspace in sorted(path for path in store.iterdir() if path.is_dir()):
+            yield workspace, IN_USE if _in_use(workspace) else COMPLETE
+
+
+def _workspace_locks(cache_dir: Path) -> list[Path]:
+    """The lock files of the stores' workspaces (``KIND/STORE-ID/ID.lock``), none inside a workspace."""
+    return [lock for store in _store_folders(cache_dir) for lock in sorted(store.glob("*.lock"))]
 
 
 def _own_files(cache_dir: Path, pattern: str) -> list[Path]:
