@@ -110,6 +110,7 @@ KCONFIG = {
         'if NET\nconfig INET\n\tbool "TCP/IP"\n\nconfig IPV6\n\ttristate "IPv6" if EXPERT\n'
         '\tdepends on INET && (64BIT || SMP)\nendif\n\nconfig GENERIC_X\n\tbool\n\n'
         'menu "Drivers"\n\tdepends on PCI\nconfig VIRTIO_PCI\n\tbool "virtio"\nendmenu\n'
+        'config NETBENCH\n\tbool "a benchmark"\n\tdepends on IPV6\n'
     ),
 }
 
@@ -124,12 +125,14 @@ def tree(tmp_path: Path) -> Path:
 
 def test_why_an_option_did_not_survive(tree: Path) -> None:
     final = parse_config("CONFIG_64BIT=y\nCONFIG_EXPERT=y\nCONFIG_ARCH_HAS_FOO=y\nCONFIG_GENERIC_X=y\n")
-    asked = [Fragment("kbench", "CONFIG_IPV6=y\nCONFIG_VIRTIO_PCI=y\nCONFIG_64BIT=y\nCONFIG_NOPE=y\n"
+    asked = [Fragment("kbench", "CONFIG_IPV6=y\nCONFIG_VIRTIO_PCI=y\nCONFIG_64BIT=y\nCONFIG_NOPE=y\nCONFIG_NETBENCH=y\n"
                                 "# CONFIG_GENERIC_X is not set\nCONFIG_GENERIC_X=y\n"),
              Fragment("mine.config", "# CONFIG_GENERIC_X is not set\n")]
     lost = {item.option: item for item in lost_options(asked, final, lambda: read_kconfig(tree))}
-    assert set(lost) == {"CONFIG_IPV6", "CONFIG_VIRTIO_PCI", "CONFIG_NOPE", "CONFIG_GENERIC_X"}
+    assert set(lost) == {"CONFIG_IPV6", "CONFIG_VIRTIO_PCI", "CONFIG_NOPE", "CONFIG_GENERIC_X", "CONFIG_NETBENCH"}
     assert lost["CONFIG_IPV6"].why == "depends on NET && INET (not set: CONFIG_NET, CONFIG_INET)"
+    assert lost["CONFIG_NETBENCH"].why == "depends on IPV6 (not set: CONFIG_IPV6); " \
+                                         "CONFIG_IPV6 depends on NET && INET (not set: CONFIG_NET, CONFIG_INET)"
     assert lost["CONFIG_VIRTIO_PCI"].why == "depends on PCI (not set: CONFIG_PCI)"
     assert lost["CONFIG_NOPE"].why == "no such option in this tree"
     assert lost["CONFIG_GENERIC_X"].why == "selected by CONFIG_ARCH_HAS_FOO"

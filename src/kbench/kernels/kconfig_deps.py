@@ -245,11 +245,9 @@ def explain_lost(index: KconfigIndex, option: str, asked: Value, values: Mapping
     if not definitions:
         return "no such option in this tree"
     if asked is not None and asked != "n":
-        for definition in definitions:
-            unmet = [part for condition in definition.depends for part in conjuncts(condition)
-                     if evaluate(part, values) == 0]
-            if unmet:
-                return f"depends on {' && '.join(_bracketed(c) for c in unmet)} ({_unset(unmet, values)})"
+        chain = _unmet_chain(index, symbol, values, depth=3)
+        if chain:
+            return "; ".join(chain)
         if not any(definition.prompt for definition in definitions):
             selectors = [name for name, _ in index.selectors.get(symbol, [])]
             chosen_by = f": selected by {', '.join(selectors[:6])}" if selectors else ""
@@ -260,6 +258,39 @@ def explain_lost(index: KconfigIndex, option: str, asked: Value, values: Mapping
     if on:
         return f"selected by {', '.join(f'CONFIG_{name}' for name in on[:6])}"
     return f"make olddefconfig set it (defined at {definitions[0].where})"
+
+
+def _unmet(index: KconfigIndex, symbol: str, values: Mapping[str, Value]) -> list[str]:
+    """The conditions of ``symbol``'s first definition that has any, that ``values`` do not meet."""
+    for definition in index.definitions.get(symbol, []):
+        unmet = [part for condition in definition.depends for part in conjuncts(condition)
+                 if evaluate(part, values) == 0]
+        if unmet:
+            return unmet
+    return []
+
+
+def _unmet_chain(index: KconfigIndex, symbol: str, values: Mapping[str, Value], depth: int) -> list[str]:
+    """``depends on A (not set: CONFIG_A)``, then why A is not set when that is a dependency too
+    (``CONFIG_A depends on B (...)``), down to ``depth`` steps: the root of a chain of blocks."""
+    unmet = _unmet(index, symbol, values)
+    if not unmet:
+        return []
+    found = [f"depends on {' && '.join(_bracketed(c) for c in unmet)} ({_unset(unmet, values)})"]
+    named = {symbol, *(name for part in unmet for name in symbols_of(part))}
+    while depth > 1:
+        unset = [name for part in unmet for name in symbols_of(part) if tristate(values.get(f"CONFIG_{name}")) == 0]
+        deeper = next(((name, below) for name in unset
+                       if (below := _unmet(index, name, values))
+                       and any(other not in named for part in below for other in symbols_of(part))), None)
+        if deeper is None:
+            break
+        name, unmet = deeper
+        named.update(other for part in unmet for other in symbols_of(part))
+        found.append(f"CONFIG_{name} depends on {' && '.join(_bracketed(c) for c in unmet)} "
+                     f"({_unset(unmet, values)})")
+        depth -= 1
+    return found
 
 
 def conjuncts(condition: str) -> list[str]:

@@ -72,7 +72,9 @@ def make(
     KernelBuildError (with the first error) when it fails."""
     progress = progress or Silent()
     argv = ["make", "-C", str(source), f"O={build_dir}", f"-j{jobs()}", *extra, *targets]
-    env = {**os.environ, "KBUILD_BUILD_USER": "kbench", "KBUILD_BUILD_HOST": "kbench", "LC_ALL": "C"}
+    # kbuild unexports LC_ALL: LANG and LC_CTYPE make gcc's messages plain ASCII (its quotes)
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("LC_")},
+           "KBUILD_BUILD_USER": "kbench", "KBUILD_BUILD_HOST": "kbench", "LANG": "C", "LC_CTYPE": "C"}
     steps = 0
     log.parent.mkdir(parents=True, exist_ok=True)
     progress.started(what, expected)
