@@ -152,17 +152,30 @@ def finish_stored_run(
     sysinfo: dict[str, Any],
     context_warnings: Sequence[str] = (),
 ) -> RunResult:
-    """Summarise ``measurement`` and complete the started run in one transaction."""
+    """Summarise ``measurement`` and complete the started run in one transaction.
+
+    The measurement is in memory only (a guest's samples were fetched, most of them never
+    spilled): an interrupt now must not lose it. A first one while it is summarised (seconds
+    for millions of samples) is noted, and the run is stored ``interrupted`` with every
+    sample; a second one stores the samples without their summaries (readers compute them)
+    and is then raised. The row is never left ``running``."""
     run_id = started.run_id
     metric = primary_metric(benchmark, request.params)
-    status = "interrupted" if measurement.interrupted else "complete"
     basis = "overhead-corrected" if request.subtract_overhead else "raw"
-    series = metric_series(
-        measurement, metric, benchmark.unit, benchmark.direction,
-        subtract_overhead=request.subtract_overhead,
-    )
-    series = [s for s in series if s.values.size]  # a run interrupted before its first value
-    summaries = [summarize(s.values) for s in series]
+    again: KeyboardInterrupt | None = None
+    series: list[MetricSeries] = []
+    summaries: list[Summary] = []
+    try:
+        with interrupts.keep_first() as kept:
+            series = metric_series(
+                measurement, metric, benchmark.unit, benchmark.direction,
+                subtract_overhead=request.subtract_overhead,
+            )
+            series = [s for s in series if s.values.size]  # a run interrupted before its first value
+            summaries = [summarize(s.values) for s in series]
+    except KeyboardInterrupt as exc:
+        again, series, summaries = exc, [], []
+    status = "interrupted" if measurement.interrupted or kept.stopped or again is not None else "complete"
     records = [
         SummaryRecord(
             metric=s.name, unit=s.unit, basis=basis if s.name == metric else "raw",
@@ -173,6 +186,9 @@ def finish_stored_run(
     summary = summaries[0] if series else None
     values = series[0].values if series else np.empty(0)
     warnings = [*context_warnings, *run_warnings(measurement, summary, sysinfo)]
+    if again is not None:
+        warnings.append("interrupted again while its samples were summarised: stored with every sample and no "
+                        "summary (show computes it)")
     finished: dict[str, Any] = {
         "status": status,
         "columns": measurement.columns,
@@ -198,6 +214,8 @@ def finish_stored_run(
         _mark_unfinished(store, run_id, "failed", f"measured, but its samples could not be stored ({reason}); {where}")
         raise not_stored from exc
     store.discard_spill(run_id)
+    if again is not None:
+        raise again
     return RunResult(
         run_id=run_id,
         benchmark=benchmark,

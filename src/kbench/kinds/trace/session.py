@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from kbench import interrupts
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
@@ -134,13 +135,17 @@ def traced_kfunc_run(
                              "kbench.ko's trace log has no room (size 0): tracepoints were not logged")
     measurement = _run_after_reset(module, log, benchmark, request, spill)
     try:
-        log.finalize()
-        trace = log.read()
+        with interrupts.keep_first() as kept:  # the samples are in memory only: a first interrupt keeps them
+            log.finalize()
+            trace = log.read()
     except (KeyboardInterrupt, TargetError) as exc:
         if not measurement.interrupted:
             raise
         why = "interrupted again" if isinstance(exc, KeyboardInterrupt) else str(exc)
         return _with_warning(measurement, f"kbench.ko's trace log was not read ({why}): the samples are kept")
+    if kept.stopped and not measurement.interrupted:
+        measurement = dataclasses.replace(measurement, interrupted=True,
+                                          header={**measurement.header, "interrupted": True})
     if not np.any(trace.entries["kind"] != KIND_RUN):
         return measurement
     embedded = trace.to_embedded()
