@@ -113,7 +113,7 @@ def test_an_option_that_does_not_survive_is_named_with_why(repo: Path, tmp_path:
     proc = kbench("kernel", "build", str(repo), "--rev", "main", "--fragment", str(fragment), check=False)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("kbench: error: 1 config option asked for did not survive make olddefconfig: ")
-    assert "CONFIG_VIRTIO_BLK=y (from kbench (boot, kbench.ko)) is not set: depends on BLK_DEV (not set: " \
+    assert "CONFIG_VIRTIO_BLK=y (from kbench's options (boot, kbench.ko)) is not set: depends on BLK_DEV (not set: " \
            "CONFIG_BLK_DEV); CONFIG_BLK_DEV depends on BLOCK (not set: CONFIG_BLOCK)" in proc.stderr
     # the reference: the .config make olddefconfig wrote in that recipe's workspace
     recipe = make_recipe("minimal", [fragment], DEFAULT_FEATURES)

@@ -74,7 +74,7 @@ def build_cmd(tree: Path, rev: str | None, config: str, fragments: tuple[Path, .
            else f"built in {_minutes(took.get('total', 0))} "
                 f"(configure {took.get('configure', 0):.0f} s, make {took.get('build', 0):.0f} s)")
     console.print(literal(f"kernel {built.release} of {built.tree}{where}: {how}"), highlight=False)
-    for name, value in (("image", built.image), ("config", f"{built.recipe}, digest {built.config_digest[:12]}"),
+    for name, value in (("image", built.image), ("config", f"{built.recipe}; digest {built.config_digest[:12]}"),
                         ("modules", built.modules_dir or "none"), ("kbuild", built.kbuild_dir),
                         ("build dir", built.build_dir), ("log", built.log)):
         console.print(literal(f"  {name:<10} {value}"), highlight=False, soft_wrap=True)

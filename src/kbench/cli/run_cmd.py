@@ -34,7 +34,7 @@ from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
 from kbench.kinds import kfunc
 from kbench.kinds.kfunc.loaded import loaded_benchmark
 from kbench.kinds.registry import kind_of
-from kbench.report.run_json import profile_json, run_context_json, run_json
+from kbench.report.run_json import kernel_text, profile_json, run_context_json, run_json
 from kbench.store.db import Store
 from kbench.targets.base import Target, TargetError
 from kbench.targets.factory import make_target, target_cpus
@@ -239,6 +239,9 @@ def run_cmd(
         render_quiet(out_console(), report, bench.name)
     else:
         render_run(out_console(), report, hist, histogram=not no_hist)
+        ran_on = report.record.target or {}
+        out_console().print(literal(f"kernel {ran_on.get('kernel_release', '?')}{kernel_text(ran_on)}"),
+                            highlight=False)
         if profile:
             render_profile(out_console(), stored_profile(store, result.run_id), profile_problem, report.run_id)
     if result.status == "interrupted":

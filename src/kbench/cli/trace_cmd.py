@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from kbench.kinds.trace.session import TraceHost
 
 MAX_KEY = 4095
+TRACE_KERNEL = ("boot", "kbench.ko", "trace")
+"""What a kernel kbench builds for a trace (a ``tree:`` spec) is configured for: the function
+tracer too, so that kprobes on function entries go through ftrace rather than a breakpoint."""
 
 
 @click.command("trace")
@@ -136,7 +139,7 @@ def _check_functions_before_boot(kernel: str, functions: tuple[str, ...]) -> Non
     if not plain:
         return
     with user_errors():
-        image = resolve_kernel(kernel, default_cache_dir())
+        image = resolve_kernel(kernel, default_cache_dir(), features=TRACE_KERNEL)
     found = system_map_of(image.vmlinuz, image.release, image.build_dir)
     if found is None:
         return
@@ -158,7 +161,7 @@ def _host(kernel: str | None, modules: tuple[Path, ...]) -> Iterator[TraceHost]:
     from kbench.kinds.trace.hosts import VmTraceHost
     from kbench.targets.vm_target import VmTarget
 
-    with VmTarget(kernel, extra_modules=modules) as target:
+    with VmTarget(kernel, extra_modules=modules, kernel_features=TRACE_KERNEL) as target:
         yield VmTraceHost(target)
 
 

@@ -59,7 +59,7 @@ def find_built(
     cache_dir = cache_dir or default_cache_dir()
     source = identify(tree, rev, cache_dir / TREE_DIGESTS)
     found = read_marker(cache_dir / ENTRIES / entry_key(source.tree_id, recipe.digest(), toolchain().identity))
-    return found.for_source(source, time.monotonic() - started) if found else None
+    return found.for_source(source, recipe.describe(), time.monotonic() - started) if found else None
 
 
 def build_kernel(
@@ -81,12 +81,12 @@ def build_kernel(
     entry = cache_dir / ENTRIES / entry_key(source.tree_id, recipe.digest(), tools.identity)
     found = read_marker(entry)
     if found is not None:
-        return found.for_source(source, time.monotonic() - started)
+        return found.for_source(source, recipe.describe(), time.monotonic() - started)
     workspace = workspace or workspace_for(cache_dir, source, recipe)
     with locked(workspace.with_name(workspace.name + ".lock")):
         found = read_marker(entry)  # built by another kbench while this one waited
         if found is not None:
-            return found.for_source(source, time.monotonic() - started)
+            return found.for_source(source, recipe.describe(), time.monotonic() - started)
         return _build(source, recipe, entry, workspace, cache_dir, progress, started)
 
 

@@ -50,9 +50,10 @@ class BuiltKernel:
         data = asdict(self)
         return {name: str(value) if isinstance(value, Path) else value for name, value in data.items()}
 
-    def for_source(self, source: SourceTree, lookup_s: float) -> BuiltKernel:
-        """This entry as found for ``source`` (the same tree id, maybe asked by another commit or path)."""
-        return replace(self, tree=source.path, rev=source.rev, commit=source.commit, from_cache=True,
+    def for_source(self, source: SourceTree, recipe: str, lookup_s: float) -> BuiltKernel:
+        """This entry as found for ``source`` (the same tree id, maybe asked by another commit or path)
+        and the recipe asked (the same digest, described in today's words)."""
+        return replace(self, tree=source.path, rev=source.rev, commit=source.commit, recipe=recipe, from_cache=True,
                        lookup_s=lookup_s)
 
 

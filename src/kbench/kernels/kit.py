@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 FROM_SOURCE = ("Makefile", "arch/x86/Makefile*", "arch/x86/include", "include", "scripts")
-FROM_BUILD = (".config", "Module.symvers", "include", "arch/x86/include/generated", "scripts",
+FROM_BUILD = (".config", "Module.symvers", "System.map", "include", "arch/x86/include/generated", "scripts",
               "tools/objtool/objtool")
 _NOT_NEEDED = shutil.ignore_patterns("*.o", ".*.cmd", "*.d", ".tmp_*")
 

@@ -27,7 +27,7 @@ CONFIG_SIZE_LIMIT = 4 << 20
 """A config file or fragment larger than this is refused (a .config is about 100-300 KB)."""
 
 DEBIAN_FIXES = Fragment(
-    "kbench (Debian config outside Debian's packaging)",
+    "kbench's options (a Debian config outside Debian's packaging)",
     '# the certificates Debian\'s config names are in Debian\'s packaging only\n'
     'CONFIG_SYSTEM_TRUSTED_KEYS=""\nCONFIG_SYSTEM_REVOCATION_KEYS=""\n',
 )
@@ -64,7 +64,7 @@ class ConfigRecipe:
 
     def describe(self) -> str:
         added = f" + {len(self.fragments)} fragment{'s' if len(self.fragments) != 1 else ''}" if self.fragments else ""
-        return f"{self.base}{added} ({self.own_fragment.name})"
+        return f"{self.base} + {self.own_fragment.name}{added}"
 
 
 def read_text(path: Path, what: str) -> str:

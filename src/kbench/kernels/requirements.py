@@ -108,4 +108,5 @@ def requirements_fragment(features: Iterable[str]) -> Fragment:
     """kbench's own fragment for ``features``: every option with its reason as a comment."""
     chosen = requirements(features)
     text = fragment_text({r.option: r.value for r in chosen}, {r.option: r.why for r in chosen})
-    return Fragment(f"kbench ({', '.join(name for name in FEATURES if name in checked_features(features))})", text)
+    chosen_names = ", ".join(name for name in FEATURES if name in checked_features(features))
+    return Fragment(f"kbench's options ({chosen_names})", text)
