@@ -343,4 +343,4 @@ def test_stored_runs_selected_by_tag(kbench: KbenchRunner) -> None:
     (metric,) = report["metrics"]
     assert metric["trials"] == {"base": 3, "new": 3}
     none = kbench("compare", "syscall.getppid", "--runs", "tag:nothing", "--runs", "tag:after", check=False)
-    assert none.returncode == 2 and "no completed runs match 'tag:nothing'" in none.stderr
+    assert none.returncode == 4 and "no completed runs match 'tag:nothing'" in none.stderr  # no such run
