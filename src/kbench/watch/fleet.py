@@ -29,6 +29,7 @@ from kbench.jobs import JobInstance
 from kbench.store.db import Store
 from kbench.store.fleet import FINISHED_STATES, FleetStore, PlannedTask
 from kbench.watch.measurer import BISECT_CONFIRM_ERROR, BisectPlan, CommitMeasured, run_stored_bisection
+from kbench.watch.plausible import implausible
 
 Log = Callable[[str], None]
 POLL_S = 0.5
@@ -113,7 +114,8 @@ class FleetMeasurer:
         result = dict(row["result"] or {})
         if "comparison" not in result:
             return str(result.get("error") or "the fleet task returned no comparison")
-        return BuildComparison.from_json(dict(result["comparison"]))
+        found = BuildComparison.from_json(dict(result["comparison"]))
+        return implausible(self.store, found) or found
 
     def start_bisection(self, plan: BisectPlan) -> int:
         cmd = plan.instance.run_params().get("cmd", "true")

@@ -22,6 +22,7 @@ from kbench.builds.worktree import Build, Builder
 from kbench.jobs import JobInstance
 from kbench.store.db import Store
 from kbench.targets.base import ExecutionFailed, TargetError
+from kbench.watch.plausible import implausible
 
 Log = Callable[[str], None]
 BISECT_CONFIRM_ERROR = 1e-3
@@ -118,8 +119,9 @@ class LocalMeasurer:
                 if isinstance(built, str):
                     return f"commit {commit[:12]} does not build now: {built}"
                 builds.append(built)
-            return compare_builds(self.store, builds[0], builds[1], instance, budget_s=self.budget_s,
-                                  alpha=self.alpha, seed=seed, tags=tags)
+            found = compare_builds(self.store, builds[0], builds[1], instance, budget_s=self.budget_s,
+                                   alpha=self.alpha, seed=seed, tags=tags)
+            return implausible(self.store, found) or found
         except ExecutionFailed as exc:
             return f"program failed: {' '.join(str(exc).split())[:300]}"
         finally:
