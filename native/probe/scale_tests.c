@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -408,6 +409,206 @@ static void lp_lock1(struct kb_scale_task *t)
 }
 
 /* ------------------------------------------------------------------ */
+/* more of will-it-scale's testcases (futex2 ... read2)                */
+
+/* FUTEX_WAIT for a value the word does not hold: the kernel looks the
+ * futex up, compares and returns EAGAIN at once (the expected outcome,
+ * not a failure).  Shared key, as futex1. */
+static void lp_futex2(struct kb_scale_task *t)
+{
+	SCALE_BEGIN(t);
+	while (SCALE_RUNNING()) {
+		unsigned int word = 0;
+		long r = syscall(SYS_futex, &word, FUTEX_WAIT, 1, NULL, NULL, 0);
+		if (r == 0 || errno != EAGAIN)
+			FAILCHK(t, -1);
+		SCALE_PUBLISH(1);
+	}
+}
+
+/* The task's own sparse 128 MiB file, mapped privately and unmapped. */
+static int su_mmap2(struct kb_scale_task *t, char *err, size_t errlen)
+{
+	int fd = task_file(t, "mmap2", err, errlen);
+	if (fd < 0)
+		return fd;
+	t->fd = fd;
+	if (ftruncate(fd, (off_t)MEMSIZE) < 0)
+		return SETUP_FAIL("ftruncate to %lu bytes: %s", MEMSIZE, strerror(errno));
+	return 0;
+}
+
+static void lp_mmap2(struct kb_scale_task *t)
+{
+	SCALE_BEGIN(t);
+	const int fd = t->fd;
+	while (SCALE_RUNNING()) {
+		void *p = mmap(NULL, MEMSIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+		if (__builtin_expect(p == MAP_FAILED, 0)) {
+			FAILCHK(t, -1);
+			continue;
+		}
+		munmap(p, MEMSIZE);
+		SCALE_PUBLISH(1);
+	}
+}
+
+static int su_dup1(struct kb_scale_task *t, char *err, size_t errlen)
+{
+	int fd = task_file(t, "dup1", err, errlen);
+	if (fd < 0)
+		return fd;
+	t->fd = fd;
+	return 0;
+}
+
+/* dup() + close() of the task's own file's descriptor: in thread mode the
+ * tasks share one descriptor table. */
+static void lp_dup1(struct kb_scale_task *t)
+{
+	SCALE_BEGIN(t);
+	const int fd = t->fd;
+	while (SCALE_RUNNING()) {
+		int r = dup(fd);
+		FAILCHK(t, r);
+		if (r >= 0)
+			close(r);
+		SCALE_PUBLISH(1);
+	}
+}
+
+/* The one file every task of pread3 and read2 opens: the harness's
+ * KB_SCALE_F_PATH file of task 0 (scale.c names them DIR/kbench-probe.
+ * HARNESSPID.scale.TEST.IDX, made before any task starts and removed when
+ * the harness ends). */
+static int shared_file(struct kb_scale_task *t, const char *test, char *err, size_t errlen)
+{
+	char path[4096];
+	int n = snprintf(path, sizeof path, "%s/kbench-probe.%ld.scale.%s.%d", t->dir, t->harness_pid,
+			 test, 0);
+	if (n < 0 || (size_t)n >= sizeof path)
+		return SETUP_FAIL("directory name too long: %s", t->dir);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return SETUP_FAIL("cannot open the shared file %s: %s", path, strerror(errno));
+	return fd;
+}
+
+/* Each task writes its own page of the shared file, at page IDX. */
+static int su_pread3(struct kb_scale_task *t, char *err, size_t errlen)
+{
+	int fd = shared_file(t, "pread3", err, errlen);
+	if (fd < 0)
+		return fd;
+	t->fd = fd;
+	if (!(t->buf = calloc(1, RW_BUF)))
+		return SETUP_FAIL("out of memory");
+	const off_t at = (off_t)t->idx * sysconf(_SC_PAGESIZE);
+	if (pwrite(fd, t->buf, RW_BUF, at) != RW_BUF)
+		return SETUP_FAIL("writing page %d of the shared file: %s", t->idx, strerror(errno));
+	return 0;
+}
+
+/* pread() 4 KiB of one file all tasks share, each at its own page. */
+static void lp_pread3(struct kb_scale_task *t)
+{
+	SCALE_BEGIN(t);
+	const int fd = t->fd;
+	const off_t at = (off_t)t->idx * sysconf(_SC_PAGESIZE);
+	char *buf = t->buf;
+	while (SCALE_RUNNING()) {
+		ssize_t r = pread(fd, buf, RW_BUF, at);
+		if (__builtin_expect(r != RW_BUF, 0))
+			FAILCHK(t, -1);
+		SCALE_PUBLISH(1);
+	}
+}
+
+/* Every task writes the whole 1 MiB of zeros of the shared file (the same
+ * bytes, so the order does not matter) and keeps its own descriptor, its
+ * own offset. */
+static int su_read2(struct kb_scale_task *t, char *err, size_t errlen)
+{
+	int fd = shared_file(t, "read2", err, errlen);
+	if (fd < 0)
+		return fd;
+	t->fd = fd;
+	if (!(t->buf = calloc(1, RW_FILE)))
+		return SETUP_FAIL("out of memory");
+	if (pwrite(fd, t->buf, RW_FILE, 0) != (ssize_t)RW_FILE)
+		return SETUP_FAIL("writing the 1 MiB shared file: %s", strerror(errno));
+	return 0;
+}
+
+/* read() 4 KiB of the shared file (read1's loop: rewind at its end). */
+static void lp_read2(struct kb_scale_task *t)
+{
+	lp_read1(t);
+}
+
+/* The harness made the task's file (t->path): each round creates it again,
+ * closes and removes it. */
+static void lp_unlink1(struct kb_scale_task *t)
+{
+	SCALE_BEGIN(t);
+	const char *path = t->path;
+	while (SCALE_RUNNING()) {
+		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		FAILCHK(t, fd);
+		if (fd >= 0)
+			close(fd);
+		int r = unlink(path);
+		FAILCHK(t, r);
+		SCALE_PUBLISH(1);
+	}
+}
+
+/* A directory of the task's own (t->path with ".d"), holding one file. */
+static int open2_paths(struct kb_scale_task *t, char *dir, char *file, size_t len)
+{
+	int n = snprintf(dir, len, "%s.d", t->path);
+	int m = snprintf(file, len, "%s.d/f", t->path);
+	return n < 0 || m < 0 || (size_t)m >= len ? -1 : 0;
+}
+
+static int su_open2(struct kb_scale_task *t, char *err, size_t errlen)
+{
+	char dir[4096], file[4096];
+	if (open2_paths(t, dir, file, sizeof file) < 0)
+		return SETUP_FAIL("directory name too long: %s", t->dir);
+	if (mkdir(dir, 0700) < 0)
+		return SETUP_FAIL("cannot create %s: %s", dir, strerror(errno));
+	int fd = open(file, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rmdir(dir);
+		return SETUP_FAIL("cannot create %s: %s", file, strerror(errno));
+	}
+	close(fd);
+	return 0;
+}
+
+/* open(O_RDWR) + close() of the task's file in its own directory (open1's
+ * files share one directory); the directory goes when the loop ends. */
+static void lp_open2(struct kb_scale_task *t)
+{
+	char dir[4096], file[4096];
+	if (open2_paths(t, dir, file, sizeof file) < 0)
+		return;
+	{
+		SCALE_BEGIN(t);
+		while (SCALE_RUNNING()) {
+			int fd = open(file, O_RDWR);
+			FAILCHK(t, fd);
+			if (fd >= 0)
+				close(fd);
+			SCALE_PUBLISH(1);
+		}
+	}
+	unlink(file);
+	rmdir(dir);
+}
+
+/* ------------------------------------------------------------------ */
 /* the table                                                           */
 
 const struct kb_scale_test kb_scale_tests[] = {
@@ -440,6 +641,20 @@ const struct kb_scale_test kb_scale_tests[] = {
 	{"sched_yield", "sched_yield() in a loop", "one sched_yield()", NULL, lp_sched_yield, 0},
 	{"lock1", "fcntl(F_SETLKW) write lock + unlock of byte 0 of the task's own file",
 	 "one fcntl() (two per round)", su_lock1, lp_lock1, 0},
+	{"futex2", "futex(FUTEX_WAIT) for a value the word does not hold (returns EAGAIN at once)",
+	 "one futex()", NULL, lp_futex2, 0},
+	{"mmap2", "mmap() + munmap() of the task's own 128 MiB file, private, untouched",
+	 "one mmap+munmap pair", su_mmap2, lp_mmap2, 0},
+	{"dup1", "dup() + close() of a descriptor of the task's own file", "one dup+close pair",
+	 su_dup1, lp_dup1, 0},
+	{"pread3", "pread() 4 KiB of one file all tasks share, each at its own page", "one pread()",
+	 su_pread3, lp_pread3, KB_SCALE_F_PATH},
+	{"read2", "read() 4 KiB of one cached 1 MiB file all tasks share, rewinding at its end",
+	 "one read()", su_read2, lp_read2, KB_SCALE_F_PATH},
+	{"unlink1", "open(O_CREAT) + close() + unlink() of the task's own file",
+	 "one create+close+unlink", NULL, lp_unlink1, KB_SCALE_F_PATH},
+	{"open2", "open(O_RDWR) + close() of the task's own file in a directory of its own",
+	 "one open+close pair", su_open2, lp_open2, KB_SCALE_F_PATH},
 };
 
 const size_t kb_nscale_tests = sizeof kb_scale_tests / sizeof kb_scale_tests[0];

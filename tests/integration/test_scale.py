@@ -29,6 +29,7 @@ from kbench.targets.probe_output import parse_probe_output
 REQUIRED = {
     "getppid1", "brk1", "mmap1", "page_fault1", "page_fault2", "malloc1", "futex1", "pipe1",
     "open1", "read1", "write1", "lseek1", "signal1", "sched_yield", "lock1",
+    "futex2", "mmap2", "dup1", "pread3", "read2", "unlink1", "open2",
 }
 ALL_TESTS = sorted(REQUIRED)
 
@@ -372,3 +373,53 @@ def test_without_counters_the_header_has_none(probe, tmp_path):
     r = run_probe(probe, scale_args("getppid1", 1, "process", 0.2, 0.0, 0.1, tmp_path))
     assert r.rc == 0, r.err
     assert "counters" not in r.result().header
+
+
+def _task_pids(pid: int) -> list[int]:
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(c) for c in children]
+
+
+@pytest.mark.parametrize("test,shared", [("read2", True), ("pread3", True), ("dup1", False), ("mmap2", False)])
+def test_shared_file_testcases_share_one_file(probe, tmp_path, test, shared):
+    """read2 and pread3 read one file all tasks share (the kernel's /proc/PID/fd says which file each
+    task holds); dup1 and mmap2 give every task its own."""
+    p = subprocess.Popen([str(probe), *scale_args(test, 2, "process", 1.5, 0.0, 0.5, tmp_path)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        held: dict[int, set[str]] = {}
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and len(held) < 2:
+            time.sleep(0.2)
+            for task in _task_pids(p.pid):
+                fds = Path(f"/proc/{task}/fd")
+                names = {os.readlink(fd) for fd in fds.iterdir()} if fds.exists() else set()
+                mine = {name for name in names if f"scale.{test}" in name}
+                if mine:
+                    held[task] = mine
+        out, err = p.communicate(timeout=30)
+    finally:
+        p.kill()
+    assert p.returncode == 0, err
+    assert len(held) == 2, held
+    files = [next(iter(names)) for names in held.values()]
+    assert all(len(names) == 1 for names in held.values()), held
+    if shared:
+        assert files[0] == files[1] and files[0].endswith(f".scale.{test}.0"), files
+    else:
+        assert files[0] != files[1], files
+
+
+def test_open2_uses_a_directory_per_task(probe, tmp_path):
+    p = subprocess.Popen([str(probe), *scale_args("open2", 2, "thread", 1.5, 0.0, 0.5, tmp_path)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        time.sleep(0.8)
+        during = sorted(path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*"))
+        out, err = p.communicate(timeout=30)
+    finally:
+        p.kill()
+    assert p.returncode == 0, err
+    dirs = [name for name in during if name.endswith(".d")]
+    assert len(dirs) == 2 and all(f"{d}/f" in during for d in dirs), during
+    assert list(tmp_path.iterdir()) == []
