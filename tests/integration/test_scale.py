@@ -397,7 +397,7 @@ def test_shared_file_testcases_share_one_file(probe, tmp_path, test, shared):
                 mine = {name for name in names if f"scale.{test}" in name}
                 if mine:
                     held[task] = mine
-        out, err = p.communicate(timeout=30)
+        _, err = p.communicate(timeout=30)
     finally:
         p.kill()
     assert p.returncode == 0, err
@@ -416,7 +416,7 @@ def test_open2_uses_a_directory_per_task(probe, tmp_path):
     try:
         time.sleep(0.8)
         during = sorted(path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*"))
-        out, err = p.communicate(timeout=30)
+        _, err = p.communicate(timeout=30)
     finally:
         p.kill()
     assert p.returncode == 0, err

@@ -240,3 +240,69 @@ def test_perf_bench_futex_hash() -> None:
     (it,) = result.iterations
     assert "2 threads, each operating on 64 [private] futexes for 1 secs" in it.stdout
     assert it.wall_seconds >= 1.0
+
+
+# --- the 0-Day report's test cases (fsmark, pigz, netperf's TCP_SENDFILE and several clients) ---------
+
+
+def test_fsmark_writes_the_files_lkp_counts() -> None:
+    """fsmark.fsyncBeforeClose with LKP's sizes: test_size / filesize files in all, spread over the threads'
+    directories; fs_mark's rate is over its write loop, so at least the files over the whole process's time."""
+    need("fs_mark")
+    params = {"test_size": "1M", "filesize": "4K", "threads": 2, "nr_files_per_directory": "32fpd"}
+    result = run_suite("fsmark.fsyncBeforeClose", params, iterations=2, timeout=60)
+    assert len(result.iterations) == 2 and result.tool_version == "3.3"
+    assert result.command[result.command.index("-n") + 1] == "128"  # 1 MiB / 4 KiB / 2 threads
+    assert result.command[result.command.index("-D") + 1] == "4"  # 128 files / 32 per directory
+    for it in result.iterations:
+        row = it.stdout.splitlines()[-1].split()
+        assert row[1] == "256" and row[2] == "4096", it.stdout  # files written in all, bytes each
+        rate = it.values["fsmark.fsyncBeforeClose.files_per_sec"]
+        assert rate >= 256 / it.wall_seconds
+        assert "Sync method: INBAND FSYNC: fsync() per file in write loop." in it.stdout
+        assert it.values["fsmark.fsyncBeforeClose.app_overhead"] > 0
+
+
+def test_pigz_throughput_is_its_input_over_its_time() -> None:
+    """The input is base64 text of size × 3/4 random bytes (76 characters and a newline per line): the
+    throughput times the iteration's time gives back exactly that many bytes."""
+    need("pigz")
+    result = run_suite("pigz.gzip", {"size": "2M", "threads": 2, "blocksize": 64}, iterations=2, timeout=60)
+    raw = (2 << 20) * 3 // 4
+    encoded = 4 * -(-raw // 3)
+    expected = encoded + -(-encoded // 76)
+    assert result.command[:2] == ("sh", "-c") and "pigz -c -b 64 -p 2 < input" in result.command[2]
+    assert result.tool_version == "2.6"
+    for it in result.iterations:
+        assert int(it.stdout.split()[0]) == expected
+        throughput = it.values["pigz.gzip.throughput"]
+        assert throughput * it.wall_seconds * 2**20 == pytest.approx(expected, rel=1e-9)
+
+
+def test_netperf_sendfile_with_lkp_send_size_and_two_clients() -> None:
+    """TCP_SENDFILE as the report's job writes it (send_size: 10K), two netperf clients at once (LKP's
+    nr_threads): two reports of 10240-byte sends, their throughputs added up."""
+    need("netperf")
+    need("netserver")
+    before = _netservers()
+    params = {"runtime": 1, "port": 12874, "send_size": "10K", "instances": 2}
+    result = run_suite("netperf.TCP_SENDFILE", params, iterations=1, timeout=60)
+    it = result.iterations[0]
+    rows = [line.split() for line in it.stdout.splitlines() if line.strip()]
+    assert len(rows) == 2 and all(row[2] == "10240" for row in rows), it.stdout
+    assert all(float(row[3]) == pytest.approx(1.0, abs=0.1) for row in rows)  # each ran the runtime
+    assert it.values["netperf.TCP_SENDFILE.throughput"] == pytest.approx(sum(float(row[4]) for row in rows))
+    assert _netservers() == before
+
+
+def test_netperf_over_ipv6_loopback() -> None:
+    need("netperf")
+    need("netserver")
+    if not Path("/proc/net/if_inet6").exists() or "00000000000000000000000000000001" not in Path(
+            "/proc/net/if_inet6").read_text():
+        pytest.skip("this machine has no ::1")
+    result = run_suite("netperf.TCP_RR", {"runtime": 1, "port": 12875, "ip": "ipv6"}, iterations=1, timeout=60)
+    assert result.command[1:5] == ("-6", "-H", "::1", "-p")
+    rate, mean = (result.iterations[0].values[f"netperf.TCP_RR.{stat}"] for stat in ("transactions_per_s",
+                                                                                       "latency_mean"))
+    assert rate * mean * 1e-6 == pytest.approx(1.0, rel=0.05)

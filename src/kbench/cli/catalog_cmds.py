@@ -51,6 +51,7 @@ def list_cmd(pattern: str | None, as_json: bool) -> None:
                     "unit": b.unit,
                     "direction": b.direction,
                     "params": [vars(p) for p in b.params],
+                    **({"unavailable": b.unavailable} if b.unavailable else {}),
                 }
                 for b in benches.values()
             ]
@@ -67,7 +68,9 @@ def list_cmd(pattern: str | None, as_json: bool) -> None:
         shared = {p.name for p in kind_of(bench).shared_params}
         own = [p for p in bench.params if p.name not in shared]
         params = ", ".join(f"{p.name}={p.default}" for p in own) or "-"
-        table.add_row(literal(bench.name), bench.unit, bench.direction, literal(bench.description), literal(params))
+        what = f"NOT AVAILABLE here: {bench.unavailable} ({bench.description})" if bench.unavailable \
+            else bench.description
+        table.add_row(literal(bench.name), bench.unit, bench.direction, literal(what), literal(params))
     console = out_console()
     console.print(table)
     for kind in kinds:

@@ -66,6 +66,9 @@ class Benchmark:
     """The parameter holding the seconds one run of a whole tool lasts, if it has one."""
     tools: tuple[str, ...] = ()
     """The host executables a whole tool's run needs (a guest target carries them in)."""
+    unavailable: str = ""
+    """Why it cannot run on this system (a tool no Debian 12 package has, a test its tool was built
+    without); empty when it can. Listed with the reason; a run or a job of it is refused with it."""
 
     def tasks(self) -> TaskCount | None:
         """How this benchmark takes a number of tasks, or None if it runs no group of tasks."""
@@ -83,7 +86,10 @@ class Benchmark:
         raise BadParameter(f"{self.name} has no parameter {name!r}{hint}; its parameters: {listing}")
 
     def validate_params(self, values: dict[str, str]) -> dict[str, str]:
-        """Check names and value types; returns the values unchanged when valid."""
+        """Check names and value types; returns the values unchanged when valid. A benchmark that
+        cannot run on this system (``unavailable``) is refused here, with the reason."""
+        if self.unavailable:
+            raise BadParameter(f"{self.name} cannot run on this system: {self.unavailable}")
         for name, value in values.items():
             spec = self.param(name)
             _check_type(self.name, spec, value)

@@ -149,6 +149,9 @@ def _benchmark_axis(spec: JobSpec, problems: ProblemCollector) -> Axis | None:
         if bench.name in first_line:
             problems.add(line, axis.label, f"{bench.name} is listed twice (first at line {first_line[bench.name]})")
             continue
+        if bench.unavailable:
+            problems.add(line, axis.label, f"{bench.name} cannot run on this system: {bench.unavailable}")
+            continue
         first_line[bench.name] = line
         found.append(AxisValue(bench, line))
     return Axis("benchmark", None, axis.label, axis.line, tuple(found))

@@ -44,6 +44,7 @@ class SuiteBenchmark:
     task_count: TaskCount | None = None
     duration_param: str | None = None
     tools: tuple[str, ...] = ()
+    unavailable: str = ""
 
     @property
     def workload(self) -> str:
@@ -63,6 +64,7 @@ class SuiteBenchmark:
             task_count=self.task_count,
             duration_param=self.duration_param,
             tools=self.tools,
+            unavailable=self.unavailable,
         )
 
 
@@ -90,4 +92,5 @@ def _benchmark(suite: Suite, test: SuiteTest) -> SuiteBenchmark:
         task_count=suite.task_count,
         duration_param=suite.duration_param,
         tools=suite.tools,
+        unavailable=suite.why_unavailable(test),
     )

@@ -117,6 +117,8 @@ class SuiteTest:
     description: str
     params: tuple[SuiteParam, ...]
     metrics: tuple[SuiteMetric, ...]
+    unavailable: str = ""
+    """Why this test cannot run here (its tool was built without it), or empty."""
 
     @property
     def full_name(self) -> str:

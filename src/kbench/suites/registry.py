@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kbench.contract.suggest import did_you_mean, hint
-from kbench.suites import fio, hackbench, netperf, perf_bench, stress_ng, sysbench
+from kbench.suites import fio, fsmark, hackbench, netperf, perf_bench, pigz, stress_ng, sysbench, unpackaged
 from kbench.suites.model import ParamValue, SuiteTest, UnknownSuiteTest
 from kbench.suites.suite import Suite
 
 # Add a suite here (one module per tool).
 SUITES: tuple[Suite, ...] = (hackbench.SUITE, stress_ng.SUITE, fio.SUITE, sysbench.SUITE, netperf.SUITE,
-                            perf_bench.SUITE)
+                            perf_bench.SUITE, fsmark.SUITE, pigz.SUITE, *unpackaged.SUITES)
 
 
 def get_suite(name: str) -> Suite:

@@ -48,6 +48,8 @@ def run_suite(
     if timeout <= 0:
         raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
     suite, spec = lookup_test(test)
+    if suite.why_unavailable(spec):
+        raise SuiteError(f"{spec.full_name} cannot run on this system: {suite.why_unavailable(spec)}")
     resolved = spec.resolve(dict(params or {}))
     if suite.duration_param in resolved and timeout <= float(resolved[str(suite.duration_param)]):
         raise ValueError(
@@ -58,6 +60,10 @@ def run_suite(
     tool_path = host.which(suite.tool)
     if tool_path is None:
         raise ToolMissing(suite.tool, suite.package)
+    # a command may be a shell running the tool (several netperf clients at once)
+    command_path = tool_path if argv[0] == suite.tool else host.which(argv[0])
+    if command_path is None:
+        raise SuiteError(f"{spec.full_name}: {argv[0]} not found where the tool runs")
     server = suite.server(spec, resolved) if suite.server is not None else None
     server_path = None
     if server is not None:
@@ -70,11 +76,14 @@ def run_suite(
     interrupted = False
     with host.scratch_dir(f"kbench-{suite.name}-") as scratch:
         try:
+            setup = suite.prepare(spec, resolved) if suite.prepare is not None else []
+            if setup:
+                _prepare(host, setup, scratch, spec.full_name)
             if server is not None and server_path is not None:
                 host.start_server(server.argv, executable=server_path, port=server.port)
             for index in range(iterations):
                 try:
-                    finished = host.run(argv, executable=tool_path, cwd=scratch, timeout=timeout)
+                    finished = host.run(argv, executable=command_path, cwd=scratch, timeout=timeout)
                 except OSError as exc:
                     raise SuiteError(f"{spec.full_name}: cannot start {tool_path}: {exc}") from exc
                 iteration = _iteration(suite, spec.name, argv, index, finished, tuple(done), timeout)
@@ -100,6 +109,20 @@ def run_suite(
     )
 
 
+PREPARE_TIMEOUT_S = 300.0
+
+
+def _prepare(host: ToolHost, argv: list[str], scratch: str, name: str) -> None:
+    """Run a suite's set-up command in the scratch directory (SuiteError if it fails)."""
+    path = host.which(argv[0])
+    if path is None:
+        raise SuiteError(f"{name}: its set-up needs {argv[0]}, which is not where the tool runs")
+    done = host.run(argv, executable=path, cwd=scratch, timeout=PREPARE_TIMEOUT_S)
+    if done.timed_out or done.exit_code != 0:
+        said = _tail(done.stderr or done.stdout) or "no message"
+        raise SuiteError(f"{name}: its set-up ({shlex.join(argv)}) failed: {said}")
+
+
 def _iteration(
     suite: Suite,
     test: str,
@@ -121,7 +144,7 @@ def _iteration(
     else:
         output = finished.stdout if suite.parse_stream == "stdout" else finished.stderr
         try:
-            values = suite.parse(test, output)
+            values = suite.parse(test, output, finished.wall_seconds)
         except SuiteParseError as exc:
             reason = f"exited 0 but its output could not be read ({exc})"
     if reason:

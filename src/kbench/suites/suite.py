@@ -15,10 +15,15 @@ from dataclasses import dataclass
 from kbench.contract.benchmark import TaskCount
 from kbench.contract.suggest import did_you_mean
 from kbench.suites.errors import SuiteParseError
-from kbench.suites.model import ParamValue, SuiteTest, UnknownSuiteTest
+from kbench.suites.model import BadSuiteParameter, ParamValue, SuiteTest, UnknownSuiteTest
 
 CommandBuilder = Callable[[SuiteTest, dict[str, ParamValue]], list[str]]
 OutputParser = Callable[[SuiteTest, str], dict[str, float]]
+TimedParser = Callable[[SuiteTest, str, float], dict[str, float]]
+"""A parser that also takes the iteration's wall-clock seconds (a tool that prints no rate of its own)."""
+Preparer = Callable[[SuiteTest, dict[str, ParamValue]], list[str]]
+"""The argv of a command run once in the scratch directory before the first iteration, not timed
+(the input file a tool reads: pigz's data, netperf's sendfile file); empty: nothing to do."""
 VersionParser = Callable[[str], str]
 
 
@@ -60,6 +65,15 @@ class Suite:
     server: ServerBuilder | None = None
     extra_tools: tuple[str, ...] = ()
     """Other executables of the package the tests run (netserver beside netperf)."""
+    unavailable: str = ""
+    """Why no test of this suite can run on this system (no Debian 12 package has the tool), or empty."""
+    prepare: Preparer | None = None
+    parse_timed: TimedParser | None = None
+    """Used instead of ``parse_output`` when given: it also gets the iteration's wall-clock seconds."""
+
+    def why_unavailable(self, test: SuiteTest) -> str:
+        """Why ``test`` cannot run on this system, or empty."""
+        return self.unavailable or test.unavailable
 
     @property
     def tools(self) -> tuple[str, ...]:
@@ -80,19 +94,27 @@ class Suite:
         """The argv that runs ``test``; ``params`` are checked and defaults filled in.
 
         Raises UnknownSuiteTest or BadSuiteParameter (a BadParameter) with a message
-        that names the parameter and what it accepts.
+        that names the parameter and what it accepts, or why the test cannot run on this system.
         """
         spec = self.test(test)
+        if self.why_unavailable(spec):
+            raise BadSuiteParameter(f"{spec.full_name} cannot run on this system: {self.why_unavailable(spec)}")
         return self.command(spec, spec.resolve(dict(params or {})))
 
-    def parse(self, test: str, output: str) -> dict[str, float]:
+    def parse(self, test: str, output: str, wall_seconds: float | None = None) -> dict[str, float]:
         """``{<suite>.<test>.<stat>: value}`` for every metric ``test`` declares.
 
-        Pure: reads only ``output`` (the text of ``parse_stream``). Raises
-        SuiteParseError when the output lacks a declared metric.
+        Pure: reads only ``output`` (the text of ``parse_stream``) and, for a suite that times
+        its tool itself (``parse_timed``), ``wall_seconds``. Raises SuiteParseError when the
+        output lacks a declared metric.
         """
         spec = self.test(test)
-        found = self.parse_output(spec, output)
+        if self.parse_timed is not None:
+            if wall_seconds is None:
+                raise SuiteParseError(f"{spec.full_name} is read with the iteration's time, and none was given")
+            found = self.parse_timed(spec, output, wall_seconds)
+        else:
+            found = self.parse_output(spec, output)
         missing = [name for name in spec.metric_names() if name not in found]
         if missing:
             raise SuiteParseError(f"{self.tool} output has no value for {', '.join(missing)}")

@@ -39,3 +39,15 @@ def version_in(pattern: str, output: str) -> str:
     """The first group of ``pattern`` in a tool's version output, else its first line."""
     match = re.search(pattern, output)
     return match.group(1) if match else first_line(output)
+
+
+_SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def size_bytes(text: str) -> int:
+    """Bytes of a size written as ``size_param`` accepts it (``4k`` = 4096, ``10K``, ``1MiB``, ``2G``):
+    the suffixes are powers of 1024, as LKP's sizes are."""
+    match = re.fullmatch(r"([0-9]+)([kKmMgGtT]?)(?:i?[bB])?", text.strip())
+    if match is None:
+        raise ValueError(f"{text!r} is not {SIZE_HINT}")
+    return int(match.group(1)) * _SIZE_UNITS[match.group(2).lower()]
