@@ -120,3 +120,34 @@ def plant_bulk(store: Store, values: Sequence[float], *, benchmark: str = "sysca
         conn.execute(insert(schema.summaries), summaries)
         conn.execute(insert(schema.samples), blobs)
     return [first + i for i in range(len(values))]
+
+
+def plant_finding(
+    store: Store, *, culprit: str, good: str, bad: str, benchmark: str = "syscall.getppid",
+    metric: str | None = None, params: Mapping[str, str] | None = None, kind: str = "regression",
+    status: str | None = "open", fixed_in: str | None = None, change_pct: float = 4.0,
+    parent_median: float = 200.0, repo: str = "/src/planted", branch: str = "main", watch_key: str = "planted",
+) -> int:
+    """A finding a watch confirmed, as ``kbench watch`` writes it (``kbench.store.watch``): the watch's
+    row, then the finding with its side-by-side verification of the culprit against its parent
+    (``BuildComparison.to_json``, two planted slots a side) and its status. Returns its id."""
+    from kbench.store.watch import WatchStore
+
+    watches = WatchStore(store.engine)
+    row, _ = watches.open_watch(key=watch_key, repo=repo, branches=[branch], build="make",
+                                job_path=f"{repo}/job.yaml", job_text="benchmark: command\n", options={})
+    metric = metric or f"{benchmark}.latency"
+    new_median = parent_median * (1 + change_pct / 100)
+    verification = {"why": "verify", "base": {"commit": f"{culprit}^", "median": parent_median, "stdev_pct": 0.5,
+                                               "slots": 40},
+                    "new": {"commit": culprit, "median": new_median, "stdev_pct": 0.6, "slots": 40},
+                    "verdict": {"verdict": "regression" if kind == "regression" else "improvement",
+                                "change_pct": change_pct, "ci_pct": [change_pct - 0.4, change_pct + 0.4],
+                                "p_value": 1e-6, "confidence": 0.95, "unit": "ns"},
+                    "blocks": 20, "elapsed_s": 10.0, "design": "interleaved", "run_ids": []}
+    finding = watches.add_finding(int(row["id"]), branch=branch, instance_id="i0", benchmark=benchmark,
+                                  metric=metric, params=dict(params or {}), series_id=None, kind=kind, good=good,
+                                  bad=bad, candidate={})
+    watches.update_finding(finding, state="confirmed", culprit=culprit, culprit_subject=f"subject of {culprit[:7]}",
+                           verification=[verification], status=status, fixed_in=fixed_in)
+    return finding

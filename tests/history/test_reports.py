@@ -57,14 +57,16 @@ def test_regressions_json_has_one_entry_per_change_for_the_worse(planted: dict[s
     proc = kbench(planted["db"], "report", "regressions", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
-    (entry,) = report["entries"]
+    (entry,) = report["suspected"]
+    assert report["confirmed"] == []
     change = entry["change_point"]
     assert entry["metric"] == "syscall.getppid.latency" and entry["params"] == {"size": "64"}
     assert change["run_id"] == planted["slow"][STEP_AT] and change["verdict"] == "regression"
     commits = planted["commits"]
     assert change["correlated"]["range"] == f"{commits[STEP_AT - 1]}..{commits[STEP_AT]}"
     # nothing measured it again: a suspected change point, never "due to commit"
-    assert entry["status"] == "suspected" and entry["confirmed"] is False and entry["confirmation"] is None
+    assert entry["status"] == "suspected" and entry["confirmed"] is False and "confirmation" not in entry
+    assert entry["noise_pct"] < 1.0  # cv 0.2 %: the 4 % step stands far out of it
     assert entry["subject"] == f"[kbench] [syscall.getppid] suspected: syscall.getppid.latency " \
                                f"{change['change_pct']:+.1f}% regression in {commits[STEP_AT - 1][:10]}.." \
                                f"{commits[STEP_AT][:10]}"
@@ -74,15 +76,15 @@ def test_regressions_json_has_one_entry_per_change_for_the_worse(planted: dict[s
                                   f"--label nightly-{STEP_AT}"]
     with_improvements = json.loads(kbench(planted["db"], "report", "regressions", "--format", "json",
                                           "--improvements").stdout)
-    assert sorted(e["change_point"]["verdict"] for e in with_improvements["entries"]) == ["improvement", "regression"]
+    assert sorted(e["change_point"]["verdict"] for e in with_improvements["suspected"]) == ["improvement", "regression"]
 
 
 def test_since_keeps_only_newer_changes(planted: dict[str, object]) -> None:
     # Planted runs start on 2026-11-01 03:00, one a day: the change is at 2026-11-21 03:00.
     assert len(json.loads(kbench(planted["db"], "report", "regressions", "--format", "json", "--since",
-                                 "2026-11-21").stdout)["entries"]) == 1
+                                 "2026-11-21").stdout)["suspected"]) == 1
     assert json.loads(kbench(planted["db"], "report", "regressions", "--format", "json", "--since",
-                             "2026-11-21T03:01").stdout)["entries"] == []
+                             "2026-11-21T03:01").stdout)["suspected"] == []
 
 
 def test_text_markdown_and_html_reports(planted: dict[str, object], tmp_path: Path) -> None:
@@ -93,7 +95,8 @@ def test_text_markdown_and_html_reports(planted: dict[str, object], tmp_path: Pa
     assert "kbench suspects a +" in text and "due to commit" not in text and "not a culprit" in text
     assert "on test machine: lab-box: 2 CPUs, Planted CPU @ 2.0GHz, 24 GiB memory (target: local)" in text
     assert "        size: 64" in text and "To reproduce:" in text
-    assert f"{STEP_AT} runs" in text and "10 runs" in text  # before and after
+    assert f"{STEP_AT} runs before" in text and "10 runs after" in text
+    assert "the series' run-to-run noise ±0.2%" in text
     markdown = kbench(planted["db"], "report", "regressions", "--format", "markdown").stdout
     assert markdown.startswith("# kbench regression report") and "| before | %change | after |" in markdown
     out = tmp_path / "r.html"
@@ -129,17 +132,24 @@ def test_a_regression_a_watch_confirmed_is_reported_as_confirmed_with_its_culpri
                         verification=[{"why": "verify", "verdict": verdict}])
     store.engine.dispose()
     report = json.loads(kbench(db, "report", "regressions", "--format", "json").stdout)
-    by_size = {e["params"]["size"]: e for e in report["entries"]}
-    confirmed, suspected = by_size["64"], by_size["128"]
-    assert confirmed["status"] == "confirmed" and confirmed["confirmation"]["culprit"]["sha"] == commits[STEP_AT]
+    (confirmed,) = report["confirmed"]
+    (suspected,) = report["suspected"]  # the change point at the culprit is the confirmation, not an entry
+    assert report["covered_change_points"] == 1
+    assert confirmed["culprit"]["sha"] == commits[STEP_AT] and confirmed["params"] == {"size": "64"}
     assert confirmed["subject"] == f"[kbench] [syscall.getppid] {commits[STEP_AT][:10]}: syscall.getppid.latency " \
                                    "+3.9% regression"
-    assert suspected["status"] == "suspected" and "suspected:" in suspected["subject"]
-    assert report["entries"][0] is not None and report["entries"][0]["status"] == "confirmed"  # confirmed first
+    assert confirmed["change_pct"] == 3.9 and confirmed["ci_pct"] == [3.1, 4.6] and confirmed["status"] == "open"
+    assert confirmed["reproduce"][:3] == ["git clone /r kbench-repro && cd kbench-repro",
+                                          f"git checkout {commits[STEP_AT]}", "make"]  # the build step
+    # the entry names its culprit and no other commit of the series
+    named = {c for c in commits if c in json.dumps(confirmed)}
+    assert named == {commits[STEP_AT]}
+    assert suspected["params"] == {"size": "128"} and "suspected:" in suspected["subject"]
     text = kbench(db, "report", "regressions").stdout
-    assert "kbench found 1 confirmed regression(s) and 1 suspected change point(s)" in text
-    assert f"due to commit {commits[STEP_AT][:12]} (\"make getppid slower\")" in text
-    assert "confirmed: +3.9% (CI +3.1…+4.6%, p=0.00024) against its parent" in text and "status: open" in text
+    assert "kbench found 1 open confirmed regression(s) and 1 suspected change point(s)" in text
+    assert f"commit: {commits[STEP_AT]} (\"make getppid slower\")" in text
+    assert "+3.9% (CI +3.1% … +4.6% at 95%, p=0.00024)" in text and "status: open" in text
+    assert text.index(f"{commits[STEP_AT][:10]}: syscall.getppid.latency") < text.index("suspected: syscall")
 
 
 def test_git_log_of_the_commit_range_with_repo(planted: dict[str, object], tmp_path: Path) -> None:
@@ -167,7 +177,7 @@ def test_git_log_of_the_commit_range_with_repo(planted: dict[str, object], tmp_p
     plant_series(store, values, commits=[made[1]] * 10 + [made[4]] * 10)
     store.engine.dispose()
     report = json.loads(kbench(db, "report", "regressions", "--format", "json", "--repo", str(repo)).stdout)
-    log = report["entries"][0]["change_point"]["correlated"]["git_log"]
+    log = report["suspected"][0]["change_point"]["correlated"]["git_log"]
     assert [c["id"] for c in log] == git("rev-list", f"{made[1]}..{made[4]}").split()
     assert [c["subject"] for c in log] == ["change 4", "change 3", "change 2"]
     text = kbench(db, "report", "regressions", "--repo", str(repo)).stdout

@@ -81,7 +81,7 @@ def test_report_regressions_carries_the_rows_in_every_format(planted: dict[str, 
     assert "perf-stat.task-clock (ns)" in text and "perf-stat.context-switches (/op)" in text
     assert "perf-profile.self.mix_b" in text
     assert text.index("%change") < text.index("perf-stat.task-clock") < text.index("To reproduce")
-    (entry,) = json.loads(kbench(db, "report", "regressions", "--format", "json").stdout)["entries"]
+    (entry,) = json.loads(kbench(db, "report", "regressions", "--format", "json").stdout)["suspected"]
     why = entry["why"]
     assert (why["base_run"], why["new_run"]) == (planted["before"], planted["after"])
     assert why["counters"][0]["name"] == "perf-stat.task-clock"
@@ -152,7 +152,7 @@ def test_the_html_report_and_the_dashboard_carry_the_rows(planted: dict[str, obj
         with urllib.request.urlopen(f"{url}/regressions", timeout=60) as response:
             _check_html_rows(_why_cells(response.read().decode()))
         with urllib.request.urlopen(f"{url}/api/regressions", timeout=60) as response:
-            (entry,) = json.loads(response.read())["entries"]
+            (entry,) = json.loads(response.read())["suspected"]
         assert entry["why"]["counters"][0] == {**entry["why"]["counters"][0], "name": "perf-stat.task-clock"}
         assert entry["why"]["profile_delta"][0]["symbol"] == "mix_b"
     finally:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from kbench.compare import INCONCLUSIVE, NO_CHANGE, REGRESSION, adjust, benjamini_hochberg, compare_trials, holm
+from kbench.compare import INCONCLUSIVE, REGRESSION, adjust, benjamini_hochberg, compare_trials, holm
 
 
 def test_holm_hand_computed_example():
@@ -36,7 +36,7 @@ def test_adjust_re_decides_and_names_the_method():
     assert [v.metric for v in adjusted] == [v.metric for v in family]
     assert all(v.adjustment == "holm" for v in adjusted)
     assert adjusted[0].verdict == REGRESSION  # survives: 8 * 1.6e-4 < 0.05
-    assert adjusted[1].verdict == NO_CHANGE  # no longer significant over 8 metrics
+    assert adjusted[1].verdict == INCONCLUSIVE  # no longer significant over 8 metrics (and no margin)
     assert adjusted[1].p_value_unadjusted == borderline.p_value
     assert adjusted[2].verdict == INCONCLUSIVE and adjusted[2].p_value == too_few.p_value  # not in the family
     tested = [v.p_value_unadjusted for v in family if v.tested]

@@ -53,12 +53,16 @@ def test_direction_higher_flips_regression_and_improvement():
     assert compare_trials(BASE, BASE * 0.95, direction="lower").verdict == IMPROVEMENT
 
 
-def test_same_data_is_no_change():
-    v = compare_trials(BASE, BASE.copy(), direction="lower")
-    assert v.verdict == NO_CHANGE
+def test_same_data_is_no_change_within_a_margin_and_inconclusive_without_one():
+    v = compare_trials(BASE, BASE.copy(), direction="lower", margin=0.05)
+    assert v.verdict == NO_CHANGE and v.reason.startswith(REASON_WITHIN_MARGIN)
     assert v.p_value == 1.0 and v.change_pct == 0.0
     assert v.ci_pct[0] <= 0 <= v.ci_pct[1]
     assert any(w.startswith(WARNING_TIES) for w in v.warnings)  # every value is tied
+    # without a margin nothing is "no change": not significant is not the same as equal
+    bare = compare_trials(BASE, BASE.copy(), direction="lower")
+    assert bare.verdict == INCONCLUSIVE and bare.reason.startswith("not-significant")
+    assert "without a margin nothing can be called no change" in bare.reason
 
 
 def test_two_trials_are_inconclusive_with_reason():
@@ -112,9 +116,10 @@ def test_margin_decisions_on_constructed_data():
     assert v.verdict == NO_CHANGE and v.reason.startswith(REASON_WITHIN_MARGIN)
     big = compare_trials(base, same * 1.05, direction="lower", margin=0.01)
     assert big.verdict == REGRESSION
-    # a real but small change (0.5%) that the interval places inside +/-1% is "no change"
+    # a real but small change (0.5%) that the interval places inside +/-1% is said as one, never "no change"
     small = compare_trials(base, same * 1.005, direction="lower", margin=0.01)
-    assert small.verdict == NO_CHANGE and small.p_value <= 0.05
+    assert small.verdict == REGRESSION and small.p_value <= 0.05
+    assert small.ci_pct[0] >= -1.0 and small.ci_pct[1] <= 1.0 and "smaller than the ±1% margin" in small.reason
     noisy = compare_trials(base * np.exp(rng.normal(0, 0.05, 20)), same, direction="lower", margin=0.01)
     assert noisy.verdict == INCONCLUSIVE and noisy.reason.startswith(REASON_TOO_NOISY)
 
@@ -124,12 +129,13 @@ def test_margin_decisions_on_constructed_data():
     [
         (0.01, (1.0, 3.0), None, REGRESSION, REASON_SIGNIFICANT),
         (0.01, (-3.0, -1.0), None, IMPROVEMENT, REASON_SIGNIFICANT),
-        (0.20, (-1.0, 3.0), None, NO_CHANGE, "not-significant"),
-        (0.01, (-0.5, -0.1), 1.0, NO_CHANGE, REASON_WITHIN_MARGIN),
+        (0.20, (-1.0, 3.0), None, INCONCLUSIVE, "not-significant"),
+        (0.01, (-0.5, -0.1), 1.0, IMPROVEMENT, REASON_SIGNIFICANT),  # real, smaller than the margin
+        (0.20, (-0.5, 0.4), 1.0, NO_CHANGE, REASON_WITHIN_MARGIN),
         (0.01, (1.5, 3.0), 1.0, REGRESSION, REASON_SIGNIFICANT),
         (0.01, (0.5, 3.0), 1.0, REGRESSION, REASON_SIGNIFICANT),  # real, but may be under the margin
         (0.20, (-2.0, 3.0), 1.0, INCONCLUSIVE, REASON_TOO_NOISY),
-        (0.01, (float("nan"), float("nan")), None, NO_CHANGE, "not-significant"),
+        (0.01, (float("nan"), float("nan")), None, INCONCLUSIVE, "not-significant"),
         (0.01, (float("nan"), float("nan")), 1.0, INCONCLUSIVE, REASON_TOO_NOISY),
     ],
 )
@@ -137,8 +143,13 @@ def test_decision_table_rows(p, ci, margin, expected, tag):
     verdict, reason = decide(direction="lower", p_value=p, ci_pct=ci, alpha=0.05, margin_pct=margin)
     assert verdict == expected and reason.startswith(tag)
     assert "nan" not in reason.lower()
-    if margin is not None and expected == REGRESSION:
-        assert ("smaller than the margin" in reason) == (ci[0] <= margin)
+    if margin is not None and expected in (REGRESSION, IMPROVEMENT):
+        inside = -margin <= ci[0] and ci[1] <= margin
+        reaches = not inside and min(abs(ci[0]), abs(ci[1])) <= margin
+        assert ("the change is smaller than the" in reason) == inside
+        assert ("may be smaller than the margin" in reason) == reaches
+    if expected == NO_CHANGE:
+        assert f"within ±{margin:g}%" in reason
 
 
 def test_ks_reports_a_change_of_shape_the_rank_test_does_not_see():
@@ -146,7 +157,7 @@ def test_ks_reports_a_change_of_shape_the_rank_test_does_not_see():
     base = 1000 * np.exp(rng.normal(0, 0.002, 40))
     wide = 1000 * np.exp(rng.normal(0, 0.03, 40))  # same median, far wider
     v = compare_trials(base, wide, direction="lower")
-    assert v.verdict == NO_CHANGE
+    assert not v.significant
     assert any(w.startswith(WARNING_KS_SHAPE) for w in v.warnings)
 
 

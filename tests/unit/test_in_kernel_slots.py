@@ -148,7 +148,7 @@ def test_cycles_read_in_ns_as_well_in_every_format() -> None:
     text = render(report, "text")
     ns_line = next(line for line in text.splitlines() if line.endswith("MHz)"))
     assert "kfunc.spin.cycles (ns, TSC 2594.281 MHz)" in ns_line
-    assert ns_line.split()[:3] == [f"{1000 * 1e6 / tsc_khz:.1f}", "+1.0%", f"{1010 * 1e6 / tsc_khz:.1f}"]
+    assert ns_line.split()[:3] == [f"{1000 * 1e6 / tsc_khz:.1f}ns", "+1.0%", f"{1010 * 1e6 / tsc_khz:.1f}ns"]
     assert "385.5ns" in render(report, "markdown") and "385.5ns" in render(report, "html")
     plain = _cycles_report(None)
     assert "MHz" not in render(plain, "text") and json.loads(render(plain, "json"))["metrics"][0]["base_ns"] is None

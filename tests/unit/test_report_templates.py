@@ -133,23 +133,23 @@ def test_the_regression_report_carries_the_change_and_how_to_reproduce(planted_s
     from kbench.history.analysis import analyse
     from kbench.history.changes import DetectionSettings
     from kbench.history.load import load_series
-    from kbench.history.regressions import regression_entries, wanted_runs
+    from kbench.history.regressions import regression_report, wanted_runs
     from kbench.report.regression_html import fragment, render_page
     from kbench.store.db import Store
     from kbench.store.series import run_requests
 
     store = Store.open(f"sqlite:///{planted_store}", read_only=True)
     histories = analyse(load_series(store, None), DetectionSettings())
-    entries = regression_entries(histories, run_requests(store, wanted_runs(histories)))
-    (entry,) = entries
-    source = render_page(entries, "in every series")
+    report = regression_report(histories, run_requests(store, wanted_runs(histories)))
+    (entry,) = report.suspected
+    source = render_page(report, "in every series")
     page = _framed(source)
     assert page.count("article", **{"class": "regression", "data-run": str(entry.point.run_id)}) == 1
     assert f"{entry.point.change.change_pct:+.1f}%" in source
     assert "\n".join(entry.reproduce).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") \
         .replace('"', "&quot;").replace("'", "&#x27;") in source
     assert HOSTILE not in source and ESCAPED in source
-    linked = fragment(entries, "x", link=lambda series, run: f"/series/{series}?run={run}")
+    linked = fragment(report, "x", link=lambda series, run: f"/series/{series}?run={run}")
     assert "<!DOCTYPE" not in linked and linked.count('href="/series/') == 3  # the series and both runs
 
 

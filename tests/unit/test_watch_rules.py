@@ -11,10 +11,13 @@ from pathlib import Path
 import pytest
 
 from kbench.builds.compare import BuildComparison, SideSummary
+from kbench.history.confirmed import Side
+from kbench.report.lkp_table import Cell, Row, lkp_table
+from kbench.report.units import format_measure
 from kbench.store.db import Store
 from kbench.store.watch import WatchStore
 from kbench.watch.loop import Watch, WatchOptions, _covered, sample
-from kbench.watch.mail import RegressionMail, SideFigures, lkp_table, message, post
+from kbench.watch.mail import RegressionMail, message, post
 from kbench.watch.verdicts import holds, widen
 
 
@@ -76,8 +79,9 @@ def test_a_candidate_overlapping_a_finding_s_range_or_holding_its_culprit_is_tha
 
 
 def test_the_lkp_table_lines_up_on_the_last_digits() -> None:
-    lines = lkp_table("command.cpu", "ns", SideFigures("1f896e1645 (parent)", 13.88e6, 1.6),
-                      SideFigures("96f5515dc9", 15.26e6, 2.2), 9.7)
+    row = Row("command.cpu", Cell(format_measure(13.88e6, "ns"), 1.6), [("+9.7%", Cell(format_measure(15.26e6, "ns"),
+                                                                                    2.2))])
+    lines = lkp_table("1f896e1645 (parent)", ["96f5515dc9"], [row])
     title, rule, names, marks, row = lines
     assert row.endswith("  command.cpu") and "13.88ms ±  2%" in row and "+9.7%" in row and "15.26ms ±  2%" in row
     assert marks.index("\\") == row.index("13.88ms") + len("13.88ms") - 1  # "\" under the last digit
@@ -89,8 +93,8 @@ def test_the_lkp_table_lines_up_on_the_last_digits() -> None:
 def test_the_mail_is_rfc_5322_and_says_due_to_commit(tmp_path: Path) -> None:
     mail = RegressionMail(
         finding_id=3, benchmark="command", metric="command.cpu", unit="ns", change_pct=3.14, ci_pct=(2.5, 3.9),
-        p_value=0.00024, confidence=0.985, blocks=13, parent=SideFigures("p (parent)", 1e7, 1.0),
-        culprit=SideFigures("c", 1.0314e7, 1.0), culprit_sha="c" * 40, culprit_subject="slow: more work",
+        p_value=0.00024, confidence=0.985, blocks=13, parent=Side("p (parent)", 1e7, 1.0, 20),
+        culprit=Side("c", 1.0314e7, 1.0, 20), culprit_sha="c" * 40, culprit_subject="slow: more work",
         culprit_author="Kay Bench <kay@example.org>", culprit_date="2026-11-27", branch="main", repo="/src/prog",
         machine="box: 2 CPUs", params={"cmd": "./prog"}, job_path="/jobs/w.yaml", build="make", cmd="./prog",
         found=["candidate: …"], recipients=("Kay Bench <kay@example.org>",),
@@ -137,7 +141,7 @@ def test_a_regression_whose_culprit_a_later_commit_reverts_is_reverted_with_a_fo
     original.parent.mkdir()
     original.write_bytes(bytes(message(RegressionMail(
         finding_id=1, benchmark="command", metric="command.cpu", unit="ns", change_pct=5.0, ci_pct=(4.0, 6.0),
-        p_value=0.001, confidence=0.95, blocks=10, parent=SideFigures("p", 1.0, 0.0), culprit=SideFigures("c", 1.05, 0),
+        p_value=0.001, confidence=0.95, blocks=10, parent=Side("p", 1.0, 0.0, 20), culprit=Side("c", 1.05, 0, 20),
         culprit_sha=shas[1], culprit_subject="change 1", culprit_author="A <a@example.org>", culprit_date="",
         branch="main", repo=str(repo), machine="m", params={}, job_path=str(job), build="true", cmd="./prog",
         found=[]))))

@@ -52,12 +52,16 @@ def plant(store: Store) -> tuple[list[int], list[int], list[str], list[int]]:
     watches = WatchStore(store.engine)
     watch, _ = watches.open_watch(key="dashboard", repo="/src/prog", branches=["main"], build="make",
                                   job_path="/jobs/nightly.yaml", job_text="", options={})
-    verdict = {"verdict": "regression", "change_pct": 2.9, "ci_pct": [2.4, 3.4], "p_value": 0.00024}
+    verdict = {"verdict": "regression", "change_pct": 2.9, "ci_pct": [2.4, 3.4], "p_value": 0.00024, "unit": "ns"}
     watches.add_finding(watch["id"], branch="main", instance_id="0123abcd", benchmark="syscall.getppid",
                         metric="syscall.getppid.latency", params={"size": "64"}, kind="regression", state="confirmed",
                         status="open", good=commits[STEP_AT - 1], bad=commits[STEP_AT], candidate={},
                         culprit=commits[STEP_AT], culprit_subject="getppid: take the slow path",
-                        verification=[{"why": "verify", "verdict": verdict}])
+                        verification=[{"why": "verify", "verdict": verdict, "blocks": 20, "run_ids": [],
+                                       "base": {"commit": commits[STEP_AT - 1], "median": 164.0, "stdev_pct": 0.4,
+                                                "slots": 40},
+                                       "new": {"commit": commits[STEP_AT], "median": 168.8, "stdev_pct": 0.4,
+                                               "slots": 40}}])
     return stepped, flat, commits, suspected
 
 

@@ -170,8 +170,10 @@ def test_compare_and_regressions_pages(dashboard: Planted, page: Any) -> None:
     confirmed, suspected = entries.nth(0), entries.nth(1)
     assert confirmed.get_attribute("data-status") == "confirmed"
     assert suspected.get_attribute("data-status") == "suspected"
-    assert confirmed.get_attribute("data-run") == str(after)
+    assert confirmed.get_attribute("data-culprit") == dashboard.commits[STEP_AT]
     assert f"git checkout {dashboard.commits[STEP_AT]}" in confirmed.locator("pre.reproduce").inner_text()
+    table = confirmed.locator("pre.side-by-side").inner_text()  # its own side-by-side table, values in their unit
+    assert "parent" in table and "164.0ns" in table and "+2.9%" in table and "168.8ns" in table
     assert "getppid: take the slow path" in confirmed.inner_text() and "due to commit" in confirmed.inner_text()
     assert "suspected:" in suspected.inner_text() and "due to commit" not in suspected.inner_text()
     page.goto(f"{dashboard.url}/regressions?since=2099-01-01")

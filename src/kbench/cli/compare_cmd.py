@@ -310,7 +310,8 @@ def compare_cmd(
         err_console.print(f"wrote {output}")
     else:
         write_stdout(text if text.endswith("\n") else text + "\n", data=fmt != "text")
-    exit_if_found(fail_on, ((m.verdict, _named(report, m)) for m in report.metrics))
+    # a real change smaller than the margin is said as found, but the margin says it does not matter
+    exit_if_found(fail_on, ((m.verdict, _named(report, m)) for m in report.metrics if not m.real_within_margin))
 
 
 def _named(report: ComparisonReport, metric: MetricComparison) -> str:

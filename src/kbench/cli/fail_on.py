@@ -18,31 +18,46 @@ from kbench.cli import exit_codes
 from kbench.cli.main import err_console
 from kbench.contract.vocabulary import IMPROVEMENT, REGRESSION
 
-GATED_VERDICTS = (REGRESSION, IMPROVEMENT)
+SUSPECTED = "suspected"
+GATED_VERDICTS = (REGRESSION, IMPROVEMENT, SUSPECTED)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 class FailOn(click.ParamType):  # type: ignore[type-arg]
-    """``regression``, ``improvement`` or both, comma-separated."""
+    """Verdict words among ``words``, comma-separated."""
 
-    name = "regression[,improvement]"
+    def __init__(self, words: tuple[str, ...]) -> None:
+        self.words = words
+        self.name = "[" + ",".join(words) + "]"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> frozenset[str]:
         if isinstance(value, frozenset):
             return value
         words = [word.strip() for word in str(value).split(",")]
-        unknown = [word for word in words if word not in GATED_VERDICTS]
+        unknown = [word for word in words if word not in self.words]
         if unknown or not words:
-            self.fail(f"{value!r}: give regression, improvement or regression,improvement", param, ctx)
+            self.fail(f"{value!r}: give one or more of {', '.join(self.words)}, comma-separated", param, ctx)
         return frozenset(words)
 
 
 def fail_on_option(func: F) -> F:
-    """The ``--fail-on`` option, passed to the command as ``fail_on`` (an empty set when not given)."""
+    """The ``--fail-on`` option of a comparison, passed to the command as ``fail_on`` (an empty set
+    when not given)."""
     return click.option(
-        "--fail-on", "fail_on", type=FailOn(), default=None, callback=_empty_when_absent,
+        "--fail-on", "fail_on", type=FailOn((REGRESSION, IMPROVEMENT)), default=None, callback=_empty_when_absent,
         help=f"Exit {exit_codes.VERDICT_FOUND} (after the whole output) when a verdict named here is found: "
         "regression, improvement or regression,improvement; 0 otherwise. For CI gates.",
+    )(func)
+
+
+def findings_fail_on_option(func: F) -> F:
+    """The ``--fail-on`` option of the views over stored history (``report regressions``, ``history``)."""
+    return click.option(
+        "--fail-on", "fail_on", type=FailOn(GATED_VERDICTS), default=None, callback=_empty_when_absent,
+        help=f"Exit {exit_codes.VERDICT_FOUND} (after the whole output) when one is found: regression (an open "
+        "regression a watch confirmed; fixed and reverted ones pass), suspected (a change point of the stored "
+        "runs no confirmation covers, beyond its series' noise), improvement (a suspected improvement); "
+        "comma-separated. 0 otherwise. For CI gates.",
     )(func)
 
 

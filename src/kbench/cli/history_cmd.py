@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kbench.cli.fail_on import exit_if_found, fail_on_option
-from kbench.cli.history_options import Since, detection_options, settings_from
+from kbench.cli.fail_on import exit_if_found, findings_fail_on_option
+from kbench.cli.history_options import Since, detection_options, evidence_option, settings_from
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
+from kbench.contract.vocabulary import IMPROVEMENT
 
 if TYPE_CHECKING:
+    from kbench.history.analysis import SeriesHistory
     from kbench.history.series import Series
 
 
@@ -33,18 +35,20 @@ if TYPE_CHECKING:
     "same machine and target, e.g. an unchanged reference build): what moves both is the machine.",
 )
 @detection_options
+@evidence_option
 @click.option("--json", "as_json", is_flag=True, help="Print {\"series\": [...]} with every point and change point.")
-@fail_on_option
+@findings_fail_on_option
 @pass_context
 def history_cmd(
     ctx: Context, selector: str | None, since: datetime | None, last: int, repo: Path | None, control: str | None,
-    window: int, max_pvalue: float, raw_values: bool, as_json: bool, fail_on: frozenset[str],
+    window: int, max_pvalue: float, raw_values: bool, evidence: bool, as_json: bool, fail_on: frozenset[str],
 ) -> None:
     """List the series of stored runs (benchmark + parameters + metric + machine + target), points
     newest last, with their change points (E-divisive means, t-test).
 
     BENCH is a benchmark or metric name or glob (syscall.*); SERIES is a series id from this list.
-    --fail-on looks at every change point listed (narrow it with --since).
+    --fail-on judges the series listed as `report regressions` does (narrow it with --since): the
+    open regressions a watch confirmed in them, and their change points no confirmation covers.
     """
     from kbench.history.analysis import analyse
     from kbench.history.load import load_series
@@ -52,9 +56,10 @@ def history_cmd(
     settings = settings_from(window, max_pvalue, raw_values)
     notes: list[str] = []
     with user_errors():
-        series = load_series(ctx.reader, selector, since=since)
+        series = load_series(ctx.reader, selector, since=since, evidence=evidence)
         if control is not None:
-            series, notes = _relative_to_control(series, load_series(ctx.reader, control, since=since))
+            series, notes = _relative_to_control(series, load_series(ctx.reader, control, since=since,
+                                                                     evidence=evidence))
         histories = analyse(series, settings, repo=repo)
     if as_json:
         emit_json({"settings": settings.to_json(), "series": [h.to_json() for h in histories],
@@ -66,7 +71,20 @@ def history_cmd(
         for note in notes:
             console.print(note, highlight=False, markup=False)
         render_history(console, histories, last, since)
-    exit_if_found(fail_on, ((c.verdict, h.series.metric) for h in histories for c in h.change_points))
+    if fail_on:
+        exit_if_found(fail_on, _gate(ctx, histories, since, IMPROVEMENT in fail_on))
+
+
+def _gate(ctx: Context, histories: list[SeriesHistory], since: datetime | None,
+          improvements: bool) -> list[tuple[str, str]]:
+    """What ``--fail-on`` judges: the report over the series listed (``kbench.history.regressions``)."""
+    from kbench.history.confirmed import load_confirmations
+    from kbench.history.regressions import regression_report
+
+    with user_errors():
+        report = regression_report(histories, {}, since=since, improvements=improvements,
+                                   confirmations=load_confirmations(ctx.reader))
+    return report.gate()
 
 
 def _relative_to_control(series: list[Series], controls: list[Series]) -> tuple[list[Series], list[str]]:

@@ -42,6 +42,15 @@ def detection_options(func: F) -> F:
     return func
 
 
+def evidence_option(func: F) -> F:
+    """--all: a conclusion's evidence too (a bisection's trials, a watch's side-by-side comparisons)."""
+    return click.option(
+        "--all", "evidence", is_flag=True,
+        help="Also the runs that are a conclusion's evidence (a bisection's trials, a watch's side-by-side "
+        "comparisons): each is a series of its own, left out by default.",
+    )(func)
+
+
 def settings_from(window: int, max_pvalue: float, raw_values: bool) -> Any:
     from kbench.history.changes import DetectionSettings
 

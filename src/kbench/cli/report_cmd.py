@@ -9,8 +9,8 @@ import click
 
 from kbench.cli import exit_codes
 from kbench.cli.console import write_stdout
-from kbench.cli.fail_on import exit_if_found, fail_on_option
-from kbench.cli.history_options import Since, detection_options, settings_from
+from kbench.cli.fail_on import exit_if_found, findings_fail_on_option
+from kbench.cli.history_options import Since, detection_options, evidence_option, settings_from
 from kbench.cli.main import Context, fail, pass_context, user_errors
 from kbench.contract.vocabulary import IMPROVEMENT
 
@@ -37,55 +37,53 @@ def report_group() -> None:
     help="A git checkout: list the commits between the runs around each change (correlated commits).",
 )
 @detection_options
-@fail_on_option
+@evidence_option
+@findings_fail_on_option
 @pass_context
 def regressions_cmd(
     ctx: Context, selector: str | None, since: datetime | None, fmt: str, output: Path | None,
-    improvements: bool, repo: Path | None, window: int, max_pvalue: float, raw_values: bool,
+    improvements: bool, repo: Path | None, window: int, max_pvalue: float, raw_values: bool, evidence: bool,
     fail_on: frozenset[str],
 ) -> None:
-    """One entry per change point in the regressing direction: headline with %change, before/after
-    with stddev, machine, parameters, correlated commits and a command line to reproduce it.
-    --fail-on improvement reports improvements too (as --improvements)."""
+    """The regressions a watch confirmed, each with its culprit measured against its parent (table,
+    interval, status, the steps to reproduce it, build included), then the change points of the
+    stored runs no confirmation covers (suspected: headline with %change, before/after with stddev,
+    machine, parameters, correlated commits). --fail-on improvement reports improvements too (as
+    --improvements)."""
     improvements = improvements or IMPROVEMENT in fail_on
     from kbench.history.analysis import analyse
-    from kbench.history.confirmed import load_confirmations, unmatched_confirmations
+    from kbench.history.confirmed import load_confirmations
     from kbench.history.load import load_series
-    from kbench.history.regressions import regression_entries, wanted_runs
-    from kbench.report.why import entry_why_rows, why_json
+    from kbench.history.regressions import regression_report, wanted_runs
+    from kbench.report.why import report_json, report_why_rows
     from kbench.store.series import run_requests
 
     settings = settings_from(window, max_pvalue, raw_values)
     with user_errors():
         engine = ctx.reader  # a Store: read-only SQLite is read without SQLAlchemy
-        histories = analyse(load_series(engine, selector), settings, repo=repo)
-        confirmations = load_confirmations(engine)
-        entries = regression_entries(
+        histories = analyse(load_series(engine, selector, evidence=evidence), settings, repo=repo)
+        report = regression_report(
             histories, run_requests(engine, wanted_runs(histories, since)), since=since, improvements=improvements,
-            confirmations=confirmations,
+            confirmations=load_confirmations(engine),
         )
-        unmatched = unmatched_confirmations(confirmations, entries, [h.series for h in histories], since)
-        why = entry_why_rows(ctx.reader, entries)
+        why = report_why_rows(ctx.reader, report)
     scope = _scope(len(histories), since, improvements)
     if fmt == "json":
-        text = _json({"settings": settings.to_json(), "since": since.isoformat() if since else None,
-                      "series_checked": len(histories),
-                      "entries": [{**e.to_json(), **why_json(why, e)} for e in entries],
-                      "confirmed": [c.to_json() for c in unmatched]})
+        text = _json(report_json(report, why, settings.to_json(), since, len(histories)))
     elif fmt == "markdown":
         from kbench.report.regression_text import render_markdown
 
-        text = render_markdown(entries, scope, why, unmatched)
+        text = render_markdown(report, scope, why)
     elif fmt == "html":
         from kbench.report.regression_html import render_page
 
-        text = render_page(entries, scope, unmatched, why)
+        text = render_page(report, scope, why)
     else:
         from kbench.report.regression_text import render_text
 
-        text = render_text(entries, scope, why, unmatched)
+        text = render_text(report, scope, why)
     _write(text, output, data=fmt != "text")
-    exit_if_found(fail_on, ((e.point.verdict, e.series.metric) for e in entries))
+    exit_if_found(fail_on, report.gate())
 
 
 def _scope(series: int, since: datetime | None, improvements: bool) -> str:

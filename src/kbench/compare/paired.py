@@ -176,7 +176,9 @@ def judge_blocks(
     else:
         verdict, reason = decide(direction=direction, p_value=test.p_value, ci_pct=ci_pct, alpha=alpha,
                                  margin_pct=margin_pct, equivalence_by_ci=equivalence_alpha is None)
-        equivalent = _equivalence(ratios, test, equivalence_alpha, margin_pct)
+        # a real difference is said as one, even inside the margin: equivalence decides the rest
+        equivalent = None if verdict in (REGRESSION, IMPROVEMENT) else _equivalence(ratios, test, equivalence_alpha,
+                                                                                    margin_pct)
         if equivalent is not None:
             ci_pct, confidence, reason = equivalent
             verdict = NO_CHANGE

@@ -26,6 +26,8 @@ import numpy as np
 
 from kbench.compare.verdict import Verdict, check_alpha, check_margin, decide
 
+COPIES_REMEDY = ("more copies are needed (--copies): a build is judged on its copies, and where a copy's code "
+                 "landed moves it more than more blocks can average away")
 TEST_METHOD = "student-t on copies"
 MIN_COPIES = 2
 """Copies a side needs for a spread between them (and a t-test with >= 2 degrees of freedom)."""
@@ -114,7 +116,8 @@ def judge_copies(
     change = 100.0 * math.expm1(difference)
     ci = (100.0 * math.expm1(low), 100.0 * math.expm1(high))
     margin_pct = 100.0 * margin if margin is not None else None
-    verdict, reason = decide(direction=direction, p_value=p, ci_pct=ci, alpha=alpha, margin_pct=margin_pct)
+    verdict, reason = decide(direction=direction, p_value=p, ci_pct=ci, alpha=alpha, margin_pct=margin_pct,
+                             remedy=COPIES_REMEDY)
     spread = max(float(np.ptp(base)), float(np.ptp(new)))
     return Verdict(
         metric=metric, unit=unit, direction=direction,

@@ -5,16 +5,17 @@ interval [lo, hi] of the change new/base - 1 in %, alpha, and an optional equiva
 margin M (in %, the interval must lie within [-M, +M]). Rows are tried in order; the
 first that applies wins.
 
-  1. M given and -M <= lo and hi <= M          -> "no change"   (same within +/-M)
-  2. p <= alpha and 0 outside [lo, hi]          -> "regression" or "improvement"
-                                                   (when the interval reaches inside
-                                                   +/-M the reason says the change may
-                                                   be smaller than the margin)
-  3. M not given                                -> "no change"   (no significant
-                                                   difference; the interval shows
-                                                   what the data cannot exclude)
-  4. otherwise (M given)                        -> "inconclusive" (too-noisy: the
-                                                   interval is wider than +/-M)
+  1. p <= alpha and 0 outside [lo, hi]          -> "regression" or "improvement"
+                                                   (a real difference, said as one even
+                                                   when the interval lies within +/-M: the
+                                                   reason then says it is smaller than the
+                                                   margin, never "no change")
+  2. M given and -M <= lo and hi <= M          -> "no change"   (within +/-M, stated)
+  3. otherwise                                  -> "inconclusive" (not significant, and no
+                                                   margin the interval lies within: without
+                                                   a margin nothing can be called "no
+                                                   change"; the reason says what would
+                                                   decide it: ``remedy``)
 
 Regression vs improvement: for direction "lower" (lower is better) a change above 0 is
 a regression; for "higher" a change below 0 is.
@@ -52,6 +53,7 @@ INCONCLUSIVE = "inconclusive"
 REASON_SIGNIFICANT = "significant"
 REASON_WITHIN_MARGIN = "within-margin"
 REASON_NOT_SIGNIFICANT = "not-significant"
+SMALLER_THAN_MARGIN = "the change is smaller than the"
 REASON_TOO_NOISY = "too-noisy"
 REASON_EMPTY = "empty"
 REASON_INVALID = "invalid-values"
@@ -88,6 +90,11 @@ def _pct(value: float) -> str:
     return f"{value:+.2f}%" if math.isfinite(value) else "n/a"
 
 
+REMEDY = "more measurements or less noise are needed"
+"""What ``decide`` says would decide an inconclusive comparison, unless its caller knows better
+(a comparison of builds on copies needs more copies, ``kbench.compare.placement``)."""
+
+
 def decide(
     *,
     direction: str,
@@ -96,19 +103,18 @@ def decide(
     alpha: float,
     margin_pct: float | None,
     equivalence_by_ci: bool = True,
+    remedy: str = REMEDY,
 ) -> tuple[str, str]:
     """(verdict, reason) by the decision table of the module docstring.
 
-    ``ci_pct`` may be (NaN, NaN) (no interval at this level): only rows 3/4 apply, and
-    the reason prints the interval as ``n/a``. ``equivalence_by_ci=False`` skips row 1:
-    the caller decides equivalence with its own test (``kbench.compare.paired``).
+    ``ci_pct`` may be (NaN, NaN) (no interval at this level): only row 3 applies, and the
+    reason prints the interval as ``n/a``. ``equivalence_by_ci=False`` skips row 2: the caller
+    decides equivalence with its own test (``kbench.compare.paired``).
     """
     low, high = ci_pct
     have_interval = math.isfinite(low) and math.isfinite(high)
     interval = f"CI [{_pct(low)}, {_pct(high)}]" if have_interval else "CI n/a"
-    if (equivalence_by_ci and margin_pct is not None and have_interval
-            and -margin_pct <= low and high <= margin_pct):
-        return NO_CHANGE, f"{REASON_WITHIN_MARGIN}: {interval} lies within ±{margin_pct:g}%"
+    within = (margin_pct is not None and have_interval and -margin_pct <= low and high <= margin_pct)
     excludes_zero = have_interval and (low > 0 or high < 0)
     if p_value <= alpha and excludes_zero:
         worse = low > 0 if direction == LOWER_IS_BETTER else high < 0
@@ -116,16 +122,20 @@ def decide(
         reason = f"{REASON_SIGNIFICANT}: p={p_value:.3g} <= alpha {alpha:g}; {interval} excludes 0"
         if margin_pct is not None:
             beyond = low > margin_pct or high < -margin_pct
-            reason += (f" and ±{margin_pct:g}%" if beyond
-                       else f"; it reaches inside ±{margin_pct:g}%, so the change may be smaller than the margin")
+            reason += (f" and ±{margin_pct:g}%" if beyond else
+                       f"; {SMALLER_THAN_MARGIN} ±{margin_pct:g}% margin" if within else
+                       f"; it reaches inside ±{margin_pct:g}%, so the change may be smaller than the margin")
         return verdict, reason
+    if equivalence_by_ci and within:
+        return NO_CHANGE, f"{REASON_WITHIN_MARGIN}: {interval} lies within ±{margin_pct:g}%"
     if margin_pct is None:
-        if p_value > alpha:
-            return NO_CHANGE, f"{REASON_NOT_SIGNIFICANT}: p={p_value:.3g} > alpha {alpha:g}; {interval}"
-        return NO_CHANGE, f"{REASON_NOT_SIGNIFICANT}: p={p_value:.3g} but {interval} does not exclude 0"
+        said = (f"p={p_value:.3g} > alpha {alpha:g}; {interval}" if p_value > alpha
+                else f"p={p_value:.3g} but {interval} does not exclude 0")
+        return INCONCLUSIVE, (f"{REASON_NOT_SIGNIFICANT}: {said}, and without a margin nothing can be called no "
+                              f"change; {remedy}")
     return INCONCLUSIVE, (
         f"{REASON_TOO_NOISY}: p={p_value:.3g} and {interval} is too wide to tell a change from ±{margin_pct:g}%; "
-        "more measurements or less noise are needed"
+        f"{remedy}"
     )
 
 

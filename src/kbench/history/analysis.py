@@ -85,7 +85,8 @@ class SeriesHistory:
         s = self.series
         data: dict[str, Any] = {
             "id": s.id, "benchmark": s.benchmark, "params": s.params, "metric": s.metric, "unit": s.unit,
-            "direction": s.direction, "machine": s.machine, "target": s.target, "n_points": len(s.points),
+            "direction": s.direction, "machine": s.machine, "target": s.target, "scope": s.scope or None,
+            "n_points": len(s.points),
         }
         if with_points:
             data["points"] = [p.to_json() for p in s.points]

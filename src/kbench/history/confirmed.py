@@ -13,12 +13,14 @@ commit of its range) among the runs the change point could start at; otherwise i
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kbench.history.series import Series
+from kbench.history.series import WATCH_TAG_PREFIX, Series
 from kbench.history.since import as_utc
 
 if TYPE_CHECKING:
@@ -27,11 +29,40 @@ if TYPE_CHECKING:
     from kbench.store.db import Store
 
 CONFIRMED, SUSPECTED = "confirmed", "suspected"
+COMMAND_UNITS = {"command.cpu": "ns", "command.wall": "ns"}
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of the culprit's measurement against its parent: its median and spread over the slots."""
+
+    label: str
+    median: float
+    stdev_pct: float
+    slots: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "median": _finite(self.median), "stdev_pct": _finite(self.stdev_pct),
+                "slots": self.slots}
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a confirmation's commits come from: the watch's repository, build, job and branch."""
+
+    repo: str = ""
+    build: str = ""
+    job_path: str = ""
+    kernel_image: str | None = None
 
 
 @dataclass(frozen=True)
 class Confirmation:
-    """A regression a watch confirmed: its culprit and the side-by-side measurement that verified it."""
+    """A regression a watch confirmed: its culprit and the side-by-side measurement that verified it.
+
+    This is the one record of that conclusion: every view (``history``, ``report regressions``,
+    the dashboard, the mail) states its culprit, size, interval and status from it, never from a
+    change point of the stored runs."""
 
     finding_id: int
     watch_id: int
@@ -50,9 +81,39 @@ class Confirmation:
     reverted_in: str | None
     report: str | None
     confirmed_at: datetime
+    unit: str = ""
+    parent: Side | None = None
+    culprit_side: Side | None = None
+    blocks: int = 0
+    confidence: float = 0.95
+    origin: Origin = field(default_factory=Origin)
+    good: str = ""  # the candidate's range: after ``good``, up to ``bad``
+    run_ids: tuple[int, ...] = ()  # the side-by-side measurement's runs: the parent's, the culprit's
+    kind: str = "regression"  # or "fix": a commit that brought a series back, confirmed the same way
+
+    @property
+    def key(self) -> str:
+        """The entry's key among a report's entries (``kbench.report.why``)."""
+        return f"finding:{self.finding_id}"
+
+    @property
+    def scope(self) -> str:
+        """The series scope of the watch's runs (``kbench.history.series.series_scope``)."""
+        return f"{WATCH_TAG_PREFIX}{self.watch_id}"
+
+    @property
+    def is_open(self) -> bool:
+        """An open regression: not fixed, not reverted (a fix is never open)."""
+        return self.kind == "regression" and self.status == "open"
+
+    def reproduce(self) -> list[str]:
+        """The steps that build the culprit and its parent and measure them again (``reproduce_steps``)."""
+        return reproduce_steps(self.origin, self.culprit, self.branch, self.benchmark, self.params)
 
     @property
     def status_text(self) -> str:
+        if self.kind != "regression":
+            return "a confirmed fix"
         if self.status == "fixed" and self.fixed_in:
             return f"fixed in {self.fixed_in[:12]}"
         if self.status == "reverted" and self.reverted_in:
@@ -66,21 +127,55 @@ class Confirmation:
         return f"{self.change_pct:+.1f}% ({ci}p={self.p_value:.2g}) against its parent, measured side by side"
 
     def to_json(self) -> dict[str, Any]:
-        def number(value: float) -> float | None:
-            return value if math.isfinite(value) else None
-
         return {
-            "finding_id": self.finding_id, "watch_id": self.watch_id, "branch": self.branch,
-            "culprit": {"sha": self.culprit, "subject": self.subject}, "change_pct": number(self.change_pct),
-            "ci_pct": [number(self.ci_pct[0]), number(self.ci_pct[1])], "p_value": number(self.p_value),
-            "status": self.status, "fixed_in": self.fixed_in, "reverted_in": self.reverted_in, "report": self.report,
-            "benchmark": self.benchmark, "metric": self.metric, "params": self.params,
+            "finding_id": self.finding_id, "watch_id": self.watch_id, "branch": self.branch, "repo": self.origin.repo,
+            "culprit": {"sha": self.culprit, "subject": self.subject}, "change_pct": _finite(self.change_pct),
+            "ci_pct": [_finite(self.ci_pct[0]), _finite(self.ci_pct[1])], "p_value": _finite(self.p_value),
+            "confidence": self.confidence, "unit": self.unit,
+            "side_by_side": {"parent": None if self.parent is None else self.parent.to_json(),
+                             "culprit": None if self.culprit_side is None else self.culprit_side.to_json(),
+                             "blocks": self.blocks},
+            "kind": self.kind, "status": self.status if self.kind == "regression" else "fix",
+            "status_text": self.status_text,
+            "fixed_in": self.fixed_in, "reverted_in": self.reverted_in, "report": self.report,
+            "benchmark": self.benchmark, "metric": self.metric, "params": self.params, "reproduce": self.reproduce(),
         }
 
 
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def reproduce_steps(origin: Origin, sha: str, branch: str, benchmark: str, params: Mapping[str, str]) -> list[str]:
+    """Clone, check out and build the culprit, run the watch's job on it, then build its parent beside it
+    and measure the two side by side: the steps a regression's mail and report entry print."""
+    kernel = f" --kernel {shlex.quote(origin.kernel_image)}" if origin.kernel_image else ""
+    lines = [f"git clone {shlex.quote(origin.repo)} kbench-repro && cd kbench-repro", f"git checkout {sha}",
+             origin.build,
+             f"kbench run {shlex.quote(origin.job_path)}{kernel} --commit {sha} --label {shlex.quote(branch)}",
+             "# the culprit side by side with its parent:",
+             f"git worktree add ../parent {sha}^ && (cd ../parent && {origin.build})"]
+    if origin.kernel_image:
+        parent = shlex.quote(str(Path("..") / "parent" / origin.kernel_image))
+        lines.append(f"kbench compare --kernel {parent} --kernel {shlex.quote(origin.kernel_image)} {benchmark}"
+                     + "".join(f" -p {shlex.quote(f'{k}={v}')}" for k, v in params.items()
+                               if k not in ("samples", "iterations")))
+    elif params.get("cmd") is not None:
+        cmd = params["cmd"]
+        lines.append(f"kbench compare --command {shlex.quote(f'cd ../parent && {cmd}')} --command {shlex.quote(cmd)}")
+    return lines
+
+
 def _verified(row: dict[str, Any]) -> dict[str, Any]:
+    """The culprit's comparison against its parent (``BuildComparison.to_json`` with ``why``), or {}."""
     checks = [c for c in row.get("verification") or [] if c.get("why") == "verify"]
-    return dict(checks[-1].get("verdict") or {}) if checks else {}
+    return dict(checks[-1]) if checks else {}
+
+
+def _side(data: Any, label: str) -> Side | None:
+    if not isinstance(data, Mapping):
+        return None
+    return Side(label, _number(data.get("median")), _number(data.get("stdev_pct")), int(data.get("slots") or 0))
 
 
 def _number(value: Any) -> float:
@@ -88,22 +183,34 @@ def _number(value: Any) -> float:
 
 
 def load_confirmations(source: Engine | Store) -> list[Confirmation]:
-    """Every regression a watch of this database confirmed (none when it has no watch tables yet)."""
+    """Every regression (and fix: ``kind``) a watch of this database confirmed (none when it has no
+    watch tables yet)."""
     from kbench.store.series import confirmed_findings
 
     rows = confirmed_findings(source)
     found = []
     for row in rows:
-        verdict = _verified(row)
+        verified = _verified(row)
+        verdict = dict(verified.get("verdict") or {})
         ci = verdict.get("ci_pct") or [math.nan, math.nan]
+        watch = dict(row.get("watch") or {})
+        options = dict(watch.get("options") or {})
+        metric = str(row["metric"])
+        confidence = _number(verdict.get("confidence"))
         found.append(Confirmation(
             finding_id=int(row["id"]), watch_id=int(row["watch_id"]), branch=str(row["branch"]),
-            benchmark=str(row["benchmark"]), metric=str(row["metric"]),
+            benchmark=str(row["benchmark"]), metric=metric,
             params={str(k): str(v) for k, v in dict(row["params"] or {}).items()}, culprit=str(row["culprit"]),
-            subject=str(row["culprit_subject"] or ""), bad=str(row["bad"]),
+            subject=str(row["culprit_subject"] or ""), bad=str(row["bad"]), good=str(row.get("good") or ""),
             change_pct=_number(verdict.get("change_pct")), ci_pct=(_number(ci[0]), _number(ci[1])),
             p_value=_number(verdict.get("p_value")), status=str(row["status"] or "open"), fixed_in=row["fixed_in"],
             reverted_in=row["reverted_in"], report=row["report"], confirmed_at=row["updated_at"],
+            unit=COMMAND_UNITS.get(metric, str(verdict.get("unit") or "")),
+            parent=_side(verified.get("base"), "parent"), culprit_side=_side(verified.get("new"), "culprit"),
+            blocks=int(verified.get("blocks") or 0), confidence=confidence if math.isfinite(confidence) else 0.95,
+            run_ids=tuple(int(i) for i in verified.get("run_ids") or ()), kind=str(row.get("kind") or "regression"),
+            origin=Origin(repo=str(watch.get("repo") or ""), build=str(watch.get("build") or ""),
+                          job_path=str(watch.get("job_path") or ""), kernel_image=options.get("kernel_image")),
         ))
     return found
 

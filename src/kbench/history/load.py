@@ -20,14 +20,15 @@ class NoSuchSeries(LookupError):
 
 
 def load_series(
-    engine: Engine | Store, selector: str | None = None, *, since: datetime | None = None
+    engine: Engine | Store, selector: str | None = None, *, since: datetime | None = None, evidence: bool = False,
 ) -> list[Series]:
     """Every series, or those a selector names: a series id (or a prefix of 4+ characters),
     a benchmark name or glob (``syscall.*``), or a metric name or glob.
 
     ``since`` keeps only runs started then or later. Raises NoSuchSeries when a selector
     matches nothing. ``engine`` may be a Store (a read-only SQLite file is then read without
-    SQLAlchemy) or an Engine."""
+    SQLAlchemy) or an Engine. A conclusion's evidence (a bisection's trials, a watch's side-by-side
+    comparisons: ``kbench.history.series.is_evidence``) is left out unless ``evidence``."""
     rows: list[dict[str, Any]] = []
     for benchmark in _benchmarks_to_query(selector):
         rows = queries.summary_points(engine, benchmark=benchmark, since=since)
@@ -41,7 +42,7 @@ def load_series(
     }
     headers = queries.probe_headers(engine, sorted(set(secondary.values())))
     benchmark_of = {run_id: bench for (bench, _metric), run_id in secondary.items()}
-    found = build_series(rows, header_directions(headers, benchmark_of))
+    found = build_series(rows, header_directions(headers, benchmark_of), evidence=evidence)
     if selector:
         found = [s for s in found if _selected(s, selector)]
         if not found:

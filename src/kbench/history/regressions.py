@@ -1,7 +1,10 @@
-"""The regression report: one entry per change point in the worse direction, 0-Day mail style."""
+"""The regression report: the regressions a watch confirmed, then the change points no confirmation
+covers, 0-Day mail style. Every view of regressions (text, Markdown, HTML, JSON, the dashboard, the CI
+gates) reads one ``RegressionReport``."""
 
 from __future__ import annotations
 
+import math
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -9,8 +12,9 @@ from datetime import datetime
 from typing import Any
 
 from kbench.history.analysis import IMPROVEMENT, REGRESSION, ChangePoint, SeriesHistory
-from kbench.history.confirmed import CONFIRMED, SUSPECTED, Confirmation, confirming
+from kbench.history.confirmed import SUSPECTED, Confirmation, of_series
 from kbench.history.series import Series
+from kbench.history.since import as_utc
 from kbench.sysinfo.collect import GUEST_MARK
 
 
@@ -60,32 +64,34 @@ class Machine:
                 "memory_bytes": self.memory_bytes, "guest": self.guest}
 
 
+NOISE_FACTOR = 2.0
+"""A suspected change point is shown only when its change is at least this many times the
+series' own run-to-run noise (the pooled standard deviation of the runs on either side, relative
+to the level before): a t-test over many runs finds shifts far smaller than anything worth a look
+(+0.4 % at p = 0.0004 on a binary that never changed), and a bimodal wall time steps by 38 % at a
+comment commit."""
+
+
 @dataclass(frozen=True)
 class RegressionEntry:
-    """A change point worth a mail: the series, the change and how to reproduce it.
-
-    ``confirmation``: the regression ``kbench watch`` confirmed there, with its culprit; None
-    for a change point nothing measured again (``suspected``: a candidate, not a culprit)."""
+    """A *suspected* change point: where the stored runs shifted in the worse direction, that no
+    confirmed finding covers. It is a candidate, not a culprit: nothing measured it again."""
 
     series: Series
     point: ChangePoint
     machine: Machine
     reproduce: list[str]  # command lines
-    confirmation: Confirmation | None = None
+
+    status = SUSPECTED
 
     @property
-    def status(self) -> str:
-        return CONFIRMED if self.confirmation is not None else SUSPECTED
+    def key(self) -> str:
+        """The entry's key among a report's entries (``kbench.report.why``): its first run after the change."""
+        return f"run:{self.point.correlated.after.run_id}"
 
     @property
     def subject(self) -> str:
-        """Confirmed: ``[kbench] [command] 9f8e7d6c5b: command.cpu +3.1% regression`` (the culprit, the
-        change measured against its parent); suspected: ``[kbench] [command] suspected: command.cpu
-        +3.4% change in 1a2b3c4d5e..6f7a8b9c0d``."""
-        confirmation = self.confirmation
-        if confirmation is not None:
-            return (f"[kbench] [{self.series.benchmark}] {confirmation.culprit[:10]}: {self.series.metric} "
-                    f"{confirmation.change_pct:+.1f}% regression")
+        """``[kbench] [command] suspected: command.cpu +3.4% regression in 1a2b3c4d5e..6f7a8b9c0d``."""
         return (f"[kbench] [{self.series.benchmark}] suspected: {self.series.metric} "
                 f"{self.point.change.change_pct:+.1f}% {self.point.verdict} in {self.range_name()}")
 
@@ -101,54 +107,119 @@ class RegressionEntry:
             return f"{before.kernel}..{after.kernel}"
         return f"runs {before.run_id}..{after.run_id}"
 
-    def version_name(self) -> str:
-        """What changed at the change point: the commit, else the label, else the kernel, else the run."""
-        correlated = self.point.correlated
-        after = correlated.after
-        if correlated.commits[1:]:
-            return str(after.commit)[:10]
-        if correlated.labels[1:]:
-            return str(after.label)
-        if correlated.kernels[1:]:
-            return str(after.kernel)
-        return (after.commit or "")[:10] or after.label or f"run {after.run_id}"
-
     def to_json(self) -> dict[str, Any]:
         s = self.series
         return {
-            "subject": self.subject, "status": self.status, "confirmed": self.confirmation is not None,
-            "confirmation": None if self.confirmation is None else self.confirmation.to_json(),
-            "series_id": s.id, "benchmark": s.benchmark, "params": s.params,
+            "subject": self.subject, "status": self.status, "confirmed": False,
+            "series_id": s.id, "benchmark": s.benchmark, "params": s.params, "scope": s.scope or None,
             "metric": s.metric, "unit": s.unit, "direction": s.direction, "target": s.target,
-            "machine": self.machine.to_json(), "change_point": self.point.to_json(), "reproduce": self.reproduce,
+            "machine": self.machine.to_json(), "change_point": self.point.to_json(),
+            "noise_pct": noise_pct(self.point), "reproduce": self.reproduce,
         }
 
 
-def regression_entries(
+def noise_pct(point: ChangePoint) -> float:
+    """The series' run-to-run noise around ``point``: the pooled standard deviation of the runs on either
+    side, in % of the level before."""
+    before, after = point.change.before, point.change.after
+    dof = before.n + after.n - 2
+    if dof <= 0 or not before.median:
+        return 0.0
+    pooled = math.sqrt((before.stdev**2 * (before.n - 1) + after.stdev**2 * (after.n - 1)) / dof)
+    return 100.0 * pooled / abs(before.median)
+
+
+def above_noise(point: ChangePoint) -> bool:
+    return abs(point.change.change_pct) >= NOISE_FACTOR * noise_pct(point)
+
+
+@dataclass(frozen=True)
+class RegressionReport:
+    """What ``report regressions`` (every format), the dashboard and the CI gates say.
+
+    ``confirmed``: the regressions a watch confirmed (open, fixed or reverted), each stated from
+    its own side-by-side measurement; ``suspected``: change points in the worse direction that no
+    confirmation covers and that stand out of their series' noise; ``covered``: change points shown
+    as the confirmation whose commits they hold; ``quiet``: change points within ``NOISE_FACTOR`` of
+    their series' noise, not shown."""
+
+    confirmed: list[Confirmation]
+    suspected: list[RegressionEntry]
+    covered: int = 0
+    quiet: int = 0
+
+    @property
+    def empty(self) -> bool:
+        return not self.confirmed and not self.suspected
+
+    def counts(self) -> str:
+        open_ = sum(c.is_open for c in self.confirmed)
+        closed = len(self.confirmed) - open_
+        text = f"{open_} open confirmed regression(s)"
+        if closed:
+            text += f" ({closed} more fixed or reverted)"
+        return text + f" and {len(self.suspected)} suspected change point(s)"
+
+    def gate(self) -> list[tuple[str, str]]:
+        """(verdict, what) for ``--fail-on``: ``regression`` for each open confirmed regression (fixed and
+        reverted ones pass), ``suspected`` for each suspected regression, ``improvement`` for suspected
+        improvements (listed with ``--improvements``)."""
+        found = [(REGRESSION, f"{c.metric} due to {c.culprit[:12]}") for c in self.confirmed if c.is_open]
+        for entry in self.suspected:
+            verdict = SUSPECTED if entry.point.verdict == REGRESSION else entry.point.verdict
+            found.append((verdict, f"{entry.series.metric} in {entry.range_name()} (suspected)"))
+        return found
+
+
+def covers(confirmation: Confirmation, series: Series, first: int, last: int) -> bool:
+    """Whether a change point whose first run after it is one of runs ``first``..``last`` of ``series``
+    holds the confirmation's culprit (a regression's, or a fix's): a run of the culprit (or of the last
+    commit of its range) is among them, or the confirmation's range (after ``good``, up to ``bad``)
+    overlaps them."""
+    if of_series(series, [confirmation]) == [] or (series.scope and series.scope != confirmation.scope):
+        return False
+    commits = [p.commit for p in series.points]
+    if any(commits[i] in (confirmation.culprit, confirmation.bad) for i in range(max(first, 0), last + 1)):
+        return True
+    if confirmation.bad in commits:
+        hi = commits.index(confirmation.bad)
+        lo = next((i for i in range(hi, -1, -1) if commits[i] == confirmation.good), -1) if confirmation.good else -1
+        return lo < last and hi >= first
+    return False
+
+
+def regression_report(
     histories: Sequence[SeriesHistory], requests: Mapping[int, Mapping[str, Any]], *,
     since: datetime | None = None, improvements: bool = False, confirmations: Sequence[Confirmation] = (),
-) -> list[RegressionEntry]:
-    """Entries for the change points in the worse direction (and the better one with
-    ``improvements``) whose first run after the change started at ``since`` or later;
-    confirmed ones first, then newest first, larger changes first on the same run.
+) -> RegressionReport:
+    """The report over ``histories`` (``RegressionReport``): the confirmations about one of their series
+    (confirmed at ``since`` or later), newest first; then the change points in the worse direction (and
+    the better one with ``improvements``) whose first run after the change started at ``since`` or later,
+    that no confirmation covers and that stand out of their series' noise, newest first.
 
-    ``requests`` maps run ids to the stored ``{"request", "target"}`` of first-after runs
-    (see ``wanted_runs``): they give the reproduce command. ``confirmations``: the
-    regressions ``kbench watch`` confirmed (``kbench.history.confirmed``); a change point
-    with one among its runs is confirmed, the others are suspected."""
+    ``requests`` maps run ids to the stored ``{"request", "target"}`` of first-after runs (see
+    ``wanted_runs``): they give a suspected change point's reproduce command."""
+    series = [h.series for h in histories]
+    about = [c for c in confirmations if c.kind == REGRESSION
+             and any(of_series(s, [c]) and (not s.scope or s.scope == c.scope) for s in series)]
+    if since is not None:
+        about = [c for c in about if as_utc(c.confirmed_at) >= since]
+    about.sort(key=lambda c: (c.is_open, as_utc(c.confirmed_at)), reverse=True)
     verdicts = {REGRESSION, IMPROVEMENT} if improvements else {REGRESSION}
-    found = list(confirmations)
-    entries = [
-        RegressionEntry(h.series, point, Machine.of(h.series), reproduce_lines(h.series, point, requests),
-                        confirming(h.series, point.first_index, point.last_index, found)
-                        if point.verdict == REGRESSION else None)
-        for h in histories
-        for point in h.change_points
-        if point.verdict in verdicts and (since is None or point.started_at >= since)
-    ]
-    entries.sort(key=lambda e: (e.confirmation is not None, e.point.started_at, abs(e.point.change.change_pct)),
-                 reverse=True)
-    return entries
+    suspected, covered, quiet = [], 0, 0
+    for h in histories:
+        for point in h.change_points:
+            if point.verdict not in verdicts or (since is not None and point.started_at < since):
+                continue
+            if any(covers(c, h.series, point.first_index, point.last_index) for c in confirmations):
+                covered += 1
+            elif not above_noise(point):
+                quiet += 1
+            else:
+                suspected.append(RegressionEntry(h.series, point, Machine.of(h.series),
+                                                 reproduce_lines(h.series, point, requests)))
+    suspected.sort(key=lambda e: (e.point.started_at, abs(e.point.change.change_pct)), reverse=True)
+    return RegressionReport(about, suspected, covered, quiet)
 
 
 def wanted_runs(histories: Sequence[SeriesHistory], since: datetime | None = None) -> list[int]:

@@ -16,6 +16,13 @@ import numpy as np
 from kbench.contract.json_document import utc_timestamp
 from kbench.history.since import as_utc
 
+EVIDENCE_TAG_PREFIXES = ("bisect:", "finding:")
+"""Runs tagged so are a conclusion's evidence, not points of a series: a bisection's trials
+(``bisect:ID``), a watch's side-by-side confirmations and verifications of a finding
+(``finding:ID``). They measure worktrees of kbench's own (``cmd=cd …/builds/SHA && ./prog``),
+each a configuration of its own, and are shown with the bisection or finding they serve."""
+EVIDENCE_TAGS = ("bisect-oracle",)
+WATCH_TAG_PREFIX = "watch:"
 SERIES_ID_LENGTH = 12
 _SERIES_ID = re.compile(r"^[0-9a-f]{4,12}$")
 UNKNOWN_MACHINE = "unknown"
@@ -58,6 +65,9 @@ class Series:
     machine_fingerprint: str
     target: str  # "local", or "vm/<accel>"
     points: list[Point] = field(default_factory=list)
+    scope: str = ""
+    """``watch:ID`` for the runs a watch made of its repository's commits (two watched repositories
+    with one job are two series), else empty."""
 
     def values(self) -> np.ndarray:
         return np.array([p.value for p in self.points], dtype=np.float64)
@@ -66,10 +76,23 @@ class Series:
         return " ".join(f"{k}={v}" for k, v in self.params.items()) or "-"
 
 
-def series_id(benchmark: str, params: Mapping[str, Any], metric: str, machine: str, target: str) -> str:
+def series_id(benchmark: str, params: Mapping[str, Any], metric: str, machine: str, target: str,
+              scope: str = "") -> str:
     """A short stable name for a series (the same in every database holding its runs)."""
-    key = json.dumps([benchmark, sorted((str(k), str(v)) for k, v in params.items()), metric, machine, target])
-    return hashlib.sha1(key.encode()).hexdigest()[:SERIES_ID_LENGTH]
+    parts: list[Any] = [benchmark, sorted((str(k), str(v)) for k, v in params.items()), metric, machine, target]
+    if scope:
+        parts.append(scope)
+    return hashlib.sha1(json.dumps(parts).encode()).hexdigest()[:SERIES_ID_LENGTH]
+
+
+def is_evidence(tags: Iterable[str]) -> bool:
+    """Whether a run with ``tags`` is a conclusion's evidence rather than a point of a series."""
+    return any(tag in EVIDENCE_TAGS or tag.startswith(EVIDENCE_TAG_PREFIXES) for tag in tags)
+
+
+def series_scope(tags: Iterable[str]) -> str:
+    """The scope a run's series is kept apart by: the watch that measured it (``watch:ID``), else ''."""
+    return next((tag for tag in tags if tag.startswith(WATCH_TAG_PREFIX)), "")
 
 
 def looks_like_series_id(text: str) -> bool:
@@ -84,12 +107,15 @@ def target_kind(kind: str | None, accel: str | None) -> str:
 
 
 def build_series(
-    rows: Iterable[Mapping[str, Any]], directions: Mapping[tuple[str, str], str] | None = None
+    rows: Iterable[Mapping[str, Any]], directions: Mapping[tuple[str, str], str] | None = None, *,
+    evidence: bool = False,
 ) -> list[Series]:
     """Group point rows (``kbench.store.series``) into series, keeping the rows' order.
 
     A row's direction is the run's when the row is the run's primary metric, ``lower`` for
-    a derived ``.cpu`` metric, else ``directions[(benchmark, metric)]`` when given.
+    a derived ``.cpu`` metric, else ``directions[(benchmark, metric)]`` when given. Runs that
+    are a conclusion's evidence (``is_evidence``) are left out unless ``evidence``; a watch's
+    runs form series of their own (``series_scope``).
     """
     found: dict[str, Series] = {}
     hostnames: dict[str, set[str]] = {}
@@ -97,29 +123,33 @@ def build_series(
         value = row["median"]
         if value is None or not math.isfinite(float(value)):
             continue
+        tags = tuple(row.get("tags") or ())
+        if not evidence and is_evidence(tags):
+            continue
         machine = row.get("machine_fingerprint") or UNKNOWN_MACHINE
         target = target_kind(row.get("target_kind"), row.get("accel"))
         params = {str(k): str(v) for k, v in sorted((row.get("params") or {}).items())}
-        sid = series_id(row["benchmark"], params, row["metric"], machine, target)
+        scope = series_scope(tags)
+        sid = series_id(row["benchmark"], params, row["metric"], machine, target, scope)
         series = found.get(sid)
         if series is None:
             series = found[sid] = Series(
                 id=sid, benchmark=row["benchmark"], params=params, metric=row["metric"], unit=row["unit"],
                 direction=_direction(row, directions), machine=row.get("hostname") or UNKNOWN_MACHINE,
-                machine_fingerprint=machine, target=target,
+                machine_fingerprint=machine, target=target, scope=scope,
             )
             hostnames.setdefault(series.machine, set()).add(machine)
         series.points.append(Point(
             run_id=int(row["run_id"]), started_at=as_utc(row["started_at"]), value=float(value),
             mean=float(row["mean"]), stdev=float(row["stdev"]), n=int(row["n"]),
-            kernel=row.get("kernel_release"), commit=row.get("commit"), label=row.get("label"),
-            tags=tuple(row.get("tags") or ()),
+            kernel=row.get("kernel_release"), commit=row.get("commit"), label=row.get("label"), tags=tags,
         ))
     for series in found.values():
         if len(hostnames.get(series.machine, ())) > 1:  # two machines of one name: say which
             series.machine = f"{series.machine} [{series.machine_fingerprint.split('|', 1)[-1]}]"
         series.points.sort(key=lambda p: (p.started_at, p.run_id))
-    return sorted(found.values(), key=lambda s: (s.benchmark, s.metric, s.describe_params(), s.machine, s.target))
+    return sorted(found.values(),
+                  key=lambda s: (s.benchmark, s.metric, s.describe_params(), s.machine, s.target, s.scope))
 
 
 def _direction(row: Mapping[str, Any], directions: Mapping[tuple[str, str], str] | None) -> str | None:

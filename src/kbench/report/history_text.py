@@ -96,7 +96,8 @@ def _render_series(console: Console, history: SeriesHistory, last: int) -> None:
     # one printable line, never markup.
     console.print(Text.assemble(
         (s.id, "bold"),
-        printable(f"  {s.metric} ({s.unit}{better})  {s.describe_params()}  on {s.machine} {s.target}"),
+        printable(f"  {s.metric} ({s.unit}{better})  {s.describe_params()}  on {s.machine} {s.target}"
+                  + (f"  [{s.scope.replace(':', ' ')}]" if s.scope else "")),
         f" — {len(s.points)} runs",
     ), highlight=False)
     console.print(f"  {sparkline(s.values())}", highlight=False)

@@ -15,16 +15,16 @@ Jinja2, ``kbench.report.templating``) and its style sheets ``regression-page.css
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kbench.history.confirmed import Confirmation
-from kbench.history.regressions import RegressionEntry
-from kbench.report.regression_text import SUSPECTED_NOTE, counts
+from kbench.history.regressions import RegressionEntry, RegressionReport, noise_pct
+from kbench.report.regression_text import SUSPECTED_NOTE, side_by_side, subject
 from kbench.report.templating import render, style_sheet
-from kbench.report.units import format_value
+from kbench.report.units import format_measure
 from kbench.report.why import WhyRows, number_text
 
 if TYPE_CHECKING:
@@ -42,38 +42,37 @@ def entry_css() -> Markup:
     return style_sheet("regression.css")
 
 
-def render_page(entries: Sequence[RegressionEntry], scope: str, unmatched: Sequence[Confirmation] = (),
-                why: Mapping[int, WhyRows] | None = None) -> str:
+def render_page(report: RegressionReport, scope: str, why: Mapping[str, WhyRows] | None = None) -> str:
     return render("regression.html", title="kbench regression report",
-                  css=style_sheet("regression-page.css", "regression.css"),
-                  **_values(entries, scope, None, unmatched, why))
+                  css=style_sheet("regression-page.css", "regression.css"), **_values(report, scope, None, why))
 
 
-def fragment(entries: Sequence[RegressionEntry], scope: str, link: Link | None = None,
-             unmatched: Sequence[Confirmation] = (), why: Mapping[int, WhyRows] | None = None) -> str:
-    """The confirmations a watch made that no change point shows, then the entries; ``why``: the
-    entries' why rows by the run after the change (``entry_why_rows``)."""
-    return render("regression_entries.html", **_values(entries, scope, link, unmatched, why))
+def fragment(report: RegressionReport, scope: str, link: Link | None = None,
+             why: Mapping[str, WhyRows] | None = None) -> str:
+    """The confirmed regressions, then the suspected change points; ``why``: each entry's why rows by
+    its key (``kbench.report.why.report_why_rows``)."""
+    return render("regression_entries.html", **_values(report, scope, link, why))
 
 
-def _values(entries: Sequence[RegressionEntry], scope: str, link: Link | None, unmatched: Sequence[Confirmation],
-            why: Mapping[int, WhyRows] | None) -> dict[str, Any]:
+def _values(report: RegressionReport, scope: str, link: Link | None,
+            why: Mapping[str, WhyRows] | None) -> dict[str, Any]:
+    found = why or {}
     return {
-        "counts": counts(entries, unmatched), "scope": scope, "suspected_note": SUSPECTED_NOTE,
-        "confirmations": [_confirmation(c) for c in unmatched],
-        "entries": [_entry(e, link, (why or {}).get(e.point.correlated.after.run_id)) for e in entries],
+        "counts": report.counts(), "scope": scope, "suspected_note": SUSPECTED_NOTE,
+        "confirmations": [_confirmation(c, found.get(c.key)) for c in report.confirmed],
+        "entries": [_entry(e, link, found.get(e.key)) for e in report.suspected],
     }
 
 
-def _confirmation(confirmation: Confirmation) -> dict[str, str]:
+def _confirmation(confirmation: Confirmation, why: WhyRows | None) -> dict[str, Any]:
     return {
         "culprit": confirmation.culprit, "culprit_subject": confirmation.subject, "describe": confirmation.describe(),
-        "status": confirmation.status_text,
+        "status": confirmation.status_text, "state": confirmation.status,
         "params": " ".join(f"{k}={v}" for k, v in confirmation.params.items()) or "-",
-        "found_by": (f"kbench watch {confirmation.watch_id} on {confirmation.branch}, finding "
-                     f"{confirmation.finding_id}"),
-        "subject": (f"[kbench] [{confirmation.benchmark}] {confirmation.culprit[:10]}: {confirmation.metric} "
-                    f"{confirmation.change_pct:+.1f}% regression"),
+        "found_by": (f"kbench watch {confirmation.watch_id} on {confirmation.branch} of "
+                     f"{confirmation.origin.repo or '?'}, finding {confirmation.finding_id}"),
+        "subject": subject(confirmation), "table": "\n".join(side_by_side(confirmation)),
+        "why": why_values(why), "mail": confirmation.report, "reproduce": "\n".join(confirmation.reproduce()),
     }
 
 
@@ -103,7 +102,6 @@ def why_values(rows: WhyRows | None) -> dict[str, Any] | None:
 def _entry(entry: RegressionEntry, link: Link | None, why: WhyRows | None = None) -> dict[str, Any]:
     s, point = entry.series, entry.point
     c, correlated = point.change, point.correlated
-    confirmation = entry.confirmation
     versions = []
     for name, version in (("last run before", correlated.before), ("first run after", correlated.after)):
         versions.append({
@@ -115,16 +113,13 @@ def _entry(entry: RegressionEntry, link: Link | None, why: WhyRows | None = None
     return {
         "series": s.id, "series_link": link(s.id, None) if link else None, "run_id": point.run_id,
         "verdict": point.verdict, "status": entry.status, "subject": entry.subject,
-        "confirmation": None if confirmation is None else {
-            "culprit": confirmation.culprit, "subject": confirmation.subject, "describe": confirmation.describe(),
-            "status": confirmation.status_text},
         "benchmark": s.benchmark, "params": s.describe_params(), "machine": entry.machine.describe(),
         "target": s.target, "versions": versions, "metric": s.metric, "change": f"{c.change_pct:+.1f}%",
         "p": f"{c.p_value:.2g}",
-        "before": {"median": format_value(c.before.median, s.unit), "spread": f"{c.before.stdev_pct:.1f}%",
+        "before": {"median": format_measure(c.before.median, s.unit), "spread": f"{c.before.stdev_pct:.1f}%",
                    "n": c.before.n},
-        "after": {"median": format_value(c.after.median, s.unit), "spread": f"{c.after.stdev_pct:.1f}%",
-                  "n": c.after.n},
+        "after": {"median": format_measure(c.after.median, s.unit), "spread": f"{c.after.stdev_pct:.1f}%",
+                  "n": c.after.n}, "noise": f"±{noise_pct(point):.1f}%",
         "why": why_values(why), "plot": _plot(entry),
         "git_log": None if correlated.git_log is None else [
             {"id": g.id[:12], "subject": g.subject, "author": g.author, "date": g.date[:10]}
@@ -159,5 +154,5 @@ def _plot(entry: RegressionEntry, width: int = 640, height: int = 160) -> dict[s
         "before_y": f"{y(c.before.median):.1f}", "after_y": f"{y(c.after.median):.1f}",
         "dots": [(f"{x(start + i):.1f}", f"{y(float(v)):.1f}", "#e07a1f" if start + i >= c.index else "#3b6ea8")
                  for i, v in enumerate(values)],
-        "label": f"{format_value(float(np.min(values)), s.unit)} … {format_value(float(np.max(values)), s.unit)}",
+        "label": f"{format_measure(float(np.min(values)), s.unit)} … {format_measure(float(np.max(values)), s.unit)}",
     }

@@ -1,87 +1,96 @@
-"""The regression report as text (a 0-Day/LKP mail per entry) and as Markdown."""
+"""The regression report as text (a 0-Day/LKP mail per entry) and as Markdown.
+
+Both render one ``kbench.history.regressions.RegressionReport``: its confirmed regressions
+first, each stated from its own side-by-side measurement of the culprit against its parent
+(the table, interval and reproduce steps of its mail), then the suspected change points no
+confirmation covers, each stated as what it is: where the stored runs shifted.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Mapping
 
 from kbench.history.confirmed import Confirmation
-from kbench.history.regressions import RegressionEntry
+from kbench.history.regressions import RegressionEntry, RegressionReport, noise_pct
 from kbench.report.history_text import short
-from kbench.report.units import format_value
-from kbench.report.why import WhyRows
+from kbench.report.lkp_table import Cell, Row, change_text, lkp_table
+from kbench.report.units import format_measure, metric_name
+from kbench.report.why import WhyRows, subject_of
 
 INDENT = " " * 8
 SUSPECTED_NOTE = ("a change point of the stored runs: a candidate, not a culprit; nothing measured it again "
                   "(`kbench watch` confirms candidates side by side, bisects them and names only what holds)")
+RULE = "\n" + "-" * 78 + "\n\n"
 
 
-def counts(entries: Sequence[RegressionEntry], unmatched: Sequence[Confirmation]) -> str:
-    confirmed = sum(e.confirmation is not None for e in entries) + len(unmatched)
-    suspected = sum(e.confirmation is None for e in entries)
-    return f"{confirmed} confirmed regression(s) and {suspected} suspected change point(s)"
-
-
-def render_text(entries: Sequence[RegressionEntry], scope: str, why: Mapping[int, WhyRows] | None = None,
-                unmatched: Sequence[Confirmation] = ()) -> str:
-    """Every entry as one mail, separated by a rule; ``scope`` says what was searched; ``why``:
-    the counters' and profile rows of each entry (by its first run after the change);
-    ``unmatched``: confirmed regressions no change point of the stored runs shows."""
-    if not entries and not unmatched:
+def render_text(report: RegressionReport, scope: str, why: Mapping[str, WhyRows] | None = None) -> str:
+    """Every entry as one mail, separated by a rule; ``scope`` says what was searched; ``why``: the
+    counters' and profile rows of each entry, by its key (``kbench.report.why.report_why_rows``)."""
+    if report.empty:
         return f"kbench found no regression {scope}.\n"
-    mails = [_confirmation_mail(c) for c in unmatched]
-    mails += [_mail(entry, (why or {}).get(entry.point.correlated.after.run_id)) for entry in entries]
-    header = f"kbench found {counts(entries, unmatched)} {scope}.\n\n"
-    return header + ("\n" + "-" * 78 + "\n\n").join(mails)
+    found = why or {}
+    mails = [confirmed_mail(c, found.get(c.key)) for c in report.confirmed]
+    mails += [_suspected_mail(e, found.get(e.key)) for e in report.suspected]
+    return f"kbench found {report.counts()} {scope}.\n\n" + RULE.join(mails)
 
 
-def _confirmation_mail(confirmation: Confirmation) -> str:
+subject = subject_of
+
+
+def side_by_side(confirmation: Confirmation) -> list[str]:
+    """The sentence and the table of the culprit measured against its parent."""
+    low, high = confirmation.ci_pct
+    interval = (f"CI {low:+.1f}% … {high:+.1f}% at {100 * confirmation.confidence:.3g}%, "
+                if math.isfinite(low) and math.isfinite(high) else "")
+    lines = [f"The culprit measured side by side with its parent (interleaved, {confirmation.blocks} blocks):",
+             f"{confirmation.change_pct:+.1f}% ({interval}p={confirmation.p_value:.2g})"]
+    if confirmation.parent is not None and confirmation.culprit_side is not None:
+        unit = confirmation.unit
+        row = Row(metric_name(confirmation.metric, unit),
+                  Cell(format_measure(confirmation.parent.median, unit), confirmation.parent.stdev_pct),
+                  [(change_text(confirmation.change_pct),
+                    Cell(format_measure(confirmation.culprit_side.median, unit), confirmation.culprit_side.stdev_pct))])
+        lines += ["", *lkp_table("parent", [confirmation.culprit[:10]], [row])]
+    return lines
+
+
+def confirmed_mail(confirmation: Confirmation, why: WhyRows | None = None) -> str:
     lines = [
-        f"[kbench] [{confirmation.benchmark}] {confirmation.culprit[:10]}: {confirmation.metric} "
-        f"{confirmation.change_pct:+.1f}% regression", "",
+        subject(confirmation), "",
         f"kbench found a {confirmation.change_pct:+.1f}% regression of {confirmation.metric} due to commit:", "",
         f"commit: {confirmation.culprit} (\"{confirmation.subject}\")",
-        f"branch: {confirmation.branch} (kbench watch {confirmation.watch_id}, finding {confirmation.finding_id})",
-        f"confirmed: {confirmation.describe()}",
-        f"status: {confirmation.status_text}",
-        "with following parameters:", "",
-        *(f"{INDENT}{key}: {value}" for key, value in confirmation.params.items()), "",
+        f"branch: {confirmation.branch} of {confirmation.origin.repo or '?'} (kbench watch {confirmation.watch_id}, "
+        f"finding {confirmation.finding_id})",
+        f"status: {confirmation.status_text}", "",
+        f"in testcase: {confirmation.benchmark}",
+        "with following parameters:" if confirmation.params else "with default parameters", "",
+        *(f"{INDENT}{key}: {value}" for key, value in confirmation.params.items()),
+        *([""] if confirmation.params else []),
+        *side_by_side(confirmation), "",
     ]
+    if why is not None and not why.empty:
+        lines += [*(f"{INDENT}{line}" for line in why.text_lines()), ""]
     if confirmation.report:
-        lines.append(f"its mail: {confirmation.report}")
+        lines += [f"its mail: {confirmation.report}", ""]
+    lines += ["To reproduce:", "", *(f"{INDENT}{line}" for line in confirmation.reproduce())]
     return "\n".join(lines) + "\n"
 
 
-def _headline(entry: RegressionEntry) -> list[str]:
-    s, point = entry.series, entry.point
-    c, confirmation = point.change, entry.confirmation
-    if confirmation is not None:
-        return [
-            f"kbench found a {confirmation.change_pct:+.1f}% regression of {s.metric} due to commit "
-            f"{confirmation.culprit[:12]} (\"{confirmation.subject}\"):",
-            "",
-            f"confirmed: {confirmation.describe()} (kbench watch {confirmation.watch_id}, finding "
-            f"{confirmation.finding_id}); status: {confirmation.status_text}",
-        ]
-    return [
-        f"kbench suspects a {c.change_pct:+.1f}% {point.verdict} of {s.metric} in {entry.range_name()}"
-        + (f" (it could start at any of {point.runs_in_range} runs)" if point.runs_in_range > 1 else "") + ":",
-        "",
-        f"suspected: {SUSPECTED_NOTE}",
-    ]
-
-
-def _mail(entry: RegressionEntry, why: WhyRows | None = None) -> str:
+def _suspected_mail(entry: RegressionEntry, why: WhyRows | None = None) -> str:
     s, point = entry.series, entry.point
     correlated = point.correlated
     before, after = correlated.before, correlated.after
-    lines = [entry.subject, "", *_headline(entry), ""]
-    lines += _version_lines(entry)
-    lines += [
-        "",
+    c = point.change
+    lines = [
+        entry.subject, "",
+        f"kbench suspects a {c.change_pct:+.1f}% {point.verdict} of {s.metric} in {entry.range_name()}"
+        + (f" (it could start at any of {point.runs_in_range} runs)" if point.runs_in_range > 1 else "") + ":", "",
+        f"suspected: {SUSPECTED_NOTE}", "",
+        *version_lines(entry), "",
         f"in testcase: {s.benchmark}",
         f"on test machine: {entry.machine.describe()} (target: {s.target})",
-        "with following parameters:" if s.params else "with default parameters",
-        "",
+        "with following parameters:" if s.params else "with default parameters", "",
     ]
     lines += [f"{INDENT}{key}: {value}" for key, value in s.params.items()]
     if s.params:
@@ -103,7 +112,7 @@ def _mail(entry: RegressionEntry, why: WhyRows | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _version_lines(entry: RegressionEntry) -> list[str]:
+def version_lines(entry: RegressionEntry) -> list[str]:
     correlated = entry.point.correlated
     rows = []
     for name, version in (("last run before", correlated.before), ("first run after", correlated.after)):
@@ -119,17 +128,13 @@ def _version_lines(entry: RegressionEntry) -> list[str]:
 
 
 def _before_after(entry: RegressionEntry) -> list[str]:
-    s, c = entry.series, entry.point.change
-    before = f"{format_value(c.before.median, s.unit)} ±{c.before.stdev_pct:4.1f}%"
-    after = f"{format_value(c.after.median, s.unit)} ±{c.after.stdev_pct:4.1f}%"
-    width = max(20, len(before), len(after))
-    return [
-        f"{'before':>{width}}  {'%change':>9}  {'after':>{width}}",
-        f"{'-' * width}  {'-' * 9}  {'-' * width}",
-        f"{before:>{width}}  {c.change_pct:+8.1f}%  {after:>{width}}  {s.metric}",
-        f"{f'{c.before.n} runs':>{width}}  {'':>9}  {f'{c.after.n} runs':>{width}}  "
-        f"p={c.p_value:.2g} (confidence {confidence(c.p_value)})",
-    ]
+    s, point = entry.series, entry.point
+    c = point.change
+    row = Row(metric_name(s.metric, s.unit), Cell(format_measure(c.before.median, s.unit), c.before.stdev_pct),
+              [(change_text(c.change_pct), Cell(format_measure(c.after.median, s.unit), c.after.stdev_pct))])
+    return [*lkp_table(f"{c.before.n} runs before", [f"{c.after.n} runs after"], [row]),
+            f"p={c.p_value:.2g} (confidence {confidence(c.p_value)}); the series' run-to-run noise "
+            f"±{noise_pct(point):.1f}%"]
 
 
 def confidence(p_value: float) -> str:
@@ -137,40 +142,44 @@ def confidence(p_value: float) -> str:
     return "> 99.99%" if p_value < 1e-4 else f"{100 * (1 - p_value):.2f}%"
 
 
-def render_markdown(entries: Sequence[RegressionEntry], scope: str, why: Mapping[int, WhyRows] | None = None,
-                    unmatched: Sequence[Confirmation] = ()) -> str:
-    if not entries and not unmatched:
+def render_markdown(report: RegressionReport, scope: str, why: Mapping[str, WhyRows] | None = None) -> str:
+    if report.empty:
         return f"# kbench regression report\n\nNo regression {scope}.\n"
-    out = [f"# kbench regression report\n\n{counts(entries, unmatched)} {scope}.\n"]
-    for confirmation in unmatched:
-        out.append(f"## [kbench] [{confirmation.benchmark}] {confirmation.culprit[:10]}: {confirmation.metric} "
-                   f"{confirmation.change_pct:+.1f}% regression\n")
-        out.append(f"- **confirmed**: due to commit `{confirmation.culprit[:12]}` {confirmation.subject}: "
-                   f"{confirmation.describe()}; status {confirmation.status_text}\n")
-    for entry in entries:
+    found = why or {}
+    out = [f"# kbench regression report\n\n{report.counts()} {scope}.\n"]
+    for confirmation in report.confirmed:
+        out.append(f"## {subject(confirmation)}\n")
+        out.append(f"- **confirmed**, {confirmation.status_text}: due to commit `{confirmation.culprit[:12]}` "
+                   f"{confirmation.subject}")
+        out.append(f"- **measured**: {confirmation.describe()} ({confirmation.blocks} blocks)")
+        out.append(f"- **testcase**: `{confirmation.benchmark}` "
+                   f"({' '.join(f'{k}={v}' for k, v in confirmation.params.items()) or '-'})")
+        out.append(f"- **found by**: kbench watch {confirmation.watch_id} on {confirmation.branch}, finding "
+                   f"{confirmation.finding_id}\n")
+        out.append("```\n" + "\n".join(side_by_side(confirmation)) + "\n```\n")
+        rows = found.get(confirmation.key)
+        if rows is not None and not rows.empty:
+            out += [*rows.markdown_lines(), ""]
+        out.append("To reproduce:\n\n```sh\n" + "\n".join(confirmation.reproduce()) + "\n```\n")
+    for entry in report.suspected:
         s, point = entry.series, entry.point
         c, correlated = point.change, point.correlated
         out.append(f"## {entry.subject}\n")
-        if entry.confirmation is not None:
-            out.append(f"- **confirmed**: due to commit `{entry.confirmation.culprit[:12]}` "
-                       f"{entry.confirmation.subject}: {entry.confirmation.describe()}; status "
-                       f"{entry.confirmation.status_text}")
-        else:
-            out.append(f"- **suspected**: {SUSPECTED_NOTE}")
+        out.append(f"- **suspected**: {SUSPECTED_NOTE}")
         out.append(f"- **testcase**: `{s.benchmark}` ({s.describe_params()})")
         out.append(f"- **test machine**: {entry.machine.describe()} (target: {s.target})")
-        for line in _version_lines(entry):
+        for line in version_lines(entry):
             name, _, facts = line.partition(": ")
             out.append(f"- **{name}**: {facts}")
         out.append(f"- **series**: `{s.id}`\n")
         out.append("| before | %change | after | metric | p |")
         out.append("|---:|---:|---:|---|---:|")
         out.append(
-            f"| {format_value(c.before.median, s.unit)} ± {c.before.stdev_pct:.1f}% ({c.before.n} runs) "
-            f"| {c.change_pct:+.1f}% | {format_value(c.after.median, s.unit)} ± {c.after.stdev_pct:.1f}% "
-            f"({c.after.n} runs) | `{s.metric}` | {c.p_value:.2g} |\n"
+            f"| {format_measure(c.before.median, s.unit)} ± {c.before.stdev_pct:.1f}% ({c.before.n} runs) "
+            f"| {c.change_pct:+.1f}% | {format_measure(c.after.median, s.unit)} ± {c.after.stdev_pct:.1f}% "
+            f"({c.after.n} runs) | `{metric_name(s.metric, s.unit)}` | {c.p_value:.2g} |\n"
         )
-        rows = (why or {}).get(correlated.after.run_id)
+        rows = found.get(entry.key)
         if rows is not None and not rows.empty:
             out.append("Why (perf counters per operation and the profile delta of the runs on either side):\n")
             out += rows.markdown_lines()

@@ -17,11 +17,13 @@ rows can be shown again with ``kbench show RUN`` and ``kbench compare --runs A -
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from kbench.history.regressions import RegressionEntry
+from kbench.history.confirmed import Confirmation
+from kbench.history.regressions import RegressionReport
 from kbench.profile.counters import parse_counters
 from kbench.profile.delta import DeltaRow, ProfileDelta, profile_delta
 from kbench.profile.folded import profile_from_row
@@ -138,19 +140,40 @@ def why_rows(store: Store, base_run: int, new_run: int) -> WhyRows | None:
     return WhyRows(base_run, new_run, counters, delta)
 
 
-def entry_why_rows(store: Store, entries: Sequence[RegressionEntry]) -> dict[int, WhyRows]:
-    """The rows of each regression entry: its first run after the change against its last run
-    before (by the after run's id; entries whose runs counted and profiled nothing have none)."""
+def report_why_rows(store: Store, report: RegressionReport) -> dict[str, WhyRows]:
+    """The rows of every entry, by its ``key`` (entries whose runs counted and profiled nothing have
+    none): a confirmed regression's culprit against its parent in their side-by-side measurement; a
+    suspected change point's first run after the change against its last run before."""
+    pairs = [(c.key, c.run_ids[0], c.run_ids[-1]) for c in report.confirmed if len(c.run_ids) >= 2]
+    pairs += [(e.key, e.point.correlated.before.run_id, e.point.correlated.after.run_id) for e in report.suspected]
     found = {}
-    for entry in entries:
-        correlated = entry.point.correlated
-        rows = why_rows(store, correlated.before.run_id, correlated.after.run_id)
+    for key, base_run, new_run in pairs:
+        rows = why_rows(store, base_run, new_run)
         if rows is not None and not rows.empty:
-            found[correlated.after.run_id] = rows
+            found[key] = rows
     return found
 
 
-def why_json(found: Mapping[int, WhyRows], entry: RegressionEntry) -> dict[str, Any]:
+def why_json(found: Mapping[str, WhyRows], key: str) -> dict[str, Any]:
     """The ``why`` key of an entry in ``report regressions --format json`` (nothing without rows)."""
-    rows = found.get(entry.point.correlated.after.run_id)
+    rows = found.get(key)
     return {"why": rows.to_json()} if rows is not None else {}
+
+
+def report_json(report: RegressionReport, why: Mapping[str, WhyRows], settings: Mapping[str, Any],
+                since: datetime | None, series_checked: int) -> dict[str, Any]:
+    """``report regressions --format json`` and the dashboard's ``/api/regressions``: the confirmed
+    regressions, then the suspected change points, each with its why rows."""
+    return {
+        "settings": dict(settings), "since": since.isoformat() if since else None, "series_checked": series_checked,
+        "summary": report.counts(), "covered_change_points": report.covered, "quiet_change_points": report.quiet,
+        "confirmed": [{**c.to_json(), "subject": subject_of(c), **why_json(why, c.key)}
+                      for c in report.confirmed],
+        "suspected": [{**e.to_json(), **why_json(why, e.key)} for e in report.suspected],
+    }
+
+
+def subject_of(confirmation: Confirmation) -> str:
+    """``[kbench] [command] 9f8e7d6c5b: command.cpu +3.1% regression`` (its mail's subject)."""
+    return (f"[kbench] [{confirmation.benchmark}] {confirmation.culprit[:10]}: {confirmation.metric} "
+            f"{confirmation.change_pct:+.1f}% regression")

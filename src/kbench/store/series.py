@@ -218,14 +218,18 @@ def runs_fingerprint(source: Engine | Store) -> tuple[int, int, str]:
 
 
 def confirmed_findings(source: Engine | Store) -> list[dict[str, Any]]:
-    """The regressions ``kbench watch`` confirmed (rows of ``watch_findings``), oldest first; none
+    """The regressions and fixes ``kbench watch`` confirmed (rows of ``watch_findings`` with their watch's
+    ``repo``, ``build``, ``job_path`` and ``options`` as ``watch``), oldest first; none
     from a database that has no such table (written by a kbench before schema v9, read-only)."""
     query, _ = _query_of(source)
     try:
-        rows = query("SELECT * FROM watch_findings WHERE state = 'confirmed' AND kind = 'regression' ORDER BY id", {})
+        rows = query("SELECT * FROM watch_findings WHERE state = 'confirmed' ORDER BY id", {})
+        watches = query("SELECT id, repo, build, job_path, options FROM watches", {})
     except Exception as exc:  # sqlite3's or the driver's error, whichever read it
-        if "watch_findings" in str(exc) or "no such table" in str(exc).lower():
+        if "watch_findings" in str(exc) or "watches" in str(exc) or "no such table" in str(exc).lower():
             return []
         raise
-    return [_decoded(row, ("params", "candidate", "confirmation", "verification", "log"), ("created_at", "updated_at"))
+    by_id = {int(w["id"]): _decoded(w, ("options",), ()) for w in watches}
+    columns = ("params", "candidate", "confirmation", "verification", "log")
+    return [{**_decoded(row, columns, ("created_at", "updated_at")), "watch": by_id.get(int(row["watch_id"]))}
             for row in rows]

@@ -291,6 +291,7 @@ class Watch:
             heads[plan.branch] = {"base": plan.base, "tested": previous.get(plan.branch)}
         self.wstore.update_watch(self.id, heads=heads)
         self._measure_unmeasured(result)
+        result.commits = self._accounted(plans, result.commits)
         for plan in plans:
             heads[plan.branch] = {"base": plan.base, "tested": plan.head}
         self.wstore.update_watch(self.id, heads=heads)
@@ -317,6 +318,14 @@ class Watch:
         result.watch = self.wstore.get_watch(self.id)
         result.findings = self.wstore.findings(self.id)
         return result
+
+    def _accounted(self, plans: Sequence[BranchPlan], measured: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Every commit new at this poll, in branch order, as it stands now (measured, failed to build,
+        failed, or untested: beyond --max-commits), then those measured now that an earlier poll met."""
+        rows = {(row["branch"], row["sha"]): row for row in self.wstore.commits(self.id)}
+        new = [(plan.branch, sha) for plan in plans for sha in plan.new]
+        earlier = [row for row in measured if (row["branch"], row["sha"]) not in set(new)]
+        return [rows[key] for key in new if key in rows] + earlier
 
     def _record_event(self, event: dict[str, Any]) -> None:
         events = list(self.wstore.get_watch(self.id)["events"] or [])

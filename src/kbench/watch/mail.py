@@ -24,8 +24,6 @@ counts as not sent.
 
 from __future__ import annotations
 
-import math
-import shlex
 import socket
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -39,22 +37,15 @@ from typing import Any
 
 from kbench import children
 from kbench.contract.text import printable, shown
-from kbench.report.units import format_value
+from kbench.history.confirmed import Origin, Side, reproduce_steps
+from kbench.report.lkp_table import Cell, Row, change_text, lkp_table
+from kbench.report.units import format_measure, metric_name
 from kbench.watch.addresses import ADDR_SPEC, header_text, recipient
 
 INDENT = " " * 8
 MAIL_COMMAND_TIMEOUT_S = 60.0
 """How long a mail command may run by default (``--mail-timeout``) before its process group is
 killed and the mail counts as not sent (docs/watch.md)."""
-
-
-@dataclass(frozen=True)
-class SideFigures:
-    """One side of the culprit's comparison: its label, central value and spread."""
-
-    label: str
-    median: float
-    stdev_pct: float
 
 
 @dataclass(frozen=True)
@@ -70,8 +61,8 @@ class RegressionMail:
     p_value: float
     confidence: float
     blocks: int
-    parent: SideFigures
-    culprit: SideFigures
+    parent: Side
+    culprit: Side
     culprit_sha: str
     culprit_subject: str
     culprit_author: str
@@ -98,53 +89,19 @@ def _sender() -> Address:
     return Address("kbench watch", addr_spec=f"kbench@{host if ADDR_SPEC.fullmatch(f'x@{host}') else 'localhost'}")
 
 
-def lkp_table(metric: str, unit: str, parent: SideFigures, culprit: SideFigures, change_pct: float) -> list[str]:
-    """The two-column ``%stddev %change %stddev`` table (the layout of ``kbench compare``'s text report)."""
-    values = [format_value(parent.median, unit), format_value(culprit.median, unit)]
-    width = max(12, *(len(v) + 2 for v in values), len(parent.label) - 4, len(culprit.label) - 4)
-    change = f"{change_pct:+.1f}%"
-    change_width = max(11, len(change) + 4)
-    base_block, new_block = width + 6, change_width + width + 6
-
-    def spread(pct: float) -> str:
-        return f" ±{min(pct, 999):3.0f}%" if math.isfinite(pct) else " " * 6
-
-    marks = [" "] * (base_block + new_block)
-    marks[width - 1] = "\\"
-    marks[base_block + change_width - 3] = "|"
-    marks[base_block + change_width + width - 1] = "\\"
-    return [
-        (parent.label.rjust(width).ljust(base_block) + culprit.label.rjust(change_width + width)).rstrip(),
-        "-" * (base_block - 1) + " " + "-" * (new_block - 1),
-        ("%stddev".rjust(base_block) + "%change".rjust(change_width) + "%stddev".rjust(width + 6)).rstrip(),
-        "".join(marks).rstrip(),
-        values[0].rjust(width) + spread(parent.stdev_pct) + change.rjust(change_width) + values[1].rjust(width)
-        + spread(culprit.stdev_pct) + f"  {metric}",
-    ]
+def table_lines(mail: RegressionMail) -> list[str]:
+    """The culprit against its parent in the one ``%stddev %change %stddev`` table (``kbench.report.lkp_table``)."""
+    row = Row(metric_name(mail.metric, mail.unit), Cell(format_measure(mail.parent.median, mail.unit),
+                                                        mail.parent.stdev_pct),
+              [(change_text(mail.change_pct), Cell(format_measure(mail.culprit.median, mail.unit),
+                                                   mail.culprit.stdev_pct))])
+    return lkp_table(mail.parent.label, [mail.culprit.label], [row])
 
 
 def reproduce_lines(mail: RegressionMail) -> list[str]:
-    sha = mail.culprit_sha
-    kernel = f" --kernel {shlex.quote(mail.kernel_image)}" if mail.kernel_image else ""
-    lines = [f"git clone {shlex.quote(mail.repo)} kbench-repro && cd kbench-repro", f"git checkout {sha}",
-             mail.build,
-             f"kbench run {shlex.quote(mail.job_path)}{kernel} --commit {sha} --label {shlex.quote(mail.branch)}"]
-    if mail.kernel_image:
-        parent = shlex.quote(str(Path("..") / "parent" / mail.kernel_image))
-        lines += [
-            "# the culprit's kernel side by side with its parent's:",
-            f"git worktree add ../parent {sha}^ && (cd ../parent && {mail.build})",
-            f"kbench compare --kernel {parent} --kernel {shlex.quote(mail.kernel_image)} {mail.benchmark}"
-            + "".join(f" -p {shlex.quote(f'{k}={v}')}" for k, v in mail.params.items()
-                      if k not in ("samples", "iterations")),
-        ]
-    elif mail.cmd is not None:
-        lines += [
-            "# the culprit side by side with its parent:",
-            f"git worktree add ../parent {sha}^ && (cd ../parent && {mail.build})",
-            f"kbench compare --command {shlex.quote(f'cd ../parent && {mail.cmd}')} --command {shlex.quote(mail.cmd)}",
-        ]
-    return lines
+    """The steps of the report's entry (``kbench.history.confirmed.reproduce_steps``): one wording for both."""
+    origin = Origin(repo=mail.repo, build=mail.build, job_path=mail.job_path, kernel_image=mail.kernel_image)
+    return reproduce_steps(origin, mail.culprit_sha, mail.branch, mail.benchmark, mail.params)
 
 
 def body(mail: RegressionMail) -> str:
@@ -169,7 +126,7 @@ def body(mail: RegressionMail) -> str:
         f"{mail.change_pct:+.1f}% (CI {low:+.1f}% … {high:+.1f}% at {100 * mail.confidence:.3g}%, "
         f"p={mail.p_value:.2g})",
         "",
-        *lkp_table(mail.metric, mail.unit, mail.parent, mail.culprit, mail.change_pct),
+        *table_lines(mail),
         "",
         "How it was found:",
         "",

@@ -18,13 +18,14 @@ from typing import Any, Protocol
 
 from kbench.builds.compare import BuildComparison
 from kbench.contract.text import shown as quoted
+from kbench.history.confirmed import Side
 from kbench.jobs import JobInstance
 from kbench.report.bisect_report import render_text, report_dict
 from kbench.store.db import Store
 from kbench.store.watch import WatchStore
 from kbench.watch import git as wgit
 from kbench.watch.addresses import author_address
-from kbench.watch.mail import RegressionMail, SideFigures, follow_up, message, read_message, send, write
+from kbench.watch.mail import RegressionMail, follow_up, message, read_message, send, write
 
 SENDING, SENT, NOT_SENT = "mail sending: ", "mail sent: ", "mail not sent: "
 CUT_SHORT = "mail: the watch stopped while the mail command ran; it is not run again: "
@@ -121,8 +122,9 @@ def regression_mail(watch: Watch, finding: dict[str, Any]) -> RegressionMail:
         unit=UNITS.get(metric, str(verdict.get("unit") or "")), change_pct=verified.change_pct,
         ci_pct=verified.ci_pct, p_value=verified.p_value,
         confidence=confidence if math.isfinite(confidence) else 0.95, blocks=verified.blocks,
-        parent=SideFigures(f"{verified.base.commit[:10]} (parent)", verified.base.median, verified.base.stdev_pct),
-        culprit=SideFigures(verified.new.commit[:10], verified.new.median, verified.new.stdev_pct),
+        parent=Side("parent", verified.base.median, verified.base.stdev_pct,
+                    verified.base.slots),
+        culprit=Side(verified.new.commit[:10], verified.new.median, verified.new.stdev_pct, verified.new.slots),
         culprit_sha=culprit.sha, culprit_subject=culprit.subject, culprit_author=culprit.author,
         culprit_date=culprit.date, branch=str(finding["branch"]), repo=str(watch.repo),
         machine=machine_text(run.sysinfo if run else None), params=shown, job_path=str(watch.options.job.resolve()),

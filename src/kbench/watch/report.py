@@ -77,7 +77,9 @@ def poll_text(result: PollResult) -> str:
     for commit in data["commits"]:
         states[commit["state"]] = states.get(commit["state"], 0) + 1
     lines.append(f"  {len(data['commits'])} new commit(s)" + (": " + ", ".join(f"{n} {s}" for s, n in states.items())
-                                                               if states else ""))
+                                                               if states else "")
+                 + (" (untested: beyond --max-commits; a bisection reaches them if it must)"
+                    if states.get("untested") else ""))
     for commit in data["commits"]:
         if commit["error"]:
             lines.append(f"    {commit['sha'][:12]} {commit['subject'][:40]!r}: {commit['state']}: {commit['error']}")

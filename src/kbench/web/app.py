@@ -139,21 +139,21 @@ def create_app(engine: Engine, settings: DetectionSettings | None = None) -> Fas
 
     @app.get("/api/regressions")
     def api_regressions(since: str | None = None, improvements: bool = False) -> JSONResponse:
-        return JSONResponse(data.regression_data(snapshot, cache, _since(since), improvements)[2])
+        return JSONResponse(data.regression_data(snapshot, cache, _since(since), improvements)[1])
 
     @app.get("/regressions", response_class=HTMLResponse)
     def regressions_page(request: Request, since: str | None = None, improvements: bool = False) -> HTMLResponse:
         moment = _since(since)
-        entries, unmatched, found, why = data.regression_data(snapshot, cache, moment, improvements)
+        found, shown, why = data.regression_data(snapshot, cache, moment, improvements)
         kinds = "regressions and improvements" if improvements else "regressions"
-        scope = f"in {found['series_checked']} series ({kinds}" + (f" since {moment:%Y-%m-%d %H:%M} UTC)" if moment
+        scope = f"in {shown['series_checked']} series ({kinds}" + (f" since {moment:%Y-%m-%d %H:%M} UTC)" if moment
                                                                      else ")")
-        metrics = {entry.series.id: entry.series.metric for entry in entries}
+        metrics = {entry.series.id: entry.series.metric for entry in found.suspected}
 
         def link(sid: str, run: int | None) -> str:  # a run opens at the metric that changed
             return f"/runs/{run}?metric={quote(metrics.get(sid, ''))}" if run else f"/series/{sid}"
 
-        report = fragment(entries, scope, link=link, unmatched=unmatched, why=why)
+        report = fragment(found, scope, link=link, why=why)
         return page(request, "regressions.html", report=report, since=since or "", improvements=improvements,
                     entry_css=entry_css())
 

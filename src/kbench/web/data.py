@@ -9,18 +9,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlalchemy import Engine
 
-from kbench.history.analysis import SeriesHistory
-from kbench.history.confirmed import (
-    Confirmation,
-    confirming,
-    culprit_index,
-    load_confirmations,
-    of_series,
-    unmatched_confirmations,
-)
+from kbench.history.analysis import ChangePoint, SeriesHistory
+from kbench.history.confirmed import Confirmation, culprit_index, load_confirmations, of_series
 from kbench.history.load import NoSuchSeries
-from kbench.history.regressions import RegressionEntry, regression_entries, wanted_runs
-from kbench.history.series import Series, series_id, target_kind
+from kbench.history.regressions import RegressionReport, above_noise, covers, regression_report, wanted_runs
+from kbench.history.series import Series, is_evidence, series_id, series_scope, target_kind
 from kbench.store.db import Store
 from kbench.store.series import run_requests, run_version
 from kbench.web.cache import ChangeCache, SeriesSnapshot
@@ -50,8 +43,7 @@ def index_data(snapshot: SeriesSnapshot, cache: ChangeCache) -> dict[str, Any]:
     for history in all_histories(snapshot, cache):
         s = history.series
         confirmed = _latest_confirmed(s, confirmations)
-        suspected = [c for c in history.change_points
-                     if confirming(s, c.first_index, c.last_index, confirmations) is None]
+        suspected = [c for c in history.change_points if _covering(s, c, confirmations) is None and above_noise(c)]
         rows.append({
             **_identity(s), "n_points": len(s.points), "latest_value": s.points[-1].value,
             "latest_run_id": s.points[-1].run_id, "latest_started_at": s.points[-1].started_at.isoformat(),
@@ -64,15 +56,21 @@ def index_data(snapshot: SeriesSnapshot, cache: ChangeCache) -> dict[str, Any]:
 def _latest_confirmed(series: Series, confirmations: list[Confirmation]) -> dict[str, Any] | None:
     """The newest confirmed regression of the series, at the first run of its culprit."""
     found = [(c, index) for c in of_series(series, confirmations)
-             if (index := culprit_index(series, c)) is not None]
+             if (not series.scope or series.scope == c.scope) and (index := culprit_index(series, c)) is not None]
     if not found:
         return None
     confirmation, index = max(found, key=lambda pair: pair[1])
     point = series.points[index]
-    return {"run_id": point.run_id, "index": index, "metric": series.metric, "verdict": "regression",
+    return {"run_id": point.run_id, "index": index, "metric": series.metric,
+            "verdict": "regression" if confirmation.kind == "regression" else "improvement", "kind": confirmation.kind,
             "change_pct": confirmation.change_pct, "started_at": point.started_at.isoformat(),
             "confirmed": True, "culprit": confirmation.culprit, "subject": confirmation.subject,
-            "status": confirmation.status_text, "finding_id": confirmation.finding_id}
+            "status": confirmation.status_text, "state": confirmation.status, "finding_id": confirmation.finding_id}
+
+
+def _covering(series: Series, point: ChangePoint, confirmations: list[Confirmation]) -> Confirmation | None:
+    """The confirmation a change point of ``series`` is shown as (``kbench.history.regressions.covers``)."""
+    return next((c for c in confirmations if covers(c, series, point.first_index, point.last_index)), None)
 
 
 def series_data(snapshot: SeriesSnapshot, cache: ChangeCache, sid: str) -> dict[str, Any]:
@@ -84,8 +82,9 @@ def series_data(snapshot: SeriesSnapshot, cache: ChangeCache, sid: str) -> dict[
     data = history.to_json()
     confirmations = load_confirmations(snapshot.engine)
     for point, shown in zip(history.change_points, data["change_points"], strict=True):
-        confirmation = confirming(history.series, point.first_index, point.last_index, confirmations)
-        shown["status"] = "confirmed" if confirmation is not None else "suspected"
+        confirmation = _covering(history.series, point, confirmations)
+        shown["status"] = ("confirmed" if confirmation is not None else "suspected" if above_noise(point)
+                           else "within noise")
         shown["confirmation"] = None if confirmation is None else confirmation.to_json()
     data["segments"] = _segments(history)
     data["settings"] = cache.settings.to_json()
@@ -190,8 +189,9 @@ def _run_data(engine: Engine, view: StoredRun, metric: str | None = None) -> dic
     if record.sysinfo:
         fingerprint = machine_fingerprint(dict(record.sysinfo))
         data["machine"] = record.sysinfo.get("hostname")
-        data["series_id"] = series_id(record.benchmark, record.params or {}, shown_metric, fingerprint,
-                                      data["target"])
+        data["series_id"] = (None if is_evidence(record.tags) else
+                             series_id(record.benchmark, record.params or {}, shown_metric, fingerprint,
+                                       data["target"], series_scope(record.tags)))
     if summary is not None and values.size:
         low, high = np.percentile(values, TRIM)
         shown = values[(values >= low) & (values <= high)]
@@ -260,21 +260,15 @@ def compare_data(engine: Engine, first: int, second: int, metric: str | None = N
 
 def regression_data(
     snapshot: SeriesSnapshot, cache: ChangeCache, since: datetime | None, improvements: bool
-) -> tuple[list[RegressionEntry], list[Confirmation], dict[str, Any], dict[int, WhyRows]]:
-    """The regression entries, the confirmations a watch made that match none of them, their JSON
-    (each entry with its why rows: the counters' %change and the top of the profile delta,
-    ``kbench.report.why``) and those rows by the run after the change."""
-    from kbench.report.why import entry_why_rows, why_json
+) -> tuple[RegressionReport, dict[str, Any], dict[str, WhyRows]]:
+    """The regression report ``kbench report regressions`` prints (``kbench.history.regressions``), its
+    JSON (each entry with its why rows: the counters' %change and the top of the profile delta,
+    ``kbench.report.why``) and those rows by entry key."""
+    from kbench.report.why import report_json, report_why_rows
 
     histories = all_histories(snapshot, cache)
     requests = run_requests(snapshot.engine, wanted_runs(histories, since))
-    confirmations = load_confirmations(snapshot.engine)
-    entries = regression_entries(histories, requests, since=since, improvements=improvements,
-                                 confirmations=confirmations)
-    unmatched = unmatched_confirmations(confirmations, entries, [h.series for h in histories], since)
-    why = entry_why_rows(Store(snapshot.engine), entries)
-    return entries, unmatched, {
-        "settings": cache.settings.to_json(), "since": since.isoformat() if since else None,
-        "series_checked": len(histories), "entries": [{**e.to_json(), **why_json(why, e)} for e in entries],
-        "confirmed": [c.to_json() for c in unmatched],
-    }, why
+    report = regression_report(histories, requests, since=since, improvements=improvements,
+                               confirmations=load_confirmations(snapshot.engine))
+    why = report_why_rows(Store(snapshot.engine), report)
+    return report, report_json(report, why, cache.settings.to_json(), since, len(histories)), why

@@ -3,7 +3,7 @@
 Top level: ``title, label_kind, base_label, new_labels, correction, confidence, context,
 parameters, overall`` (one entry per new label) and ``metrics``. Each metric object has
 ``metric, unit, direction, base_label, new_label, base, new, change_pct, ci_pct [low, high],
-p_value, verdict, real_within_margin`` (a "no change" whose interval excludes 0: a real change
+p_value, verdict, real_within_margin`` (a regression or improvement whose interval lies within the margin: a real change
 smaller than the margin), ``reason, trials {base, new}, base_stddev_pct, new_stddev_pct``, the
 per-trial (or per-slot) statistics of both sides (``base_trials``, ``new_trials``),
 ``margin_pct`` (null without one), for in-kernel timing in cycles ``ns_per_unit`` (ns per cycle

@@ -145,10 +145,11 @@ class MetricComparison:
 
     @property
     def real_within_margin(self) -> bool:
-        """A "no change" whose interval excludes 0: the change is real, and smaller than the margin."""
+        """A real change (a regression or improvement) whose whole interval lies within the margin: smaller
+        than the change the margin says matters (``kbench.compare.verdict.decide``, row 1)."""
         low, high = self.ci_pct
-        return (self.verdict == NO_CHANGE and self.margin_pct is not None and math.isfinite(low)
-                and math.isfinite(high) and (low > 0 or high < 0))
+        return (self.significant and self.margin_pct is not None and math.isfinite(low) and math.isfinite(high)
+                and -self.margin_pct <= low and high <= self.margin_pct)
 
     @property
     def goodness_ratio(self) -> float | None:
