@@ -156,3 +156,30 @@ def test_prune_all_keeps_a_workspace_in_use_and_removes_a_left_one(tmp_path: Pat
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_built_kernels_and_their_workspaces_are_pruned_like_the_rest(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    complete = cache / "built-kernels" / "a"
+    complete.mkdir(parents=True)
+    (complete / "built.json").write_text("{}")
+    (complete / "bzImage").write_bytes(b"x" * 100)
+    unfinished = cache / "built-kernels" / "b"  # no marker: killed before it was written
+    unfinished.mkdir()
+    half = cache / "built-kernels" / f"c.tmp{_dead_pid()}"  # a dead kbench's entry being assembled
+    half.mkdir()
+    living = cache / "built-kernels" / f"d.tmp{os.getpid()}"  # this process is assembling it
+    living.mkdir()
+    workspace = cache / "kernel-workspaces" / "linux-0123"
+    (workspace / "build").mkdir(parents=True)
+    held = cache / "kernel-workspaces" / "linux-4567"
+    held.mkdir()
+    report = prune_cache(cache)
+    removed = {Path(item.path).name: item.why for item in report.removed}
+    assert removed == {"b": "an unfinished build", half.name: "an unfinished build"}
+    assert complete.is_dir() and workspace.is_dir() and living.is_dir()
+    with locked(held.with_name(held.name + ".lock")):
+        everything = prune_cache(cache, everything=True)
+    gone = {Path(item.path).name for item in everything.removed}
+    assert {"a", "linux-0123"} <= gone and "linux-4567" not in gone and living.name not in gone
+    assert held.is_dir() and not workspace.exists()
