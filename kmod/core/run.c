@@ -26,6 +26,7 @@
 #include <linux/ktime.h>
 
 #include "kbench_core.h"
+#include "marks.h"
 
 /* Room kept in the run output for the "all" line and the histogram. */
 #define KBENCH_RUN_RESERVE	1536
@@ -126,11 +127,13 @@ static int kbench_timed_loop(struct kbench_worker *w, u64 *out, u32 n,
 
 			t0 = kbench_cycles();
 			barrier();
+			kbench_mark(KBENCH_MARK_START);
 			for (k = 0; k < calls; k++) {
 				call(ctx, next);
 				if (++next == size)
 					next = 0;
 			}
+			kbench_mark(KBENCH_MARK_STOP);
 			barrier();
 			t1 = kbench_cycles();
 			if (out)
@@ -231,9 +234,12 @@ static int kbench_worker_measure(struct kbench_worker *w)
 
 		if (r->cfg.counters)
 			kbench_counters_enable(&w->counters);
+		/* Only the recorded samples' regions are counted (marks.h). */
+		kbench_mark(KBENCH_MARK_ARM);
 		t0 = kbench_cycles();
 		ret = kbench_timed_loop(w, w->samples, r->cfg.loop_count,
 					r->cfg.batch, &w->nr_done);
+		kbench_mark(KBENCH_MARK_DISARM);
 		if (r->cfg.counters)
 			kbench_counters_disable(&w->counters);
 		/* The recorded window, for tracepoints logged by the bench. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "marks.h"
 #include "probe.h"
 #include "timer.h"
 
@@ -23,7 +24,7 @@ static int grow_rows(struct kb_loop *L)
 }
 
 static inline __attribute__((always_inline)) void loop_impl(const enum kb_timer_kind kind,
-							    struct kb_loop *L)
+							    const int marked, struct kb_loop *L)
 {
 	struct kb_ctx *c = L->c;
 	const kb_run_fn run = L->run;
@@ -53,7 +54,11 @@ static inline __attribute__((always_inline)) void loop_impl(const enum kb_timer_
 		if (between)
 			between(c);
 		t0 = kb_t_start(kind);
+		if (marked)
+			kb_mark_on();
 		run(c, batch, row + 1);
+		if (marked)
+			kb_mark_off();
 		t1 = kb_t_end(kind, &aux);
 		if (kb_stop) /* a signal arrived inside this sample: its time is not clean */
 			break;
@@ -113,18 +118,35 @@ static inline __attribute__((always_inline)) void loop_impl(const enum kb_timer_
 	L->n += n;
 }
 
-static __attribute__((noinline)) void loop_tscp(struct kb_loop *L) { loop_impl(KB_TIMER_TSCP, L); }
-static __attribute__((noinline)) void loop_tsc(struct kb_loop *L) { loop_impl(KB_TIMER_TSC, L); }
-static __attribute__((noinline)) void loop_clock(struct kb_loop *L) { loop_impl(KB_TIMER_CLOCK, L); }
+static __attribute__((noinline)) void loop_tscp(struct kb_loop *L) { loop_impl(KB_TIMER_TSCP, 0, L); }
+static __attribute__((noinline)) void loop_tsc(struct kb_loop *L) { loop_impl(KB_TIMER_TSC, 0, L); }
+static __attribute__((noinline)) void loop_clock(struct kb_loop *L) { loop_impl(KB_TIMER_CLOCK, 0, L); }
+/* The measured loop of --mark: the same, each sample's operations marked (marks.h). */
+static __attribute__((noinline)) void marked_tscp(struct kb_loop *L) { loop_impl(KB_TIMER_TSCP, 1, L); }
+static __attribute__((noinline)) void marked_tsc(struct kb_loop *L) { loop_impl(KB_TIMER_TSC, 1, L); }
+static __attribute__((noinline)) void marked_clock(struct kb_loop *L) { loop_impl(KB_TIMER_CLOCK, 1, L); }
 
 void kb_run_loop(struct kb_loop *L)
 {
+	if (L->marked) {
+		kb_emulator_mark(KB_MARK_ARM);
+		switch (kb_timer.kind) {
+		case KB_TIMER_TSCP: marked_tscp(L); break;
+		case KB_TIMER_TSC: marked_tsc(L); break;
+		case KB_TIMER_CLOCK: marked_clock(L); break;
+		}
+		kb_emulator_mark(KB_MARK_DISARM);
+		return;
+	}
 	switch (kb_timer.kind) {
 	case KB_TIMER_TSCP: loop_tscp(L); break;
 	case KB_TIMER_TSC: loop_tsc(L); break;
 	case KB_TIMER_CLOCK: loop_clock(L); break;
 	}
 }
+
+int kb_marks_callgrind(void) { return KB_HAVE_CALLGRIND; }
+int kb_marks_emulator(void) { return KB_EMULATOR_MARKS; }
 
 /* The empty timed region, exactly as the sample loop times (start; end). */
 static inline __attribute__((always_inline)) void ovh_impl(const enum kb_timer_kind kind,

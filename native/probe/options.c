@@ -183,6 +183,8 @@ void kb_usage(FILE *f)
 	      "  --progress              progress lines on stderr\n"
 	      "  --counters              perf event counters around the measured region\n"
 	      "  --ignore-failure        time failed operations too (default: stop at the first, exit 4)\n"
+	      "  --mark                  mark each measured sample's operations for instruction counters\n"
+	      "                          (callgrind's collection, kbench's emulator marks)\n"
 	      "  --perf-control CTL,ACK  enable/disable a profiler (perf record --control fd:..)\n"
 	      "                          around the measured region\n"
 	      "See docs/probe-format.md.\n",
@@ -286,6 +288,10 @@ void kb_parse_run(int argc, char **argv, struct kb_run_opts *o, struct kb_ctx *c
 			if (val)
 				kb_die(KB_EXIT_USAGE, "--ignore-failure takes no value");
 			o->ignore_failure = 1;
+		} else if (IS("--mark")) {
+			if (val)
+				kb_die(KB_EXIT_USAGE, "--mark takes no value");
+			o->mark = 1;
 		} else if (IS("--counters")) {
 			if (val)
 				kb_die(KB_EXIT_USAGE, "--counters takes no value");

@@ -175,6 +175,13 @@ static void header_method(struct jbuf *h, const struct kb_run *r)
 	jb_raw(h, "}");
 	jb_kint(h, "batch", (long long)r->loop.batch);
 	jb_kbool(h, "batch_auto", r->batch_auto);
+	if (r->opts.mark) {
+		jb_key(h, "marks");
+		jb_raw(h, "{");
+		jb_kbool(h, "callgrind", kb_marks_callgrind());
+		jb_kbool(h, "emulator", kb_marks_emulator());
+		jb_raw(h, "}");
+	}
 	if (r->batch_auto) {
 		jb_key(h, "batch_calibration");
 		jb_raw(h, "{");

@@ -187,6 +187,7 @@ struct kb_run_opts {
 	int perf_ctl_fd, perf_ack_fd; /* --perf-control CTL,ACK (-1: none) */
 	int have_samples, have_duration, have_max, have_wsamples, have_wduration;
 	int ignore_failure; /* --ignore-failure: time failed operations too (default: stop at the first) */
+	int mark; /* --mark: the measured samples' operations marked for instruction counters (marks.h) */
 };
 
 void kb_usage(FILE *f);
@@ -228,9 +229,13 @@ struct kb_loop {
 	int have_aux;
 	int capped, grow_failed;
 	int failed; /* stopped at a failed operation: the sample that held it is not kept */
+	int marked; /* each sample's operations bracketed by instruction-counter marks (--mark) */
 };
 
 void kb_run_loop(struct kb_loop *L);
+/* What --mark marks with in this build: callgrind client requests, emulator marks (1/0). */
+int kb_marks_callgrind(void);
+int kb_marks_emulator(void);
 /* Write the rows taken since the last call, [L->spilled, n), to the spill. */
 void kb_spill_rows(struct kb_loop *L, long long n);
 /* `n` empty timed regions, exactly as the sample loop times them, into d[]. */

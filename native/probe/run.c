@@ -184,8 +184,10 @@ static void measure(struct kb_run *r)
 	r->usage_start.thread_cpu_ns = kb_thread_cpu_ns();
 	long long errors_before = c->errors;
 	r->measure_start_ns = kb_clock_now();
+	L->marked = r->opts.mark; /* only the measured samples: calibration and warm-up never are */
 	if (!kb_stop)
 		kb_run_loop(L);
+	L->marked = 0;
 	r->measure_end_ns = kb_clock_now();
 	uint64_t thread_cpu_end_ns = kb_thread_cpu_ns();
 	kb_counters_stop();

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from kbench.cli.console import label_column, write_stdout
 from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.main import Context, err_console, pass_context, user_errors
+from kbench.cli.metric_option import METRIC_HELP, MetricChoice, split_metric
 from kbench.cli.module_options import (
     COPIES_HELP,
     LOCAL_KERNEL_HELP,
@@ -102,8 +103,7 @@ def parse_margin(text: str | None) -> float | None:
               help="interleaved: sides alternate slot by slot in random ABBA blocks (commands, syscalls, "
               "in-kernel functions on one target); trials: whole runs, per kernel boot. auto picks interleaved "
               "where it applies.")
-@click.option("--metric", type=click.Choice(["cpu", "wall"]), default="cpu", show_default=True,
-              help="Commands: judge CPU time (user+system of the child) or wall time; both are reported.")
+@click.option("--metric", type=MetricChoice(), default="cpu", show_default=True, help=METRIC_HELP)
 @click.option("--budget", type=Duration(), default=f"{DEFAULT_BUDGET_S:g}s", show_default=True,
               help="Interleaved: measuring time; looks at 20..100% of it stop early once the verdict is safe.")
 @click.option("--blocks", type=click.IntRange(min=1), help="Interleaved: at most this many blocks.")
@@ -171,6 +171,8 @@ def compare_cmd(
     margin_value = parse_margin(margin)
     fmt = "json" if as_json else fmt
     trial_options = trials is not None or min_trials is not None
+    counting, time_metric = split_metric(metric)  # instructions (docs/instructions.md), a time, or both
+    metric = time_metric or "cpu"
     with user_errors():
         store = ctx.reader if run_sets else ctx.store  # stored runs are only read
         correction_method: Method = "bh" if correction == "bh" else "holm"
@@ -178,10 +180,23 @@ def compare_cmd(
         side_runs = {runs_label(ids): ids for ids in selected}
         if not ignore_failure:
             refuse_timed_failures(store, side_runs)
+        counted = None
+        if counting:
+            from kbench.cli.compare_counts import compare_by_counts
+
+            if time_metric is not None and run_sets:
+                raise BadRequest("--metric instructions,TIME: stored runs are counted or timed, not both; compare "
+                                 "them with --metric instructions")
+            counted = compare_by_counts(
+                ctx, benchmark=benchmark, kernels=kernels, commands=commands, selected=selected,
+                params=dict(params), modules=modules, copies=copies if time_metric is None else None,
+                local_kernel=local_kernel, samples=samples, alpha=alpha, margin=margin_value)
         replayed = (stored_interleaved(store, selected, alpha=alpha, margin=margin_value, counters=bool(counters))
-                    if run_sets else None)
+                    if run_sets and not counting else None)
         copies_of = builds_of(replayed.measured_labels) if replayed is not None else None
-        if replayed is not None and copies_of is not None:
+        if counted is not None and time_metric is None:
+            report = counted
+        elif replayed is not None and copies_of is not None:
             from kbench.report.comparison.copies import build_copies_report
 
             builds, build_of = copies_of
@@ -292,6 +307,10 @@ def compare_cmd(
                                              s.side.kernel) for s in outcome.sides if s.runs]
                     factory = target_factory((side.benchmark for side in found.sides), perf=True)
                     report = with_profiles(report, *profile_sides(store, profiled, factory))
+        if counted is not None and time_metric is not None:
+            from kbench.report.counts import merged
+
+            report = merged(counted, report)  # instructions, then time: each metric with its verdict
         report = with_failed_executions(report, failure_counts(store, side_runs))
         report = with_kernel_configs(report, store, side_runs)
     if report_dir is not None:

@@ -8,6 +8,7 @@ import numpy as np
 from rich.console import Console
 from rich.text import Text
 
+from kbench.report.counted_run import counted_run_lines, is_counted
 from kbench.report.run_json import child_cpu_summary, cycle_ns, summary_line
 from kbench.report.terminal import body_histogram_lines, cdf_lines, log2_histogram_lines, seed_line
 from kbench.report.units import format_value
@@ -76,6 +77,10 @@ def render_profile(console: Console, profile: FoldedProfile | None, problem: str
 def render_run(console: Console, report: StoredRun, hist: str = "linear", *, histogram: bool = True) -> None:
     """Headline, seed-style line, histogram and CDF (left out when not ``histogram``), metrics,
     run context, warnings."""
+    if is_counted(report):  # instructions counted, not timed (docs/instructions.md)
+        for line in counted_run_lines(report):
+            console.print(Text(line), highlight=False)
+        return
     metric, unit, summary, measurement = report.metric, report.unit, report.summary, report.measurement
     values, series, warnings = report.values, report.series, report.warnings
     header = measurement.header

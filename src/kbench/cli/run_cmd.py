@@ -31,7 +31,9 @@ from kbench.engine.stored_run import stored_run
 from kbench.engine.target_factory import needs_perf
 from kbench.jobs import is_job_file
 from kbench.jobs.expand import DEFAULT_MAX_INSTANCES
-from kbench.kinds import kfunc
+from kbench.kinds import instructions, kfunc
+from kbench.kinds.instructions.benchmark import counted, kfunc_placeholder
+from kbench.kinds.instructions.run import check_local_kernel_counting, counted_request
 from kbench.kinds.kfunc.loaded import loaded_benchmark
 from kbench.kinds.registry import kind_of
 from kbench.report.run_json import kernel_text, profile_json, run_context_json, run_json
@@ -122,6 +124,10 @@ from kbench.trace.tracking import parse_track, tracked
 @click.option("-q", "--quiet", is_flag=True,
               help="Print one line: benchmark, median, unit, n and the run id (per instance for a job file).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the text report.")
+@click.option("--metric", type=click.Choice(["time", "instructions"]), default="time", show_default=True,
+              help="instructions: count the instructions of a command, syscall.* or kfunc.* per operation instead "
+              "of timing them (the PMU, else valgrind; in a --kernel guest kbench's TCG plugin; "
+              "docs/instructions.md).")
 @pass_context
 def run_cmd(
     ctx: Context,
@@ -149,6 +155,7 @@ def run_cmd(
     no_hist: bool,
     quiet: bool,
     as_json: bool,
+    metric: str,
 ) -> None:
     """Run BENCHMARK (see `kbench list`) or every instance of a job FILE.yaml; store every sample.
 
@@ -173,6 +180,10 @@ def run_cmd(
         known = None if modules else lookup(benchmark)
         if known is not None:
             known.validate_params(dict(params))
+        counting = metric == "instructions"
+        in_kernel = kind_of(known).in_kernel if known else True  # a module of one's own: in-kernel benchmarks
+        if known is not None and counting:
+            known = counted(known)
         request = RunRequest(
             benchmark=known.name if known else benchmark,
             params=dict(params),
@@ -191,13 +202,19 @@ def run_cmd(
         )
         kind = kind_of(known) if known else kfunc.KIND  # a module of one's own: its in-kernel benchmarks
         request = replace(request, counters=kind.counters_by_default if counters is None else counters)
+        if counting:
+            request = counted_request(known or counted(kfunc_placeholder(benchmark)), replace(request, counters=False))
+            kind = instructions.KIND
         if counters and not kind.counted:
             err_console.print(literal(f"warning: --counters: not taken for {kind.name} benchmarks (syscalls, "
                                       "commands, suites and in-kernel benchmarks are counted)"), highlight=False)
         problems = request_problems(request, kind.limits, target_cpus(kernel))
         if problems:
             raise BadRequest("; ".join(str(p) for p in problems))
-    if kind.in_kernel and not kernel and not local_kernel:
+    if counting and in_kernel and not kernel:
+        with user_errors():
+            check_local_kernel_counting(benchmark)
+    if in_kernel and not kernel and not local_kernel:
         _agree_to_local_kernel(benchmark)
         local_kernel = True
     store = _writable_store(ctx)
@@ -206,8 +223,11 @@ def run_cmd(
                                         profile=profile))
     suite_only = known is not None and kind_of(known).whole_tool
     with user_errors(), _started(store, request, kernel, modules, make_target(
-            kernel, modules, local_kernel=local_kernel, suite_tools=tools, with_module=not suite_only)) as target:
+            kernel, modules, local_kernel=local_kernel, suite_tools=tools, with_module=not suite_only,
+            count_instructions=counting)) as target:
         bench = known or _lookup(benchmark, target)
+        if counting:
+            bench = counted(bench)
         request = replace(request, benchmark=bench.name)
         bench.validate_params(request.params)
         with Progress(

@@ -56,8 +56,9 @@ from kbench.targets.factory import make_target
 @click.option("--local-kernel", is_flag=True, help=LOCAL_KERNEL_HELP)
 @click.option("--design", type=click.Choice(DESIGNS), default=AUTO, show_default=True,
               help="interleaved (one target, slot by slot) or trials (whole runs).")
-@click.option("--metric", type=click.Choice(["cpu", "wall"]), default="cpu", show_default=True,
-              help="Commands: CPU time (user + system of the child) or wall time.")
+@click.option("--metric", type=click.Choice(["cpu", "wall", "instructions"]), default="cpu", show_default=True,
+              help="Commands: CPU time (user + system of the child) or wall time; instructions: count them instead "
+              "(commands, syscall.*, kfunc.*; docs/instructions.md): each pair's exact change.")
 @click.option("--budget", type=Duration(), default=f"{DEFAULT_BUDGET_S:g}s", show_default=True,
               help="Interleaved design: measuring time (no early stop).")
 @click.option("--samples", type=click.IntRange(min=1), help="Samples per trial or per interleaved slot.")
@@ -80,6 +81,15 @@ def sensitivity_cmd(
         copies = module_copy_count(modules, copies)
     elif copies is not None:
         raise click.UsageError("--copies applies to --module given twice or more")
+    if metric == "instructions":
+        from kbench.cli.sensitivity_counts import counts_sensitivity
+
+        with user_errors():
+            if commands and kernels:
+                raise BadRequest("give --command configurations or --kernel configurations, not both")
+            counts_sensitivity(ctx, benchmark=benchmark, kernels=kernels, commands=commands, params=dict(params),
+                               modules=modules, local_kernel=local_kernel, samples=samples, as_json=as_json)
+        return
     with user_errors():
         if commands and kernels:  # with --module, check_module_sides refused --command already
             raise BadRequest("give --command configurations or --kernel configurations, not both")

@@ -174,7 +174,7 @@ def module_sides(
 @contextmanager
 def module_comparison(
     kernel: str | None, modules: Sequence[Path], benchmark: str | None, params: dict[str, str], samples: int | None,
-    *, copies: int = 1, local_kernel: bool = False, suite_tools: Sequence[str] = (),
+    *, copies: int = 1, local_kernel: bool = False, suite_tools: Sequence[str] = (), count_instructions: bool = False,
 ) -> Iterator[tuple[Transport, Sides]]:
     """The user's modules loaded (``copies`` of each, ``module_copies``) in ``kernel`` (None: this
     one, with ``local_kernel``), and the sides of their comparison (``module_sides``) set to run there."""
@@ -183,7 +183,7 @@ def module_comparison(
     check_module_params(modules, params)
     loaded, suffixes = module_copies(modules, copies)
     with make_target(kernel, loaded, local_kernel=local_kernel, module_suffixes=suffixes,
-                     suite_tools=suite_tools) as target:
+                     suite_tools=suite_tools, count_instructions=count_instructions) as target:
         if not isinstance(target, Transport):
             raise BadRequest(f"{kernel or 'this kernel'} cannot load benchmark modules")
         found = module_sides(target, modules, benchmark, params, samples, copies)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
-from kbench.kinds import kfunc, probe, scale, suite, trace
+from kbench.kinds import instructions, kfunc, probe, scale, suite, trace
 from kbench.kinds.base import Kind, transport_of
 from kbench.profile.folded import FoldedProfile
 from kbench.targets.base import ProgressCallback, Target, TargetError
@@ -17,7 +17,7 @@ from kbench.targets.transport import RunWrapper
 if TYPE_CHECKING:
     from kbench.kinds.kfunc.ab import KernelSlots
 
-KINDS: tuple[Kind, ...] = (probe.KIND, kfunc.KIND, scale.KIND, suite.KIND, trace.KIND)
+KINDS: tuple[Kind, ...] = (probe.KIND, kfunc.KIND, scale.KIND, suite.KIND, trace.KIND, instructions.KIND)
 """In catalog order."""
 
 

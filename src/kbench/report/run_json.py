@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kbench.profile.folded import is_kernel, plain_symbol
+from kbench.report.counted_run import counted_run_json, is_counted
 
 if TYPE_CHECKING:
     from kbench.contract.series import MetricSeries
@@ -35,6 +36,8 @@ def run_json(run: StoredRun, extra: dict[str, Any] | None = None) -> dict[str, A
         "warnings": run.warnings,
         "failed_executions": measurement.failed_executions,
     }
+    if is_counted(run):
+        data["instructions"] = counted_run_json(run)
     if summary is not None:
         data.update(
             n=summary.n,

@@ -17,7 +17,7 @@ VM_CPUS = 2
 @contextmanager
 def make_target(
     kernel: str | None, modules: Sequence[Path] = (), *, local_kernel: bool = False, suite_tools: Sequence[str] = (),
-    with_module: bool = True, module_suffixes: Sequence[str | None] = (),
+    with_module: bool = True, module_suffixes: Sequence[str | None] = (), count_instructions: bool = False,
 ) -> Iterator[Target]:
     """``None`` or ``local``: this kernel. Anything else: a VmTarget, powered off on exit.
 
@@ -30,6 +30,8 @@ def make_target(
     ``with_module``: build and load kbench.ko in a guest (not needed when only suites run).
     ``module_suffixes``: per module, build it under its name + that suffix (its benchmarks
     too; kbench.h's KBENCH_NAME_SUFFIX), so that two versions of one module load at once.
+    ``count_instructions``: a guest boots under TCG with kbench's instruction-counting plugin
+    (``targets.vm.plugin``); this kernel counts without it (valgrind or the PMU).
     """
     if kernel is None or kernel == "local":
         if modules:
@@ -45,7 +47,8 @@ def make_target(
     from kbench.targets.vm_target import VmTarget
 
     with VmTarget(kernel, extra_modules=modules, cpus=VM_CPUS, suite_tools=suite_tools,
-                  with_module=with_module or bool(modules), module_suffixes=module_suffixes) as target:
+                  with_module=with_module or bool(modules), module_suffixes=module_suffixes,
+                  count_instructions=count_instructions) as target:
         yield target
 
 

@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from kbench import interrupts
+from kbench import children, interrupts
 from kbench.contract.spill import SpillWriter
-from kbench.native import find_native
+from kbench.native import NativeToolMissing, find_native
 from kbench.resources import find_resource
 from kbench.sysinfo.collect import collect_sysinfo
 from kbench.targets.base import TIMED_OUT, ProbeInvocation, ProgressCallback, TargetError, TargetInfo
@@ -37,6 +37,7 @@ from kbench.targets.vm import (
     default_cache_dir,
     resolve_kernel,
 )
+from kbench.targets.vm.plugin import InstructionLog
 from kbench.targets.vm.qemu import SCRATCH_SERIAL
 from kbench.targets.vm.session import Follow
 
@@ -102,6 +103,7 @@ class VmTarget:
         scratch_disk_mb: int | None = None,
         module_suffixes: Sequence[str | None] = (),
         kernel_features: Sequence[str] = (),
+        count_instructions: bool = False,
     ):
         self.spec = spec
         self.cache_dir = cache_dir or default_cache_dir()
@@ -129,6 +131,10 @@ class VmTarget:
         self.module: KbenchModule | None = None
         self.module_error: str | None = None
         self._details: dict[str, Any] = {}
+        # kbench's TCG plugin counts the instructions of kbench's marked regions (docs/instructions.md)
+        self.count_instructions = count_instructions
+        self.instruction_log: InstructionLog | None = None
+        self._instruction_dir: Path | None = None
 
     # -- life cycle -----------------------------------------------------------------
 
@@ -162,19 +168,21 @@ class VmTarget:
             if self.kernel.modules_dir is None and self.requested_scratch_mb is None:
                 self.scratch_disk_mb = 0  # no virtio_blk/ext4 modules to load: fio uses tmpfs
             self.scratch_root = "/tmp"
+            plugin = self._instruction_plugin()
             self.session = VmSession(
                 self.kernel,
                 initramfs_files=files,
                 cache_dir=self.cache_dir,
                 cpus=self.cpus,
                 memory_mb=self.memory_mb,
-                accel=self.accel,
+                accel="tcg" if plugin is not None else self.accel,  # a plugin runs under TCG only
                 console_log=self.console_log,
                 cmdline_extra=self.cmdline_extra,
                 boot_timeout=self.boot_timeout,
                 initramfs_extra=appended,
                 scratch_disk_mb=self.scratch_disk_mb,
                 extra_modules=SCRATCH_MODULES if self.scratch_disk_mb else (),
+                qemu_plugin=plugin,
             )
             if self.scratch_disk_mb:
                 self._mount_scratch(self.session)
@@ -184,7 +192,7 @@ class VmTarget:
             self.module_benchmarks = []
             for path in extra:
                 self.module_benchmarks.append(self._load_extra(self.session, path))
-        except VmTargetError as exc:
+        except (VmTargetError, NativeToolMissing) as exc:
             self.close()
             raise TargetError(str(exc)) from exc
         return self.session
@@ -193,6 +201,24 @@ class VmTarget:
         if self.session is not None:
             self.session.close()
             self.session = None
+        if self._instruction_dir is not None and self.count_instructions:
+            children.remove_scratch_dir(self._instruction_dir)
+            self._instruction_dir, self.instruction_log = None, None
+
+    def _instruction_plugin(self) -> str | None:
+        """``-plugin``'s value for kbench's TCG plugin when this guest counts instructions (its
+        records go to a file of a scratch directory of the host, kept across boots)."""
+        if not self.count_instructions:
+            return None
+        if self.instruction_log is None:
+            self._instruction_dir = children.make_scratch_dir("kbench-icount-")
+            self.instruction_log = InstructionLog(self._instruction_dir / "regions.bin")
+        option = self.instruction_log.plugin_option()
+        self._details["instructions"] = {
+            "plugin": option.split(",", 1)[0].removeprefix("file="),
+            "accel": "tcg (a TCG plugin counts the instructions of kbench's marked regions; it cannot run under KVM)",
+        }
+        return option
 
     def kernel_features(self) -> set[str]:
         """What a kernel kbench builds for this guest (a ``tree:`` spec) is configured for:

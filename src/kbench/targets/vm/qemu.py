@@ -39,6 +39,7 @@ class QemuConfig:
     cmdline_extra: str = ""
     cpu: str | None = None  # default: "host" under KVM, "max" under TCG
     scratch_disk: Path | None = None  # a raw host file, the guest's virtio-blk disk (serial SCRATCH_SERIAL)
+    plugin: str | None = None  # under TCG: a TCG plugin, ``-plugin``'s value (file=LIB,KEY=VALUE...)
 
     @property
     def cmdline(self) -> str:
@@ -50,6 +51,7 @@ class QemuConfig:
             "-device", f"virtio-blk-pci,drive=scratch0,serial={SCRATCH_SERIAL}",
         ]
         accel = f"{self.accel},thread=single" if self.accel == "tcg" and self.tcg_thread == "single" else self.accel
+        plugin = ["-plugin", self.plugin] if self.plugin is not None and self.accel == "tcg" else []
         return [
             self.qemu,
             "-accel",
@@ -82,4 +84,5 @@ class QemuConfig:
             "-device",
             f"virtserialport,bus=vser0.0,chardev=agent0,name={AGENT_PORT}",
             *disk,
+            *plugin,
         ]

@@ -109,8 +109,10 @@ class VmSession:
         cpu: str | None = None,
         initramfs_extra: Sequence[Path] = (),
         scratch_disk_mb: int = 0,
+        qemu_plugin: str | None = None,
     ) -> None:
         self.kernel = kernel
+        self.qemu_plugin = qemu_plugin  # a TCG plugin (``-plugin`` value), loaded when the guest runs under TCG
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.cmdline_extra = cmdline_extra
         self.memory_mb = memory_mb
@@ -198,6 +200,7 @@ class VmSession:
             cmdline_extra=self.cmdline_extra,
             cpu=self.cpu,
             scratch_disk=self.scratch_disk,
+            plugin=self.qemu_plugin,
         )
         self.accel = accel
         self.qemu_argv = cfg.argv()
