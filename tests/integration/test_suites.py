@@ -306,3 +306,20 @@ def test_netperf_over_ipv6_loopback() -> None:
     rate, mean = (result.iterations[0].values[f"netperf.TCP_RR.{stat}"] for stat in ("transactions_per_s",
                                                                                        "latency_mean"))
     assert rate * mean * 1e-6 == pytest.approx(1.0, rel=0.05)
+
+
+def test_fio_randrw_and_lkp_test_size() -> None:
+    """fio-basic's randrw (both directions' bandwidth) and LKP's test_size, the size of all jobs together."""
+    need("fio")
+    import json
+
+    params = {"test_size": "8M", "numjobs": 2, "runtime": 1, "bs": "4k"}
+    result = run_suite("fio.randrw", params, iterations=1, timeout=60)
+    assert "--size=4194304" in result.command  # 8 MiB over 2 jobs
+    it = result.iterations[0]
+    job = json.loads(it.stdout[it.stdout.index("{"):])["jobs"][0]
+    assert job["job options"]["rw"] == "randrw"
+    for side in ("read", "write"):
+        assert it.values[f"fio.randrw.{side}_bw"] == pytest.approx(job[side]["bw_bytes"] / 2**20)
+        assert it.values[f"fio.randrw.{side}_iops"] == pytest.approx(job[side]["iops"])
+        assert job[side]["total_ios"] > 0

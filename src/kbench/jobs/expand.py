@@ -18,6 +18,7 @@ from kbench.contract.benchmark import BadParameter, Benchmark, UnknownBenchmark
 from kbench.contract.limits import request_problems
 from kbench.durations import Warmup
 from kbench.jobs.instance import JobInstance, instance_id
+from kbench.jobs.lkp_setup import check_setup, setup_of
 from kbench.jobs.lkp_tests import with_lkp_tests
 from kbench.jobs.problems import JobError, JobProblem, ProblemCollector
 from kbench.jobs.schema import Axis, AxisValue, JobSpec, read_job
@@ -70,6 +71,7 @@ def expand_job(
     problems.raise_if_any()
     instances = _marked_controls(spec, _instances(spec, benchmarks, cpu_count, label, problems), problems)
     _check_limits(spec, instances, target_cpus, problems)
+    check_setup(spec, instances, problems)
     problems.raise_if_any()
     return _with_warnings(instances, problems)
 
@@ -334,5 +336,7 @@ def _instance(
         source=source,
         derived_params=derived,
         engine_runtime=not kind_of(bench).whole_tool,
+        guest_setup=setup_of(settings),
     )
-    return dataclasses.replace(instance, id=instance_id(instance.identity()))
+    storage = {"storage": instance.storage} if instance.storage else {}
+    return dataclasses.replace(instance, id=instance_id({**instance.identity(), **setup}))

@@ -79,6 +79,10 @@ class JobInstance:
     """What the job asks for and this instance will not do (``FILE:LINE: key: ignored: ...``)."""
     control: bool = False
     """Picked by the job's ``control:``: measured beside the others, which are judged relative to it."""
+    guest_setup: dict[str, str] = field(default_factory=dict)
+    """LKP's disk set-up asked (``disk``, ``fs``, ``md``, ``mount_option``, ``nr_pmem``, ``bp_memmap``; made
+    in the guest before the instance runs: ``kbench.targets.vm.guest_setup``). In the id when given
+    (``expand``), so that every other instance keeps the id it always had."""
 
     def identity(self) -> dict[str, Any]:
         """The content the id is computed from."""
@@ -147,6 +151,7 @@ class JobInstance:
         for name, value in {**self.params, **derived}.items():
             shown[f"params.{name}" if name in settings or name == "benchmark" else name] = value
         shown.update({name: value for name, value in settings.items() if value is not None})
+        shown.update(self.guest_setup)
         return shown
 
     def to_dict(self) -> dict[str, Any]:

@@ -13,6 +13,9 @@ is in none of these tables stays an unknown key (an error with did-you-mean).
 The keys LKP shares with kbench are read as settings (``jobs.schema``): ``nr_task``,
 ``nr_threads`` (the same: a number of tasks, or a percentage of the CPUs), ``runtime``,
 ``testtime`` (the same: seconds), ``iterations`` (``3`` or LKP's ``3x``), ``cpufreq_governor``.
+LKP's set-up keys (``disk``, ``fs``, ``md``, ``nr_pmem``, ``bp_memmap``, THP, latency statistics,
+NIC interrupts, ``sc_pid_max``) are settings made in a guest (``jobs.lkp_setup``). The keys below
+that kbench cannot apply are refused with the reason (``REFUSED``), never run without.
 """
 
 from __future__ import annotations
@@ -34,44 +37,63 @@ MONITORS = frozenset({
 })
 """LKP's monitors: samplers running beside the benchmark (kbench records sysinfo instead)."""
 
-DISK_SETUP = frozenset({
-    "disk", "fs", "fs1", "fs2", "raid_level", "md", "nr_ssd", "nr_hdd", "hdd_partitions", "ssd_partitions",
-    "rootfs_partition", "swap_partitions", "pmem_partitions", "iosched", "mount_option", "fs_setup", "nfs",
-    "cifs", "lvm", "swap", "bp_memmap", "bp1_memmap", "need_partitions",
-})
-"""LKP's disk, file system and block device set-up."""
+_NFS = ("a network file system over the guest's loopback needs its server (nfsd and rpcbind, or smbd) in the "
+        "guest, which kbench does not set up; the benchmark would run on the local file system instead")
+_PARTITIONS = ("LKP picks a test box by its partitions; the guest has the devices disk: asks for (1HDD, "
+               "NBRD_SIZE, Npmem)")
+REFUSED = {
+    "fs1": _NFS, "fs2": _NFS, "nfs": _NFS, "cifs": _NFS,
+    "swap": "kbench makes no swap device in the guest (its memory is all it has); the run would not swap",
+    "swap_partitions": "kbench makes no swap device in the guest (its memory is all it has); the run would not swap",
+    "iosched": "kbench does not change the I/O scheduler (ramdisks and pmem have none)",
+    "lvm": "kbench does not make LVM volumes; md: makes an md array",
+    "fs_setup": "kbench makes the file system fs: names, with LKP's mkfs options; there is no other set-up",
+    "nr_ssd": _PARTITIONS, "nr_hdd": _PARTITIONS, "hdd_partitions": _PARTITIONS, "ssd_partitions": _PARTITIONS,
+    "rootfs_partition": _PARTITIONS, "pmem_partitions": _PARTITIONS, "need_partitions": _PARTITIONS,
+}
+"""LKP keys kbench cannot apply on its targets, each refused (an error of the job) with why."""
+DISK_SETUP = frozenset(REFUSED)
 
 ENVIRONMENT = frozenset({
     "testbox", "tbox_group", "queue", "kconfig", "compiler", "commit", "branch", "rootfs", "arch", "ucode",
     "need_memory", "need_cpu", "nr_cpu", "memory", "node_roles", "boot_params", "kernel_cmdline",
     "job_origin", "enqueue_time", "id", "result_root", "LKP_SERVER", "lkp_initrd_user", "kernel_cmdline_hw",
-    "submit_id", "upload_to", "sleep", "user", "os", "os_arch", "os_version", "cluster", "need_kconfig",
+    "submit_id", "upload_to", "sleep", "user", "os", "os_arch", "os_version", "need_kconfig",
     "schedule_notify_address", "timeout", "kmemleak",
 })
 """LKP's scheduling and machine-selection keys: which box, kernel build and root file system."""
 
-_THP = "kbench does not change transparent huge pages: the runs use the setting in force"
 TUNING = {
-    "transparent_hugepage": _THP,
-    "thp_enabled": _THP,
-    "thp_defrag": _THP,
-    "disable_latency_stats": "latency statistics are off unless /proc/sys/kernel/latencytop is 1, and kbench "
-                             "never turns them on",
     "boot-time": "kbench does not record boot time",
     "perf_event_paranoid": "kbench does not change perf_event_paranoid",
-    "set_nic_irq_affinity": "kbench does not move NIC interrupts: they stay where the system put them",
-    "test_size": "kbench does not size a disk or memory for the run: the benchmark's own parameters do, "
-                 "e.g. fio's size per job",
     "class": "LKP's class of stress-ng stressors; kbench runs the stressors test: names",
 }
-"""Kernel tuning and set-up LKP applies before the run and kbench does not (each with why)."""
+"""Settings LKP applies before the run that change nothing kbench measures (each with why): warnings."""
 
-SECTION_KEYS = frozenset({"class", "test_size"})
-"""Keys LKP also writes inside a benchmark's section (``stress-ng: {class: os, ...}``,
-``fio-setup-basic: {test_size: 512g, ...}``): there they are LKP's, not the benchmark's parameters."""
+SECTION_KEYS = frozenset({"class"})
+"""Keys LKP also writes inside a benchmark's section (``stress-ng: {class: os, ...}``): there they are
+LKP's, not the benchmark's parameters."""
+
+TOP_PARAMS = frozenset({"ip", "test_size"})
+"""LKP keys written at top level that are the benchmark's parameters (netperf's ``ip``; ``test_size``,
+which fsmark and fio take): a benchmark without the parameter refuses them, naming what it takes."""
+
+CLUSTER = "cs-localhost"
+"""The one ``cluster:`` kbench runs: client and server on one machine (netperf and netserver on the target)."""
+
+SUITES = {"fio-basic": ("fio", "fio-setup-basic")}
+"""LKP's names of a suite that kbench names otherwise: its kbench suite and LKP's section of parameters."""
+
+NESTED = {
+    "transparent_hugepage": frozenset({"thp_enabled", "thp_defrag"}),
+    "boot_params": frozenset({"bp_memmap", "bp1_memmap"}),
+    "disk": frozenset({"nr_pmem"}),
+}
+"""LKP's set-up keys that group others (the report's ``boot_params:bp1_memmap``, ``disk:nr_pmem``)."""
 
 
-KNOWN = MONITORS | DISK_SETUP | ENVIRONMENT | frozenset(TUNING) | frozenset(PERF_MONITORS)
+KNOWN = (MONITORS | DISK_SETUP | ENVIRONMENT | frozenset(TUNING) | frozenset(PERF_MONITORS) | TOP_PARAMS
+         | frozenset({"cluster"}))
 """Every LKP key recognised and not applied (for did-you-mean of unknown keys)."""
 
 
@@ -92,8 +114,6 @@ def ignored(key: str) -> str | None:
     if key in MONITORS:
         return "ignored: not supported (an LKP monitor; kbench stores the machine inventory and noise " \
                "state with every run instead)"
-    if key in DISK_SETUP:
-        return "ignored: not supported (LKP disk set-up; benchmarks run on the existing file systems)"
     if key in ENVIRONMENT:
         return "ignored: not supported (an LKP scheduling key; kbench runs on this machine or its target)"
     return None

@@ -1,9 +1,13 @@
-"""LKP job files that name a suite's test by its parameters: hackbench's ``mode`` and ``ipc``.
+"""LKP job files that name a suite's test by its parameters: hackbench's ``mode`` and ``ipc``,
+fio's ``rw``, fsmark's ``sync_method``; and the suites whose LKP job names no test at all.
 
 LKP writes ``hackbench: {mode: process|threads, ipc: pipe|socket}``; kbench names the same
 thing ``hackbench.pipe-process``. When a job gives the suite and those keys but no
 ``test``, they become the test axis (their product, in file order of the values) and
 are no longer parameters, so the instances and ids are those of ``test: pipe-process``.
+A suite in ``DEFAULT_TESTS`` (pigz; fsmark, whose LKP default sync_method is
+fsyncBeforeClose) runs that test when the job names none. ``VALUES`` are LKP's spellings of
+a parameter's value (fio's ``direct: direct``).
 """
 
 from __future__ import annotations
@@ -24,7 +28,14 @@ class TestFromKeys:
     pattern: str
 
 
-SUITE_TESTS = {"hackbench": TestFromKeys(("ipc", "mode"), "{ipc}-{mode}")}
+SUITE_TESTS = {
+    "hackbench": TestFromKeys(("ipc", "mode"), "{ipc}-{mode}"),
+    "fio": TestFromKeys(("rw",), "{rw}"),
+    "fsmark": TestFromKeys(("sync_method",), "{sync_method}"),
+}
+DEFAULT_TESTS = {"pigz": "gzip", "fsmark": "fsyncBeforeClose"}
+VALUES = {("fio", "direct"): {"direct": "1"}}
+"""LKP's value of a parameter → kbench's (LKP's fio-setup-basic writes ``direct: direct`` for O_DIRECT)."""
 
 
 def _axis_of(spec: JobSpec, key: str) -> Axis | None:
@@ -33,10 +44,17 @@ def _axis_of(spec: JobSpec, key: str) -> Axis | None:
 
 
 def with_lkp_tests(spec: JobSpec, problems: ProblemCollector) -> JobSpec:
-    """``spec`` with LKP's test keys turned into its test axis (unchanged when they do not apply)."""
+    """``spec`` with LKP's test keys turned into its test axis and LKP's values spelled as kbench's
+    (unchanged when they do not apply)."""
+    spec = _lkp_values(spec)
     rule = SUITE_TESTS.get(spec.suite or "")
-    if rule is None or spec.axis("test") is not None:
+    default = DEFAULT_TESTS.get(spec.suite or "")
+    if spec.axis("test") is not None or (rule is None and default is None):
         return spec
+    if rule is None or not any(_axis_of(spec, key) is not None for key in rule.keys):
+        line = spec.suite_line or spec.line
+        test = Axis("test", None, "suite", line, (AxisValue(default, line),))
+        return dataclasses.replace(spec, axes=(test, *spec.axes)) if default else spec
     found = {key: _axis_of(spec, key) for key in rule.keys}
     given = [axis for axis in found.values() if axis is not None]
     if not given:
@@ -58,3 +76,14 @@ def with_lkp_tests(spec: JobSpec, problems: ProblemCollector) -> JobSpec:
     test = Axis("test", None, label, line, tuple(names))
     kept = tuple(axis for axis in spec.axes if all(axis is not used for used in axes))
     return dataclasses.replace(spec, axes=(test, *kept))
+
+
+def _lkp_values(spec: JobSpec) -> JobSpec:
+    axes = []
+    for axis in spec.axes:
+        spelled = VALUES.get((spec.suite or "", axis.param or "")) if axis.field == "param" else None
+        if spelled:
+            axis = dataclasses.replace(axis, values=tuple(
+                dataclasses.replace(v, value=spelled.get(str(v.value), v.value)) for v in axis.values))
+        axes.append(axis)
+    return dataclasses.replace(spec, axes=tuple(axes))

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from kbench.contract.suggest import HINT_MATCHES, close_matches, hint
-from kbench.jobs import lkp, values
+from kbench.jobs import lkp, lkp_setup, values
 from kbench.jobs.problems import ProblemCollector
 from kbench.jobs.values import JOB_CUTOFF
 from kbench.jobs.yaml_tree import Scalar, kind_name, line_of, mapping_items, scalar
@@ -53,6 +53,7 @@ def setting_keys(cpu_count: int) -> dict[str, SettingKey]:
         "cpufreq_governor": SettingKey("cpufreq_governor", values.choice(values.GOVERNORS)),
         "target": SettingKey("target", values.target),
         "kernel": SettingKey("target", values.target),
+        **{name: SettingKey(field, convert) for name, (field, convert) in lkp_setup.SETUP_KEYS.items()},
         "samples": SettingKey("samples", values.positive_int),
         "warmup": SettingKey("warmup", values.warmup),
         "batch": SettingKey("batch", values.batch),
@@ -189,8 +190,39 @@ class _Reader:
                 self.problems.add(
                     name_line, label, f"{name} is a job setting, not a benchmark parameter; write it at top level"
                 )
+            elif name in lkp.TOP_PARAMS:
+                self.top_param(name, value_node, name_line)
             else:
                 self.axes.append(self.axis("param", name, label, value_node, name_line, values.any_text))
+
+    def top_param(self, key: str, node: yaml.Node, line: int) -> None:
+        """An LKP key written at top level that is a benchmark parameter (netperf's ``ip``, ``test_size``);
+        the catalog then checks the benchmark takes it. Given in the section too, it is given twice."""
+        field = f"param:{key}"
+        if field in self.seen:
+            first_label, first_line = self.seen[field]
+            self.problems.add(line, key, f"already given as {first_label} at line {first_line}; give it once")
+            return
+        self.seen[field] = (key, line)
+        self.axes.append(self.axis("param", key, key, node, line, values.any_text))
+
+    def nested(self, key: str, node: yaml.MappingNode) -> None:
+        """LKP's grouped set-up keys (``transparent_hugepage: {thp_enabled: ...}``, ``boot_params:
+        {bp1_memmap: ...}``, ``disk: {nr_pmem: 1}``): each inner key is the setting of its name."""
+        for name, value_node, name_line in mapping_items(node, f"{key}.", self.problems):
+            if name in lkp.NESTED[key]:
+                self.setting(name, f"{key}.{name}", value_node, name_line)
+            else:
+                self.problems.add(name_line, f"{key}.{name}", f"cannot be applied: kbench sets "
+                                                          f"{', '.join(sorted(lkp.NESTED[key]))} under {key}:")
+
+    def cluster(self, node: yaml.Node, line: int) -> None:
+        """LKP's ``cluster:``: kbench runs client and server on the one target (``cs-localhost``) only."""
+        value = scalar(node).text.strip() if isinstance(node, yaml.ScalarNode) else None
+        if value != lkp.CLUSTER:
+            self.problems.add(line, "cluster", f"kbench runs the client and the server on one target "
+                                               f"({lkp.CLUSTER}); {value or 'this value'} needs machines it does "
+                                               "not schedule")
 
     def perf_monitor(self, key: str, node: yaml.Node, line: int) -> None:
         """LKP's ``perf-stat:`` / ``perf-profile:`` monitors: the run's counters / a profile, as kbench
@@ -286,6 +318,8 @@ def read_job(root: yaml.MappingNode, *, cpu_count: int, problems: ProblemCollect
             advice = "; to measure several, list benchmarks under benchmark: or tests under test:"
             suite, suite_line = reader.single_name(key, node, line, advice), line
     suite_name = suite.text.strip() if suite else None
+    # LKP's fio-basic is kbench's fio, its parameters in a section named fio-setup-basic
+    suite_name, lkp_section = lkp.SUITES.get(suite_name or "", (suite_name, suite_name))
     tags: tuple[str, ...] = ()
     control: tuple[tuple[str, str, int], ...] = ()
     for key, node, line in items:
@@ -298,14 +332,22 @@ def read_job(root: yaml.MappingNode, *, cpu_count: int, problems: ProblemCollect
             reader.single_name(key, node, line, "")
         elif key == "tags":
             tags = reader.tags(node, line)
-        elif key == PARAMS_SECTION or (key == suite_name and key not in reader.keys):
+        elif key == PARAMS_SECTION or (key in (suite_name, lkp_section) and key not in reader.keys):
             reader.params_section(key, node, line)
+        elif key in lkp.NESTED and isinstance(node, yaml.MappingNode):
+            reader.nested(key, node)
         elif key in reader.keys:
             reader.setting(key, key, node, line)
         elif key in lkp.PERF_MONITORS:
             reader.perf_monitor(key, node, line)
         elif key in lkp.MONITOR_LISTS and isinstance(node, yaml.MappingNode):
             reader.monitor_list(key, node, line)
+        elif key in lkp.TOP_PARAMS:
+            reader.top_param(key, node, line)
+        elif key == "cluster":
+            reader.cluster(node, line)
+        elif key in lkp.REFUSED:
+            problems.add(line, key, f"cannot be applied: {lkp.REFUSED[key]}")
         elif lkp.ignored(key) is not None:
             problems.warn(line, key, str(lkp.ignored(key)))
         else:

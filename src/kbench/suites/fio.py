@@ -1,14 +1,18 @@
 """fio (Debian package fio): file I/O throughput and completion latency.
 
 kbench runs one fio job named after the test (``--rw=<test>``), time based for
-``runtime`` seconds, with ``--group_reporting`` (so several ``numjobs`` are reported as
-one) and ``--unlink=1`` (its files are removed afterwards). The file lives in
-``directory``, or by default in the run's scratch directory.
+``runtime`` seconds (LKP's ``time_based: tb``; with ``time_based`` empty, until each job has
+done its size, at most ``runtime``), with ``--group_reporting`` (so several ``numjobs`` are
+reported as one) and ``--unlink=1`` (its files are removed afterwards). The file lives in
+``directory``, or by default in the run's scratch directory (on the job's file system when it
+sets one up: LKP's ``disk`` and ``fs``). LKP's ``test_size`` is the size of all jobs together:
+each job's file is ``test_size / numjobs``.
 
 Parsed (stdout, ``--output-format=json``; fio may print ``note:`` lines before the
 JSON, which are skipped): from ``jobs[0]``, the ``read`` section for read/randread and
 the ``write`` section for write/randwrite — ``iops``, ``bw_bytes`` (reported in MiB/s)
-and ``clat_ns`` (``mean`` and the 50/90/99/99.9th ``percentile`` values, in ns).
+and ``clat_ns`` (``mean`` and the 50/90/99/99.9th ``percentile`` values, in ns); for randrw
+(LKP's mixed random reads and writes) the ``iops`` and ``bw_bytes`` of both sections.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from kbench.contract.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
 from kbench.suites.errors import SuiteParseError
 from kbench.suites.model import ParamValue, SuiteMetric, SuiteParam, SuiteTest
 from kbench.suites.suite import Suite
-from kbench.suites.text import first_line, size_param, version_in
+from kbench.suites.text import SIZE_HINT, SIZE_PATTERN, first_line, size_bytes, size_param, version_in
 
 NAME = "fio"
 
@@ -49,6 +53,10 @@ PARAMS = (
         pattern=r"(/.*)?",
         pattern_hint="an absolute path (or empty)",
     ),
+    SuiteParam("test_size", "str", "", "LKP's test_size: bytes of all jobs together (each job's file is test_size / "
+               "numjobs); empty: size per job", pattern=f"({SIZE_PATTERN})?", pattern_hint=f"{SIZE_HINT} (or empty)"),
+    SuiteParam("time_based", "str", "tb", "LKP's time_based: tb runs for runtime; empty runs each job's size once "
+               "(at most runtime)", choices=("tb", "")),
 )
 
 _PERCENTILES = {"clat_p50": 50.0, "clat_p90": 90.0, "clat_p99": 99.0, "clat_p99_9": 99.9}
@@ -63,27 +71,38 @@ METRICS = (
     ),
 )
 
+MIXED_METRICS = tuple(
+    SuiteMetric(f"{side}_{stat}", unit, HIGHER_IS_BETTER, f"{side} {what}")
+    for side in ("read", "write")
+    for stat, unit, what in (("bw", "MiB/s", "bandwidth (fio's bw_bytes / 2^20)"), ("iops", "IO/s", "I/O per second"))
+)
+"""randrw's metrics (LKP's fio.read_bw_MBps, fio.write_bw_MBps ...): both directions of the mix."""
+
 # test (fio --rw) -> JSON section holding its numbers
 _TESTS = {
     "randread": ("read", "random reads"),
     "randwrite": ("write", "random writes"),
     "read": ("read", "sequential reads"),
     "write": ("write", "sequential writes"),
+    "randrw": ("read+write", "random reads and writes, half each"),
 }
 
 
 def command(test: SuiteTest, params: dict[str, ParamValue]) -> list[str]:
+    size = str(params["size"])
+    if params["test_size"]:
+        size = str(max(1, size_bytes(str(params["test_size"])) // int(params["numjobs"])))
     argv = [
         "fio",
         f"--name={test.name}",
         f"--rw={test.name}",
         f"--bs={params['bs']}",
-        f"--size={params['size']}",
+        f"--size={size}",
         f"--ioengine={params['ioengine']}",
         f"--iodepth={params['iodepth']}",
         f"--numjobs={params['numjobs']}",
         f"--runtime={params['runtime']}",
-        "--time_based",
+        *(["--time_based"] if params["time_based"] else []),
         f"--direct={int(bool(params['direct']))}",
         "--group_reporting",
         "--unlink=1",
@@ -102,6 +121,8 @@ def parse(test: SuiteTest, output: str) -> dict[str, float]:
         raise SuiteParseError(f"fio report is of an rw={rw} job, not of {test.full_name}")
     if job.get("error", 0):
         raise SuiteParseError(f"fio job {job.get('jobname')!r} reported error {job['error']}")
+    if test.name == "randrw":
+        return _mixed(test, job)
     direction = _TESTS[test.name][0]
     section = job.get(direction)
     if not isinstance(section, dict) or not section.get("total_ios"):
@@ -120,6 +141,17 @@ def parse(test: SuiteTest, output: str) -> dict[str, float]:
         for key, value in percentiles.items():
             if abs(key - pct) < 1e-6:
                 found[test.metric_name(stat)] = value
+    return found
+
+
+def _mixed(test: SuiteTest, job: dict[str, Any]) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for side in ("read", "write"):
+        section = job.get(side)
+        if not isinstance(section, dict) or not section.get("total_ios"):
+            raise SuiteParseError(f"fio report has no completed {side} I/O for {test.full_name}")
+        found[test.metric_name(f"{side}_bw")] = float(section["bw_bytes"]) / 2**20
+        found[test.metric_name(f"{side}_iops")] = float(section["iops"])
     return found
 
 
@@ -157,7 +189,8 @@ SUITE = Suite(
     package="fio",
     description="file I/O: IOPS, bandwidth and completion-latency percentiles (fio, JSON output)",
     tests=tuple(
-        SuiteTest(NAME, name, f"fio {text} of bs-sized blocks on one file", PARAMS, METRICS)
+        SuiteTest(NAME, name, f"fio {text} of bs-sized blocks on one file", PARAMS,
+                  MIXED_METRICS if name == "randrw" else METRICS)
         for name, (_, text) in _TESTS.items()
     ),
     version_args=("--version",),

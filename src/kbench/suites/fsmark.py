@@ -111,7 +111,7 @@ SUITE = Suite(
         SuiteTest(NAME, name, f"fs_mark: create and write files, {text} (LKP's sync_method: {name})", PARAMS, METRICS)
         for name, (_, text) in SYNC_METHODS.items()
     ),
-    version_args=("-d", "/nonexistent/kbench-version", "-n", "0"),
+    version_args=("-l", "/dev/null", "-d", "/nonexistent/kbench-version", "-n", "0"),  # writes no log file
     parse_stream="stdout",
     command=command,
     parse_output=parse,

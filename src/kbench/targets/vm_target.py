@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kbench import children, interrupts
+from kbench.contract.guest_setup import SETUP_GUEST_MB, GuestSetup
 from kbench.contract.spill import SpillWriter
 from kbench.native import NativeToolMissing, find_native
 from kbench.resources import find_resource
@@ -38,6 +39,7 @@ from kbench.targets.vm import (
     resolve_kernel,
 )
 from kbench.targets.vm.plugin import InstructionLog
+from kbench.targets.vm.guest_setup import SetupError, SetupPlan, plan_setup, read_facts
 from kbench.targets.vm.qemu import SCRATCH_SERIAL
 from kbench.targets.vm.session import Follow
 
@@ -131,6 +133,7 @@ class VmTarget:
         self.module: KbenchModule | None = None
         self.module_error: str | None = None
         self._details: dict[str, Any] = {}
+        self.guest_setup: SetupPlan | None = None  # LKP's set-up, made again at every boot
         # kbench's TCG plugin counts the instructions of kbench's marked regions (docs/instructions.md)
         self.count_instructions = count_instructions
         self.instruction_log: InstructionLog | None = None
@@ -177,15 +180,19 @@ class VmTarget:
                 memory_mb=self.memory_mb,
                 accel="tcg" if plugin is not None else self.accel,  # a plugin runs under TCG only
                 console_log=self.console_log,
-                cmdline_extra=self.cmdline_extra,
+                cmdline_extra=" ".join(c for c in (self.cmdline_extra, self.guest_setup and self.guest_setup.cmdline)
+                                       if c),
                 boot_timeout=self.boot_timeout,
                 initramfs_extra=appended,
                 scratch_disk_mb=self.scratch_disk_mb,
-                extra_modules=SCRATCH_MODULES if self.scratch_disk_mb else (),
+                extra_modules=(*(SCRATCH_MODULES if self.scratch_disk_mb else ()),
+                               *(self.guest_setup.modules if self.guest_setup else ())),
                 qemu_plugin=plugin,
             )
             if self.scratch_disk_mb:
                 self._mount_scratch(self.session)
+            if self.guest_setup is not None:
+                self._make_setup(self.session, self.guest_setup)
             self.booted_tools = self.suite_tools
             if ko is not None:
                 self._load_module(self.session)
@@ -196,6 +203,49 @@ class VmTarget:
             self.close()
             raise TargetError(str(exc)) from exc
         return self.session
+
+    def set_up_guest(self, setup: GuestSetup) -> dict[str, Any]:
+        """LKP's set-up (``kbench.targets.vm.guest_setup``): boot again with what it needs (modules,
+        mkfs and mdadm, memmap= for pmem, the virtio disk, more memory for ramdisks), make it, and
+        have suite tools write on its file system. Made again after any later boot. Returns what
+        was made (stored with every run: ``info().details["guest_setup"]``)."""
+        if setup.has_storage:
+            self.memory_mb = max(self.memory_mb, SETUP_GUEST_MB)
+        try:
+            plan = plan_setup(setup, self.memory_mb)
+        except SetupError as exc:
+            raise TargetError(str(exc)) from exc
+        if plan == self.guest_setup and self.session is not None:
+            return dict(self._details["guest_setup"])  # made at this boot already
+        self.guest_setup = plan
+        self.suite_tools = (*self.suite_tools, *(t for t in plan.tools if t not in self.suite_tools))
+        if plan.virtio_disk_mb:
+            self.requested_scratch_mb = max(self.requested_scratch_mb or 0, plan.virtio_disk_mb)
+        self.close()
+        self.module, self.extra_loaded = None, []
+        self.start()
+        return dict(self._details["guest_setup"])
+
+    def _make_setup(self, session: VmSession, plan: SetupPlan) -> None:
+        started = time.monotonic()
+        done = session.exec(["sh", "-c", plan.script], timeout=600)
+        if not done.ok:
+            said = done.stderr.decode(errors="replace").strip().splitlines()
+            raise TargetError(f"the guest could not make LKP's set-up ({plan.record.get('made', 'kernel settings')}): "
+                              f"{said[-1] if said else f'exit status {done.rc}'}")
+        facts = read_facts(done.text)
+        mounts = facts.pop("mount", [])
+        devices = facts.pop("device", [])
+        if mounts:
+            self.scratch_root = mounts[0]
+        self._details["guest_setup"] = {
+            **plan.record,
+            **({"devices": {dev: int(size) for dev, _, size in (d.rpartition(":") for d in devices)},
+                "mounts": mounts, "benchmark_dir": self.scratch_root, "memory_mb": self.memory_mb} if devices else {}),
+            **({"cmdline": plan.cmdline} if plan.cmdline else {}),
+            **{name: values[-1] for name, values in facts.items()},
+            "setup_seconds": round(time.monotonic() - started, 3),
+        }
 
     def close(self) -> None:
         if self.session is not None:
@@ -348,6 +398,8 @@ class VmTarget:
         info = collect_sysinfo(read, local=False)
         info["virtualization"]["vm"] = f"qemu-{session.accel}"
         info["vm_config"] = {"cpus": self.cpus, "memory_mb": self.memory_mb}
+        if "guest_setup" in self._details:  # LKP's set-up of this boot, stored with each run
+            info["guest_setup"] = self._details["guest_setup"]
         info["host"] = collect_sysinfo()
         return info
 

@@ -186,7 +186,9 @@ class GuestTools:
         self.session.exec(["sh", "-c", links], timeout=30)
 
     def which(self, tool: str) -> str | None:
-        found = self.session.exec(["sh", "-c", f"command -v {shlex.quote(tool)}"], timeout=30)
+        # busybox's sh names its own applets (sh, head, base64) without a path: then its which does
+        found = self.session.exec(["sh", "-c", f"command -v {shlex.quote(tool)} | grep / || which {shlex.quote(tool)}"],
+                                  timeout=30)
         path = found.text.strip()
         return path if found.ok and path.startswith("/") else None
 
