@@ -338,5 +338,5 @@ def _instance(
         engine_runtime=not kind_of(bench).whole_tool,
         guest_setup=setup_of(settings),
     )
-    storage = {"storage": instance.storage} if instance.storage else {}
+    setup = {"guest_setup": instance.guest_setup} if instance.guest_setup else {}
     return dataclasses.replace(instance, id=instance_id({**instance.identity(), **setup}))
