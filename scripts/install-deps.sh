@@ -20,6 +20,7 @@ packages=(
   stress-ng rt-tests fio sysbench                # standard suites (kbench.suites); rt-tests has hackbench
   netperf                                        # the netperf suite (netperf + netserver; Debian's non-free component)
   linux-perf                                     # the perf-bench suite (perf bench sched pipe, futex hash)
+  valgrind                                       # --metric instructions without a PMU; its header for kbench-probe --mark
   fsmark pigz                                    # LKP's fsmark (fs_mark) and pigz test cases
   mdadm xfsprogs btrfs-progs f2fs-tools          # LKP's disk set-up in a guest (md:, fs: xfs|btrfs|f2fs)
 )

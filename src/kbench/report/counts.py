@@ -54,7 +54,8 @@ def counts_report(
         counting["interrupts"] = first["interrupts"]
     counting.update({f"count of {side.label}": side_line(side) for side in outcome.sides})
     counting.update({f"note {index}": note for index, note in enumerate(outcome.notes()[1:], 1)})
-    counting["counting took"] = f"{outcome.seconds:.1f} s"
+    if outcome.seconds > 0:  # measured now (stored runs were counted before)
+        counting["counting took"] = f"{outcome.seconds:.1f} s"
     return ComparisonReport(
         title=title, base_label=base.label, new_labels=tuple(s.label for s in outcome.sides[1:]),
         metrics=tuple(metrics), label_kind=label_kind, context=dict(context or {}),
