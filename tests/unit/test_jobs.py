@@ -119,7 +119,7 @@ def test_ids_ignore_key_order_quoting_spelling_and_layout() -> None:
 @pytest.mark.parametrize(
     "changed",
     ["samples: 1001", "cpu: 1", "batch: 4", "iterations: 2", "kernel: deb:6.1.0-56-amd64",
-     "cpufreq_governor: performance", "warmup: 100", "subtract_overhead: true"],
+     "cpufreq_governor: performance", "warmup: 100", "subtract_overhead: true", "metric: instructions"],
 )
 def test_ids_change_when_any_value_changes(changed: str) -> None:
     base = "benchmark: syscall.read_devzero\nparams: {size: [1, 64]}\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -13,6 +14,9 @@ from kbench.engine.guest_setup import capped_test_size, describe_setup, set_up_g
 from kbench.engine.runner import RunResult, execute_run
 from kbench.engine.target_factory import TargetFactory
 from kbench.jobs import JobInstance
+from kbench.kinds.instructions.benchmark import METRIC as INSTRUCTIONS
+from kbench.kinds.instructions.benchmark import counted
+from kbench.kinds.instructions.run import counted_request
 from kbench.kinds.registry import kind_of
 from kbench.store.db import Store
 from kbench.sysinfo.tune import APPLIED, UNCHANGED, apply_tuning, reset_tuning
@@ -29,17 +33,26 @@ class InstanceRuns:
     runs: list[RunResult]
 
 
-def _grouped_by_target(instances: list[JobInstance]) -> Iterator[tuple[str, list[JobInstance]]]:
-    order: list[str] = []
-    groups: dict[str, list[JobInstance]] = {}
+def _grouped_by_target(instances: list[JobInstance]) -> Iterator[tuple[tuple[str, bool], list[JobInstance]]]:
+    """The instances by target, and apart on one target when counted (a guest that counts
+    instructions runs under kbench's TCG plugin, which would slow the timed ones)."""
+    order: list[tuple[str, bool]] = []
+    groups: dict[tuple[str, bool], list[JobInstance]] = {}
     for instance in instances:
-        key = _resolved_target(instance)
+        key = (_resolved_target(instance), instance.metric == INSTRUCTIONS)
         if key not in groups:
             order.append(key)
             groups[key] = []
         groups[key].append(instance)
     for key in order:
         yield key, groups[key]
+
+
+def _counting_guest(spec: str | None) -> AbstractContextManager[Target]:
+    """A guest booted to count instructions (kbench's TCG plugin, ``targets.vm.plugin``)."""
+    from kbench.targets.factory import make_target
+
+    return make_target(spec, count_instructions=True)
 
 
 def _resolved_target(instance: JobInstance) -> str:
@@ -92,8 +105,10 @@ def _run_groups(
     commit: str | None,
     label: str | None,
 ) -> None:
-    for target_spec, group in _grouped_by_target(instances):
-        with make_target(target_spec) as target:
+    for (target_spec, counting), group in _grouped_by_target(instances):
+        # this machine counts by itself (the PMU or valgrind); a guest counts with kbench's TCG plugin
+        factory = _counting_guest if counting and target_spec != "local" else make_target
+        with factory(target_spec) as target:
             for instance in group:
                 context = [*_apply_governor(instance, target_spec), *instance.warnings]
                 benchmark = lookup(instance.benchmark)
@@ -102,6 +117,9 @@ def _run_groups(
                     made = set_up_guest(target, instance.guest_setup)
                     request, capped = capped_test_size(request, made)
                     context += [*describe_setup(made), *capped]
+                if instance.metric == INSTRUCTIONS:  # counted, not timed (docs/instructions.md)
+                    benchmark = counted(benchmark)
+                    request = counted_request(benchmark, replace(request, counters=False))
                 runs: list[RunResult] = []
                 if kind_of(benchmark).whole_tool:
                     request = replace(request, iterations=instance.iterations)

@@ -176,6 +176,9 @@ def _check_against_catalog(spec: JobSpec, benchmarks: Axis, problems: ProblemCol
                 _check_suite_runtime(bench, axis, given, problems)
                 continue
             kind = kind_of(bench)
+            if axis.field == "metric":
+                _check_counted(bench, axis, problems)
+                continue
             taken = kind.counted if axis.field == "counters" else kind.profiled
             if axis.field in ("counters", "profile") and not taken:
                 if any(v.value for v in axis.values):
@@ -196,6 +199,20 @@ def _check_against_catalog(spec: JobSpec, benchmarks: Axis, problems: ProblemCol
                     bench.validate_params({param: value.value})
                 except BadParameter as exc:
                     problems.add(value.line, axis.label, str(exc))
+
+
+def _check_counted(bench: Benchmark, axis: Axis, problems: ProblemCollector) -> None:
+    """``metric: instructions`` counts commands, ``syscall.*`` and ``kfunc.*`` only."""
+    from kbench.contract.request import BadRequest
+    from kbench.kinds.instructions.benchmark import counted
+
+    for value in axis.values:
+        if value.value != "instructions":
+            continue
+        try:
+            counted(bench)
+        except BadRequest as exc:
+            problems.add(value.line, axis.label, str(exc))
 
 
 def _check_task_count(bench: Benchmark, axis: Axis, given: dict[str, Axis], problems: ProblemCollector) -> None:
@@ -332,6 +349,7 @@ def _instance(
         counters=settings.get("counters", False),
         profile=settings.get("profile", False),
         ignore_failure=settings.get("ignore_failure", False),
+        metric=None if settings.get("metric", "time") == "time" else settings["metric"],
         tags=tags,
         source=source,
         derived_params=derived,

@@ -15,7 +15,7 @@ ID_VERSION = 1
 IDENTITY_FIELDS = (
     "benchmark", "params", "nr_task_spec", "mode", "iterations", "runtime_s", "target",
     "cpufreq_governor", "samples", "warmup_samples", "warmup_duration_s", "batch", "cpu",
-    "subtract_overhead",
+    "subtract_overhead", "metric",
 )
 
 
@@ -67,6 +67,9 @@ class JobInstance:
     """A profile in a run of its own after the instance's runs (``profile:`` or LKP's ``perf-profile:``)."""
     ignore_failure: bool = False
     """Time failed executions too (``ignore_failure:``, as ``--ignore-failure``); not part of the id."""
+    metric: str | None = None
+    """``instructions``: counted in instructions instead of timed (``metric:``, docs/instructions.md);
+    None: timed (left out of the id, so that a timed instance keeps the id it always had)."""
     tags: tuple[str, ...] = ()
     source: str = "<job>"
     derived_params: dict[str, str] = field(default_factory=dict)
@@ -85,8 +88,10 @@ class JobInstance:
     (``expand``), so that every other instance keeps the id it always had."""
 
     def identity(self) -> dict[str, Any]:
-        """The content the id is computed from."""
-        return {name: getattr(self, name) for name in IDENTITY_FIELDS}
+        """The content the id is computed from (``metric`` only when counted: a timed instance's
+        content is what it was before counting existed)."""
+        return {name: getattr(self, name) for name in IDENTITY_FIELDS
+                if name != "metric" or self.metric is not None}
 
     def run_params(self) -> dict[str, str]:
         """The benchmark parameters of one run: ``params`` plus ``nr_task`` (resolved) and
@@ -146,6 +151,7 @@ class JobInstance:
             "counters": "true" if self.counters else None,
             "profile": "true" if self.profile else None,
             "ignore_failure": "true" if self.ignore_failure else None,
+            "metric": self.metric,
         }
         derived = {name: value for name, value in self.derived_params.items() if name != "nr_task"}
         for name, value in {**self.params, **derived}.items():

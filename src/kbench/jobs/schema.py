@@ -62,6 +62,7 @@ def setting_keys(cpu_count: int) -> dict[str, SettingKey]:
         "counters": SettingKey("counters", values.boolean),
         "profile": SettingKey("profile", values.boolean),
         "ignore_failure": SettingKey("ignore_failure", values.boolean),
+        "metric": SettingKey("metric", values.choice(values.METRICS)),
     }
 
 

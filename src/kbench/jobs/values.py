@@ -110,6 +110,10 @@ def nr_task(value: Scalar) -> NrTask:
     raise ValueError(f"must be a task count (4) or a percentage of the CPUs (50%), got {value.shown}")
 
 
+METRICS = ("time", "instructions")
+"""A job's ``metric:``: timed (the default) or counted in instructions (docs/instructions.md)."""
+
+
 def choice(options: Sequence[str]) -> Converter[str]:
     """One of ``options``, spelled exactly."""
 
