@@ -323,3 +323,45 @@ def test_fio_randrw_and_lkp_test_size() -> None:
         assert it.values[f"fio.randrw.{side}_bw"] == pytest.approx(job[side]["bw_bytes"] / 2**20)
         assert it.values[f"fio.randrw.{side}_iops"] == pytest.approx(job[side]["iops"])
         assert job[side]["total_ios"] > 0
+
+
+def _kernel_counter(path: str, name: str) -> int:
+    for line in Path(path).read_text().splitlines():
+        fields = line.split()
+        if fields and fields[0] == name:
+            return int(fields[1])
+    raise AssertionError(f"{path} has no {name}")
+
+
+def test_monitors_agree_with_the_kernels_counters_read_around_the_run() -> None:
+    """hackbench with vmstat and proc-vmstat: each iteration's context switches (cs/s × its time) and page
+    faults, added up, are at most what /proc/stat and /proc/vmstat, read here before and after the whole
+    run, say the machine did meanwhile, and at least what the kernel charged to the processes of the run
+    (getrusage of this process's children: hackbench and the shell around it)."""
+    need("hackbench")
+    import json
+    import resource
+
+    from kbench.catalog.benchmarks import lookup
+    from kbench.contract.request import RunRequest
+    from kbench.kinds.suite.run import run_suite_benchmark
+
+    bench = lookup("hackbench.pipe-process")
+    request = RunRequest(benchmark=bench.name, params={"groups": "2", "fds": "10", "loops": "3000"}, iterations=3,
+                         monitors={"vmstat": 1.0, "proc-vmstat": 1.0})
+    ctxt0, faults0 = _kernel_counter("/proc/stat", "ctxt"), _kernel_counter("/proc/vmstat", "pgfault")
+    own0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    measurement = run_suite_benchmark(bench, request)
+    own1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    ctxt1, faults1 = _kernel_counter("/proc/stat", "ctxt"), _kernel_counter("/proc/vmstat", "pgfault")
+    iterations = json.loads(measurement.stderr)
+    cs = measurement.columns["vmstat.system.cs"]
+    switches = sum(rate * it["wall_seconds"] for rate, it in zip(cs, iterations, strict=True))
+    own_switches = (own1.ru_nvcsw + own1.ru_nivcsw) - (own0.ru_nvcsw + own0.ru_nivcsw)
+    # the rate is over the sampler's span (/proc/uptime: 10 ms steps), the time the whole shell's: a few % over
+    assert 0.8 * own_switches <= switches <= 1.15 * (ctxt1 - ctxt0)
+    faults = float(measurement.columns["proc-vmstat.pgfault"].sum())
+    assert 0.8 * (own1.ru_minflt - own0.ru_minflt) <= faults <= faults1 - faults0
+    names = [m["name"] for m in measurement.header["metrics"]]
+    assert names[0] == "hackbench.pipe-process.time" and "vmstat.system.cs" in names
+    assert measurement.header["monitors"] == {"vmstat": 1.0, "proc-vmstat": 1.0}

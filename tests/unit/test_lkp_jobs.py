@@ -93,8 +93,9 @@ def test_lkp_iterations_3x_and_hackbench_warnings_stay_with_their_benchmark() ->
     (instance,) = expand("hackbench-pipe.yaml", 2)
     assert instance["iterations"] == 3
     assert [w.split(": ")[1] for w in instance["warnings"]] == [
-        "testbox", "tbox_group", "kconfig", "rootfs", "perf-profile.delay", "proc-vmstat", "sched_debug"]
+        "testbox", "tbox_group", "kconfig", "rootfs", "perf-profile.delay", "sched_debug"]
     assert instance["profile"] is True and instance["counters"] is False  # LKP's perf-profile monitor: done
+    assert instance["monitors"] == {"proc-vmstat": 1.0}  # sampled during the runs (kbench.profile.monitors)
     first, second = expand("hackbench-testtime.yaml", 2)
     assert [w.split(" for ")[1].split(":")[0] for w in first["warnings"]] == ["hackbench.pipe-thread"]
     assert [w.split(" for ")[1].split(":")[0] for w in second["warnings"]] == ["hackbench.socket-thread"]
@@ -139,7 +140,8 @@ def test_lkp_perf_monitors_turn_on_counters_and_profiles_without_changing_ids(tm
     assert (after["counters"], after["profile"]) == (True, True)
     assert after["run_request"]["counters"] is True
     assert before["id"] == after["id"]  # counting and profiling change nothing measured
-    assert [w.split(": ")[1] for w in after["warnings"]] == ["monitors"]
+    assert after["warnings"] == [] and after["monitors"] == {"vmstat": 1.0}  # LKP's vmstat: sampled
+    assert after["run_request"]["monitors"] == {"vmstat": 1.0}
     twice = tmp_path / "twice.yaml"
     twice.write_text("suite: hackbench\ntest: pipe-process\nperf-stat:\ncounters: false\n")
     proc = kbench("job", "validate", str(twice))

@@ -104,9 +104,14 @@ def test_the_reports_fio_job_runs_in_the_guest(tmp_path: Path) -> None:
 
 def test_the_reports_netperf_job_runs_in_the_guest(tmp_path: Path) -> None:
     """The report's netperf job (ip: ipv4, cluster: cs-localhost, send_size: 10K, nr_threads: 25%) with its
-    TCP_SENDFILE test (SCTP is refused: Debian's netperf has none), 300 s made 1 s."""
+    TCP_SENDFILE test (SCTP is refused: Debian's netperf has none), 300 s made 1 s, and vmstat monitored."""
     shown = run_job(tmp_path, "report-netperf.yaml", {"runtime: 300s": "runtime: 1s",
-                                                       "[SCTP_STREAM_MANY, TCP_SENDFILE]": "TCP_SENDFILE"})
+                                                       "[SCTP_STREAM_MANY, TCP_SENDFILE]": "TCP_SENDFILE",
+                                                       "cpufreq_governor": "monitors:\n  vmstat: 1\ncpufreq_governor"})
     assert shown["status"] == "complete" and shown["benchmark"] == "netperf.TCP_SENDFILE"
     assert (shown["params"]["send_size"], shown["params"]["ip"], shown["params"]["instances"]) == ("10K", "ipv4", "1")
     assert metric(shown, "netperf.TCP_SENDFILE.throughput")["median"] > 0
+    # monitors: {vmstat: 1} sampled in the guest, stored beside the benchmark's metric, as series of their own
+    cs = metric(shown, "vmstat.system.cs")
+    assert cs["unit"] == "/s" and cs["n"] == 1 and cs["median"] > 0
+    assert metric(shown, "vmstat.cpu.sy")["median"] > 0

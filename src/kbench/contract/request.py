@@ -36,6 +36,9 @@ class RunRequest:
     label: str | None = None  # a free name for the measured version
     counters: bool = False  # perf event counters around the measured region (kbench.profile.counters)
     ignore_failure: bool = False  # time failed executions too (default: the first one fails the run)
+    monitors: dict[str, float] = field(default_factory=dict)
+    """LKP's monitors sampled during a whole tool's iterations: name (vmstat, mpstat, proc-vmstat,
+    interrupts) → interval in seconds (``kbench.profile.monitors``)."""
 
     def __post_init__(self) -> None:
         if self.commit is not None and not _COMMIT.match(self.commit):

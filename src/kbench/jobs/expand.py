@@ -18,6 +18,7 @@ from kbench.contract.benchmark import BadParameter, Benchmark, UnknownBenchmark
 from kbench.contract.limits import request_problems
 from kbench.durations import Warmup
 from kbench.jobs.instance import JobInstance, instance_id
+from kbench.jobs.lkp_monitors import with_monitors
 from kbench.jobs.lkp_setup import check_setup, setup_of
 from kbench.jobs.lkp_tests import with_lkp_tests
 from kbench.jobs.problems import JobError, JobProblem, ProblemCollector
@@ -70,6 +71,7 @@ def expand_job(
     _check_matrix_size(spec, benchmarks, max_instances, problems)
     problems.raise_if_any()
     instances = _marked_controls(spec, _instances(spec, benchmarks, cpu_count, label, problems), problems)
+    instances = with_monitors(spec, instances, problems)
     _check_limits(spec, instances, target_cpus, problems)
     check_setup(spec, instances, problems)
     problems.raise_if_any()

@@ -82,6 +82,9 @@ class JobInstance:
     """What the job asks for and this instance will not do (``FILE:LINE: key: ignored: ...``)."""
     control: bool = False
     """Picked by the job's ``control:``: measured beside the others, which are judged relative to it."""
+    monitors: dict[str, float] = field(default_factory=dict)
+    """LKP's monitors sampled during the runs (name → interval s: ``vmstat``, ``mpstat``, ``proc-vmstat``,
+    ``interrupts``); not part of the id: they observe, they change nothing measured."""
     guest_setup: dict[str, str] = field(default_factory=dict)
     """LKP's disk set-up asked (``disk``, ``fs``, ``md``, ``mount_option``, ``nr_pmem``, ``bp_memmap``; made
     in the guest before the instance runs: ``kbench.targets.vm.guest_setup``). In the id when given
@@ -124,6 +127,7 @@ class JobInstance:
             tags=(*self.tags, f"job:{self.id}"),
             counters=self.counters,
             ignore_failure=self.ignore_failure,
+            monitors=dict(self.monitors),
         )
 
     def describe(self) -> dict[str, str]:

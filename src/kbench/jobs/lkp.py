@@ -27,6 +27,12 @@ PERF_MONITORS = {"perf-stat": "counters", "perf-profile": "profile"}
 MONITOR_LISTS = frozenset({"default-monitors", "monitors"})
 """Keys holding a mapping of monitors: the perf ones in them are done, the rest ignored."""
 
+SAMPLED_MONITORS = ("vmstat", "mpstat", "proc-vmstat", "interrupts")
+"""LKP's monitors kbench samples during a whole tool's iterations (``kbench.profile.monitors``): each run
+stores their figures as metrics of their own, beside the benchmark's."""
+DEFAULT_MONITOR_INTERVAL_S = 1.0
+MAX_MONITOR_INTERVAL_S = 3600.0
+
 MONITORS = frozenset({
     "perf-sched", "perf-c2c", "perf-node", "proc-vmstat", "proc-stat", "vmstat",
     "mpstat", "iostat", "sched_debug", "meminfo", "slabinfo", "interrupts", "softirqs", "numa-vmstat",
@@ -35,7 +41,8 @@ MONITORS = frozenset({
     "zoneinfo", "energy", "oom-killer", "nfsstat", "ethtool", "netstat", "sar", "top", "watchdog",
     "default-monitors", "default-watchdogs", "monitors", "watchdogs",
 })
-"""LKP's monitors: samplers running beside the benchmark (kbench records sysinfo instead)."""
+"""LKP's monitors: samplers running beside the benchmark; those not in SAMPLED_MONITORS are not taken (kbench
+records sysinfo instead)."""
 
 _NFS = ("a network file system over the guest's loopback needs its server (nfsd and rpcbind, or smbd) in the "
         "guest, which kbench does not set up; the benchmark would run on the local file system instead")

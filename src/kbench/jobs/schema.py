@@ -97,6 +97,7 @@ class JobSpec:
     tags: tuple[str, ...]
     line: int  # where the top-level mapping starts
     control: tuple[tuple[str, str, int], ...] = ()  # (key of JobInstance.describe(), value, line)
+    monitors: tuple[tuple[str, float, int], ...] = ()  # LKP's monitors taken: (name, interval s, line)
 
     def axis(self, field: str) -> Axis | None:
         return next((a for a in self.axes if a.field == field), None)
@@ -109,6 +110,7 @@ class _Reader:
         self.axes: list[Axis] = []
         self.seen: dict[str, tuple[str, int]] = {}  # field -> (label, line) of the key that set it
         self.section: tuple[str, int] | None = None
+        self.monitors: list[tuple[str, float, int]] = []
 
     def setting(self, key: str, label: str, node: yaml.Node, line: int) -> None:
         spec = self.keys[key]
@@ -225,6 +227,25 @@ class _Reader:
                                                f"({lkp.CLUSTER}); {value or 'this value'} needs machines it does "
                                                "not schedule")
 
+    def top_param(self, key: str, node: yaml.Node, line: int) -> None:
+        """An LKP key written at top level that is a benchmark parameter (netperf's ``ip``, ``test_size``);
+        the catalog then checks the benchmark takes it. Given in the section too, it is given twice."""
+        field = f"param:{key}"
+        if field in self.seen:
+            first_label, first_line = self.seen[field]
+            self.problems.add(line, key, f"already given as {first_label} at line {first_line}; give it once")
+            return
+        self.seen[field] = (key, line)
+        self.axes.append(self.axis("param", key, key, node, line, values.any_text))
+
+    def cluster(self, node: yaml.Node, line: int) -> None:
+        """LKP's ``cluster:``: kbench runs client and server on the one target (``cs-localhost``) only."""
+        value = scalar(node).text.strip() if isinstance(node, yaml.ScalarNode) else None
+        if value != lkp.CLUSTER:
+            self.problems.add(line, "cluster", f"kbench runs the client and the server on one target "
+                                               f"({lkp.CLUSTER}); {value or 'this value'} needs machines it does "
+                                               "not schedule")
+
     def perf_monitor(self, key: str, node: yaml.Node, line: int) -> None:
         """LKP's ``perf-stat:`` / ``perf-profile:`` monitors: the run's counters / a profile, as kbench
         takes them (``kbench.profile``); LKP's own options of the monitor are named and left out."""
@@ -248,10 +269,40 @@ class _Reader:
         for name, value_node, name_line in mapping_items(node, f"{key}.", self.problems):
             if name in lkp.PERF_MONITORS:
                 self.perf_monitor(name, value_node, name_line)
+            elif name in lkp.SAMPLED_MONITORS:
+                self.monitor(name, f"{key}.{name}", value_node, name_line)
             else:
                 others.append(name)
         if others:
             self.problems.warn(line, key, f"{lkp.ignored(key)}: {', '.join(others)}")
+
+    def monitor(self, name: str, label: str, node: yaml.Node, line: int) -> None:
+        """One of LKP's monitors kbench samples (vmstat, mpstat, proc-vmstat, interrupts): its value is the
+        interval in seconds (LKP's ``interval:`` option, or a number; none: every second)."""
+        if any(taken == name for taken, _, _ in self.monitors):
+            first = next(where for taken, _, where in self.monitors if taken == name)
+            self.problems.add(line, label, f"{name} is already taken at line {first}; give it once")
+            return
+        interval = lkp.DEFAULT_MONITOR_INTERVAL_S
+        value = node
+        if isinstance(node, yaml.MappingNode):
+            value = None
+            for option, option_node, option_line in mapping_items(node, f"{label}.", self.problems):
+                if option == "interval":
+                    value = option_node
+                else:
+                    self.problems.warn(option_line, f"{label}.{option}", "ignored: kbench's monitors take an "
+                                                                           "interval only")
+        if isinstance(value, yaml.ScalarNode) and scalar(value).type != "null":
+            try:
+                interval = float(scalar(value).text.strip().removesuffix("s"))
+            except ValueError:
+                interval = -1.0
+            if not 0 < interval <= lkp.MAX_MONITOR_INTERVAL_S:
+                self.problems.add(line, label, f"the sampling interval must be seconds above 0 and at most "
+                                               f"{lkp.MAX_MONITOR_INTERVAL_S:g}, got {scalar(value).shown}")
+                return
+        self.monitors.append((name, interval, line))
 
     def single_name(self, key: str, node: yaml.Node, line: int, advice: str) -> Scalar | None:
         if isinstance(node, yaml.ScalarNode) and scalar(node).type != "null" and str(node.value).strip():
@@ -343,6 +394,8 @@ def read_job(root: yaml.MappingNode, *, cpu_count: int, problems: ProblemCollect
             reader.perf_monitor(key, node, line)
         elif key in lkp.MONITOR_LISTS and isinstance(node, yaml.MappingNode):
             reader.monitor_list(key, node, line)
+        elif key in lkp.SAMPLED_MONITORS:
+            reader.monitor(key, key, node, line)
         elif key in lkp.TOP_PARAMS:
             reader.top_param(key, node, line)
         elif key == "cluster":
@@ -360,4 +413,5 @@ def read_job(root: yaml.MappingNode, *, cpu_count: int, problems: ProblemCollect
         tags=tags,
         line=line_of(root),
         control=control,
+        monitors=tuple(reader.monitors),
     )

@@ -75,7 +75,13 @@ def run_suite_benchmark(benchmark: Benchmark, request: RunRequest, host: ToolHos
     if suite.duration_param and suite.duration_param in request.params:
         timeout = max(timeout, 2 * float(request.params[suite.duration_param]) + 120)
     counted = None
+    monitored = None
     try:
+        if request.monitors:  # LKP's monitors, sampled where the tool runs; under perf stat's count if both
+            from kbench.kinds.suite.monitoring import MonitoringTools
+            from kbench.suites import LocalTools
+
+            host = monitored = MonitoringTools(host if host is not None else LocalTools(), request.monitors)
         if request.counters:
             from kbench.kinds.suite.counting import counting
             from kbench.suites import LocalTools
@@ -110,6 +116,12 @@ def run_suite_benchmark(benchmark: Benchmark, request: RunRequest, host: ToolHos
         "interrupted": result.interrupted,
         "warnings": [],
     }
+    if monitored is not None and len(monitored.values) == len(result.iterations):
+        for name, (unit, direction, values) in monitored.columns().items():
+            columns[name] = np.asarray(values, dtype=np.float64)
+            header["metrics"].append({"name": name, "unit": unit, "direction": direction, "monitor": True})
+        header["columns"] = list(columns)
+        header["monitors"] = dict(request.monitors)
     if counted is not None:
         header["warnings"] = list(counted.problems)
         totals = counted.counters()
