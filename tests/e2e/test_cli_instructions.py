@@ -159,3 +159,25 @@ def test_timed_runs_are_not_compared_as_counts(kbench: KbenchRunner) -> None:
     proc = kbench("compare", "--runs", str(first["run_id"]), "--runs", str(second["run_id"]), "--metric",
                   "instructions", check=False)
     assert proc.returncode == 2 and "was timed, not counted" in proc.stderr
+
+
+def test_a_bisection_by_counts_names_the_culprit(kbench: KbenchRunner, tmp_path: Path) -> None:
+    """A 1 % change of a 100 000-step loop: one round per commit decides it (counts repeat exactly)."""
+    from kbench.bisect.demo import BUILD, make_demo_repo
+
+    repo = tmp_path / "repo"
+    shas = make_demo_repo(repo, commits=8, culprit=5, broken=None, extra=0.01, loops=100_000)
+    report = as_json(kbench("bisect", "start", "--repo", str(repo), "--good", shas[0], "--bad", "main", "--build",
+                            BUILD, "--command", "./prog", "--metric", "instructions", "--samples", "2", "--trials",
+                            "1", "--json", timeout=600))
+    assert report["status"] == "done" and report["first_bad"]["sha"] == shas[5]
+    assert report["unit"] == "instructions"
+    # the culprit adds 1000 steps of the loop (objdump of a build of its parent's program); the
+    # programs also print a number that differs between commits, a few instructions of printf
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", shas[4]], check=True)
+    subprocess.run(["sh", "-c", BUILD], cwd=repo, check=True)
+    per_step = loop_instructions(repo / "prog")
+    culprit = next(step for step in report["steps"] if step["commit"] == shas[5])
+    parent = next((step for step in report["steps"] if step["commit"] == shas[4]), None)
+    good = parent["median"] if parent else float(report["check"]["good_trials"][0])
+    assert abs(culprit["median"] - good - 1000 * per_step) < 50

@@ -55,6 +55,9 @@ from kbench.catalog.benchmarks import lookup
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.request import RunRequest
 from kbench.engine.runner import RunResult, execute_run
+from kbench.kinds.instructions.benchmark import METRIC as INSTRUCTIONS
+from kbench.kinds.instructions.benchmark import counted
+from kbench.kinds.instructions.run import counted_request
 from kbench.kinds.registry import kind_of
 from kbench.store.db import Store
 from kbench.targets.base import ExecutionFailed, TargetError
@@ -114,7 +117,7 @@ class KernelLab(LabBase["_Kernel"]):
         self, store: Store, *, tag: str, repo: Path, worktrees: Worktrees, build: str, image: str, benchmark: str,
         params: dict[str, str], samples: int, seed: int, cache_dir: Path | None = None, boot_timeout: float = 120.0,
         modules: str | None = None, batch: int | None = None,
-        extra_tags: tuple[str, ...] = (), build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S,
+        extra_tags: tuple[str, ...] = (), build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S, metric: str = "time",
     ):
         if samples < 1:
             raise ValueError(f"need samples >= 1, got {samples}")
@@ -126,6 +129,9 @@ class KernelLab(LabBase["_Kernel"]):
             raise ValueError(f"{self.bench.name} cannot be a kernel bisection's benchmark: it measures a "
                              f"probe (syscall.*, ...) or kfunc.* benchmark, a count of samples per boot")
         self.bench.validate_params(params)
+        self.counting = metric == INSTRUCTIONS  # counted by kbench's TCG plugin in each kernel, not timed
+        if self.counting:
+            self.bench = counted(self.bench)
         self.store = store
         self.tag = tag
         self.extra_tags = extra_tags
@@ -253,7 +259,8 @@ class KernelLab(LabBase["_Kernel"]):
     def _target(self, kernel: _Kernel) -> VmTarget:
         self.boots += 1
         return VmTarget(str(kernel.spec), cache_dir=self.cache_dir, with_module=self.kind.in_kernel,
-                        boot_timeout=self.boot_timeout, modules_dir=kernel.modules_dir)
+                        boot_timeout=self.boot_timeout, modules_dir=kernel.modules_dir,
+                        count_instructions=self.counting)
 
     @staticmethod
     def _image_of(kernel: _Kernel) -> Path:
@@ -311,6 +318,8 @@ class KernelLab(LabBase["_Kernel"]):
             request = RunRequest(benchmark=self.bench.name, params=self.params, samples=self.samples,
                                  batch=self.batch, tags=(self.tag, *self.extra_tags, f"commit:{commit[:12]}"),
                                  commit=version[0] if version else None, label=version[1] if version else None)
+            if self.counting:
+                request = counted_request(self.bench, request)
             try:
                 result = execute_run(self.store, self.bench, request, target)
             except ExecutionFailed as exc:

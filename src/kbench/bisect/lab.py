@@ -5,7 +5,10 @@ user's command in the commit's worktree; its statistic is ``trial_statistic`` (t
 of the steady-state part) of the per-execution ``wall`` times, or with metric ``cpu`` of
 the child's user + system CPU time (``utime_ns + stime_ns`` from wait4): on a machine
 shared with other load the wall time is mostly the scheduler's doing, the CPU time is not.
-Rounds interleave as every lab's do (``labkit.LabBase.round``).
+Rounds interleave as every lab's do (``labkit.LabBase.round``). With metric ``instructions`` a
+trial is the command's executions counted instead (``kinds.instructions``: the PMU, else
+valgrind), in the worktree: its statistic is the count per execution, which repeats exactly
+(the oracle's spread is then its floor, and a commit is decided in its first rounds).
 """
 
 from __future__ import annotations
@@ -21,10 +24,13 @@ from kbench.compare.trial import trial_statistic
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.request import RunRequest
 from kbench.engine.runner import RunResult, execute_run
+from kbench.kinds.instructions.benchmark import counted
+from kbench.kinds.instructions.run import counted_request
 from kbench.store.db import Store
 from kbench.targets.local import LocalTarget
 
-METRICS = ("wall", "cpu")
+METRICS = ("wall", "cpu", "instructions")
+INSTRUCTIONS = "instructions"
 
 
 class CommandLab(LabBase[RunRequest]):
@@ -44,7 +50,7 @@ class CommandLab(LabBase[RunRequest]):
         self.build_cmd = build
         self.command = command
         self.samples = samples
-        self.bench: Benchmark = lookup("command")
+        self.bench: Benchmark = counted(lookup("command")) if metric == INSTRUCTIONS else lookup("command")
         self._built: set[str] = set()
 
     def build(self, commit: str) -> str | None:
@@ -61,11 +67,12 @@ class CommandLab(LabBase[RunRequest]):
             error = self.build(commit)
             if error is not None:
                 raise BisectError(f"commit {commit[:12]} no longer builds: {error}")
+        tags = (self.tag, *self.extra_tags, f"commit:{commit[:12]}")
+        if self.metric == INSTRUCTIONS:  # run in the worktree (the target's cwd), under one name for every commit
+            return counted_request(self.bench, RunRequest(benchmark=self.bench.name, params={"cmd": self.command},
+                                                          samples=self.samples, tags=tags))
         cmd = f"cd {shlex.quote(str(self.worktrees.path(commit)))} && {self.command}"
-        return RunRequest(
-            benchmark=self.bench.name, params={"cmd": cmd}, samples=self.samples,
-            tags=(self.tag, *self.extra_tags, f"commit:{commit[:12]}"),
-        )
+        return RunRequest(benchmark=self.bench.name, params={"cmd": cmd}, samples=self.samples, tags=tags)
 
     def statistic(self, run: RunResult) -> list[float]:
         """The trial statistic of one run (empty when the run produced nothing)."""
@@ -78,4 +85,5 @@ class CommandLab(LabBase[RunRequest]):
         return primary_statistic(run, {})
 
     def trial(self, commit: str, prepared: RunRequest) -> list[float]:
-        return self.statistic(execute_run(self.store, self.bench, prepared, LocalTarget()))
+        cwd = self.worktrees.path(commit) if self.metric == INSTRUCTIONS else None
+        return self.statistic(execute_run(self.store, self.bench, prepared, LocalTarget(cwd=cwd)))

@@ -43,6 +43,9 @@ from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
 from kbench.engine.runner import RunResult, execute_run
+from kbench.kinds.instructions.benchmark import METRIC as INSTRUCTIONS
+from kbench.kinds.instructions.benchmark import counted
+from kbench.kinds.instructions.run import counted_request
 from kbench.kinds.kfunc.loaded import describe
 from kbench.store.db import Store
 from kbench.sysinfo.collect import collect_sysinfo
@@ -94,7 +97,7 @@ class ModuleLab(LabBase[str]):
         self, store: Store, *, tag: str, repo: Path, worktrees: Worktrees, build: str | None, module: str,
         benchmark: str | None, kernel: str, samples: int, params: dict[str, str], seed: int,
         batch: int | None = None, cache_dir: Path | None = None, console_log: Path | None = None,
-        extra_tags: tuple[str, ...] = (), build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S,
+        extra_tags: tuple[str, ...] = (), build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S, metric: str = "time",
     ):
         if Path(module).is_absolute() or ".." in Path(module).parts:
             raise ValueError(f"module must be a path inside the repository, got {module!r}")
@@ -114,6 +117,7 @@ class ModuleLab(LabBase[str]):
         self.batch = batch
         self.cache_dir = cache_dir or default_cache_dir()
         self.console_log = console_log
+        self.counting = metric == INSTRUCTIONS  # counted by kbench's TCG plugin instead of timed
         self.target: VmTarget | None = None
         self.builtin: list[str] | None = None  # kbench.ko's own benchmarks, before any user module
         self._image: KernelImage | None = None
@@ -158,7 +162,8 @@ class ModuleLab(LabBase[str]):
     def _session(self) -> VmSession:
         """The guest (booted on first use), with kbench.ko loaded and the bisect directory made."""
         if self.target is None:
-            target = VmTarget(self.kernel, cache_dir=self.cache_dir, console_log=self.console_log)
+            target = VmTarget(self.kernel, cache_dir=self.cache_dir, console_log=self.console_log,
+                              count_instructions=self.counting)
             self.target = target
             try:
                 session = target.start()
@@ -257,6 +262,9 @@ class ModuleLab(LabBase[str]):
         failed = True
         try:
             bench = self._benchmark_of(commit, self.target.module.benchmarks())
+            if self.counting:
+                bench = counted(bench)
+                self.batch = counted_request(bench, RunRequest(bench.name, batch=self.batch)).batch
             if self.batch is None:
                 probe = RunRequest(benchmark=bench.name, params=self.params, samples=self.samples)
                 self.batch = self.target.module.calibrate_batch(bench, probe)
@@ -264,6 +272,8 @@ class ModuleLab(LabBase[str]):
                 benchmark=bench.name, params=self.params, samples=self.samples, batch=self.batch,
                 tags=(self.tag, *self.extra_tags, f"commit:{commit[:12]}"),
             )
+            if self.counting:
+                request = counted_request(bench, request)
             try:
                 result = execute_run(self.store, bench, request, self._guest)
             except TargetError as exc:

@@ -172,13 +172,13 @@ def make_lab(store: Store, bisection: Bisection, worktrees: Worktrees) -> Comman
         return KernelLab(
             store, **common, build=bisection.build, image=str(params["image"]), benchmark=str(params["benchmark"]),
             modules=params.get("modules"), params=dict(params.get("bench_params") or {}),
-            boot_timeout=float(params.get("boot_timeout", 120.0)),
+            boot_timeout=float(params.get("boot_timeout", 120.0)), metric=str(params.get("metric", "wall")),
         )
     if bisection.kind == MODULE:
         return ModuleLab(
             store, **common, build=bisection.build or None, module=str(params["module"]),
             benchmark=params.get("benchmark"), kernel=str(params["kernel"]),
-            params=dict(params.get("bench_params") or {}),
+            params=dict(params.get("bench_params") or {}), metric=str(params.get("metric", "wall")),
         )
     return CommandLab(store, **common, build=bisection.build, command=bisection.command,
                       metric=str(params.get("metric", "wall")))

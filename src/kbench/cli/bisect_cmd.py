@@ -52,7 +52,9 @@ def measure_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Rounds after which an undecided commit is judged weakly."),
         click.option("--metric", type=click.Choice(METRICS), default="wall", show_default=True,
                      help="Trial statistic: median wall time per execution, or median user+system CPU time of "
-                     "the command (robust to other load on the machine)."),
+                     "the command (robust to other load on the machine); instructions: the command's, --module's "
+                     "or --benchmark's instructions per operation, counted (valgrind or the PMU here, kbench's TCG "
+                     "plugin in a guest; docs/instructions.md)."),
         click.option("--seed", type=int, default=0, show_default=True, help="Seed of the interleaving order."),
     ]
     for option in reversed(options):
@@ -78,8 +80,9 @@ def check_measured(
         if not build or not benchmark:
             raise click.UsageError("--kernel-from-build needs --build (the command that builds the kernel) "
                                    "and --benchmark (what to measure in it, e.g. syscall.getppid)")
-        if metric != "wall":
-            raise click.UsageError("--metric applies to --command")
+        if metric not in ("wall", "instructions"):
+            raise click.UsageError("--metric cpu applies to --command; a kernel's benchmark is timed per operation, "
+                                   "or counted with --metric instructions")
         lookup(benchmark)  # an unknown name is a usage error with a did-you-mean
         return KERNEL
     if kernel_modules is not None:
@@ -96,8 +99,9 @@ def check_measured(
         raise click.UsageError("--command and --module exclude each other: one thing is measured per bisection")
     if not kernel:
         raise click.UsageError("--module needs --kernel: the kernel to build it for and boot in qemu")
-    if metric != "wall":
-        raise click.UsageError("--metric applies to --command; a module's benchmark is timed in cycles per call")
+    if metric not in ("wall", "instructions"):
+        raise click.UsageError("--metric cpu applies to --command; a module's benchmark is timed in cycles per "
+                               "call, or counted with --metric instructions")
     return MODULE
 
 

@@ -208,7 +208,8 @@ def evidence_svg(report: Mapping[str, Any]) -> str | None:
         ax.set_xlim(-0.6, len(columns) - 0.4)
         ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: format_value(value, unit)))
         metric = (report.get("params") or {}).get("metric")
-        ax.set_ylabel(f"trial statistic ({metric} time)" if metric else "trial statistic")
+        what = "instructions per operation" if metric == "instructions" else f"{metric} time"
+        ax.set_ylabel(f"trial statistic ({what})" if metric else "trial statistic")
         ax.set_xlabel("commit (position in the range good → bad)" if ordered else "commit (in the order measured)")
         handles = [
             Line2D([], [], color=GOOD_COLOR, marker="o", linestyle="none", label="good"),
@@ -327,7 +328,8 @@ def render_bisect_html(report: dict[str, Any]) -> str:
     if count is not None:
         facts.append(f"{count} commits")
     if params.get("metric"):
-        facts.append(f"{_text(params.get('metric'))} time")
+        metric = str(params.get("metric"))
+        facts.append("instructions per operation" if metric == "instructions" else f"{_text(metric)} time")
     if report.get("kind"):
         facts.append(_text(report.get("kind")))
     ordered = commit_positions(report) is not None

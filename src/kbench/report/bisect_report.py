@@ -42,7 +42,22 @@ def report_dict(record: dict[str, Any]) -> dict[str, Any]:
         "steps": record["steps"],
         "created_at": str(record["created_at"]), "updated_at": str(record["updated_at"]),
     })
+    if report["params"].get("metric") == COUNTED:  # trial statistics are counts per operation, not ns
+        report["unit"] = COUNTED
     return report
+
+
+COUNTED = "instructions"
+
+
+def _what(report: dict[str, Any]) -> str:
+    """What the trial statistics are: ``wall time``, ``cpu time`` or ``instructions per operation``."""
+    metric = report["params"].get("metric", "wall")
+    return "instructions per operation" if metric == COUNTED else f"{metric} time"
+
+
+def _median_text(median: float, report: dict[str, Any]) -> str:
+    return f"{median:.6g}" if report.get("unit") == COUNTED else f"{median / 1e6:.3f}"
 
 
 def _fmt_pct(value: Any) -> str:
@@ -50,8 +65,7 @@ def _fmt_pct(value: Any) -> str:
 
 
 def render_text(report: dict[str, Any]) -> str:
-    lines = [f"bisection {report['id']} [{report['status']}]: {report['command']} "
-             f"({report['params'].get('metric', 'wall')} time)",
+    lines = [f"bisection {report['id']} [{report['status']}]: {report['command']} ({_what(report)})",
              f"  repo {report['repo']}  good {report['good'][:12]}  bad {report['bad'][:12]}  "
              f"({len(report['commits'])} commits)"]
     check = report["check"]
@@ -61,7 +75,8 @@ def render_text(report: dict[str, Any]) -> str:
                      f"p={check['p_value']:.3g} ({len(check['good_trials'])}+{len(check['bad_trials'])} trials)")
     if report["steps"]:
         lines.append("")
-        lines.append(f"  {'#':>3}  {'commit':12}  {'subject':32}  {'trials':>6}  {'median ms':>10}  "
+        median_head = "median" if report.get("unit") == COUNTED else "median ms"
+        lines.append(f"  {'#':>3}  {'commit':12}  {'subject':32}  {'trials':>6}  {median_head:>10}  "
                      f"{'vs good':>8}  {'verdict':14}")
         for number, step in enumerate(report["steps"], 1):
             median = step["median"]
@@ -69,7 +84,8 @@ def render_text(report: dict[str, Any]) -> str:
             verdict += " (confirm)" if step.get("phase") == "recheck" else ""
             lines.append(
                 f"  {number:>3}  {step['commit'][:12]:12}  {step['subject'][:32]:32}  {len(step['trials']):>6}  "
-                f"{'-' if median is None else f'{median / 1e6:.3f}':>10}  {_fmt_pct(step['change_vs_good_pct']):>8}  "
+                f"{'-' if median is None else _median_text(median, report):>10}  "
+                f"{_fmt_pct(step['change_vs_good_pct']):>8}  "
                 f"{verdict}"
             )
     lines.append("")

@@ -36,7 +36,13 @@ a 3 % step) the step was found in 90 % of series at 0.01 against 87 % at 0.001."
 
 
 def watched_metric(instance: JobInstance) -> str:
-    """The metric a watch judges an instance on (a command's CPU time; otherwise the primary)."""
+    """The metric a watch judges an instance on (a command's CPU time; otherwise the primary; a
+    counted instance's instructions, ``metric: instructions``: the candidates are found by counts,
+    and confirmed side by side and bisected by time, docs/instructions.md)."""
+    if instance.metric == "instructions":
+        from kbench.kinds.instructions.benchmark import counted
+
+        return counted(lookup(instance.benchmark)).metric
     if instance.benchmark == "command":
         return COMMAND_METRIC
     return primary_metric(lookup(instance.benchmark), instance.run_params())
