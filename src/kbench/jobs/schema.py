@@ -227,25 +227,6 @@ class _Reader:
                                                f"({lkp.CLUSTER}); {value or 'this value'} needs machines it does "
                                                "not schedule")
 
-    def top_param(self, key: str, node: yaml.Node, line: int) -> None:
-        """An LKP key written at top level that is a benchmark parameter (netperf's ``ip``, ``test_size``);
-        the catalog then checks the benchmark takes it. Given in the section too, it is given twice."""
-        field = f"param:{key}"
-        if field in self.seen:
-            first_label, first_line = self.seen[field]
-            self.problems.add(line, key, f"already given as {first_label} at line {first_line}; give it once")
-            return
-        self.seen[field] = (key, line)
-        self.axes.append(self.axis("param", key, key, node, line, values.any_text))
-
-    def cluster(self, node: yaml.Node, line: int) -> None:
-        """LKP's ``cluster:``: kbench runs client and server on the one target (``cs-localhost``) only."""
-        value = scalar(node).text.strip() if isinstance(node, yaml.ScalarNode) else None
-        if value != lkp.CLUSTER:
-            self.problems.add(line, "cluster", f"kbench runs the client and the server on one target "
-                                               f"({lkp.CLUSTER}); {value or 'this value'} needs machines it does "
-                                               "not schedule")
-
     def perf_monitor(self, key: str, node: yaml.Node, line: int) -> None:
         """LKP's ``perf-stat:`` / ``perf-profile:`` monitors: the run's counters / a profile, as kbench
         takes them (``kbench.profile``); LKP's own options of the monitor are named and left out."""

@@ -40,7 +40,6 @@ from kbench.targets.vm import (
 )
 from kbench.targets.vm.guest_setup import SetupError, SetupPlan, plan_setup, read_facts
 from kbench.targets.vm.plugin import InstructionLog
-from kbench.targets.vm.guest_setup import SetupError, SetupPlan, plan_setup, read_facts
 from kbench.targets.vm.qemu import SCRATCH_SERIAL
 from kbench.targets.vm.session import Follow
 
