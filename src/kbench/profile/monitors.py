@@ -232,3 +232,8 @@ READERS = {"vmstat": vmstat, "mpstat": mpstat, "proc-vmstat": proc_vmstat, "inte
 def monitor_values(monitors: Sequence[str], snapshots: Sequence[Snapshot]) -> list[MonitorValue]:
     """Every metric of ``monitors`` for one iteration's snapshots (MonitorError if they cannot be read)."""
     return [value for monitor in monitors for value in READERS[monitor](snapshots)]
+
+
+def is_monitor_metric(name: str) -> bool:
+    """Whether ``name`` is a monitor's figure (``vmstat.system.cs``, ``proc-vmstat.pgfault`` ...)."""
+    return name.split(".", 1)[0] in MONITORS

@@ -35,6 +35,7 @@ from kbench.engine.compare_protocol import ComparisonOutcome, SideTrials
 from kbench.engine.failures import failures_text
 from kbench.engine.interleaved import INTERLEAVED_DESIGN, InterleavedOutcome
 from kbench.profile.counters import is_counter_metric, judgeable, unjudged_note
+from kbench.profile.monitors import is_monitor_metric
 from kbench.report.comparison import ComparisonReport, MetricComparison, SideData, TrialSeries
 from kbench.stats.warmup import steady_state_index
 
@@ -73,7 +74,7 @@ def verdicts_for(
                     margin=margin, metric=name, unit=unit,
                 )
             found.append((new.side.label, guard_trials(verdict, base.statistics(name), new.statistics(name)), new))
-        family = [
+        judged = [
             compare_trials(
                 base.statistics(name), new.statistics(name), direction=direction, alpha=alpha,
                 margin=margin, metric=name, unit=unit,
@@ -81,8 +82,12 @@ def verdicts_for(
             for name, unit, direction in secondary
             if not is_counter_metric(name) or judgeable(base.statistics(name), new.statistics(name))
         ]
-        if len(family) > 1:
-            family = list(adjust(family, correction))
+        family: list[Verdict] = []
+        # LKP's monitors (vmstat.*, proc-vmstat.* ...) are a family of their own: their many rows do not
+        # weaken the correction of the benchmark's own secondary metrics
+        for group in ([v for v in judged if not is_monitor_metric(v.metric)],
+                      [v for v in judged if is_monitor_metric(v.metric)]):
+            family += list(adjust(group, correction)) if len(group) > 1 else group
         for verdict in family:
             guarded = guard_trials(verdict, base.statistics(verdict.metric), new.statistics(verdict.metric))
             found.append((new.side.label, guarded, new))
