@@ -123,3 +123,16 @@ def replace_size(request: RunRequest, size: str) -> RunRequest:
     from dataclasses import replace
 
     return replace(request, params={**request.params, "test_size": size})
+
+
+def test_the_reports_fsmark_job_with_nr_threads_1t(tmp_path: Path) -> None:
+    """The report's fsmark scenario: nr_threads: 1t, disk: 1BRD_32G, fs: xfs, fs2: nfsv4 (refused), and the
+    same job without fs2, whose 1t is one thread (the id of nr_threads: 1)."""
+    text = ("suite: fsmark\n" + KERNEL + "iterations: 1x\nnr_threads: 1t\ndisk: 1BRD_32G\nfs: xfs\nfs2: nfsv4\n"
+            "fsmark:\n  filesize: 4K\n  test_size: 4G\n  sync_method: fsyncBeforeClose\n"
+            "  nr_files_per_directory: 1fpd\ncpufreq_governor: performance\n")
+    assert problems(job(tmp_path, text))[0].startswith("7: fs2: cannot be applied: a network file system")
+    (instance,) = expand_job(job(tmp_path, text.replace("fs2: nfsv4\n", "")), cpu_count=2)
+    assert (instance.benchmark, instance.run_params()["threads"]) == ("fsmark.fsyncBeforeClose", "1")
+    same = expand_job(job(tmp_path, text.replace("fs2: nfsv4\n", "").replace("1t", "1")), cpu_count=2)
+    assert same[0].id == instance.id

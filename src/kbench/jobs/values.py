@@ -94,7 +94,7 @@ def duration(value: Scalar) -> float:
 
 
 def nr_task(value: Scalar) -> NrTask:
-    """A task count >= 1 (``4``) or a percentage > 0 of the CPUs (``50%``, ``200%``)."""
+    """A task count >= 1 (``4``, LKP's ``4t``) or a percentage > 0 of the CPUs (``50%``, ``200%``)."""
     text = value.text.strip()
     percent = _PERCENT.match(text) if value.type == "str" else None
     if percent is not None:
@@ -102,6 +102,8 @@ def nr_task(value: Scalar) -> NrTask:
         if share == 0:
             raise ValueError(f"0% of the CPUs is no task at all; give a percentage above 0, got {value.shown}")
         return NrTask(percent=share)
+    if value.type == "str" and text.endswith("t"):  # LKP's fsmark jobs write 1t, 64t: that many tasks
+        text = text[:-1]
     count = whole(text) if value.type in ("str", "int") else None
     if count is not None:
         if count == 0:
