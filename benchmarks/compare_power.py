@@ -31,8 +31,10 @@ import time
 
 import numpy as np
 
-from kbench.compare import DIFFERENT, SAME, SequentialComparison, compare_trials, sequential_plan
+from kbench.compare.boundaries import sequential_plan
+from kbench.compare.judge import compare_trials
 from kbench.compare.ranks import p_values
+from kbench.compare.sequential import DIFFERENT, SAME, SequentialComparison
 from kbench.compare.simulate import interleaved_pairs
 
 ALPHA = 0.05

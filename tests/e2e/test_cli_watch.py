@@ -133,6 +133,7 @@ def test_a_planted_regression_is_confirmed_at_its_commit_mailed_and_then_fixed(
     assert "%stddev" in body and "%change" in body and "command.cpu" in body
     assert f"p={found['p_value']:.2g}" in body and "To reproduce:" in body and BUILD in body
     assert "on test machine:" in body and "cmd: ./prog" in body
+    assert "perf-stat.task-clock" in body  # the why: the culprit's counters against its parent's, side by side
     # every measurement the verdict rests on is a stored run tagged with the watch: the candidate's
     # first side-by-side comparison, which is the confirmation of a change point of the nightly
     # series or, where the series did not show the step (CI time drifts under load; seen in a
@@ -157,6 +158,42 @@ def test_a_planted_regression_is_confirmed_at_its_commit_mailed_and_then_fixed(
     assert f"fixed in {fix[:12]}" in follow_up["Subject"] and fix in follow_up.get_content()
     assert watch(kbench, tmp_path, repo)["commits"] == []  # nothing new: nothing measured, nothing mailed
     assert len(mails(tmp_path / "out")) == 2
+
+
+def test_every_view_names_the_culprit_the_watch_confirmed(
+    kbench: KbenchRunner, tmp_path: Path, db_path: Path,
+) -> None:
+    """Issue 33's history: 24 commits, one adds 2 % work; polled first with 5 of them, then with the 19
+    others at --max-commits 1 (one measured, the rest reached by the bisection). The watch confirms the
+    planted commit; the regression report names it and no other commit in its entry; history lists the
+    job's series, none of the watch's own comparison or bisection runs; the poll accounts for all 19."""
+    repo = tmp_path / "repo"
+    culprit = 15
+    shas = make_demo_repo(repo, commits=24, culprit=culprit, broken=None, extra=0.02)
+    git(repo, "branch", "-f", "watched", shas[4])
+    first = watch(kbench, tmp_path, repo, "--branch", "watched", "--from", shas[0], *BUDGET)
+    assert [c["sha"] for c in first["commits"]] == shas[:5]
+    git(repo, "branch", "-f", "watched", shas[-1])
+    second = watch(kbench, tmp_path, repo, "--branch", "watched", "--max-commits", "1", *BUDGET)
+    states = [(c["sha"], c["state"]) for c in second["commits"]]
+    assert [sha for sha, _ in states] == shas[5:], log_of(tmp_path)  # all 19, in branch order
+    assert dict(states)[shas[-1]] == "measured" and sum(s == "untested" for _, s in states) == 18
+    (found,) = second["regressions"]
+    assert found["culprit"]["sha"] == shas[culprit], log_of(tmp_path)
+    report = as_json(kbench("report", "regressions", "--format", "json"))
+    (entry,) = report["confirmed"]
+    assert entry["culprit"]["sha"] == shas[culprit] and entry["finding_id"] == found["id"]
+    named = {sha for sha in shas if sha in json.dumps(entry)}
+    assert named == {shas[culprit]}, named  # its own measurement: no change point's commits
+    assert entry["change_pct"] == pytest.approx(found["change_pct"])
+    assert entry["reproduce"][1:3] == [f"git checkout {shas[culprit]}", BUILD]
+    assert all(s["params"].get("cmd") == "./prog" for s in report["suspected"])
+    history = as_json(kbench("history", "--json"))
+    assert history["series"] and all(s["params"].get("cmd") == "./prog" for s in history["series"]), \
+        [s["params"] for s in history["series"]]
+    assert {s["scope"] for s in history["series"]} == {"watch:1"}
+    everything = as_json(kbench("history", "--all", "--json"))  # the evidence is there, asked for
+    assert any("builds" in s["params"].get("cmd", "") for s in everything["series"])
 
 
 def test_an_a_a_repository_gets_no_confirmed_regression(

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kbench.history.load import NoSuchSeries, load_series
-from kbench.history.series import series_id
+from kbench.history.series import is_evidence, series_id
 from kbench.store.db import Store, SummaryRecord
 from tests.history.planting import SYSINFO, fake_commits, noisy, plant_series, target
 
@@ -89,3 +89,15 @@ def test_command_runs_give_a_cpu_time_series_from_their_stored_columns(store: St
     cpu = next(s for s in load_series(store.engine, "command") if s.metric == "command.cpu")
     assert cpu.values() == pytest.approx(medians)
     assert cpu.direction == "lower" and cpu.unit == "ns"
+
+
+@pytest.mark.parametrize(("tags", "evidence"), [
+    (["watch:1", "job:ab12"], False),
+    (["watch:1", "head-check", "side:51064d18111a"], True),  # a watch's first look: first commit vs newest
+    (["watch:1", "finding:1", "confirm", "side:92025d478e16"], True),
+    (["bisect:1", "commit:92025d478e16"], True),
+    (["bisect-oracle"], True),
+    (["side:a"], False),  # a comparison the user asked for is a series of its own
+])
+def test_a_conclusions_evidence_is_told_from_a_series_point_by_its_tags(tags: list[str], evidence: bool) -> None:
+    assert is_evidence(tags) is evidence

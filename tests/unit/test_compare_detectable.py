@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from kbench.compare import minimum_detectable_effect, sensitivity_matrix
-from kbench.compare.detectable import WARNING_AA_DIFFERS, WARNING_ALPHA_UNREACHABLE
+from kbench.compare.detectable import WARNING_AA_DIFFERS, WARNING_ALPHA_UNREACHABLE, minimum_detectable_effect
 from kbench.compare.ranks import p_values
+from kbench.compare.sensitivity import sensitivity_matrix
 
 
 def normal_aa(seed, size=400, noise=0.02):

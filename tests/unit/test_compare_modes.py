@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kbench.compare import compare_trials
+from kbench.compare.judge import compare_trials
 from kbench.compare.modes import find_modes, guard_trials
 from kbench.compare.verdict import INCONCLUSIVE, REGRESSION
 

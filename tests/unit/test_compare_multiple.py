@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from kbench.compare import INCONCLUSIVE, REGRESSION, adjust, benjamini_hochberg, compare_trials, holm
+from kbench.compare.judge import compare_trials
+from kbench.compare.multiple import adjust, benjamini_hochberg, holm
+from kbench.compare.verdict import INCONCLUSIVE, REGRESSION
 
 
 def test_holm_hand_computed_example():

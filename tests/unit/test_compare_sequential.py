@@ -3,19 +3,11 @@
 import numpy as np
 import pytest
 
-from kbench.compare import (
-    CONTINUE,
-    DIFFERENT,
-    INCONCLUSIVE,
-    OBRIEN_FLEMING,
-    REGRESSION,
-    SAME,
-    SequentialComparison,
-    sequential_plan,
-)
+from kbench.compare.boundaries import OBRIEN_FLEMING, sequential_plan
 from kbench.compare.ranks import p_values
+from kbench.compare.sequential import CONTINUE, DIFFERENT, SAME, SequentialComparison
 from kbench.compare.simulate import interleaved_pairs
-from kbench.compare.verdict import REASON_BUDGET_EXHAUSTED
+from kbench.compare.verdict import INCONCLUSIVE, REASON_BUDGET_EXHAUSTED, REGRESSION
 
 ALPHA = 0.05
 

@@ -7,15 +7,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from kbench.compare import (
+from kbench.compare.judge import compare_trials
+from kbench.compare.trial import trial_statistic
+from kbench.compare.verdict import (
     IMPROVEMENT,
     INCONCLUSIVE,
     NO_CHANGE,
-    REGRESSION,
-    compare_trials,
-    trial_statistic,
-)
-from kbench.compare.verdict import (
     REASON_ALPHA_UNREACHABLE,
     REASON_EMPTY,
     REASON_INVALID,
@@ -23,6 +20,7 @@ from kbench.compare.verdict import (
     REASON_TOO_FEW_TRIALS,
     REASON_TOO_NOISY,
     REASON_WITHIN_MARGIN,
+    REGRESSION,
     WARNING_FEW_TRIALS,
     WARNING_KS_SHAPE,
     WARNING_TIES,

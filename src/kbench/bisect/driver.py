@@ -39,6 +39,7 @@ from kbench.bisect.oracle import UNDECIDED, Classification, classify
 from kbench.bisect.search import BAD, GOOD, SKIP, latest_verdicts, next_commit, search_result
 from kbench.compare.judge import compare_trials
 from kbench.compare.sequential import DIFFERENT, SequentialComparison, SequentialStep
+from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.compare.verdict import LOWER_IS_BETTER
 
 IMPLAUSIBLE_FACTOR = 2.0
@@ -91,7 +92,7 @@ class Settings:
     max_trials: int = 15  # rounds before a weak decision
     error: float = 1e-3  # wrong-decision probability of one sequential test
     confirm_error: float = 1e-6  # the same for the two commits the answer rests on
-    alpha: float = 0.05  # of the good-vs-bad check and of the reported p values
+    alpha: float = DEFAULT_ALPHA  # of the good-vs-bad check and of the reported p values
     check_trials: int = 20  # most rounds of G and B in the check
     check_min_trials: int = 5
 

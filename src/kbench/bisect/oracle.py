@@ -33,6 +33,7 @@ import numpy as np
 
 from kbench.bisect.search import BAD, GOOD
 from kbench.compare.judge import compare_trials
+from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.compare.verdict import LOWER_IS_BETTER, Verdict
 
 UNDECIDED = "undecided"
@@ -99,7 +100,7 @@ def log_likelihood_ratio(
 
 def classify(
     good: Sequence[float], bad: Sequence[float], trials: Sequence[float], *, error: float = 1e-3,
-    alpha: float = 0.05, spread_from: Sequence[Sequence[float]] = (), final: bool = False,
+    alpha: float = DEFAULT_ALPHA, spread_from: Sequence[Sequence[float]] = (), final: bool = False,
 ) -> Classification:
     """Decide when |LLR| >= log(1 / error); ``final``: decide weakly instead of UNDECIDED.
 

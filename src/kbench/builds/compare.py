@@ -20,9 +20,11 @@ import numpy as np
 from kbench.builds.worktree import Build
 from kbench.catalog.benchmarks import lookup
 from kbench.compare.slot import CPU
+from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.contract.request import RunRequest
 from kbench.engine.compare_protocol import ComparisonSide
 from kbench.engine.interleaved import DEFAULT_BUDGET_S, run_interleaved
+from kbench.engine.profiling import ProfiledSide, profile_sides
 from kbench.jobs import JobInstance
 from kbench.store.db import Store
 from kbench.targets.local import LocalTarget
@@ -104,20 +106,26 @@ def side_request(instance: JobInstance, build: Build) -> RunRequest:
                             "commit's build here (a kernel's benchmarks need --kernel-from-build)")
     params = instance.run_params()
     cmd = params.get("cmd", "true")
+    # counted (perf's software events, negligible for a program's executions): the why of a change
     return RunRequest(benchmark=COMMAND, params={**params, "cmd": f"cd {shlex.quote(str(build.path))} && {cmd}",
-                                                 "shell": "1"})
+                                                 "shell": "1"}, counters=True)
 
 
 def compare_builds(
     store: Store, base: Build, new: Build, instance: JobInstance, *, budget_s: float = DEFAULT_BUDGET_S,
-    alpha: float = 0.05, seed: int = 0, tags: Sequence[str] = (), metric: str = CPU,
+    alpha: float = DEFAULT_ALPHA, seed: int = 0, tags: Sequence[str] = (), metric: str = CPU,
 ) -> BuildComparison:
-    """``new`` against ``base`` (module docstring); its runs are stored with ``tags``."""
+    """``new`` against ``base`` (module docstring); its runs are stored with ``tags``, each with the perf
+    counters of its slots and, when the instance asks for a profile (``profile: true``), a profile of
+    each side in a run of its own afterwards: the why a report and a mail show beside the change."""
     bench = lookup(COMMAND)
     sides = [ComparisonSide(label=build.commit[:12], kernel=None, benchmark=bench,
                             request=side_request(instance, build)) for build in (base, new)]
     outcome = run_interleaved(store, sides, LocalTarget(), budget_s=budget_s, metric=metric, alpha=alpha,
                               margin=None, margin_from_noise=True, seed=seed, tags=tags)
+    if instance.profile:
+        profile_sides(store, [ProfiledSide(side.label, side.run_id, bench, side.side.request)
+                              for side in outcome.sides], LocalTarget())
     sequential = outcome.sequential[sides[1].label]
     assert sequential.last is not None and sequential.last.verdict is not None
     primary = outcome.metrics[0].name

@@ -27,6 +27,7 @@ from kbench.cli.job_cmds import default_cpu_count
 from kbench.cli.lazy import LazyCommand, LazyGroup
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue
+from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.jobs import expand_job
 from kbench.report.bisect_report import render_text, report_dict
 from kbench.store.db import Store
@@ -173,7 +174,7 @@ def bisect_group() -> None:
               "parameters and samples (instead of --benchmark, -p and --samples).")
 @click.option("--check-trials", type=click.IntRange(min=5), default=Settings.check_trials, show_default=True,
               help="Most rounds of good and bad in the initial check (it stops as soon as they differ).")
-@click.option("--alpha", type=click.FloatRange(min=0.001, max=0.2), default=0.05, show_default=True,
+@click.option("--alpha", type=click.FloatRange(min=0.001, max=0.2), default=DEFAULT_ALPHA, show_default=True,
               help="Level of the good-vs-bad check and of the reported p values.")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
               help="Where the worktrees go (default: $XDG_CACHE_HOME/kbench/bisect/ID).")

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue, complete_benchmarks
+from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.engine.calibration import POWERS, Calibration, calibrate
 from kbench.engine.comparison_sides import AUTO, DESIGNS
 from kbench.engine.interleaved import DEFAULT_BUDGET_S
@@ -32,7 +33,7 @@ from kbench.engine.interleaved import DEFAULT_BUDGET_S
               help="Trials design: trials in each of the two A/A sets.")
 @click.option("--budget-trials", "budgets", multiple=True, type=click.IntRange(min=2),
               help="Trials design: budgets (per side) to report the detectable effect for (default 5, 10, 20).")
-@click.option("--alpha", type=click.FloatRange(min=0.0001, max=0.5), default=0.05, show_default=True)
+@click.option("--alpha", type=click.FloatRange(min=0.0001, max=0.5), default=DEFAULT_ALPHA, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 @pass_context

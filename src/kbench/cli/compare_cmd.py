@@ -25,7 +25,7 @@ from kbench.cli.parsing import Duration, KeyValue, Runs, complete_benchmarks
 from kbench.compare.budget import check_blocks, check_trials
 from kbench.compare.multiple import Method
 from kbench.compare.placement import builds_of
-from kbench.compare.thresholds import DEFAULT_MARGIN, MAX_NOISE_MARGIN
+from kbench.compare.thresholds import DEFAULT_ALPHA, DEFAULT_MARGIN, MAX_NOISE_MARGIN
 from kbench.contract.request import BadRequest
 from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, run_comparison
 from kbench.engine.comparison_sides import (
@@ -121,7 +121,7 @@ def parse_margin(text: str | None) -> float | None:
               "Default: from `kbench calibrate`; else the interleaved design measures it from its own noise "
               f"(±{100 * DEFAULT_MARGIN:g}% to ±{100 * MAX_NOISE_MARGIN:g}%) and the trials design uses "
               f"±{100 * DEFAULT_MARGIN:g}%.")
-@click.option("--alpha", type=click.FloatRange(min=0.0001, max=0.5), default=0.05, show_default=True)
+@click.option("--alpha", type=click.FloatRange(min=0.0001, max=0.5), default=DEFAULT_ALPHA, show_default=True)
 @click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
               help="Multiple-comparison control for secondary metrics (family-wise Holm or FDR).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the randomized order.")

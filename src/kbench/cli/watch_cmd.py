@@ -16,6 +16,7 @@ from kbench.cli.errors import user_errors
 from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context
 from kbench.cli.parsing import Duration
+from kbench.compare.thresholds import DEFAULT_ALPHA
 
 if TYPE_CHECKING:
     from kbench.fleet.settings import FleetSettings
@@ -99,7 +100,7 @@ def _current_branch(repo: Path) -> str:
               "reaches the others.")
 @click.option("--budget", type=Duration(), default="20s", show_default=True,
               help="Measuring time of each side-by-side comparison (confirmation, verification).")
-@click.option("--alpha", type=click.FloatRange(min=0.001, max=0.2), default=0.05, show_default=True,
+@click.option("--alpha", type=click.FloatRange(min=0.001, max=0.2), default=DEFAULT_ALPHA, show_default=True,
               help="Level of each comparison; a culprit is named only after two comparisons both found it.")
 @click.option("--min-change", type=click.FloatRange(min=0.0, max=100.0), default=1.0, show_default=True,
               metavar="PCT", help="The smallest change in percent worth a culprit: both comparisons must measure at "

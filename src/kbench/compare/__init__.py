@@ -1,5 +1,8 @@
 """kbench.compare: A/B verdicts over trial statistics that state their own error rates.
 
+Import the module you need: the package re-exports nothing, so that reading a constant
+(``thresholds``) or a verdict word does not import scipy (about 1 s) into a command's start.
+
 Trials, not samples, are the unit of evidence (samples inside one run are
 correlated): each trial is reduced to ``trial_statistic`` and the sides are
 compared with rank methods. Modules, one job each:
@@ -18,50 +21,3 @@ compared with rank methods. Modules, one job each:
 - sensitivity  sensitivity_matrix: KS and MWU p for every pair of configurations
 - simulate     seeded synthetic interleaved trial streams (drift, spikes)
 """
-
-from kbench.compare.boundaries import OBRIEN_FLEMING, POCOCK, SequentialPlan, sequential_plan
-from kbench.compare.detectable import DetectableEffect, minimum_detectable_effect
-from kbench.compare.judge import compare_trials
-from kbench.compare.multiple import BENJAMINI_HOCHBERG, HOLM, adjust, benjamini_hochberg, holm
-from kbench.compare.sensitivity import SensitivityMatrix, sensitivity_matrix
-from kbench.compare.sequential import CONTINUE, DIFFERENT, SAME, SequentialComparison, SequentialStep
-from kbench.compare.trial import trial_statistic
-from kbench.compare.verdict import (
-    HIGHER_IS_BETTER,
-    IMPROVEMENT,
-    INCONCLUSIVE,
-    LOWER_IS_BETTER,
-    NO_CHANGE,
-    REGRESSION,
-    Verdict,
-)
-
-__all__ = [
-    "BENJAMINI_HOCHBERG",
-    "CONTINUE",
-    "DIFFERENT",
-    "HIGHER_IS_BETTER",
-    "HOLM",
-    "IMPROVEMENT",
-    "INCONCLUSIVE",
-    "LOWER_IS_BETTER",
-    "NO_CHANGE",
-    "OBRIEN_FLEMING",
-    "POCOCK",
-    "REGRESSION",
-    "SAME",
-    "DetectableEffect",
-    "SensitivityMatrix",
-    "SequentialComparison",
-    "SequentialPlan",
-    "SequentialStep",
-    "Verdict",
-    "adjust",
-    "benjamini_hochberg",
-    "compare_trials",
-    "holm",
-    "minimum_detectable_effect",
-    "sensitivity_matrix",
-    "sequential_plan",
-    "trial_statistic",
-]

@@ -37,17 +37,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-LOWER_IS_BETTER = "lower"
-HIGHER_IS_BETTER = "higher"
-Direction = Literal["lower", "higher"]
-DIRECTIONS = (LOWER_IS_BETTER, HIGHER_IS_BETTER)
-
-REGRESSION = "regression"
-IMPROVEMENT = "improvement"
-NO_CHANGE = "no change"
-INCONCLUSIVE = "inconclusive"
+from kbench.contract.vocabulary import DIRECTIONS as DIRECTIONS
+from kbench.contract.vocabulary import HIGHER_IS_BETTER as HIGHER_IS_BETTER
+from kbench.contract.vocabulary import IMPROVEMENT as IMPROVEMENT
+from kbench.contract.vocabulary import INCONCLUSIVE as INCONCLUSIVE
+from kbench.contract.vocabulary import LOWER_IS_BETTER as LOWER_IS_BETTER
+from kbench.contract.vocabulary import NO_CHANGE as NO_CHANGE
+from kbench.contract.vocabulary import REGRESSION as REGRESSION
+from kbench.contract.vocabulary import Direction as Direction
+from kbench.contract.vocabulary import check_direction as check_direction
 
 # Reasons (the first word of Verdict.reason).
 REASON_SIGNIFICANT = "significant"
@@ -69,11 +69,6 @@ WARNING_KS_SHAPE = "ks-shape"
 WARNING_TEST_INTERVAL_DISAGREE = "test-interval-disagree"
 WARNING_ESTIMATE_OUTSIDE_CI = "estimate-outside-ci"
 WARNING_MODES = "modes"
-
-
-def check_direction(direction: str) -> None:
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be {LOWER_IS_BETTER!r} or {HIGHER_IS_BETTER!r}, got {direction!r}")
 
 
 def check_alpha(alpha: float) -> None:

@@ -40,6 +40,7 @@ import numpy as np
 from kbench.catalog.scale import primary_metric
 from kbench.compare.sequential import SequentialComparison
 from kbench.compare.slot import COMMAND_METRICS, CPU
+from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.compare.trial import trial_statistic
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.request import RunRequest
@@ -151,7 +152,7 @@ def run_comparison(
     max_trials: int = 10,
     min_trials: int = 5,
     adaptive: bool = True,
-    alpha: float = 0.05,
+    alpha: float = DEFAULT_ALPHA,
     margin: float | None = None,
     seed: int = 0,
     trials_per_boot: int = 3,

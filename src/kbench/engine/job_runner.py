@@ -134,13 +134,14 @@ def _run_groups(
                     runs.append(run)
                     if run.status == "interrupted":
                         return
-                if instance.profile and runs:
-                    _profile_instance(store, runs[-1], target, benchmark, request)
+                if instance.profile:  # every run a report may compare has its profile
+                    for run in runs:
+                        _profile_instance(store, run, target, benchmark, request)
 
 
 def _profile_instance(store: Store, run: RunResult, target: Target, benchmark: Benchmark,
                       request: RunRequest) -> None:
-    """The instance's profile (``profile:``, LKP's ``perf-profile:``), stored with its last run; a
+    """The instance's profile (``profile:``, LKP's ``perf-profile:``) beside ``run``, stored with it; a
     profile that cannot be taken is a warning of that run, not the job's failure."""
     from kbench.engine.profiling import profile_run
 

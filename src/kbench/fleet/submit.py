@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.fleet.app import SendFailed, check_broker, make_app, send_tasks
 from kbench.fleet.database import open_fleet_store
 from kbench.fleet.plan import COMMAND_BENCHMARK, PlanError, check_fleet_targets, plan_tasks
@@ -29,7 +30,7 @@ class CompareOptions:
     trials: int = 10
     min_trials: int = 5
     adaptive: bool = True
-    alpha: float = 0.05
+    alpha: float = DEFAULT_ALPHA
     seed: int = 0
 
     def to_dict(self) -> dict[str, Any]:

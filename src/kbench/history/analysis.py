@@ -8,12 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from kbench.contract.json_document import utc_timestamp
+from kbench.contract.vocabulary import IMPROVEMENT as IMPROVEMENT
+from kbench.contract.vocabulary import REGRESSION as REGRESSION
 from kbench.history.changes import Change, DetectionSettings, detect_many, winsorized
 from kbench.history.rules import CANDIDATE, JudgedChange, judge
 from kbench.history.series import Series
 from kbench.history.versions import Correlated, correlate
 
-REGRESSION, IMPROVEMENT, CHANGE = "regression", "improvement", "change"
+CHANGE = "change"
+"""A change point's verdict when its series has no known better direction."""
 
 
 def verdict(direction: str | None, change_pct: float) -> str:

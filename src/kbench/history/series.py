@@ -19,9 +19,10 @@ from kbench.history.since import as_utc
 EVIDENCE_TAG_PREFIXES = ("bisect:", "finding:")
 """Runs tagged so are a conclusion's evidence, not points of a series: a bisection's trials
 (``bisect:ID``), a watch's side-by-side confirmations and verifications of a finding
-(``finding:ID``). They measure worktrees of kbench's own (``cmd=cd …/builds/SHA && ./prog``),
+(``finding:ID``) and its first look at a new branch's oldest commit against its newest
+(``head-check``). They measure worktrees of kbench's own (``cmd=cd …/builds/SHA && ./prog``),
 each a configuration of its own, and are shown with the bisection or finding they serve."""
-EVIDENCE_TAGS = ("bisect-oracle",)
+EVIDENCE_TAGS = ("bisect-oracle", "head-check")
 WATCH_TAG_PREFIX = "watch:"
 SERIES_ID_LENGTH = 12
 _SERIES_ID = re.compile(r"^[0-9a-f]{4,12}$")

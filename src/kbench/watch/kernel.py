@@ -29,6 +29,7 @@ from kbench.bisect.labkit import DEFAULT_BUILD_TIMEOUT_S
 from kbench.builds.compare import BuildComparison, SideSummary
 from kbench.catalog.benchmarks import lookup
 from kbench.compare.sequential import SequentialComparison
+from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.compare.verdict import LOWER_IS_BETTER
 from kbench.jobs import JobInstance
 from kbench.kinds.registry import kind_of
@@ -65,7 +66,7 @@ class KernelMeasurer:
 
     def __init__(self, store: Store, repo: Path, build: str, instance: JobInstance, workdir: Path, *,
                  image: str, modules: str | None, boot_timeout: float, tags: Sequence[str], seed: int = 0,
-                 alpha: float = 0.05, build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S):
+                 alpha: float = DEFAULT_ALPHA, build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S):
         self.store = store
         self.repo = repo
         self.build = build

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from kbench.bisect.labkit import DEFAULT_BUILD_TIMEOUT_S
+from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.fleet.settings import FleetSettings
 from kbench.history.analysis import IMPROVEMENT, REGRESSION
 from kbench.jobs import JobInstance, expand_job
@@ -79,7 +80,7 @@ class WatchOptions:
     mail_timeout_s: float = MAIL_COMMAND_TIMEOUT_S
     max_commits: int | None = None
     budget_s: float = 20.0
-    alpha: float = 0.05
+    alpha: float = DEFAULT_ALPHA
     min_change_pct: float = DEFAULT_MIN_CHANGE_PCT
     seed: int = 0
     fetch: bool = False

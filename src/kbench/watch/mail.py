@@ -78,6 +78,7 @@ class RegressionMail:
     recipients: Sequence[str | Address] = field(default_factory=tuple)  # a str is parsed (addresses.recipient)
     sender: str = ""
     kernel_image: str | None = None  # a kernel tree's watch: the image its build makes
+    why: Sequence[str] = ()  # the counters' and the profile's rows of the two sides (``kbench.report.why``)
 
     @property
     def subject(self) -> str:
@@ -128,6 +129,7 @@ def body(mail: RegressionMail) -> str:
         "",
         *table_lines(mail),
         "",
+        *([*(f"{INDENT}{line}" for line in mail.why), ""] if mail.why else []),
         "How it was found:",
         "",
         *(f"{INDENT}{line}".rstrip() for line in mail.found),

@@ -21,6 +21,7 @@ from kbench.contract.text import shown as quoted
 from kbench.history.confirmed import Side
 from kbench.jobs import JobInstance
 from kbench.report.bisect_report import render_text, report_dict
+from kbench.report.why import why_rows
 from kbench.store.db import Store
 from kbench.store.watch import WatchStore
 from kbench.watch import git as wgit
@@ -130,7 +131,16 @@ def regression_mail(watch: Watch, finding: dict[str, Any]) -> RegressionMail:
         machine=machine_text(run.sysinfo if run else None), params=shown, job_path=str(watch.options.job.resolve()),
         build=watch.options.build, cmd=params.get("cmd"), found=found_lines(watch, finding),
         recipients=tuple(watch.options.mail_to) or _author(culprit), kernel_image=watch.options.kernel_image,
+        why=_why_lines(watch.store, verified.run_ids),
     )
+
+
+def _why_lines(store: Store, run_ids: Sequence[int]) -> list[str]:
+    """The perf counters' %change and the profile delta of the culprit's side against its parent's."""
+    if len(run_ids) < 2:
+        return []
+    rows = why_rows(store, run_ids[0], run_ids[-1])
+    return rows.text_lines() if rows is not None else []
 
 
 def _author(culprit: wgit.CommitInfo) -> tuple[Address, ...]:

@@ -39,13 +39,12 @@ from typing import Any
 
 from kbench.bisect.driver import DONE, NO_DIFFERENCE, BisectError
 from kbench.builds.compare import BuildComparison
+from kbench.contract.vocabulary import IMPROVEMENT, NO_CHANGE
 from kbench.jobs import JobInstance
 from kbench.store.watch import FIX, OPEN, REGRESSION, WatchStore
 from kbench.watch.git import commit_info, git, is_ancestor
 from kbench.watch.measurer import BisectPlan, Measurer
 
-IMPROVEMENT = "improvement"
-NO_CHANGE = "no change"
 DEFAULT_MIN_CHANGE_PCT = 1.0
 """The smallest change a watch names a culprit for: both comparisons must measure at least this
 much. Builds of commits that only edit a comment still differ in where code and data land;

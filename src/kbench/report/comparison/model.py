@@ -27,18 +27,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from kbench.contract.vocabulary import HIGHER_IS_BETTER as HIGHER_IS_BETTER
+from kbench.contract.vocabulary import IMPROVEMENT as IMPROVEMENT
+from kbench.contract.vocabulary import LOWER_IS_BETTER as LOWER_IS_BETTER
+from kbench.contract.vocabulary import NO_CHANGE as NO_CHANGE
+from kbench.contract.vocabulary import REGRESSION as REGRESSION
+from kbench.contract.vocabulary import SIGNIFICANT_VERDICTS as SIGNIFICANT_VERDICTS
 from kbench.profile.delta import ProfileDelta
 from kbench.stats.percentiles import median
 from kbench.stats.warmup import steady_state_index
-
-LOWER_IS_BETTER = "lower"
-HIGHER_IS_BETTER = "higher"
-
-REGRESSION = "regression"
-IMPROVEMENT = "improvement"
-NO_CHANGE = "no change"
-# Verdicts with a headline line in the text report and a color of their own in plots.
-SIGNIFICANT_VERDICTS = (REGRESSION, IMPROVEMENT)
 
 
 @dataclass(frozen=True, eq=False)
