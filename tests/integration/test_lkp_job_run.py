@@ -1,6 +1,6 @@
-"""An LKP job file with nr_threads and perf-profile runs hackbench on this machine: the
-perf-profile monitor profiles it (its delay option is a warning), nr_threads becomes
-hackbench's groups, the runs are stored."""
+"""An LKP job file with nr_threads, perf-profile and proc-vmstat runs hackbench on this machine: the
+perf-profile monitor profiles it (its delay option is a warning), proc-vmstat is sampled, nr_threads
+becomes hackbench's groups, the runs are stored."""
 
 from __future__ import annotations
 
@@ -37,7 +37,10 @@ def test_lkp_hackbench_job_runs_with_warnings_and_stores_its_runs(tmp_path: Path
     groups = max(1, -(-(os.cpu_count() or 1) // 40))
     assert shown["params"] == {"loops": "20", "groups": str(groups)}
     ignored = [w.split(": ")[1] for w in shown["warnings"] if ": ignored: not supported" in w]
-    assert ignored == ["testbox", "tbox_group", "kconfig", "rootfs", "proc-vmstat", "sched_debug"]
+    assert ignored == ["testbox", "tbox_group", "kconfig", "rootfs", "sched_debug"]
+    # proc-vmstat: sampled around each iteration, stored as metrics of the run beside hackbench's own
+    metrics = [m["metric"] for m in shown["metrics"]]
+    assert metrics[0] == "hackbench.pipe-process.time" and "proc-vmstat.pgfault" in metrics
     if shutil.which("perf") is not None:  # perf-profile: a profile of hackbench stored with the run
         assert shown["profile"]["samples"] > 0 and shown["profile"]["details"]["window"].startswith("whole tool")
     assert all(value > 0 for value in [shown["min"], shown["median"], shown["max"]])

@@ -161,7 +161,7 @@ def test_ctrl_c_keeps_finished_iterations() -> None:
     assert len(result.values("hackbench.pipe-process.time")) == len(result.iterations)
 
 
-@pytest.mark.parametrize("suite", SUITES, ids=lambda s: s.name)
+@pytest.mark.parametrize("suite", [s for s in SUITES if not s.unavailable], ids=lambda s: s.name)
 def test_missing_tool_names_its_debian_package(suite: Suite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory
     with pytest.raises(ToolMissing) as raised:
@@ -169,6 +169,13 @@ def test_missing_tool_names_its_debian_package(suite: Suite, tmp_path: Path, mon
     assert f"install the Debian package {suite.package} (`apt-get install {suite.package}`)" in str(raised.value)
     if suite.name == "hackbench":
         assert str(raised.value).startswith("hackbench not found: install the Debian package rt-tests")
+
+
+@pytest.mark.parametrize("suite", [s for s in SUITES if s.unavailable], ids=lambda s: s.name)
+def test_a_suite_no_debian_package_has_is_refused_with_the_reason(suite: Suite) -> None:
+    with pytest.raises(SuiteError, match=f"{suite.tests[0].full_name} cannot run on this system: no Debian 12 "
+                                         f"package has {suite.tool}"):
+        run_suite(suite.tests[0].full_name, iterations=1, timeout=600)
 
 
 def _netservers() -> set[str]:
