@@ -1,6 +1,7 @@
 """LKP as it is, in a Debian guest: the set-up of disks and kernel settings (brd, md, mkfs, pmem through
 memmap=, THP), checked against what the guest kernel says (/proc/mdstat, /proc/mounts, /proc/cmdline, the
-block devices' sizes), and the 0-Day report's own fio and netperf jobs run through ``kbench run``.
+block devices' sizes), fsmark and pigz on it, and the 0-Day report's own fio and netperf jobs run through
+``kbench run``.
 
 Each set-up boots a guest of its own (2 GiB: ramdisks and pmem get a quarter); runs are seconds long.
 """
@@ -35,7 +36,8 @@ def guest(target: VmTarget, command: str) -> str:
 
 
 def test_ramdisks_md_and_btrfs_then_pmem_ext4_and_thp(tmp_path: Path) -> None:
-    target = VmTarget(TEST_KERNEL, console_log=tmp_path / "console.log", with_module=False, suite_tools=("fs_mark",))
+    target = VmTarget(TEST_KERNEL, console_log=tmp_path / "console.log", with_module=False,
+                      suite_tools=("fs_mark", "pigz"))
     try:
         made = target.set_up_guest(GuestSetup(disk="2BRD_200M", md="RAID0", fs="btrfs"))
         assert made["made"] == "2 brd ramdisk(s) of 200 MiB" and made["benchmark_dir"] == "/fs/md0"
@@ -51,6 +53,15 @@ def test_ramdisks_md_and_btrfs_then_pmem_ext4_and_thp(tmp_path: Path) -> None:
         (iteration,) = json.loads(measurement.stderr)
         assert iteration["values"]["fsmark.NoSync.files_per_sec"] > 0
         assert target.sysinfo()["guest_setup"]["mounts"] == ["/fs/md0"]  # stored with every run
+        # pigz in the guest: its input made by busybox's head and base64 on the btrfs, timed by the agent
+        bench = lookup("pigz.gzip")
+        request = RunRequest(benchmark=bench.name, params={"size": "1M", "threads": "2"}, iterations=1)
+        measurement = registry.measure(target, bench, request)
+        (iteration,) = json.loads(measurement.stderr)
+        raw = (1 << 20) * 3 // 4
+        encoded = 4 * -(-raw // 3)
+        assert int(iteration["stdout"].split()[0]) == encoded + -(-encoded // 76)
+        assert iteration["values"]["pigz.gzip.throughput"] > 0 and measurement.header["where"] == "guest"
 
         made = target.set_up_guest(GuestSetup(nr_pmem=1, bp_memmap="96G!18G", fs="ext4", thp_enabled="never",
                                               disable_latency_stats=True))
