@@ -81,16 +81,28 @@ def test_history_has_one_series_named_after_the_host(db: tuple[Path, np.ndarray,
 
 
 def test_a_report_describes_the_host_and_the_vm() -> None:
-    from kbench.history.regressions import Machine
-    from kbench.history.series import Series
+    from kbench.history.machines import Machine
 
-    series = Series(id="x", benchmark="syscall.getppid", params={}, metric="syscall.getppid.latency", unit="ns",
-                    direction="lower", machine="vm", target="vm/tcg",
-                    machine_fingerprint=machine_fingerprint(guest_sysinfo(REPORTED[OLD])))
-    machine = Machine.of(series)
+    machine = Machine.parse(machine_fingerprint(guest_sysinfo(REPORTED[OLD])))
     assert machine.describe() == "vm: 2 CPUs, AMD EPYC, 24 GiB memory; guest: 2 CPUs, QEMU TCG CPU version 2.5+, " \
         "1024 MiB memory"
     assert machine.to_json()["memory_bytes"] == HOST["memory_bytes"]
+
+
+def test_machines_of_one_hostname_get_readable_names() -> None:
+    from kbench.history.machines import distinct_names
+
+    guest = machine_fingerprint(guest_sysinfo(REPORTED[OLD]))
+    host = machine_fingerprint(HOST)
+    names = distinct_names("vm", [guest, host, host])
+    assert names == {host: "vm (2 CPUs, AMD EPYC, 24 GiB memory)",
+                     guest: "vm (2 CPUs, AMD EPYC, 24 GiB memory; guest: 2 CPUs, QEMU TCG CPU version 2.5+, "
+                            "1024 MiB memory)"}
+    assert not any("|" in name for name in names.values())
+    a_byte_more = machine_fingerprint({**HOST, "memory_bytes": HOST["memory_bytes"] + 1})  # the same in GiB
+    twins = distinct_names("vm", [host, a_byte_more])
+    assert len(set(twins.values())) == 2
+    assert all(name.startswith("vm (2 CPUs, AMD EPYC, 24 GiB memory) #") for name in twins.values())
 
 
 def test_nothing_to_compare_exits_4(db: tuple[Path, np.ndarray, np.ndarray]) -> None:

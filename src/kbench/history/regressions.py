@@ -13,55 +13,9 @@ from typing import Any
 
 from kbench.history.analysis import IMPROVEMENT, REGRESSION, ChangePoint, SeriesHistory
 from kbench.history.confirmed import SUSPECTED, Confirmation, of_series
+from kbench.history.machines import Machine
 from kbench.history.series import Series
 from kbench.history.since import as_utc
-from kbench.sysinfo.collect import GUEST_MARK
-
-
-@dataclass(frozen=True)
-class Machine:
-    """The test machine as its fingerprint describes it (hostname, CPU model and count, memory;
-    for runs in a guest, the host's, and the VM's CPUs and memory as ``guest``)."""
-
-    hostname: str
-    cpu_model: str | None
-    cpus: int | None
-    memory_bytes: int | None
-    guest: str | None = None
-
-    @classmethod
-    def of(cls, series: Series) -> Machine:
-        parts = series.machine_fingerprint.split("|")
-        if len(parts) not in (4, 8) or (len(parts) == 8 and parts[4] != GUEST_MARK):
-            return cls(series.machine, None, None, None)
-
-        def number(text: str) -> int | None:
-            return int(text) if text.isdigit() else None
-
-        guest = None
-        if len(parts) == 8:
-            model, count, memory_mb = parts[5:]
-            guest = ", ".join(filter(None, (
-                f"{count} CPUs" if count.isdigit() else "", model if model != "None" else "",
-                f"{memory_mb} MiB memory" if memory_mb else "",
-            ))) or "guest"
-        return cls(series.machine, parts[1] if parts[1] != "None" else None, number(parts[2]), number(parts[3]),
-                   guest)
-
-    def describe(self) -> str:
-        facts = []
-        if self.cpus:
-            facts.append(f"{self.cpus} CPUs")
-        if self.cpu_model:
-            facts.append(self.cpu_model)
-        if self.memory_bytes:
-            facts.append(f"{self.memory_bytes / 2**30:.0f} GiB memory")
-        text = f"{self.hostname}: {', '.join(facts)}" if facts else self.hostname
-        return f"{text}; guest: {self.guest}" if self.guest else text
-
-    def to_json(self) -> dict[str, Any]:
-        return {"hostname": self.hostname, "cpu_model": self.cpu_model, "cpus": self.cpus,
-                "memory_bytes": self.memory_bytes, "guest": self.guest}
 
 
 NOISE_FACTOR = 2.0
@@ -216,7 +170,7 @@ def regression_report(
             elif not above_noise(point):
                 quiet += 1
             else:
-                suspected.append(RegressionEntry(h.series, point, Machine.of(h.series),
+                suspected.append(RegressionEntry(h.series, point, Machine.parse(h.series.machine_fingerprint),
                                                  reproduce_lines(h.series, point, requests)))
     suspected.sort(key=lambda e: (e.point.started_at, abs(e.point.change.change_pct)), reverse=True)
     return RegressionReport(about, suspected, covered, quiet)

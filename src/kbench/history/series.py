@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from kbench.contract.json_document import utc_timestamp
+from kbench.history.machines import distinct_names
 from kbench.history.since import as_utc
 
 EVIDENCE_TAG_PREFIXES = ("bisect:", "finding:")
@@ -27,6 +28,15 @@ WATCH_TAG_PREFIX = "watch:"
 SERIES_ID_LENGTH = 12
 _SERIES_ID = re.compile(r"^[0-9a-f]{4,12}$")
 UNKNOWN_MACHINE = "unknown"
+DRAWN_NOISE_SPAN = 6.0
+"""A small plot of a series is at least this many run-to-run standard deviations tall: noise is
+drawn as noise, and a difference far below it (rounding, a constant count) as a flat line."""
+DRAWN_RELATIVE_FLOOR = 1e-6
+"""...and at least this fraction of the series' level tall, for a series without noise."""
+DRAWN_MIDDLE = 0.45
+"""Where a widened range puts the values' middle: a little below half, so that a flat series
+sits inside one of the eight block characters of a sparkline, not on the boundary of two."""
+_MAD_TO_SIGMA = 1.4826
 
 
 @dataclass(frozen=True)
@@ -75,6 +85,32 @@ class Series:
 
     def describe_params(self) -> str:
         return " ".join(f"{k}={v}" for k, v in self.params.items()) or "-"
+
+    def noise(self) -> float:
+        """The run-to-run standard deviation of the series' values: from successive differences
+        (robust: a step moves one difference, not the scale), and never below the standard error
+        of one run's median from its own samples."""
+        values = self.values()
+        between = (_MAD_TO_SIGMA * float(np.median(np.abs(np.diff(values)))) / math.sqrt(2)
+                   if values.size > 1 else 0.0)
+        errors = [p.stdev / math.sqrt(p.n) for p in self.points if p.n > 0 and math.isfinite(p.stdev)]
+        within = float(np.median(errors)) if errors else 0.0
+        return max(between, within)
+
+    def drawn_range(self) -> tuple[float, float]:
+        """The vertical range a small plot of the series spans: its values' range, widened around
+        its middle (``DRAWN_MIDDLE``) to ``DRAWN_NOISE_SPAN`` times its noise and
+        ``DRAWN_RELATIVE_FLOOR`` of its level."""
+        values = self.values()
+        if values.size == 0:
+            return (0.0, 1.0)
+        low, high = float(values.min()), float(values.max())
+        least = max(DRAWN_NOISE_SPAN * self.noise(), DRAWN_RELATIVE_FLOOR * abs(float(np.median(values))))
+        if high - low >= least:
+            return (low, high)
+        middle = (low + high) / 2
+        least = least if least > 0 else 1.0
+        return (middle - DRAWN_MIDDLE * least, middle + (1 - DRAWN_MIDDLE) * least)
 
 
 def series_id(benchmark: str, params: Mapping[str, Any], metric: str, machine: str, target: str,
@@ -145,9 +181,11 @@ def build_series(
             mean=float(row["mean"]), stdev=float(row["stdev"]), n=int(row["n"]),
             kernel=row.get("kernel_release"), commit=row.get("commit"), label=row.get("label"), tags=tags,
         ))
+    names = {hostname: distinct_names(hostname, fingerprints)
+             for hostname, fingerprints in hostnames.items() if len(fingerprints) > 1}
     for series in found.values():
-        if len(hostnames.get(series.machine, ())) > 1:  # two machines of one name: say which
-            series.machine = f"{series.machine} [{series.machine_fingerprint.split('|', 1)[-1]}]"
+        if series.machine in names:  # two machines of one name: say which, readably
+            series.machine = names[series.machine][series.machine_fingerprint]
         series.points.sort(key=lambda p: (p.started_at, p.run_id))
     return sorted(found.values(),
                   key=lambda s: (s.benchmark, s.metric, s.describe_params(), s.machine, s.target, s.scope))

@@ -20,17 +20,20 @@ SPARK = "▁▂▃▄▅▆▇█"
 _STYLE = {REGRESSION: "red", "improvement": "green", "change": "yellow"}
 
 
-def sparkline(values: Sequence[float] | np.ndarray[Any, Any], width: int = 40) -> str:
-    """Block characters for ``values`` (bucket means when there are more values than ``width``)."""
+def sparkline(values: Sequence[float] | np.ndarray[Any, Any], width: int = 40,
+              span: tuple[float, float] | None = None) -> str:
+    """Block characters for ``values`` (bucket means when there are more values than ``width``),
+    from ``span``'s low to its high (``Series.drawn_range``: scaled to the series' noise), else
+    from the values' own minimum to their maximum."""
     data = np.asarray(values, dtype=np.float64)
     if data.size == 0:
         return ""
     if data.size > width:
         data = np.array([bucket.mean() for bucket in np.array_split(data, width)])
-    low, high = float(data.min()), float(data.max())
-    if high == low:
+    low, high = span if span is not None else (float(data.min()), float(data.max()))
+    if high <= low:
         return SPARK[len(SPARK) // 2] * data.size
-    levels = np.rint((data - low) / (high - low) * (len(SPARK) - 1)).astype(int)
+    levels = np.clip(np.rint((data - low) / (high - low) * (len(SPARK) - 1)), 0, len(SPARK) - 1).astype(int)
     return "".join(SPARK[i] for i in levels)
 
 
@@ -100,7 +103,7 @@ def _render_series(console: Console, history: SeriesHistory, last: int) -> None:
                   + (f"  [{s.scope.replace(':', ' ')}]" if s.scope else "")),
         f" — {len(s.points)} runs",
     ), highlight=False)
-    console.print(f"  {sparkline(s.values())}", highlight=False)
+    console.print(f"  {sparkline(s.values(), span=s.drawn_range())}", highlight=False)
     for point in history.change_points:
         console.print(Text.assemble("  ", (describe_change(s.unit, point), _STYLE[point.verdict])), highlight=False)
     for point in history.pending:

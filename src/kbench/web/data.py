@@ -47,7 +47,8 @@ def index_data(snapshot: SeriesSnapshot, cache: ChangeCache) -> dict[str, Any]:
         rows.append({
             **_identity(s), "n_points": len(s.points), "latest_value": s.points[-1].value,
             "latest_run_id": s.points[-1].run_id, "latest_started_at": s.points[-1].started_at.isoformat(),
-            "sparkline": downsample(s.values()), "change_points": len(history.change_points),
+            "sparkline": downsample(s.values()), "sparkline_range": list(s.drawn_range()),
+            "change_points": len(history.change_points),
             "suspected": len(suspected), "latest_change": confirmed,
         })
     return {"settings": cache.settings.to_json(), "series": rows}

@@ -19,16 +19,18 @@ def downsample(values: Sequence[float] | np.ndarray, points: int = SPARK_POINTS)
 
 
 def sparkline_svg(values: Sequence[float], change_at: float | None = None, width: int = 160,
-                  height: int = 28, title: str = "") -> str:
-    """A polyline of ``values``; ``change_at`` (0–1 along the line) draws the latest change point."""
+                  height: int = 28, title: str = "", span: Sequence[float] | None = None) -> str:
+    """A polyline of ``values`` from ``span``'s low to its high (the series' ``drawn_range``, scaled
+    to its noise), else from their minimum to their maximum; ``change_at`` (0–1 along the line)
+    draws the latest change point."""
     if not values:
         return ""
     pad = 2
-    low, high = min(values), max(values)
-    span = (high - low) or 1.0
+    low, high = (span[0], span[1]) if span is not None else (min(values), max(values))
+    span_height = (high - low) or 1.0
     step = (width - 2 * pad) / max(len(values) - 1, 1)
     points = " ".join(
-        f"{pad + i * step:.1f},{height - pad - (height - 2 * pad) * (v - low) / span:.1f}" for i, v in enumerate(values)
+        f"{pad + i * step:.1f},{height - pad - (height - 2 * pad) * (v - low) / span_height:.1f}" for i, v in enumerate(values)
     )
     mark = ""
     if change_at is not None:
