@@ -17,7 +17,6 @@ from kbench.history.machines import Machine
 from kbench.history.series import Series
 from kbench.history.since import as_utc
 
-
 NOISE_FACTOR = 2.0
 """A suspected change point is shown only when its change is at least this many times the
 series' own run-to-run noise (the pooled standard deviation of the runs on either side, relative
