@@ -531,3 +531,22 @@ def test_run_suite_refuses_a_timeout_shorter_than_the_run() -> None:
 def test_fio_directory_must_be_absolute() -> None:
     with pytest.raises(BadSuiteParameter, match=r"directory must be an absolute path \(or empty\), got 'data'"):
         build_command("fio.read", {"directory": "data"})
+
+
+# --- fsmark (fs_mark 3.3, recorded by record.sh) ---------------------------------------------------
+
+
+def test_fsmark_parses_fs_marks_result_row_and_takes_lkps_spellings() -> None:
+    out = stdout("fsmark-fsyncBeforeClose")
+    assert parse("fsmark.fsyncBeforeClose", out) == {"fsmark.fsyncBeforeClose.files_per_sec": 3947.9,
+                                                     "fsmark.fsyncBeforeClose.app_overhead": 888.0}
+    row = out.splitlines()[-1]
+    with pytest.raises(SuiteParseError, match="2 result rows"):
+        parse("fsmark.fsyncBeforeClose", out + row + "\n")
+    with pytest.raises(SuiteParseError, match="no result table"):
+        parse("fsmark.fsyncBeforeClose", "Must specify at least one directory with -d switch\n")
+    # LKP's 1fpd and 16d; files per thread: test_size / max(filesize, 4 KiB) / threads
+    argv = build_command("fsmark.NoSync", {"nr_directories": "16d", "nr_files_per_directory": "4fpd",
+                                           "test_size": "2M", "filesize": "1K", "threads": 2})
+    assert argv == ["fs_mark", "-d", "1", "-d", "2", "-D", "16", "-N", "4", "-n", "256", "-L", "1", "-S", "0",
+                    "-s", "1024"]

@@ -42,8 +42,9 @@ PARAMS = (
     size_param("filesize", "4K", "bytes of each file (LKP's filesize; fs_mark -s)"),
     size_param("test_size", "16M", "bytes written in all by one iteration (LKP's test_size)"),
     SuiteParam("threads", "int", "1", "threads, each in a directory of its own (LKP's nr_threads)", 1, MAX_THREADS),
-    SuiteParam("nr_directories", "int", "0", "subdirectories per thread directory (fs_mark -D; 0: as "
-               "nr_files_per_directory needs, or none)", 0, 1_000_000),
+    SuiteParam("nr_directories", "str", "0", "subdirectories per thread directory (fs_mark -D; LKP writes 16d; 0: "
+               "as nr_files_per_directory needs, or none)", pattern=r"[0-9]+d?",
+               pattern_hint="a count such as 16 or LKP's 16d"),
     SuiteParam("nr_files_per_directory", "str", "", "files written into one subdirectory before the next "
                "(fs_mark -N; LKP writes 1fpd); empty: no subdirectories", pattern=r"([0-9]+(fpd)?)?",
                pattern_hint="a count such as 1 or LKP's 1fpd"),
@@ -69,7 +70,7 @@ def command(test: SuiteTest, params: dict[str, ParamValue]) -> list[str]:
     for index in range(1, threads + 1):
         argv += ["-d", str(index)]
     per_dir = int(str(params["nr_files_per_directory"]).removesuffix("fpd") or 0)
-    dirs = int(params["nr_directories"])
+    dirs = int(str(params["nr_directories"]).removesuffix("d"))
     if per_dir and not dirs:
         dirs = max(1, files // per_dir)
     if per_dir:

@@ -45,6 +45,13 @@ capture sysbench-threads-4threads sysbench threads --threads=4 --time=1 --thread
 # failure: an option sysbench does not know
 capture sysbench-bad-option sysbench cpu --threads=1 --time=1 --cpu-max-primes=10 run
 
+# fs_mark writes its directories and fs_log.txt where it runs: a scratch directory
+scratch=$(mktemp -d)
+(cd "$scratch" && fs_mark -d 1 -d 2 -D 4 -N 16 -n 64 -L 1 -S 1 -s 4096) >fsmark-fsyncBeforeClose.stdout \
+  2>fsmark-fsyncBeforeClose.stderr
+echo $? >fsmark-fsyncBeforeClose.rc
+rm -rf "$scratch"
+
 {
   hackbench --help 2>&1 | head -1
   stress-ng --version
