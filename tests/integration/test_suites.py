@@ -368,7 +368,31 @@ def test_monitors_agree_with_the_kernels_counters_read_around_the_run() -> None:
     # the rate is over the sampler's span (/proc/uptime: 10 ms steps), the time the whole shell's: a few % over
     assert 0.8 * own_switches <= switches <= 1.15 * (ctxt1 - ctxt0)
     faults = float(measurement.columns["proc-vmstat.pgfault"].sum())
-    assert 0.8 * (own1.ru_minflt - own0.ru_minflt) <= faults <= faults1 - faults0
+    # the run's own processes include the snapshot and reader shells, whose start-up faults fall partly
+    # outside the sampled windows: a third of them at least is hackbench's, inside
+    assert 0.3 * (own1.ru_minflt - own0.ru_minflt) <= faults <= faults1 - faults0
     names = [m["name"] for m in measurement.header["metrics"]]
     assert names[0] == "hackbench.pipe-process.time" and "vmstat.system.cs" in names
     assert measurement.header["monitors"] == {"vmstat": 1.0, "proc-vmstat": 1.0}
+
+
+def test_monitors_and_perf_counters_together() -> None:
+    """monitors and counters on one run: perf stat counts the tool inside the monitors' shell, and each
+    iteration has one monitor value and one count (reading perf's file is neither counted nor monitored)."""
+    need("hackbench")
+    need("perf")
+    from kbench.catalog.benchmarks import lookup
+    from kbench.contract.request import RunRequest
+    from kbench.kinds.suite.run import run_suite_benchmark
+
+    bench = lookup("hackbench.pipe-process")
+    request = RunRequest(benchmark=bench.name, params={"groups": "1", "fds": "5", "loops": "500"}, iterations=2,
+                         monitors={"vmstat": 1.0}, counters=True)
+    measurement = run_suite_benchmark(bench, request)
+    assert measurement.columns["vmstat.system.cs"].size == 2
+    counts = measurement.header.get("counters")
+    if counts is None:
+        pytest.skip(f"perf stat counted nothing here: {measurement.header['warnings']}")
+    assert len(counts["per_iteration"]) == 2
+    switches = [it.get("context-switches") for it in counts["per_iteration"]]
+    assert all(s is not None and s > 0 for s in switches), counts["per_iteration"]

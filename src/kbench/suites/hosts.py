@@ -75,6 +75,16 @@ class ToolHost(Protocol):
         ...
 
 
+def innermost(host: ToolHost) -> ToolHost:
+    """The place ``host`` runs tools, under the wrappers that count, record or monitor each tool run (each
+    keeps the host it wraps as ``host``): their own commands (reading perf's output, a suite's set-up) run
+    there, neither counted nor monitored."""
+    inner = getattr(host, "host", None)
+    while inner is not None:
+        host, inner = inner, getattr(inner, "host", None)
+    return host
+
+
 class LocalTools:
     """The machine kbench runs on."""
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 from kbench.suites.errors import SuiteError, SuiteParseError, ToolFailed, ToolMissing
-from kbench.suites.hosts import LocalTools, ToolHost
+from kbench.suites.hosts import LocalTools, ToolHost, innermost
 from kbench.suites.model import ParamValue
 from kbench.suites.process import Finished
 from kbench.suites.registry import lookup_test
@@ -115,9 +115,7 @@ PREPARE_TIMEOUT_S = 300.0
 def _prepare(host: ToolHost, argv: list[str], scratch: str, name: str) -> None:
     """Run a suite's set-up command in the scratch directory (SuiteError if it fails), on the host itself:
     not under the perf stat or the monitors that wrap it (each wrapper keeps the host it wraps as ``host``)."""
-    inner = getattr(host, "host", None)
-    while inner is not None:
-        host, inner = inner, getattr(inner, "host", None)
+    host = innermost(host)
     path = host.which(argv[0])
     if path is None:
         raise SuiteError(f"{name}: its set-up needs {argv[0]}, which is not where the tool runs")

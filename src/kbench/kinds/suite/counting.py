@@ -2,8 +2,9 @@
 
 ``CountingTools`` wraps the place a tool runs (``kbench.suites.ToolHost``: this machine
 or a guest): each run of the tool becomes ``perf stat -x, -o FILE -e EVENTS -- TOOL``
-in its scratch directory, and FILE is read back through the same host, so the counters
-are taken where the tool ran. Version queries and servers (netserver) are not counted.
+in its scratch directory, and FILE is read back through the same host (under any wrapper, e.g.
+the monitors: not monitored), so the counters are taken where the tool ran. Version queries and
+servers (netserver) are not counted.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from kbench.kinds.suite.perf_host import HostUnderPerf
 from kbench.profile.counters import sum_raw
 from kbench.profile.perf_stat import parse_perf_stat, perf_stat_argv
 from kbench.suites import Finished, SuiteError, ToolHost, ToolMissing
+from kbench.suites.hosts import innermost
 
 OUTPUT_NAME = ".kbench-perf-stat.csv"
 READ_TIMEOUT_S = 30.0
@@ -34,7 +36,7 @@ class CountingTools(HostUnderPerf):
         counted = perf_stat_argv(self.perf, output, [executable, *argv[1:]])
         finished = self.host.run(counted, executable=self.perf, cwd=cwd, timeout=timeout)
         if finished.exit_code == 0 and not finished.timed_out:
-            read = self.host.run(["cat", output], executable=self.cat, cwd=cwd, timeout=READ_TIMEOUT_S)
+            read = innermost(self.host).run(["cat", output], executable=self.cat, cwd=cwd, timeout=READ_TIMEOUT_S)
             try:
                 self.readings.append(parse_perf_stat(read.stdout, operations=1))
             except ValueError as exc:

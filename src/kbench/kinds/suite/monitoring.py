@@ -20,6 +20,7 @@ from dataclasses import replace
 
 from kbench.profile.monitors import MonitorError, MonitorValue, monitor_values, parse_snapshots, sources
 from kbench.suites import Finished, SuiteError, ToolHost
+from kbench.suites.hosts import innermost
 
 PREFIX = ".kbench-monitor"
 READ_TIMEOUT_S = 60.0
@@ -66,7 +67,8 @@ class MonitoringTools:
         script = sampler_script(self.files, self.interval, cwd)
         wrapped = ["sh", "-c", script, "sh", executable, *argv[1:]]
         finished = self.host.run(wrapped, executable=self.shell, cwd=cwd, timeout=timeout)
-        read = self.host.run(["sh", "-c", reader_script(cwd)], executable=self.shell, cwd=cwd, timeout=READ_TIMEOUT_S)
+        read = innermost(self.host).run(["sh", "-c", reader_script(cwd)], executable=self.shell, cwd=cwd,
+                                        timeout=READ_TIMEOUT_S)
         if finished.exit_code == 0 and not finished.timed_out:
             snapshots = parse_snapshots(read.stdout)
             if len(snapshots) >= 2 and snapshots[-1].uptime <= snapshots[0].uptime:
