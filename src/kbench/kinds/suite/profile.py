@@ -63,7 +63,7 @@ def profile_suite(target: Transport, benchmark: Benchmark, request: RunRequest) 
     except ToolMissing as exc:
         raise TargetError(f"{benchmark.name}: --profile: {exc}") from exc
     try:
-        run_suite_benchmark(benchmark, replace(request, iterations=1, counters=False), host=recording)
+        run_suite_benchmark(benchmark, replace(request, iterations=1, counters=False, monitors={}), host=recording)
     except SuiteError as exc:
         raise TargetError(str(exc)) from exc
     if not recording.samples:
