@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
-from kbench.report.why import why_rows
+from kbench.report.why import EMULATED_NOTE, why_rows
 from kbench.store import schema
 from kbench.store.db import Store
 from tests.history.planting import fake_commits, noisy, plant_series
@@ -73,6 +73,25 @@ def test_the_pair_of_runs_gives_counter_changes_and_the_profile_delta(planted: d
     assert "+5.0%" in text and "perf-stat.task-clock (ns/op)" not in text  # per op: the unit is ns
     assert "perf-stat.task-clock (ns)" in text and "perf-profile.self.mix_b" in text
     assert why_rows(store, 9999, int(planted["after"])) is None  # type: ignore[arg-type]
+    assert rows.note == "" and EMULATED_NOTE not in text  # measured on this machine: shares of real CPU time
+
+
+def test_a_profile_delta_from_a_tcg_guest_says_why_its_scale_is_not_a_real_cpus(tmp_path: Path) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'k.db'}")
+    runs = plant_series(store, noisy(4, level=100.0, cv=0.002, seed=1), commits=fake_commits(4, seed=2))
+    tcg = {**(store.get_run(runs[1]).sysinfo or {}), "virtualization": {"vm": "qemu-tcg", "virtualized": True}}
+    with store.engine.begin() as conn:
+        conn.execute(update(schema.runs).where(schema.runs.c.id == runs[1]).values(sysinfo=tcg))
+    for run_id in runs[:3]:
+        _profile(store, run_id, 500, 600)
+    emulated = why_rows(store, runs[0], runs[1])
+    native = why_rows(store, runs[0], runs[2])
+    assert emulated is not None and native is not None
+    assert emulated.note == EMULATED_NOTE and f"({EMULATED_NOTE})" in emulated.text_lines()
+    assert emulated.to_json()["profile"]["note"] == EMULATED_NOTE
+    assert native.note == "" and native.to_json()["profile"]["note"] is None
+    no_profile = why_rows(store, runs[2], runs[3])
+    assert no_profile is not None and no_profile.note == ""  # no delta: nothing to qualify
 
 
 def test_report_regressions_carries_the_rows_in_every_format(planted: dict[str, object]) -> None:

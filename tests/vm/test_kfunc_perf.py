@@ -19,6 +19,8 @@ from kbench.engine.compare_protocol import ComparisonSide
 from kbench.engine.in_kernel import interleaved_comparison
 from kbench.kinds.registry import measure, profile
 from kbench.profile.counters import HARDWARE_EVENTS, SOFTWARE_EVENTS, parse_counters
+from kbench.profile.delta import EMULATED_NOTE
+from kbench.report.comparison.profiles import profile_comparison
 from kbench.store.db import Store
 from kbench.targets.kmod_sysfs import SYSFS_ROOT
 from kbench.targets.vm_target import VmTarget
@@ -73,6 +75,10 @@ def test_a_parallel_run_counts_every_cpu_and_an_uncounted_run_counts_nothing(kbe
 def test_a_profile_of_fib4_lookup_names_fib_table_lookup(kbench_vm: VmTarget) -> None:
     found = profile(kbench_vm, lookup(FIB4), RunRequest(FIB4, batch=16), seconds=1.0)
     assert found.details["where"] == "guest" and found.event == "cpu-clock"
+    accel = kbench_vm.info().accel
+    assert found.details["accel"] == accel  # a delta of a profile taken under TCG says its scale is TCG's
+    compared = profile_comparison({"a": found, "b": found}, "a", ["b"])
+    assert compared is not None and (EMULATED_NOTE in compared.note) == (accel == "tcg")
     assert all(stack.startswith("kbench/") for stack in found.stacks)  # the measuring thread only
     top_frame, top_self, _ = found.top(1)[0]
     assert top_self > 0.3

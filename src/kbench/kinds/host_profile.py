@@ -109,6 +109,7 @@ def record_on(host: ToolHost, command: Sequence[str], *, window: str, timeout: f
         "tool": "perf record", "call_graph": "fp", "where": host.where, "window": window,
         "command": list(command), "system_wide": system_wide,
         "symbols": "the guest's /proc/kallsyms and binaries" if in_guest else "this machine's",
+        **({"accel": accel} if (accel := getattr(host, "accel", None)) else {}),
         "command_output": done.stdout.strip()[-2000:], **(details or {})})
 
 

@@ -26,6 +26,12 @@ from typing import Any
 
 from kbench.profile.folded import FoldedProfile, is_kernel, plain_symbol
 
+EMULATED_NOTE = ("profiled in a qemu TCG guest: the shares are of emulated time, where kernel code (page walks, "
+                 "interrupts, device emulation) weighs differently than on hardware; its points compare the two "
+                 "sides with each other, not with a profile taken on a real CPU")
+"""Why the scale of a profile delta taken under TCG is not a real CPU's (its sides still compare)."""
+EMULATED_ACCEL = "tcg"
+
 MIN_SHARE_PCT = 0.5
 """A symbol under this share on both sides is not a row (sampling noise, and a long tail)."""
 Z_95 = 1.959963984540054

@@ -96,7 +96,7 @@ def why_values(rows: WhyRows | None) -> dict[str, Any] | None:
     delta = rows.delta
     return {"base_run": rows.base_run, "new_run": rows.new_run, "counters": counters, "profile": profile,
             "delta": None if delta is None else {"event": delta.event, "base_samples": delta.base_samples,
-                                                 "new_samples": delta.new_samples}}
+                                                 "new_samples": delta.new_samples, "note": rows.note}}
 
 
 def _entry(entry: RegressionEntry, link: Link | None, why: WhyRows | None = None) -> dict[str, Any]:

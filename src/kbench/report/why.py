@@ -25,12 +25,13 @@ from typing import Any
 from kbench.history.confirmed import Confirmation
 from kbench.history.regressions import RegressionReport
 from kbench.profile.counters import parse_counters
-from kbench.profile.delta import DeltaRow, ProfileDelta, profile_delta
+from kbench.profile.delta import EMULATED_ACCEL, EMULATED_NOTE, DeltaRow, ProfileDelta, profile_delta
 from kbench.profile.folded import profile_from_row
 from kbench.store.db import RunNotFound, Store
 
 PROFILE_ROWS = 5
 """Profile delta rows a mail shows (the largest growths)."""
+EMULATED = f"qemu-{EMULATED_ACCEL}"
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class WhyRows:
     new_run: int
     counters: tuple[CounterChange, ...]
     delta: ProfileDelta | None
+    note: str = ""  # why the profile delta's scale is not a real CPU's (``EMULATED_NOTE``), else empty
 
     @property
     def empty(self) -> bool:
@@ -84,6 +86,8 @@ class WhyRows:
         if self.delta is not None:
             lines.append(f"(perf-profile: % of {self.delta.event} samples, change in points p, ~ within sampling "
                          f"noise; {self.delta.base_samples} vs {self.delta.new_samples} samples)")
+            if self.note:
+                lines.append(f"({self.note})")
         return lines
 
     def markdown_lines(self, profile_rows: int = PROFILE_ROWS) -> list[str]:
@@ -98,6 +102,8 @@ class WhyRows:
         for delta_row in self.profile_rows(profile_rows):
             lines.append(f"| {delta_row.base_pct:.2f}% | {delta_row.change_pct:+.2f} points | "
                          f"{delta_row.new_pct:.2f}% | `perf-profile.{delta_row.kind}.{delta_row.symbol}` |")
+        if self.delta is not None and self.note:
+            lines += ["", f"_{self.note}_"]
         return lines
 
     def to_json(self) -> dict[str, Any]:
@@ -106,7 +112,7 @@ class WhyRows:
                 "profile_delta": [row.to_dict() for row in self.profile_rows(PROFILE_ROWS)],
                 "profile": None if self.delta is None else {
                     "event": self.delta.event, "base_samples": self.delta.base_samples,
-                    "new_samples": self.delta.new_samples}}
+                    "new_samples": self.delta.new_samples, "note": self.note or None}}
 
 
 def number_text(value: float) -> str:
@@ -137,7 +143,8 @@ def why_rows(store: Store, base_run: int, new_run: int) -> WhyRows | None:
     delta = None
     if profiles[0] is not None and profiles[1] is not None:
         delta = profile_delta(profiles[0], profiles[1], base_label=f"run {base_run}", new_label=f"run {new_run}")
-    return WhyRows(base_run, new_run, counters, delta)
+    emulated = any(((run.sysinfo or {}).get("virtualization") or {}).get("vm") == EMULATED for run in (base, new))
+    return WhyRows(base_run, new_run, counters, delta, EMULATED_NOTE if emulated and delta is not None else "")
 
 
 def report_why_rows(store: Store, report: RegressionReport) -> dict[str, WhyRows]:

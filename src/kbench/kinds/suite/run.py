@@ -183,6 +183,11 @@ class GuestTools:
         self.scratch_root = scratch_root  # /tmp (tmpfs) or the mounted scratch disk
         self._servers: dict[str, str] = {}  # executable -> pid in the guest
 
+    @property
+    def accel(self) -> str | None:
+        """The guest's accelerator (``tcg``, ``kvm``): a profile taken under TCG says so."""
+        return self.session.accel
+
     def set_up(self) -> None:
         """Once per guest, before the first suite run: a second IPv4 address on ``lo``.
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from kbench.profile.delta import ProfileDelta, profile_delta
+from kbench.profile.delta import EMULATED_ACCEL, EMULATED_NOTE, ProfileDelta, profile_delta
 from kbench.profile.flame import flame_svg
 from kbench.profile.folded import FoldedProfile
 from kbench.report.comparison.model import ComparisonReport, ProfileComparison
@@ -51,6 +51,8 @@ def profile_comparison(profiles: Mapping[str, FoldedProfile], base_label: str, n
                                  note=growth_note(delta))
     if runs is None:
         runs = {label: int(p.details["run_id"]) for label, p in profiles.items() if p.details.get("run_id")}
+    if any(p.details.get("accel") == EMULATED_ACCEL for p in profiles.values()):
+        note = f"{note}; {EMULATED_NOTE}"
     return ProfileComparison(tuple(deltas), flames, diffs, dict(runs), note)
 
 
