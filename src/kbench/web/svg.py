@@ -29,9 +29,8 @@ def sparkline_svg(values: Sequence[float], change_at: float | None = None, width
     low, high = (span[0], span[1]) if span is not None else (min(values), max(values))
     span_height = (high - low) or 1.0
     step = (width - 2 * pad) / max(len(values) - 1, 1)
-    points = " ".join(
-        f"{pad + i * step:.1f},{height - pad - (height - 2 * pad) * (v - low) / span_height:.1f}" for i, v in enumerate(values)
-    )
+    scale = (height - 2 * pad) / span_height
+    points = " ".join(f"{pad + i * step:.1f},{height - pad - scale * (v - low):.1f}" for i, v in enumerate(values))
     mark = ""
     if change_at is not None:
         x = pad + (width - 2 * pad) * change_at
