@@ -136,3 +136,25 @@ def test_the_reports_fsmark_job_with_nr_threads_1t(tmp_path: Path) -> None:
     assert (instance.benchmark, instance.run_params()["threads"]) == ("fsmark.fsyncBeforeClose", "1")
     same = expand_job(job(tmp_path, text.replace("fs2: nfsv4\n", "").replace("1t", "1")), cpu_count=2)
     assert same[0].id == instance.id
+
+
+def test_kbench_list_shows_the_reports_test_cases_and_says_which_this_system_lacks() -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    def listing(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "kbench.cli", "list", *args], capture_output=True, text=True,
+                              timeout=60, env=dict(os.environ, COLUMNS="250"))
+
+    entries = {e["name"]: e for e in json.loads(listing("--json").stdout)}
+    for name in ("fsmark.fsyncBeforeClose", "pigz.gzip", "netperf.TCP_SENDFILE", "will-it-scale.futex2",
+                 "will-it-scale.open2", "fio.randrw"):
+        assert "unavailable" not in entries[name], name
+    for name in ("unixbench.context1", "vm-scalability.anon-w-seq", "aim7.disk_rr", "reaim.five_sec",
+                 "filebench.fileserver.f", "ebizzy.ebizzy", "fwq.fwq"):
+        assert entries[name]["unavailable"].startswith("no Debian 12 package has"), name
+    assert "built without SCTP" in entries["netperf.SCTP_STREAM_MANY"]["unavailable"]
+    text = listing("unixbench").stdout
+    assert "unixbench.shell8" in text and "NOT AVAILABLE here: no Debian 12 package has unixbench" in text
