@@ -21,9 +21,15 @@ TEST_SIZE_SHARE = 0.8
 """The share of the set-up's device a ``test_size`` may use."""
 
 
+def has_guest_setup(target: Target) -> bool:
+    """Whether ``target`` (a guest) was set up for an earlier instance: the next one, asking for none,
+    gets a plain guest again."""
+    return getattr(target, "guest_setup", None) is not None
+
+
 def set_up_guest(target: Target, asked: dict[str, str]) -> dict[str, Any]:
-    """Make ``asked`` on ``target`` unless it has it already; what the target made (TargetError on a
-    target that makes no set-up: this machine's kernel)."""
+    """Make ``asked`` on ``target`` unless it has it already (empty: undo an earlier set-up); what the
+    target made (TargetError on a target that makes no set-up: this machine's kernel)."""
     make = getattr(target, "set_up_guest", None)
     if make is None:
         raise TargetError("LKP's set-up (disk:, fs:, md:, nr_pmem:, THP ...) is made in a guest kernel only")

@@ -10,7 +10,7 @@ from pathlib import Path
 from kbench.catalog.benchmarks import lookup
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.request import RunRequest
-from kbench.engine.guest_setup import capped_test_size, describe_setup, set_up_guest
+from kbench.engine.guest_setup import capped_test_size, describe_setup, has_guest_setup, set_up_guest
 from kbench.engine.runner import RunResult, execute_run
 from kbench.engine.target_factory import TargetFactory
 from kbench.jobs import JobInstance
@@ -113,8 +113,8 @@ def _run_groups(
                 context = [*_apply_governor(instance, target_spec), *instance.warnings]
                 benchmark = lookup(instance.benchmark)
                 request = replace(instance.to_run_request(), commit=commit, label=label)
-                if instance.guest_setup:  # LKP's set-up, made in the guest (again only when it changes)
-                    made = set_up_guest(target, instance.guest_setup)
+                if instance.guest_setup or has_guest_setup(target):  # LKP's set-up: made (or undone) in
+                    made = set_up_guest(target, instance.guest_setup)  # the guest, only when it changes
                     request, capped = capped_test_size(request, made)
                     context += [*describe_setup(made), *capped]
                 if instance.metric == INSTRUCTIONS:  # counted, not timed (docs/instructions.md)

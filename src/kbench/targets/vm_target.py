@@ -208,7 +208,16 @@ class VmTarget:
         """LKP's set-up (``kbench.targets.vm.guest_setup``): boot again with what it needs (modules,
         mkfs and mdadm, memmap= for pmem, the virtio disk, more memory for ramdisks), make it, and
         have suite tools write on its file system. Made again after any later boot. Returns what
-        was made (stored with every run: ``info().details["guest_setup"]``)."""
+        was made (stored with every run: ``info().details["guest_setup"]``). An empty ``setup`` undoes
+        an earlier one: a guest without it again, booted afresh (with the memory it was given)."""
+        if not setup.as_dict():
+            if self.guest_setup is not None:
+                self.guest_setup = None
+                self._details.pop("guest_setup", None)
+                self.close()
+                self.module, self.extra_loaded = None, []
+                self.start()
+            return {}
         if setup.has_storage:
             self.memory_mb = max(self.memory_mb, SETUP_GUEST_MB)
         try:
