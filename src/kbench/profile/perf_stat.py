@@ -8,9 +8,15 @@ per event (perf's CSV, tools/perf/Documentation/perf-stat.txt, "CSV FORMAT"):
     metric value, metric unit
 
 ``<not supported>`` (no such event, e.g. no PMU in a VM) and ``<not counted>`` (enabled,
-never scheduled) take the value's place. The run time and percentage give the times
-``kbench.profile.counters`` scales by, exactly as the probe's own ``running_ns`` and
-``enabled_ns`` do. ``task-clock`` comes in msec and is kept in ns.
+never scheduled) take the value's place. perf prints a multiplexed event's count already
+scaled to the whole time it was enabled (tools/lib/perf's ``perf_counts_values__scale``)
+and the share of that time it ran as the percentage: the parser keeps the count as
+counted (printed x percentage / 100) with ``running_ns`` and ``enabled_ns``, the form the
+probe writes, so ``kbench.profile.counters`` scales it back to what perf printed.
+``task-clock`` comes in msec and is kept in ns.
+
+``perf_stat_csv`` writes a run's counters in the same layout, as ``perf stat -x,`` would
+have printed them: what kbench reads from perf, it can give back to tools that read perf.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kbench.profile.counters import EVENTS, HARDWARE_EVENTS
+from kbench.profile.counters import EVENTS, HARDWARE_EVENTS, Counters
 
 PERF_STAT_SOURCE = "perf stat"
 NOT_SUPPORTED = "<not supported>"
@@ -65,7 +71,11 @@ def parse_perf_stat(text: str, *, operations: float | None = None) -> dict[str, 
             number = _float(value)
             if number is None:
                 continue
-            entry["value"] = number * _TO_NS.get(unit, 1.0) if name == "task-clock" else number
+            number = number * _TO_NS.get(unit, 1.0) if name == "task-clock" else number
+            # perf printed the count scaled to the whole enabled time; kept as counted (the
+            # share of it that ran), which Counters scales back by enabled / running
+            scaled = running is not None and percent is not None and 0 < percent < 100.0
+            entry["value"] = number * percent / 100.0 if scaled and percent else number
         if running is not None and percent:
             entry.update(running_ns=running, enabled_ns=running * 100.0 / percent)
         found[name] = entry
@@ -79,6 +89,43 @@ def parse_perf_stat(text: str, *, operations: float | None = None) -> dict[str, 
     if operations is not None:
         counters["operations"] = operations
     return counters
+
+
+METRICS = {"instructions": ("ipc", "insn per cycle"), "branch-misses": ("branch-miss-rate", "of all branches"),
+           "cache-misses": ("cache-miss-rate", "of all cache refs")}
+"""An event's line -> the derived figure perf prints beside it (its name in Counters.derived, perf's words)."""
+
+
+def perf_stat_csv(counters: Counters, comments: Sequence[str] = ()) -> str:
+    """``counters`` as ``perf stat -x,`` prints them: a line per event, ``value,unit,event,run
+    time (ns),percentage running,metric,metric unit``; the count scaled as perf scales it, a
+    multiplexed event's percentage below 100, ``<not supported>`` and ``<not counted>`` as
+    perf writes them; task-clock in msec; events counted in user space only (scope
+    ``user``) carry perf's ``:u`` modifier. ``comments`` come first as ``# `` lines (perf's
+    own -o file starts with one)."""
+    derived = counters.derived()
+    suffix = ":u" if counters.scope == "user" else ""
+    lines = [f"# {text}" for text in comments]
+    for event in counters.events:
+        name = event.name + suffix
+        value = event.value
+        if not event.supported:
+            lines.append(f"{NOT_SUPPORTED},,{name},0,100.00,,")
+            continue
+        if value is None:
+            lines.append(f"{NOT_COUNTED},,{name},0,0.00,,")
+            continue
+        count = f"{value / 1e6:.6f},msec" if event.name == "task-clock" else f"{value:.0f},"
+        running = f"{event.running_ns:.0f}" if event.running_ns is not None else ""
+        percent = f"{event.running_pct:.2f}" if event.running_pct is not None else ""
+        metric = ","
+        if event.name in METRICS:
+            key, words = METRICS[event.name]
+            ratio = derived.get(key, (None, "", ""))[0]
+            if ratio is not None:
+                metric = f"{ratio:.2f},{words}"
+        lines.append(f"{count},{name},{running},{percent},{metric}")
+    return "".join(line + "\n" for line in lines)
 
 
 def _hint(kind: str) -> str:
