@@ -127,6 +127,7 @@ def plant_finding(
     metric: str | None = None, params: Mapping[str, str] | None = None, kind: str = "regression",
     status: str | None = "open", fixed_in: str | None = None, change_pct: float = 4.0,
     parent_median: float = 200.0, repo: str = "/src/planted", branch: str = "main", watch_key: str = "planted",
+    run_ids: Sequence[int] = (),
 ) -> int:
     """A finding a watch confirmed, as ``kbench watch`` writes it (``kbench.store.watch``): the watch's
     row, then the finding with its side-by-side verification of the culprit against its parent
@@ -144,7 +145,7 @@ def plant_finding(
                     "verdict": {"verdict": "regression" if kind == "regression" else "improvement",
                                 "change_pct": change_pct, "ci_pct": [change_pct - 0.4, change_pct + 0.4],
                                 "p_value": 1e-6, "confidence": 0.95, "unit": "ns"},
-                    "blocks": 20, "elapsed_s": 10.0, "design": "interleaved", "run_ids": []}
+                    "blocks": 20, "elapsed_s": 10.0, "design": "interleaved", "run_ids": list(run_ids)}
     finding = watches.add_finding(int(row["id"]), branch=branch, instance_id="i0", benchmark=benchmark,
                                   metric=metric, params=dict(params or {}), series_id=None, kind=kind, good=good,
                                   bad=bad, candidate={})

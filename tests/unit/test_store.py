@@ -214,7 +214,7 @@ def test_a_version_1_database_is_migrated(url: str) -> None:
         conn.execute("drop table calibrations")
         conn.execute("update kbench_meta set value = '1' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 10
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 11
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     cal = upgraded.save_calibration(benchmark="syscall.getppid", metric="m", target="local", params={},
                                     trials={"A1": [1.0], "A2": [1.1]}, run_ids=[1, 2], sigma_log=0.01,
@@ -312,7 +312,7 @@ def test_a_version_5_database_gains_the_import_digest_and_still_knows_its_import
         conn.execute("update kbench_meta set value = '5' where key = 'schema_version'")
     assert "import_digest" not in _run_columns(url)
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 10
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 11
     assert _unique_indexes_of_runs(url).get("ux_runs_import_digest") is True
     assert upgraded.get_run(old).n_samples == 3  # nothing lost
     # The same entry imported again, now with its digest: recognised by benchmark, parameters, start, n, status.
@@ -364,7 +364,7 @@ def test_a_version_6_database_gains_the_profiles_table(url: str) -> None:
         conn.execute("drop table profiles")
         conn.execute("update kbench_meta set value = '6' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 10
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 11
     assert upgraded.load_profile(run_id) is None
     upgraded.save_profile(run_id, event="cpu-clock", frequency_hz=999, samples=3, weight=30, data=b"x",
                           details={"tool": "perf record"})
@@ -403,7 +403,7 @@ def test_a_version_8_database_gains_the_watch_tables(url: str) -> None:
         conn.execute("alter table fleet_tasks drop column spec")
         conn.execute("update kbench_meta set value = '8' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == 10
+    assert upgraded.schema_version == schema.SCHEMA_VERSION
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     with raw(url) as conn:
         for table in ("watches", "watch_commits", "watch_findings"):
@@ -491,7 +491,32 @@ def test_a_version_9_database_gains_the_kernel_configs(url: str) -> None:
     if url.startswith("sqlite"):
         assert Store.open(url, read_only=True).kernel_config("0" * 64) is None  # not migrated by a reader
     upgraded = Store.open(url)
-    assert upgraded.schema_version == 10
+    assert upgraded.schema_version == schema.SCHEMA_VERSION
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     new = _begin(upgraded, target=_target("CONFIG_SMP=y\n", "b2"))
     assert upgraded.kernel_config((upgraded.get_run(new).target or {})["config_digest"]) == "CONFIG_SMP=y\n"
+
+
+def test_a_version_10_database_gains_the_findings_triage(url: str) -> None:
+    from kbench.store.watch import WatchStore
+
+    store = Store.open(url)
+    watches = WatchStore(store.engine)
+    row, _ = watches.open_watch(key="k", repo="/r", branches=["main"], build="make", job_path="/r/job.yaml",
+                                job_text="benchmark: command\n", options={})
+    finding = watches.add_finding(int(row["id"]), branch="main", instance_id="i0", benchmark="command",
+                                  metric="command.cpu", params={}, series_id=None, kind="regression", good="a",
+                                  bad="b", candidate={})
+    store.engine.dispose()
+    with raw(url) as conn:  # take the database back to schema v10
+        for name in schema.FINDING_COLUMNS_V11:
+            conn.execute(f"alter table watch_findings drop column {name}")
+        conn.execute("update kbench_meta set value = '10' where key = 'schema_version'")
+    upgraded = Store.open(url)
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 11
+    again = WatchStore(upgraded.engine)
+    assert again.finding(finding)["triage"] is None  # nothing lost, nothing set
+    again.set_triage(finding, "acknowledged", "seen", "someone@somewhere")
+    stored = again.finding(finding)
+    assert (stored["triage"], stored["triage_reason"]) == ("acknowledged", "seen") and stored["triage_at"] is not None
+    assert stored["log"][-1].endswith("someone@somewhere set the status to 'acknowledged': seen")

@@ -110,6 +110,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "Export a run with all its raw samples (JSON, CSV, Parquet), runs as hyperfine JSON, pyperf JSON or Go "
         "benchmark text, or a table of runs (--runs).",
     ),
+    "finding": LazyCommand(
+        "kbench.cli.finding_cmd:finding_cmd",
+        "Show finding N of `kbench watch` (its culprit, change, status and log), or set its status by hand.",
+    ),
     "fleet": LazyCommand(
         "kbench.cli.fleet_cmd:fleet_group",
         "Run jobs on many test machines: Celery + Redis queues per machine class, runs in one PostgreSQL store "

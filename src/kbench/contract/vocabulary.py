@@ -17,6 +17,13 @@ VERDICTS = (REGRESSION, IMPROVEMENT, NO_CHANGE, INCONCLUSIVE)
 SIGNIFICANT_VERDICTS = (REGRESSION, IMPROVEMENT)
 """The verdicts that say the two sides differ."""
 
+ACKNOWLEDGED = "acknowledged"
+AUTHOR_WORKING = "author working on it"
+WONT_FIX = "won't fix"
+TRIAGE_STATUSES = (ACKNOWLEDGED, AUTHOR_WORKING, WONT_FIX)
+"""The statuses a person sets on a confirmed regression (``kbench finding N --status``), beside the
+watch's own (open, fixed in, reverted in). A triaged regression no longer fails ``--fail-on``."""
+
 
 def check_direction(direction: str) -> None:
     """ValueError unless ``direction`` is "lower" or "higher"."""

@@ -20,6 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kbench.contract.vocabulary import TRIAGE_STATUSES
+from kbench.history.machines import Machine
 from kbench.history.series import WATCH_TAG_PREFIX, Series
 from kbench.history.since import as_utc
 
@@ -57,6 +59,18 @@ class Origin:
 
 
 @dataclass(frozen=True)
+class Triage:
+    """The status a person set on a confirmed regression (``kbench finding N --status``), and why."""
+
+    status: str  # one of kbench.contract.vocabulary.TRIAGE_STATUSES
+    reason: str
+    at: datetime | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "reason": self.reason, "at": self.at.isoformat() if self.at else None}
+
+
+@dataclass(frozen=True)
 class Confirmation:
     """A regression a watch confirmed: its culprit and the side-by-side measurement that verified it.
 
@@ -90,6 +104,8 @@ class Confirmation:
     good: str = ""  # the candidate's range: after ``good``, up to ``bad``
     run_ids: tuple[int, ...] = ()  # the side-by-side measurement's runs: the parent's, the culprit's
     kind: str = "regression"  # or "fix": a commit that brought a series back, confirmed the same way
+    triage: Triage | None = None  # the status a person set, beside the watch's own
+    machine: Machine | None = None  # the machine of the side-by-side measurement
 
     @property
     def key(self) -> str:
@@ -106,19 +122,36 @@ class Confirmation:
         """An open regression: not fixed, not reverted (a fix is never open)."""
         return self.kind == "regression" and self.status == "open"
 
+    @property
+    def fails_gate(self) -> bool:
+        """Whether ``--fail-on regression`` fails on it: open, and no one has triaged it (acknowledged, an
+        author working on it, or won't fix: a person has seen it, and the report keeps showing it)."""
+        return self.is_open and self.triage is None
+
+    def mail_subject(self) -> str:
+        """``[kbench] [command] 9f8e7d6c5b: command.cpu +3.1% regression`` (its mail's subject)."""
+        return (f"[kbench] [{self.benchmark}] {self.culprit[:10]}: {self.metric} {self.change_pct:+.1f}% "
+                f"regression")
+
     def reproduce(self) -> list[str]:
         """The steps that build the culprit and its parent and measure them again (``reproduce_steps``)."""
         return reproduce_steps(self.origin, self.culprit, self.branch, self.benchmark, self.params)
 
     @property
     def status_text(self) -> str:
+        """``open``, ``fixed in 1a2b3c4d5e6f``, ``reverted in …``; a person's status after it:
+        ``open; won't fix: the test measures a debug path``."""
         if self.kind != "regression":
             return "a confirmed fix"
         if self.status == "fixed" and self.fixed_in:
-            return f"fixed in {self.fixed_in[:12]}"
-        if self.status == "reverted" and self.reverted_in:
-            return f"reverted in {self.reverted_in[:12]}"
-        return self.status
+            text = f"fixed in {self.fixed_in[:12]}"
+        elif self.status == "reverted" and self.reverted_in:
+            text = f"reverted in {self.reverted_in[:12]}"
+        else:
+            text = self.status
+        if self.triage is not None:
+            text += f"; {self.triage.status}" + (f": {self.triage.reason}" if self.triage.reason else "")
+        return text
 
     def describe(self) -> str:
         """``+3.1% (CI +2.6…+3.6%, p=0.00024) against its parent, measured side by side``."""
@@ -136,7 +169,8 @@ class Confirmation:
                              "culprit": None if self.culprit_side is None else self.culprit_side.to_json(),
                              "blocks": self.blocks},
             "kind": self.kind, "status": self.status if self.kind == "regression" else "fix",
-            "status_text": self.status_text,
+            "status_text": self.status_text, "triage": None if self.triage is None else self.triage.to_json(),
+            "machine": None if self.machine is None else self.machine.to_json(),
             "fixed_in": self.fixed_in, "reverted_in": self.reverted_in, "report": self.report,
             "benchmark": self.benchmark, "metric": self.metric, "params": self.params, "reproduce": self.reproduce(),
         }
@@ -185,9 +219,10 @@ def _number(value: Any) -> float:
 def load_confirmations(source: Engine | Store) -> list[Confirmation]:
     """Every regression (and fix: ``kind``) a watch of this database confirmed (none when it has no
     watch tables yet)."""
-    from kbench.store.series import confirmed_findings
+    from kbench.store.series import confirmed_findings, run_machines
 
     rows = confirmed_findings(source)
+    machines = run_machines(source, [ids[0] for row in rows if (ids := _verified(row).get("run_ids"))])
     found = []
     for row in rows:
         verified = _verified(row)
@@ -211,8 +246,22 @@ def load_confirmations(source: Engine | Store) -> list[Confirmation]:
             run_ids=tuple(int(i) for i in verified.get("run_ids") or ()), kind=str(row.get("kind") or "regression"),
             origin=Origin(repo=str(watch.get("repo") or ""), build=str(watch.get("build") or ""),
                           job_path=str(watch.get("job_path") or ""), kernel_image=options.get("kernel_image")),
+            triage=_triage(row), machine=_machine(machines, verified.get("run_ids")),
         ))
     return found
+
+
+def _triage(row: Mapping[str, Any]) -> Triage | None:
+    status = row.get("triage")
+    if status not in TRIAGE_STATUSES:
+        return None
+    at = row.get("triage_at")
+    return Triage(str(status), str(row.get("triage_reason") or ""), as_utc(at) if isinstance(at, datetime) else None)
+
+
+def _machine(machines: Mapping[int, str], run_ids: Any) -> Machine | None:
+    fingerprint = machines.get(int(run_ids[0])) if run_ids else None
+    return Machine.parse(fingerprint) if fingerprint else None
 
 
 def of_series(series: Series, confirmations: list[Confirmation]) -> list[Confirmation]:

@@ -107,17 +107,22 @@ class RegressionReport:
 
     def counts(self) -> str:
         open_ = sum(c.is_open for c in self.confirmed)
+        triaged = sum(c.is_open and c.triage is not None for c in self.confirmed)
         closed = len(self.confirmed) - open_
         text = f"{open_} open confirmed regression(s)"
+        notes = [f"{triaged} of them triaged"] if triaged else []
         if closed:
-            text += f" ({closed} more fixed or reverted)"
+            notes.append(f"{closed} more fixed or reverted")
+        if notes:
+            text += f" ({'; '.join(notes)})"
         return text + f" and {len(self.suspected)} suspected change point(s)"
 
     def gate(self) -> list[tuple[str, str]]:
-        """(verdict, what) for ``--fail-on``: ``regression`` for each open confirmed regression (fixed and
-        reverted ones pass), ``suspected`` for each suspected regression, ``improvement`` for suspected
-        improvements (listed with ``--improvements``)."""
-        found = [(REGRESSION, f"{c.metric} due to {c.culprit[:12]}") for c in self.confirmed if c.is_open]
+        """(verdict, what) for ``--fail-on``: ``regression`` for each open confirmed regression no one has
+        triaged (fixed and reverted ones pass, and so do those with a status a person set: acknowledged,
+        author working on it, won't fix), ``suspected`` for each suspected regression, ``improvement``
+        for suspected improvements (listed with ``--improvements``)."""
+        found = [(REGRESSION, f"{c.metric} due to {c.culprit[:12]}") for c in self.confirmed if c.fails_gate]
         for entry in self.suspected:
             verdict = SUSPECTED if entry.point.verdict == REGRESSION else entry.point.verdict
             found.append((verdict, f"{entry.series.metric} in {entry.range_name()} (suspected)"))

@@ -22,6 +22,7 @@ import numpy as np
 
 from kbench.history.confirmed import Confirmation
 from kbench.history.regressions import RegressionEntry, RegressionReport, noise_pct
+from kbench.report.observation_summary import HEADERS, TITLE, summary_rows
 from kbench.report.regression_text import SUSPECTED_NOTE, side_by_side, subject
 from kbench.report.templating import render, style_sheet
 from kbench.report.units import format_measure
@@ -59,6 +60,7 @@ def _values(report: RegressionReport, scope: str, link: Link | None,
     found = why or {}
     return {
         "counts": report.counts(), "scope": scope, "suspected_note": SUSPECTED_NOTE,
+        "summary_title": TITLE, "summary_headers": HEADERS, "summary": [row.cells() for row in summary_rows(report)],
         "confirmations": [_confirmation(c, found.get(c.key)) for c in report.confirmed],
         "entries": [_entry(e, link, found.get(e.key)) for e in report.suspected],
     }
@@ -68,6 +70,8 @@ def _confirmation(confirmation: Confirmation, why: WhyRows | None) -> dict[str, 
     return {
         "culprit": confirmation.culprit, "culprit_subject": confirmation.subject, "describe": confirmation.describe(),
         "status": confirmation.status_text, "state": confirmation.status,
+        "triage": None if confirmation.triage is None else confirmation.triage.status,
+        "machine": None if confirmation.machine is None else confirmation.machine.describe(),
         "params": " ".join(f"{k}={v}" for k, v in confirmation.params.items()) or "-",
         "found_by": (f"kbench watch {confirmation.watch_id} on {confirmation.branch} of "
                      f"{confirmation.origin.repo or '?'}, finding {confirmation.finding_id}"),

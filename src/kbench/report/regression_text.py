@@ -15,6 +15,9 @@ from kbench.history.confirmed import Confirmation
 from kbench.history.regressions import RegressionEntry, RegressionReport, noise_pct
 from kbench.report.history_text import short
 from kbench.report.lkp_table import Cell, Row, change_text, lkp_table
+from kbench.report.observation_summary import markdown_lines as summary_markdown
+from kbench.report.observation_summary import summary_rows
+from kbench.report.observation_summary import text_lines as summary_text
 from kbench.report.units import format_measure, metric_name
 from kbench.report.why import WhyRows, subject_of
 
@@ -32,7 +35,8 @@ def render_text(report: RegressionReport, scope: str, why: Mapping[str, WhyRows]
     found = why or {}
     mails = [confirmed_mail(c, found.get(c.key)) for c in report.confirmed]
     mails += [_suspected_mail(e, found.get(e.key)) for e in report.suspected]
-    return f"kbench found {report.counts()} {scope}.\n\n" + RULE.join(mails)
+    summary = "\n".join(summary_text(summary_rows(report)))
+    return f"kbench found {report.counts()} {scope}.\n\n{summary}\n" + RULE + RULE.join(mails)
 
 
 subject = subject_of
@@ -64,6 +68,7 @@ def confirmed_mail(confirmation: Confirmation, why: WhyRows | None = None) -> st
         f"finding {confirmation.finding_id})",
         f"status: {confirmation.status_text}", "",
         f"in testcase: {confirmation.benchmark}",
+        *([f"on test machine: {confirmation.machine.describe()}"] if confirmation.machine is not None else []),
         "with following parameters:" if confirmation.params else "with default parameters", "",
         *(f"{INDENT}{key}: {value}" for key, value in confirmation.params.items()),
         *([""] if confirmation.params else []),
@@ -146,7 +151,7 @@ def render_markdown(report: RegressionReport, scope: str, why: Mapping[str, WhyR
     if report.empty:
         return f"# kbench regression report\n\nNo regression {scope}.\n"
     found = why or {}
-    out = [f"# kbench regression report\n\n{report.counts()} {scope}.\n"]
+    out = [f"# kbench regression report\n\n{report.counts()} {scope}.\n", *summary_markdown(summary_rows(report))]
     for confirmation in report.confirmed:
         out.append(f"## {subject(confirmation)}\n")
         out.append(f"- **confirmed**, {confirmation.status_text}: due to commit `{confirmation.culprit[:12]}` "
@@ -154,6 +159,8 @@ def render_markdown(report: RegressionReport, scope: str, why: Mapping[str, WhyR
         out.append(f"- **measured**: {confirmation.describe()} ({confirmation.blocks} blocks)")
         out.append(f"- **testcase**: `{confirmation.benchmark}` "
                    f"({' '.join(f'{k}={v}' for k, v in confirmation.params.items()) or '-'})")
+        if confirmation.machine is not None:
+            out.append(f"- **test machine**: {confirmation.machine.describe()}")
         out.append(f"- **found by**: kbench watch {confirmation.watch_id} on {confirmation.branch}, finding "
                    f"{confirmation.finding_id}\n")
         out.append("```\n" + "\n".join(side_by_side(confirmation)) + "\n```\n")

@@ -171,9 +171,13 @@ def report_json(report: RegressionReport, why: Mapping[str, WhyRows], settings: 
                 since: datetime | None, series_checked: int) -> dict[str, Any]:
     """``report regressions --format json`` and the dashboard's ``/api/regressions``: the confirmed
     regressions, then the suspected change points, each with its why rows."""
+    from kbench.report.observation_summary import summary_rows
+
+    summary = [row.to_json() for row in summary_rows(report)]
     return {
         "settings": dict(settings), "since": since.isoformat() if since else None, "series_checked": series_checked,
-        "summary": report.counts(), "covered_change_points": report.covered, "quiet_change_points": report.quiet,
+        "summary": report.counts(), "observation_summary": summary, "covered_change_points": report.covered,
+        "quiet_change_points": report.quiet,
         "confirmed": [{**c.to_json(), "subject": subject_of(c), **why_json(why, c.key)}
                       for c in report.confirmed],
         "suspected": [{**e.to_json(), **why_json(why, e.key)} for e in report.suspected],
@@ -182,5 +186,4 @@ def report_json(report: RegressionReport, why: Mapping[str, WhyRows], settings: 
 
 def subject_of(confirmation: Confirmation) -> str:
     """``[kbench] [command] 9f8e7d6c5b: command.cpu +3.1% regression`` (its mail's subject)."""
-    return (f"[kbench] [{confirmation.benchmark}] {confirmation.culprit[:10]}: {confirmation.metric} "
-            f"{confirmation.change_pct:+.1f}% regression")
+    return confirmation.mail_subject()

@@ -115,9 +115,24 @@ def _add_kernel_configs(conn: Connection) -> None:
                 f"ALTER TABLE {preparer.quote(targets.name)} ADD COLUMN {preparer.quote(name)} {column_type}")
 
 
+def _add_finding_triage(conn: Connection) -> None:
+    """v10 → v11: ``watch_findings.triage``, ``triage_reason`` and ``triage_at`` (``kbench finding``)."""
+    from sqlalchemy import inspect
+
+    from kbench.store.schema import FINDING_COLUMNS_V11, watch_findings
+
+    present = {column["name"] for column in inspect(conn).get_columns(watch_findings.name)}
+    preparer = conn.dialect.identifier_preparer
+    for name in FINDING_COLUMNS_V11:
+        if name not in present:
+            column_type = watch_findings.c[name].type.compile(dialect=conn.dialect)
+            conn.exec_driver_sql(
+                f"ALTER TABLE {preparer.quote(watch_findings.name)} ADD COLUMN {preparer.quote(name)} {column_type}")
+
+
 # MIGRATIONS[v] upgrades a database at version v to v + 1.
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _add_calibrations, 2: _add_bisections, 3: _add_run_provenance, 4: _add_fleet_tables,
     5: _add_import_digest, 6: _add_profiles, 7: _add_run_heartbeat, 8: _add_watch_tables,
-    9: _add_kernel_configs,
+    9: _add_kernel_configs, 10: _add_finding_triage,
 }

@@ -26,6 +26,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
+from kbench.store.records import FINDING_COLUMNS_V11 as FINDING_COLUMNS_V11
 from kbench.store.records import RUN_COLUMNS_V4 as RUN_COLUMNS_V4
 from kbench.store.records import RUN_COLUMNS_V6 as RUN_COLUMNS_V6
 from kbench.store.records import RUN_COLUMNS_V8 as RUN_COLUMNS_V8
@@ -342,6 +343,11 @@ watch_findings = Table(
     Column("followup", Text),  # the file of the mail saying it was fixed or reverted
     Column("reason", Text),  # why dropped or failed
     Column("log", JSON, nullable=False),  # [line, ...]: what the watch did with it
+    # v11: the status a person set (``kbench finding N --status``): acknowledged | author working on it |
+    # won't fix, why, and when; the watch's own ``status`` (open | fixed | reverted) is kept beside it
+    Column("triage", String(32)),
+    Column("triage_reason", Text),
+    Column("triage_at", DateTime(timezone=True)),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )

@@ -231,5 +231,16 @@ def confirmed_findings(source: Engine | Store) -> list[dict[str, Any]]:
         raise
     by_id = {int(w["id"]): _decoded(w, ("options",), ()) for w in watches}
     columns = ("params", "candidate", "confirmation", "verification", "log")
-    return [{**_decoded(row, columns, ("created_at", "updated_at")), "watch": by_id.get(int(row["watch_id"]))}
-            for row in rows]
+    times = ("created_at", "updated_at", "triage_at")
+    return [{**_decoded(row, columns, times), "watch": by_id.get(int(row["watch_id"]))} for row in rows]
+
+
+def run_machines(source: Engine | Store, run_ids: Sequence[int]) -> dict[int, str]:
+    """The fingerprint of the machine that measured each of ``run_ids`` (runs without one are left out)."""
+    if not run_ids:
+        return {}
+    query, _ = _query_of(source)
+    where, params = _in("run", [int(i) for i in run_ids])
+    rows = query(f"SELECT runs.id AS id, machines.fingerprint AS fingerprint FROM runs "
+                 f"JOIN machines ON machines.id = runs.machine_id WHERE runs.id {where}", params)
+    return {int(row["id"]): str(row["fingerprint"]) for row in rows}

@@ -155,6 +155,23 @@ class WatchStore:
                 values["log"] = [*list(current or []), log]
             conn.execute(update(f).where(f.c.id == finding_id).values(**values, updated_at=utcnow()))
 
+    def set_triage(self, finding_id: int, status: str | None, reason: str, by: str) -> None:
+        """The status a person set on a finding (None: take it back), with why and by whom in its log.
+        The finding's ``updated_at`` stays: it is when the watch concluded, which reports sort by."""
+        from kbench.contract.vocabulary import TRIAGE_STATUSES
+
+        if status is not None and status not in TRIAGE_STATUSES:
+            raise ValueError(f"a finding's status must be one of {TRIAGE_STATUSES}, got {status!r}")
+        f = schema.watch_findings
+        now = utcnow()
+        line = (f"{now:%Y-%m-%d %H:%M} UTC: {by} set the status to {status!r}: {reason}" if status is not None
+                else f"{now:%Y-%m-%d %H:%M} UTC: {by} took the status back" + (f": {reason}" if reason else ""))
+        with self.engine.begin() as conn:
+            current = conn.execute(select(f.c.log).where(f.c.id == finding_id)).scalar_one()
+            conn.execute(update(f).where(f.c.id == finding_id).values(
+                triage=status, triage_reason=reason if status is not None else None,
+                triage_at=now if status is not None else None, log=[*list(current or []), line]))
+
     def finding(self, finding_id: int) -> dict[str, Any]:
         f = schema.watch_findings
         with self.engine.connect() as conn:
