@@ -1,5 +1,6 @@
 """``kbench export``: a run's samples (JSON, CSV, Parquet), runs in other tools' formats
-(hyperfine, pyperf, Go benchmark text), or a tidy table across runs (``--runs``)."""
+(hyperfine, pyperf, Go benchmark text), a run's profile (folded, speedscope, pprof) or counters
+(perf-stat CSV), or a tidy table across runs (``--runs``)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,14 @@ from kbench.cli.outputs import output_problem
 from kbench.cli.parsing import Runs
 from kbench.report.export import FORMATS as SAMPLE_FORMATS
 from kbench.report.interop import TABLE_FORMATS, TOOL_FORMATS
+from kbench.report.profile_export import FORMATS as PROFILE_FORMATS
 
 if TYPE_CHECKING:
     from kbench.engine.run_selection import RunSelector
+    from kbench.store.db import Store
 
-ALL_FORMATS = tuple(dict.fromkeys([*SAMPLE_FORMATS, *TOOL_FORMATS, *TABLE_FORMATS]))
+ALL_FORMATS = tuple(dict.fromkeys([*SAMPLE_FORMATS, *TOOL_FORMATS, *TABLE_FORMATS, *PROFILE_FORMATS]))
+BINARY_FORMATS = ("parquet", "pprof")
 
 
 @click.command("export")
@@ -40,30 +44,41 @@ def export_cmd(
     output: Path | None,
 ) -> None:
     """Export a run with all its raw samples (JSON, CSV, Parquet), runs as hyperfine JSON,
-    pyperf JSON or Go benchmark text, or a table of runs (--runs).
+    pyperf JSON or Go benchmark text, a run's profile (folded stacks, speedscope JSON, pprof)
+    or counters (perf-stat: perf stat -x, CSV), or a table of runs (--runs).
 
     \b
     kbench export 12 --format csv                  every sample of run 12
     kbench export 12 --format hyperfine            run 12 as hyperfine --export-json
+    kbench export 12 --format folded               run 12's profile, frame;frame;frame COUNT
+    kbench export 12 --format speedscope -o p.json open it in speedscope
+    kbench export 12 --format pprof -o p.pb.gz     go tool pprof -top p.pb.gz
+    kbench export 12 --format perf-stat            its counters as perf stat -x, prints them
     kbench export --runs 3,4 --format pyperf       a pyperf benchmark per run
     kbench export --runs 1,2 --runs 3,4 --format gobench   benchstat -col kbench-side
     kbench export --runs tag:nightly --format csv  a row per run: parameters, summaries
-    See docs/interop.md.
+    See docs/interop.md and docs/profiles.md.
     """
     if (run_id is None) == (not run_sets):
         raise click.UsageError("give a RUN_ID or --runs SELECTOR (not both)")
-    if output is None and fmt == "parquet" and sys.stdout.isatty():
-        raise click.UsageError("parquet is binary: give -o FILE")
+    if run_sets and fmt in PROFILE_FORMATS:
+        raise click.UsageError(f"--format {fmt} exports one run's {'counters' if fmt == 'perf-stat' else 'profile'}: "
+                               "give a RUN_ID")
+    if output is None and fmt in BINARY_FORMATS and sys.stdout.isatty():
+        raise click.UsageError(f"{fmt} is binary: give -o FILE")
     problem = output_problem(output) if output is not None else None
     if problem is not None:
         fail(problem, exit_codes.USAGE)
     from kbench.report.interop import ExportProblem
+    from kbench.report.profile_export import NothingToExport
 
     try:
         with user_errors():
             data = _export(ctx, run_id, run_sets, benchmark, fmt)
     except ExportProblem as exc:
         fail(str(exc), exit_codes.USAGE)
+    except NothingToExport as exc:
+        fail(str(exc), exit_codes.NOT_FOUND)
     if output is None:
         write_stdout_bytes(data)
         return
@@ -80,6 +95,8 @@ def _export(
     from kbench.report.interop import Group, write
 
     store = ctx.reader
+    if run_id is not None and fmt in PROFILE_FORMATS:
+        return _export_profile(store, run_id, fmt)
     if run_id is not None:
         view = load_stored_run(store, run_id)
         if fmt in TOOL_FORMATS:
@@ -101,3 +118,15 @@ def _export(
 
     labels = [f"runs {','.join(map(str, ids))}" for ids in sides for _ in ids] if len(sides) > 1 else None
     return tidy.write(fmt, [store.get_run(n) for ids in sides for n in ids], labels)
+
+
+def _export_profile(store: Store, run_id: int, fmt: str) -> bytes:
+    """Run ``run_id``'s profile or counters (``kbench.report.profile_export``)."""
+    from kbench.profile.folded import profile_from_row
+    from kbench.report.profile_export import COUNTER_FORMATS, export_counters, export_profile
+
+    record = store.get_run(run_id)
+    if fmt in COUNTER_FORMATS:
+        return export_counters(fmt, run_id, record.benchmark, record.probe_header or {})
+    return export_profile(fmt, run_id, record.benchmark, profile_from_row(store.load_profile(run_id)),
+                          record.started_at)
