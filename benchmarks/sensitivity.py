@@ -1,14 +1,16 @@
 """Which measuring method can see 1%? Every method on the same 1% pairs and A/A pairs, side by side.
 
 Usage: python benchmarks/sensitivity.py [--reps R] [--suites loop,syscall,kfunc,...] [--budget SEC]
-                                        [--target-ms MS] [--kernel SPEC] [--methods NAMES] [--json-out FILE]
+                                        [--target-ms MS] [--step PCT] [--busy] [--kernel SPEC]
+                                        [--methods NAMES] [--json-out FILE]
 
 Three suites, each a pair exactly 1% apart in work ("A/B") and a pair of identical work
 ("A/A"), every method run on both pairs R times in a shuffled order (so slow drift of the
 host does not line up with one method), each comparison with the same time budget:
 
 loop - a CPU-bound xorshift loop of about --target-ms (gcc -O2, iterations compiled in),
-  B with exactly 1% more iterations, A' a byte-identical copy of A:
+  B with exactly 1% more iterations (--step PCT: another step, e.g. 0.5), A' a byte-identical
+  copy of A at another path:
   - ``kbench cpu``: ``kbench compare --command A --command B -p shell=0 --json`` with its
     defaults (interleaved slots, CPU time, default budget and margin). Detected = verdict
     "regression"; an A/A false positive = any verdict but "no change".
@@ -124,19 +126,20 @@ def cpu_seconds(binary: Path, runs: int = 9, *, wall: bool = False) -> float:
     return statistics.median(found)
 
 
-def prepare_loop(workdir: Path, target_ms: float) -> dict[str, Any]:
+def prepare_loop(workdir: Path, target_ms: float, step_pct: float = 1.0) -> dict[str, Any]:
     zero = build(workdir, 0, "zero")
     calibration = build(workdir, 20_000_000, "calibration")
     per_iter = max(cpu_seconds(calibration) - cpu_seconds(zero), 1e-6) / 20_000_000
     iters = max(int(target_ms / 1000 / per_iter) // 100 * 100, 100_000)
-    a, b = build(workdir, iters, "A"), build(workdir, iters // 100 * 101, "B")
+    more = round(iters * (1 + step_pct / 100))
+    a, b = build(workdir, iters, "A"), build(workdir, more, "B")
     a2 = workdir / "A2"
     shutil.copyfile(a, a2)
     os.chmod(a2, 0o755)
     t_zero, t_a = cpu_seconds(zero), cpu_seconds(a)
-    return {"A": str(a), "B": str(b), "A2": str(a2), "iters_A": iters, "iters_B": iters // 100 * 101,
+    return {"A": str(a), "B": str(b), "A2": str(a2), "iters_A": iters, "iters_B": more,
             "cpu_zero_ms": 1e3 * t_zero, "cpu_A_ms": 1e3 * t_a, "wall_A_ms": 1e3 * cpu_seconds(a, wall=True),
-            "truth_pct": 100 * 0.01 * max(t_a - t_zero, 0.0) / t_a}
+            "truth_pct": (more / iters - 1) * 100 * max(t_a - t_zero, 0.0) / t_a}
 
 
 # ---------------------------------------------------------------- methods
@@ -269,7 +272,7 @@ def print_table(suite: str, summaries: dict[str, dict[str, Any]], truth: float) 
 # ---------------------------------------------------------------- suites
 
 def loop_suite(args: argparse.Namespace, workdir: Path) -> Suite:
-    info = prepare_loop(workdir, args.target_ms)
+    info = prepare_loop(workdir, args.target_ms, args.step)
     per_run = info["wall_A_ms"] / 1e3 * 1.05
     kb = args.kbench_bin
 
@@ -287,8 +290,9 @@ def loop_suite(args: argparse.Namespace, workdir: Path) -> Suite:
     ]
     if shutil.which("hyperfine"):
         methods.append(("hyperfine", lambda kind, seed: hyperfine(*pair(kind), args.budget, per_run)))
-    print(f"loop: A {info['iters_A']} iterations, {info['cpu_A_ms']:.1f} ms CPU; B +1% iterations; exec of an "
-          f"empty program {info['cpu_zero_ms']:.2f} ms CPU; true CPU difference +{info['truth_pct']:.3f}%", flush=True)
+    print(f"loop: A {info['iters_A']} iterations, {info['cpu_A_ms']:.1f} ms CPU; B +{args.step:g}% iterations; "
+          f"exec of an empty program {info['cpu_zero_ms']:.2f} ms CPU; true CPU difference "
+          f"+{info['truth_pct']:.3f}%", flush=True)
     return info, methods
 
 
@@ -380,6 +384,8 @@ def main() -> int:
                     help="seconds of runs per comparison for the methods other than kbench (default 20: kbench's "
                          "default measuring budget)")
     ap.add_argument("--target-ms", type=float, default=100.0, help="CPU time of the loop A (default 100 ms)")
+    ap.add_argument("--step", type=float, default=1.0, help="loop suite: B's extra iterations in %% (default 1)")
+    ap.add_argument("--busy", action="store_true", help="keep one CPU busy with a spinning process throughout")
     ap.add_argument("--kernel", default="deb:6.1.0-56-amd64", help="kernel of the kfunc suite")
     ap.add_argument("--kbench-bin", default=str(DEFAULT_KBENCH))
     ap.add_argument("--seed", type=int, default=1)
@@ -392,6 +398,16 @@ def main() -> int:
     results: dict[str, Any] = json.loads(args.resume.read_text()) if args.resume else {"suites": {}}
     out = args.json_out or args.resume
     os.environ.setdefault("KBENCH_DB", str(Path(tempfile.mkdtemp(prefix="kbench-sens-db-")) / "sens.db"))
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None
+    try:
+        return run_suites(args, rng, results, out)
+    finally:
+        if spinner is not None:
+            spinner.kill()
+            spinner.wait()
+
+
+def run_suites(args: argparse.Namespace, rng: random.Random, results: dict[str, Any], out: Path | None) -> int:
     with tempfile.TemporaryDirectory(prefix="kbench-sens-") as tmp:
         for suite in [s.strip() for s in args.suites.split(",") if s.strip()]:
             if suite == "table":
