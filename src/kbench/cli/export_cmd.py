@@ -44,8 +44,10 @@ def export_cmd(
     output: Path | None,
 ) -> None:
     """Export a run with all its raw samples (JSON, CSV, Parquet), runs as hyperfine JSON,
-    pyperf JSON or Go benchmark text, a run's profile (folded stacks, speedscope JSON, pprof)
-    or counters (perf-stat: perf stat -x, CSV), or a table of runs (--runs).
+    pyperf JSON or Go benchmark text, or a table of runs (--runs).
+
+    A run's profile goes out as folded stacks, speedscope JSON or pprof, its counters as
+    perf-stat (perf stat -x, CSV).
 
     \b
     kbench export 12 --format csv                  every sample of run 12
