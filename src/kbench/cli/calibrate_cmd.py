@@ -11,6 +11,7 @@ from rich.text import Text
 
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue, complete_benchmarks
+from kbench.cli.progress import LongWork, quiet_option, slot_steps, trial_steps
 from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.engine.calibration import POWERS, Calibration, calibrate
 from kbench.engine.comparison_sides import AUTO, DESIGNS
@@ -36,19 +37,21 @@ from kbench.engine.interleaved import DEFAULT_BUDGET_S
 @click.option("--alpha", type=click.FloatRange(min=0.0001, max=0.5), default=DEFAULT_ALPHA, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
+@quiet_option
 @pass_context
 def calibrate_cmd(
     ctx: Context, benchmark: str | None, command: str | None, kernel: str | None, params: tuple[tuple[str, str], ...],
     design: str, metric: str, budget: float, samples: int | None, trials: int, budgets: tuple[int, ...],
-    alpha: float, seed: int, as_json: bool,
+    alpha: float, seed: int, as_json: bool, quiet: bool,
 ) -> None:
     """Measure BENCHMARK (or --command CMD) against itself with the design `kbench compare`
     uses, store the noise, and report the smallest change it can detect and the equivalence
     margin compare will use for it from now on."""
-    with user_errors():
+    with user_errors(), LongWork("calibrating", quiet=quiet or as_json) as work:
         found = calibrate(
             ctx.store, benchmark=benchmark, command=command, kernel=kernel, params=dict(params), design=design,
             metric=metric, budget_s=budget, samples=samples, trials=trials, budgets=budgets, alpha=alpha, seed=seed,
+            on_slot=slot_steps(work), on_trial=trial_steps(work, 2),
         )
     if as_json:
         emit_json(_as_json(found))

@@ -20,6 +20,7 @@ from kbench.cli.module_options import (
     module_copy_count,
 )
 from kbench.cli.parsing import Duration, KeyValue, complete_benchmarks
+from kbench.cli.progress import LongWork, quiet_option, slot_steps, trial_steps
 from kbench.compare.sensitivity import (
     PairedSensitivity,
     copies_sensitivity_matrix,
@@ -39,7 +40,7 @@ from kbench.engine.comparison_sides import (
     module_comparison,
 )
 from kbench.engine.in_kernel import interleaved_comparison
-from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome
+from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome, SlotCallback
 from kbench.store.db import Store
 from kbench.targets.factory import make_target
 
@@ -66,12 +67,13 @@ from kbench.targets.factory import make_target
               help="Trials design: trials per configuration (the diagonal compares even and odd trials: A/A).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
+@quiet_option
 @pass_context
 def sensitivity_cmd(
     ctx: Context, benchmark: str | None, commands: tuple[str, ...], kernels: tuple[str, ...],
     params: tuple[tuple[str, str], ...], modules: tuple[Path, ...], copies: int | None, local_kernel: bool,
     design: str, metric: str,
-    budget: float, samples: int | None, trials: int, seed: int, as_json: bool,
+    budget: float, samples: int | None, trials: int, seed: int, as_json: bool, quiet: bool,
 ) -> None:
     """The matrix of p-values for every pair of configurations (commands, kernels, values of one
     parameter, or your own modules), A/A splits on the diagonal: which differences a method
@@ -90,7 +92,7 @@ def sensitivity_cmd(
             counts_sensitivity(ctx, benchmark=benchmark, kernels=kernels, commands=commands, params=dict(params),
                                modules=modules, local_kernel=local_kernel, samples=samples, as_json=as_json)
         return
-    with user_errors():
+    with user_errors(), LongWork("measuring the configurations", quiet=quiet or as_json) as work:
         if commands and kernels:  # with --module, check_module_sides refused --command already
             raise BadRequest("give --command configurations or --kernel configurations, not both")
         found = None if modules else build_sides(benchmark, kernels, commands, dict(params), samples)
@@ -100,12 +102,13 @@ def sensitivity_cmd(
             loaded: Sides | None = None
             if found is None:
                 outcome, loaded = _module_outcome(ctx.store, modules, kernels[0] if kernels else None, local_kernel,
-                                                  benchmark, dict(params), samples, budget, seed, copies or 1)
+                                                  benchmark, dict(params), samples, budget, seed, copies or 1,
+                                                  slot_steps(work))
             else:
                 with make_target(found.sides[0].kernel) as target:
                     outcome = interleaved_comparison(ctx.store, found.sides, target, budget_s=budget, metric=metric,
                                                      seed=seed, samples=samples, adaptive=False,
-                                                     tags=("sensitivity",))
+                                                     tags=("sensitivity",), on_slot=slot_steps(work))
             metric_name = outcome.metrics[0].name
             if loaded is not None and loaded.builds:
                 copies_matrix, result, heading, copies_line = _copies_matrix(outcome, loaded, metric_name)
@@ -127,7 +130,8 @@ def sensitivity_cmd(
         else:
             assert found is not None  # modules are measured interleaved
             trial_outcome = run_comparison(ctx.store, found.sides, make_target, max_trials=trials, adaptive=False,
-                                           seed=seed, tags=("sensitivity",), metric=metric)
+                                           seed=seed, tags=("sensitivity",), metric=metric,
+                                           on_trial=trial_steps(work, len(found.sides)))
             metric_name = trial_outcome.sides[0].primary_metric
             plain = sensitivity_matrix({s.side.label: s.statistics(metric_name) for s in trial_outcome.sides})
             result = {"metric": metric_name, "design": trial_outcome.design, "test": "mann-whitney",
@@ -159,14 +163,14 @@ PLACEMENT_NOTE = ("one load of each module: a p-value between two modules also m
 
 def _module_outcome(store: Store, modules: tuple[Path, ...], kernel: str | None, local_kernel: bool,
                     benchmark: str | None, params: dict[str, str], samples: int | None, budget: float,
-                    seed: int, copies: int) -> tuple[InterleavedOutcome, Sides]:
+                    seed: int, copies: int, on_slot: SlotCallback | None = None) -> tuple[InterleavedOutcome, Sides]:
     """The user's modules (or one module's parameter values) as the configurations, measured as
     ``compare --module`` measures them: inside kbench.ko, sides alternating in short slots,
     ``copies`` of each module loaded."""
     with module_comparison(kernel, modules, benchmark, params, samples, copies=copies,
                            local_kernel=local_kernel) as (target, found):
         outcome = interleaved_comparison(store, found.sides, target, budget_s=budget, seed=seed, samples=samples,
-                                         adaptive=False, tags=("sensitivity",))
+                                         adaptive=False, tags=("sensitivity",), on_slot=on_slot)
     return outcome, found
 
 

@@ -14,6 +14,7 @@ from kbench.catalog.benchmarks import lookup
 from kbench.cli import exit_codes
 from kbench.cli.main import Context, emit_json, fail, out_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue
+from kbench.cli.progress import LongWork, quiet_option
 from kbench.contract.benchmark import Benchmark, UnknownBenchmark
 from kbench.contract.request import RunRequest
 from kbench.kinds.registry import kind_of
@@ -57,12 +58,14 @@ tracer too, so that kprobes on function entries go through ftrace rather than a 
               help="Histograms per function: funclatency's log2 buckets, linear bins, or both.")
 @click.option("--tag", "tags", multiple=True, help="Label the stored run (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the text report.")
+@quiet_option
 @pass_context
 def trace_cmd(
     ctx: Context, functions: tuple[str, ...], kernel: str | None, during: str | None, command: str | None,
     params: tuple[tuple[str, str], ...], samples: int | None, batch: int | None, warmup: int | None,
     cpu: int | None, keys: tuple[int, ...], sums: tuple[str, ...], modules: tuple[Path, ...],
     log_size: int | None, timeout: float, no_overhead: bool, hist: str, tags: tuple[str, ...], as_json: bool,
+    quiet: bool,
 ) -> None:
     """Time FUNCTION… in place (kretprobes) while a workload runs; store every call's cycles.
 
@@ -98,7 +101,8 @@ def trace_cmd(
 
     if kernel not in (None, "local") and not modules:
         _check_functions_before_boot(kernel, functions)
-    with user_errors(), _host(kernel, modules) as host:
+    booting = kernel not in (None, "local")
+    with user_errors(), LongWork("tracing", quiet=quiet or as_json) as work, _host(kernel, modules, work) as host:
         workload = known or (_guest_benchmark(host, during) if during else None)
         if workload is not None:
             _check_workload(workload)
@@ -109,7 +113,7 @@ def trace_cmd(
                                       warmup_samples=warmup, batch=batch, cpu=cpu) if workload else None,
             command=command, timeout=timeout, log_size=log_size, measure_overhead=not no_overhead,
         )
-        result = _trace(ctx, host, plan, tags)
+        result = _trace(ctx, host, plan, tags, work, first=2 if booting else 1)
         info = host.info()
     if as_json:
         from kbench.engine.stored_run import stored_run
@@ -152,7 +156,7 @@ def _check_functions_before_boot(kernel: str, functions: tuple[str, ...]) -> Non
 
 
 @contextlib.contextmanager
-def _host(kernel: str | None, modules: tuple[Path, ...]) -> Iterator[TraceHost]:
+def _host(kernel: str | None, modules: tuple[Path, ...], work: LongWork) -> Iterator[TraceHost]:
     if kernel is None or kernel == "local":
         from kbench.kinds.trace.hosts import LocalTraceHost
 
@@ -161,6 +165,7 @@ def _host(kernel: str | None, modules: tuple[Path, ...]) -> Iterator[TraceHost]:
     from kbench.kinds.trace.hosts import VmTraceHost
     from kbench.targets.vm_target import VmTarget
 
+    work(f"booting {kernel}" + (" and loading the modules" if modules else ""), 0, None)
     with VmTarget(kernel, extra_modules=modules, kernel_features=TRACE_KERNEL) as target:
         yield VmTraceHost(target)
 
@@ -175,19 +180,26 @@ def _guest_benchmark(host: TraceHost, name: str) -> Benchmark:
         return describe(host.kbench_module(), name.removeprefix("kfunc."))
 
 
-def _trace(ctx: Context, host: TraceHost, plan: TracePlan, tags: tuple[str, ...]) -> RunResult:
+def _trace(ctx: Context, host: TraceHost, plan: TracePlan, tags: tuple[str, ...], work: LongWork,
+           first: int) -> RunResult:
+    """The trace, stored; ``work`` counts the boot (``first`` 2) and the check as its first steps."""
     from kbench.engine.runner import execute_run
     from kbench.kinds.trace.session import TraceTarget, check_functions
     from kbench.trace.kernel import ProbeRefused
     from kbench.trace.symbols import UnknownFunction
 
+    work("checking the functions", first - 1, None)
     try:
         check_functions(host, plan.functions)
     except (UnknownFunction, ProbeRefused) as exc:
         fail(str(exc), exit_codes.USAGE)
     benchmark = plan.benchmark()
     request = RunRequest(benchmark=benchmark.name, params=plan.params(), tags=tags)
-    return execute_run(ctx.store, benchmark, request, TraceTarget(host, plan))
+
+    def phase(what: str, done: float, total: float | None) -> None:
+        work(what, first + done, first + (total or 0))
+
+    return execute_run(ctx.store, benchmark, request, TraceTarget(host, plan, phase))
 
 
 def _render(result: RunResult, hist: str, machine: str) -> None:

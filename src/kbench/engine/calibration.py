@@ -30,9 +30,10 @@ from kbench.compare.detectable import minimum_detectable_effect, paired_mde_pct,
 from kbench.compare.paired import judge_blocks
 from kbench.compare.thresholds import DEFAULT_MIN_TRIALS
 from kbench.contract.request import BadRequest, RunRequest
-from kbench.engine.compare_protocol import ComparisonSide, run_comparison
+from kbench.engine.compare_protocol import ComparisonSide, TrialCallback, run_comparison
 from kbench.engine.comparison_sides import INTERLEAVED, choose_design
 from kbench.engine.in_kernel import interleaved_comparison
+from kbench.engine.interleaved import SlotCallback
 from kbench.stats.thresholds import MAD_TO_SIGMA
 from kbench.store.db import Store
 from kbench.targets.factory import make_target
@@ -62,9 +63,10 @@ class Calibration:
 def calibrate(
     store: Store, *, benchmark: str | None, command: str | None, kernel: str | None, params: dict[str, str],
     design: str, metric: str, budget_s: float, samples: int | None, trials: int, budgets: tuple[int, ...],
-    alpha: float, seed: int,
+    alpha: float, seed: int, on_slot: SlotCallback | None = None, on_trial: TrialCallback | None = None,
 ) -> Calibration:
-    """Run the A/A calibration of the module docstring and store it."""
+    """Run the A/A calibration of the module docstring and store it; ``on_slot`` and ``on_trial``
+    follow its comparison as ``interleaved_comparison`` and ``run_comparison`` call them."""
     if bool(benchmark) == bool(command):
         raise BadRequest("give a BENCHMARK or --command CMD (one of them)")
     bench = lookup(benchmark or "command")
@@ -75,17 +77,18 @@ def calibrate(
     sides = [ComparisonSide(label=label, kernel=kernel, benchmark=bench, request=request) for label in ("A1", "A2")]
     target = kernel or "local"
     if choose_design(design, sides) == INTERLEAVED:
-        return _interleaved(store, sides, target, metric, budget_s, samples, alpha, seed)
-    return _trials(store, sides, target, metric, trials, budgets, alpha, seed)
+        return _interleaved(store, sides, target, metric, budget_s, samples, alpha, seed, on_slot)
+    return _trials(store, sides, target, metric, trials, budgets, alpha, seed, on_trial)
 
 
 def _interleaved(
     store: Store, sides: list[ComparisonSide], target: str, metric: str, budget_s: float, samples: int | None,
-    alpha: float, seed: int,
+    alpha: float, seed: int, on_slot: SlotCallback | None = None,
 ) -> Calibration:
     with make_target(sides[0].kernel) as machine:
         outcome = interleaved_comparison(store, sides, machine, budget_s=budget_s, metric=metric, alpha=alpha,
-                                         seed=seed, samples=samples, adaptive=False, tags=("calibration",))
+                                         seed=seed, samples=samples, adaptive=False, tags=("calibration",),
+                                         on_slot=on_slot)
     primary = outcome.metrics[0]
     d = outcome.log_ratios(1, primary.name)
     sets = {"A1": outcome.side_values(0, primary.name), "A2": outcome.side_values(1, primary.name)}
@@ -115,10 +118,11 @@ def _interleaved(
 
 def _trials(
     store: Store, sides: list[ComparisonSide], target: str, metric: str, trials: int, budgets: tuple[int, ...],
-    alpha: float, seed: int,
+    alpha: float, seed: int, on_trial: TrialCallback | None = None,
 ) -> Calibration:
     outcome = run_comparison(store, sides, make_target, max_trials=trials, adaptive=False, seed=seed,
-                             min_trials=min(DEFAULT_MIN_TRIALS, trials), tags=("calibration",), metric=metric)
+                             min_trials=min(DEFAULT_MIN_TRIALS, trials), tags=("calibration",), metric=metric,
+                             on_trial=on_trial)
     metric = outcome.sides[0].primary_metric
     sets = {"A1": outcome.sides[0].statistics(metric), "A2": outcome.sides[1].statistics(metric)}
     rows: list[dict[str, Any]] = []

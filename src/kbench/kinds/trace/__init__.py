@@ -47,7 +47,7 @@ class TraceKind(KindDefaults):
 
         if not isinstance(target, TraceTarget):
             raise TargetError(f"{benchmark.name}: a trace runs as a whole `kbench trace` session (TraceTarget)")
-        return trace_measurement(target.host, target.plan)
+        return trace_measurement(target.host, target.plan, target.progress)
 
 
 KIND = TraceKind()

@@ -27,6 +27,7 @@ import numpy as np
 from kbench import interrupts
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
+from kbench.contract.progress import Step, no_steps
 from kbench.contract.request import RunRequest
 from kbench.kinds.kfunc.catalog import builtin_benchmark
 from kbench.kinds.trace.plan import TracePlan
@@ -236,8 +237,10 @@ def _require_log(log: KernelTraceLog) -> None:
         raise TraceError("kbench.ko in this kernel has no trace log (/sys/kernel/kbench/trace): rebuild it")
 
 
-def trace_measurement(host: TraceHost, plan: TracePlan) -> Measurement:
-    """Probe, run the workload with the log on, unprobe, measure the probe; entries as columns."""
+def trace_measurement(host: TraceHost, plan: TracePlan, progress: Step = no_steps) -> Measurement:
+    """Probe, run the workload with the log on, unprobe, measure the probe; entries as columns.
+    ``progress`` hears of each phase (kbench.contract.progress)."""
+    phases = 3 if plan.measure_overhead else 2
     module = host.kbench_module()
     log = KernelTraceLog(module.io)
     _require_log(log)
@@ -248,8 +251,12 @@ def trace_measurement(host: TraceHost, plan: TracePlan) -> Measurement:
     workload: dict[str, Any]
     stderr = ""
     try:
+        if plan.functions:
+            progress(f"placing kretprobes on {', '.join(plan.functions)}", 0, phases)
         for name in plan.functions:
             log.probe(name)
+        progress(f"running {plan.during.name if plan.during is not None else 'the command'} with the log on",
+                 1, phases)
         if plan.during is not None:
             workload_run, trace = _run_benchmark(host, module, log, plan.during, plan.during_request)
             workload = _workload_json(plan.during, workload_run)
@@ -271,6 +278,8 @@ def trace_measurement(host: TraceHost, plan: TracePlan) -> Measurement:
         **trace.context_json(), "keys": list(plan.keys), "sums": [list(keys) for keys in plan.sums],
         "missed": missed, "facts": log_facts(trace), "probe": "kretprobe",
     }
+    if plan.measure_overhead:
+        progress("measuring the probes' own overhead", 2, phases)
     if plan.measure_overhead and plan.functions:
         context["probe_overhead"] = measure_probe_overhead(module, log).to_json()
     if plan.measure_overhead and np.any(trace.entries["kind"] == KIND_TRACEPOINT):
@@ -337,9 +346,10 @@ def _trace_warnings(trace: TraceLog, plan: TracePlan, missed: dict[str, int], wo
 class TraceTarget:
     """``kbench trace`` as a Target for ``execute_run``: the trace kind's run is the whole session."""
 
-    def __init__(self, host: TraceHost, plan: TracePlan):
+    def __init__(self, host: TraceHost, plan: TracePlan, progress: Step = no_steps):
         self.host = host
         self.plan = plan
+        self.progress = progress
 
     def info(self) -> TargetInfo:
         return self.host.info()
