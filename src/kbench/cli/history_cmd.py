@@ -15,6 +15,7 @@ from kbench.contract.vocabulary import IMPROVEMENT
 
 if TYPE_CHECKING:
     from kbench.history.analysis import SeriesHistory
+    from kbench.history.confirmed import Confirmation
     from kbench.history.series import Series
 
 
@@ -51,6 +52,7 @@ def history_cmd(
     open regressions a watch confirmed in them, and their change points no confirmation covers.
     """
     from kbench.history.analysis import analyse
+    from kbench.history.confirmed import load_confirmations
     from kbench.history.load import load_series
 
     settings = settings_from(window, max_pvalue, raw_values)
@@ -61,8 +63,11 @@ def history_cmd(
             series, notes = _relative_to_control(series, load_series(ctx.reader, control, since=since,
                                                                      evidence=evidence))
         histories = analyse(series, settings, repo=repo)
+        confirmations = load_confirmations(ctx.reader)
     if as_json:
-        emit_json({"settings": settings.to_json(), "series": [h.to_json() for h in histories],
+        from kbench.history.regressions import history_json
+
+        emit_json({"settings": settings.to_json(), "series": [history_json(h, confirmations) for h in histories],
                    **({"control": {"selector": control, "notes": notes}} if control is not None else {})})
     else:
         from kbench.report.history_text import render_history
@@ -70,20 +75,19 @@ def history_cmd(
         console = out_console()
         for note in notes:
             console.print(note, highlight=False, markup=False)
-        render_history(console, histories, last, since)
+        render_history(console, histories, last, since, confirmations)
     if fail_on:
-        exit_if_found(fail_on, _gate(ctx, histories, since, IMPROVEMENT in fail_on))
+        exit_if_found(fail_on, _gate(histories, since, IMPROVEMENT in fail_on, confirmations))
 
 
-def _gate(ctx: Context, histories: list[SeriesHistory], since: datetime | None,
-          improvements: bool) -> list[tuple[str, str]]:
+def _gate(histories: list[SeriesHistory], since: datetime | None, improvements: bool,
+          confirmations: list[Confirmation]) -> list[tuple[str, str]]:
     """What ``--fail-on`` judges: the report over the series listed (``kbench.history.regressions``)."""
-    from kbench.history.confirmed import load_confirmations
     from kbench.history.regressions import regression_report
 
     with user_errors():
         report = regression_report(histories, {}, since=since, improvements=improvements,
-                                   confirmations=load_confirmations(ctx.reader))
+                                   confirmations=confirmations)
     return report.gate()
 
 

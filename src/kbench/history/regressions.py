@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from kbench.history.analysis import IMPROVEMENT, REGRESSION, ChangePoint, SeriesHistory
-from kbench.history.confirmed import SUSPECTED, Confirmation, of_series
+from kbench.history.confirmed import CONFIRMED, SUSPECTED, Confirmation, of_series
 from kbench.history.machines import Machine
 from kbench.history.series import Series
 from kbench.history.since import as_utc
@@ -144,6 +144,39 @@ def covers(confirmation: Confirmation, series: Series, first: int, last: int) ->
         lo = next((i for i in range(hi, -1, -1) if commits[i] == confirmation.good), -1) if confirmation.good else -1
         return lo < last and hi >= first
     return False
+
+
+WITHIN_NOISE = "within noise"
+
+
+def covering(series: Series, point: ChangePoint, confirmations: Sequence[Confirmation]) -> list[Confirmation]:
+    """The confirmations a change point of ``series`` is shown as (``covers``): what the watch measured
+    about the commits it could start at."""
+    return [c for c in confirmations if covers(c, series, point.first_index, point.last_index)]
+
+
+def shown_as(series: Series, point: ChangePoint,
+             confirmations: Sequence[Confirmation]) -> tuple[str, list[Confirmation]]:
+    """(``confirmed`` with its confirmations, ``suspected`` or ``within noise``): how every view states a
+    change point of ``series`` (history, the dashboard's series page, the report)."""
+    found = covering(series, point, confirmations)
+    if found:
+        return CONFIRMED, found
+    return (SUSPECTED if above_noise(point) else WITHIN_NOISE), []
+
+
+def history_json(history: SeriesHistory, confirmations: Sequence[Confirmation], *,
+                 with_points: bool = True) -> dict[str, Any]:
+    """``kbench history --json``'s entry for a series (and the dashboard's): each change point with how it
+    is shown (``status``) and the confirmations it is shown as (``confirmations``; ``confirmation``: the
+    first, or null)."""
+    data = history.to_json(with_points=with_points)
+    for point, shown in zip(history.change_points, data["change_points"], strict=True):
+        status, found = shown_as(history.series, point, confirmations)
+        shown["status"] = status
+        shown["confirmations"] = [c.to_json() for c in found]
+        shown["confirmation"] = shown["confirmations"][0] if found else None
+    return data
 
 
 def regression_report(

@@ -13,6 +13,8 @@ from rich.text import Text
 
 from kbench.contract.text import printable
 from kbench.history.analysis import REGRESSION, ChangePoint, SeriesHistory
+from kbench.history.confirmed import SUSPECTED, Confirmation
+from kbench.history.regressions import shown_as
 from kbench.history.rules import MIN_SEGMENT_RUNS
 from kbench.report.units import format_value
 
@@ -75,15 +77,26 @@ def describe_change(series_unit: str, point: ChangePoint) -> str:
 
 
 def render_history(console: Console, histories: Sequence[SeriesHistory], last: int,
-                   since: datetime | None = None) -> None:
-    """Every series: header, sparkline, change points, then its ``last`` points (all for 0), newest last."""
+                   since: datetime | None = None, confirmations: Sequence[Confirmation] = ()) -> None:
+    """Every series: header, sparkline, change points (each as ``kbench report regressions`` states it:
+    the regressions a watch confirmed there, else suspected or within noise), then its ``last`` points
+    (all for 0), newest last."""
     if not histories:
         console.print(nothing_since(since) if since else "no complete runs stored yet: `kbench run …` adds them")
         return
     for number, history in enumerate(histories):
         if number:
             console.print()
-        _render_series(console, history, last)
+        _render_series(console, history, last, confirmations)
+
+
+def describe_confirmation(confirmation: Confirmation) -> str:
+    """``confirmed: +4.0% regression due to 1a2b3c4d5e6f "subject", measured side by side against its
+    parent (p=1e-06); open (kbench watch 1, finding 3)``: the watch's own figures, never the change point's."""
+    what = "regression" if confirmation.kind == REGRESSION else "fix"
+    return (f"confirmed: {confirmation.change_pct:+.1f}% {what} due to {confirmation.culprit[:12]} "
+            f"\"{confirmation.subject}\", measured side by side against its parent (p={confirmation.p_value:.2g}); "
+            f"{confirmation.status_text} (kbench watch {confirmation.watch_id}, finding {confirmation.finding_id})")
 
 
 def nothing_since(since: datetime) -> str:
@@ -92,7 +105,8 @@ def nothing_since(since: datetime) -> str:
     return f"no complete runs stored since {since:%Y-%m-%d %H:%M} UTC{later}"
 
 
-def _render_series(console: Console, history: SeriesHistory, last: int) -> None:
+def _render_series(console: Console, history: SeriesHistory, last: int,
+                   confirmations: Sequence[Confirmation]) -> None:
     s = history.series
     better = {"lower": ", lower is better", "higher": ", higher is better"}.get(s.direction or "", "")
     # Parameters, machine and target come from outside (an imported command line, a label):
@@ -105,7 +119,15 @@ def _render_series(console: Console, history: SeriesHistory, last: int) -> None:
     ), highlight=False)
     console.print(f"  {sparkline(s.values(), span=s.drawn_range())}", highlight=False)
     for point in history.change_points:
-        console.print(Text.assemble("  ", (describe_change(s.unit, point), _STYLE[point.verdict])), highlight=False)
+        status, found = shown_as(s, point, confirmations)
+        if found:
+            for confirmation in found:
+                console.print(Text.assemble("  ", (printable(describe_confirmation(confirmation)),
+                                                   _STYLE[point.verdict])), highlight=False)
+            continue
+        line = f"{status}: {describe_change(s.unit, point)}"
+        console.print(Text.assemble("  ", (line, _STYLE[point.verdict] if status == SUSPECTED else "dim")),
+                      highlight=False)
     for point in history.pending:
         c = point.change
         console.print(Text(f"  pending: {describe_change(s.unit, point)}; {min(c.before.n, c.after.n)} run(s) on "

@@ -12,7 +12,14 @@ from sqlalchemy import Engine
 from kbench.history.analysis import ChangePoint, SeriesHistory
 from kbench.history.confirmed import Confirmation, culprit_index, load_confirmations, of_series
 from kbench.history.load import NoSuchSeries
-from kbench.history.regressions import RegressionReport, above_noise, covers, regression_report, wanted_runs
+from kbench.history.regressions import (
+    RegressionReport,
+    above_noise,
+    covering,
+    history_json,
+    regression_report,
+    wanted_runs,
+)
 from kbench.history.series import Series, is_evidence, series_id, series_scope, target_kind
 from kbench.store.db import Store
 from kbench.store.series import run_requests, run_version
@@ -70,8 +77,8 @@ def _latest_confirmed(series: Series, confirmations: list[Confirmation]) -> dict
 
 
 def _covering(series: Series, point: ChangePoint, confirmations: list[Confirmation]) -> Confirmation | None:
-    """The confirmation a change point of ``series`` is shown as (``kbench.history.regressions.covers``)."""
-    return next((c for c in confirmations if covers(c, series, point.first_index, point.last_index)), None)
+    """The (first) confirmation a change point of ``series`` is shown as (``kbench.history.regressions.covering``)."""
+    return next(iter(covering(series, point, confirmations)), None)
 
 
 def series_data(snapshot: SeriesSnapshot, cache: ChangeCache, sid: str) -> dict[str, Any]:
@@ -80,13 +87,7 @@ def series_data(snapshot: SeriesSnapshot, cache: ChangeCache, sid: str) -> dict[
     if not found:
         raise NoSuchSeries(f"no series {sid!r}")
     history = cache.history(found[0])
-    data = history.to_json()
-    confirmations = load_confirmations(snapshot.engine)
-    for point, shown in zip(history.change_points, data["change_points"], strict=True):
-        confirmation = _covering(history.series, point, confirmations)
-        shown["status"] = ("confirmed" if confirmation is not None else "suspected" if above_noise(point)
-                           else "within noise")
-        shown["confirmation"] = None if confirmation is None else confirmation.to_json()
+    data = history_json(history, load_confirmations(snapshot.engine))
     data["segments"] = _segments(history)
     data["settings"] = cache.settings.to_json()
     return data
