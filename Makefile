@@ -21,9 +21,9 @@ venv:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-## install: kbench and its dashboard into .venv (no test tools)
+## install: kbench, its dashboard and its static plots into .venv (no test tools)
 install: venv
-	$(BIN)/pip install --quiet -e '.[web]'
+	$(BIN)/pip install --quiet -e '.[web,plots]'
 
 ## install-test: the test tools and every optional part the tests cover (make test does it)
 install-test: deps venv

@@ -22,7 +22,8 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "kbench"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("contract", "durations", "native", "resources", "procfs", "interrupts", "_guardian", "git", "cachefiles"),
+    ("contract", "durations", "native", "resources", "procfs", "interrupts", "_guardian", "git", "cachefiles",
+     "extras"),
     ("children", "workspaces"),
     ("stats",),
     ("compare", "sysinfo", "profile"),

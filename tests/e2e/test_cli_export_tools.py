@@ -148,11 +148,11 @@ def test_a_metric_that_is_not_a_time_cannot_be_written_as_hyperfine(kbench: Kben
 
 
 def test_parquet_without_pyarrow_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kbench.report.interop import ExportProblem, tidy
+    from kbench.extras import ExtraMissing
+    from kbench.report.interop import tidy
 
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow now raises ImportError
-    with pytest.raises(ExportProblem,
-                       match=r"Parquet needs pyarrow, which is not installed: pip install 'kbench-lab\[parquet\]'"):
+    with pytest.raises(ExtraMissing, match=r"\[parquet\] extra, .*: pip install 'kbench-lab\[parquet\]'"):
         tidy.write("parquet", [])
 
 
@@ -165,7 +165,8 @@ def test_one_run_as_parquet_without_pyarrow_fails_clearly(kbench: KbenchRunner, 
     for args in (["1"], ["--runs", "1"]):
         proc = subprocess.run([sys.executable, "-m", "kbench.cli", "export", *args, "--format", "parquet", "-o",
                                str(tmp_path / "x.parquet")], capture_output=True, text=True, env=env, timeout=60)
-        assert proc.returncode == 2, proc.stderr
-        assert proc.stderr == ("kbench: error: Parquet needs pyarrow, which is not installed: "
-                               "pip install 'kbench-lab[parquet]' (or export --format csv)\n")
+        assert proc.returncode == 16, proc.stderr
+        assert proc.stderr == ("kbench: error: kbench export --format parquet needs kbench's [parquet] extra, which "
+                               "is not installed (no module 'pyarrow'): pip install 'kbench-lab[parquet]' "
+                               "(or export --format csv)\n")
         assert not (tmp_path / "x.parquet").exists()

@@ -40,7 +40,7 @@ def test_every_required_dependency_is_imported_by_kbench() -> None:
     assert unused == []
 
 
-@pytest.mark.parametrize("extra", ["postgres", "parquet", "fleet", "history", "web"])
+@pytest.mark.parametrize("extra", ["postgres", "parquet", "fleet", "history", "web", "plots"])
 def test_every_runtime_extra_is_imported_by_kbench(extra: str) -> None:
     imported = _imported_top_level_modules()
     for requirement in PYPROJECT["project"]["optional-dependencies"][extra]:
@@ -60,7 +60,7 @@ def test_every_runtime_extra_is_imported_by_kbench(extra: str) -> None:
 def test_heavy_optional_parts_are_not_required() -> None:
     required = {_distribution(req) for req in PYPROJECT["project"]["dependencies"]}
     # pydantic is required: `kbench import` validates other tools' files against its schemas
-    assert not required & {"pyarrow", "psycopg", "celery", "fastapi", "plotly", "apache-otava"}
+    assert not required & {"pyarrow", "psycopg", "celery", "fastapi", "plotly", "apache-otava", "matplotlib"}
     extras = PYPROJECT["project"]["optional-dependencies"]
     runtime = {_distribution(r) for name, reqs in extras.items() if name != "test" for r in reqs}
     assert not runtime & {"plotly", "apache-otava", "pytest", "mypy", "ruff", "playwright"}
@@ -83,10 +83,10 @@ def test_a_postgresql_url_without_its_driver_is_a_one_line_error_naming_the_extr
             "from kbench.cli.main import main\n"
             "main()\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 5, proc.stderr
+    assert proc.returncode == 16, proc.stderr
     assert proc.stderr.strip().splitlines() == [
-        "kbench: error: cannot open results database 'postgresql+psycopg://kbench@127.0.0.1:1/x': its driver "
-        "'psycopg' is not installed (pip install 'kbench-lab[postgres]')"
+        "kbench: error: the results database 'postgresql+psycopg://kbench@127.0.0.1:1/x' needs kbench's [postgres] "
+        "extra, which is not installed (no module 'psycopg'): pip install 'kbench-lab[postgres]'"
     ]
 
 
@@ -97,7 +97,7 @@ def test_pip_check_is_clean_with_every_extra_installed() -> None:
 
     extras = PYPROJECT["project"]["optional-dependencies"]
     test_extra = "".join(extras["test"])
-    assert all(name in test_extra for name in ("postgres", "parquet", "fleet", "web")), test_extra
+    assert all(name in test_extra for name in ("postgres", "parquet", "fleet", "web", "plots")), test_extra
     proc = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -105,7 +105,7 @@ def test_pip_check_is_clean_with_every_extra_installed() -> None:
 def test_the_user_install_has_no_test_tools_and_make_test_installs_them() -> None:
     makefile = (ROOT / "Makefile").read_text()
     install = makefile.split("\ninstall:", 1)[1].split("\n\n", 1)[0]
-    assert "'.[web]'" in install and "test" not in install
+    assert "'.[web,plots]'" in install and "test" not in install
     setup = makefile.split("\nsetup:", 1)[1].split("\n", 1)[0]
     assert "deps-run" in setup and "install" in setup and " deps " not in f" {setup} "
     assert makefile.split("\ntest:", 1)[1].split("\n", 1)[0].strip() == "install-test"

@@ -21,6 +21,7 @@ from kbench.cli.module_options import (
     check_module_sides,
     module_copy_count,
 )
+from kbench.cli.needs import needs_extra
 from kbench.cli.parsing import Duration, KeyValue, Runs, complete_benchmarks
 from kbench.compare.budget import check_blocks, check_trials
 from kbench.compare.multiple import Method
@@ -137,11 +138,13 @@ def parse_margin(text: str | None) -> float | None:
               help="Time failed executions too (a non-zero exit, a death by signal, a system call's error) and "
               "count them beside the verdict; by default the first one fails the comparison (exit 12), naming "
               "the side, and stored runs that timed failures are refused.")
-@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True,
+              callback=needs_extra("plots", "kbench compare --format html (its plots)", lambda fmt: fmt == "html"))
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here.")
 @click.option(
     "--report-dir", type=click.Path(file_okay=False, path_type=Path),
+    callback=needs_extra("plots", "kbench compare --report-dir (report.html's plots)"),
     help="Also write every format there: report.txt, report.json, report.md, report.html and benchstat files.",
 )
 @fail_on_option

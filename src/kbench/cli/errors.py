@@ -23,6 +23,7 @@ from kbench.cli import exit_codes
 from kbench.cli.console import echo_literal, err_console
 from kbench.contract.benchmark import BadParameter, UnknownBenchmark
 from kbench.contract.request import BadRequest
+from kbench.extras import ExtraMissing
 from kbench.native import NativeToolMissing
 from kbench.store.errors import RunNotFound, StoreError, database_error_message
 from kbench.targets.base import ExecutionFailed, TargetError
@@ -75,14 +76,16 @@ JOB_ERROR = ErrorExit("kbench.jobs.problems", "JobError", exit_codes.USAGE)
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Map library exceptions to one clear line and a documented exit code, in this order:
-    a bad benchmark, parameter or request (2); a run not found (4); the store (5); a measured
-    execution that failed (12); the target or a native tool (3); a database driver's error (5,
+    a bad benchmark, parameter or request (2); a missing extra (16); a run not found (4); the store (5);
+    a measured execution that failed (12); the target or a native tool (3); a database driver's error (5,
     ``database_error_message``); an invalid job file (2, every problem listed); then ``ERROR_EXITS``.
     Anything else is a bug and is raised."""
     try:
         yield
     except (UnknownBenchmark, BadParameter, BadRequest) as exc:
         fail(str(exc), exit_codes.USAGE)
+    except ExtraMissing as exc:
+        fail(str(exc), exit_codes.EXTRA_MISSING)
     except RunNotFound as exc:
         fail(str(exc), exit_codes.NOT_FOUND)
     except StoreError as exc:  # SamplesNotStored too: its message names the recovery file

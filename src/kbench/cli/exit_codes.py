@@ -14,5 +14,6 @@ EXECUTION_FAILED = 12  # a measured execution failed (non-zero exit, signal, err
 BISECT_INCONCLUSIVE = 13  # kbench bisect: it ended without a confirmed culprit (first_bad is null)
 MAIL_FAILED = 14  # kbench watch: a mail was not sent (its mail command failed or timed out, no recipient)
 KERNEL_BUILD_FAILED = 15  # a kernel kbench builds (kernel build, a tree: spec) did not compile
+EXTRA_MISSING = 16  # an optional part this needs is not installed (pip install 'kbench-lab[EXTRA]'); nothing was done
 INTERRUPTED = 130  # Ctrl-C: finished samples were kept, run marked interrupted
 TERMINATED = 143  # SIGTERM, handled like Ctrl-C

@@ -21,6 +21,7 @@ from rich.text import Text
 from kbench.cli import exit_codes
 from kbench.cli.console import echo_literal
 from kbench.cli.main import emit_json, err_console, fail, out_console, user_errors
+from kbench.cli.needs import GroupNeedingExtra
 from kbench.contract.json_document import utc_timestamp
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ broker_option = click.option(
 )
 
 
-@click.group("fleet")
+@click.group("fleet", cls=GroupNeedingExtra, extra="fleet")
 def fleet_group() -> None:
     """Run jobs on many test machines: Celery + Redis queues per machine class, runs in one
     PostgreSQL store (see docs/fleet.md). Machines join with `kbench worker`."""

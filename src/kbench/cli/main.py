@@ -23,6 +23,7 @@ from kbench.cli.errors import fail as fail  # re-exported: their old home
 from kbench.cli.errors import user_errors as user_errors
 from kbench.cli.lazy import LazyCommand, LazyGroup
 from kbench.contract import json_document
+from kbench.extras import ExtraMissing, missing_from
 from kbench.store.errors import database_error_message
 
 if TYPE_CHECKING:
@@ -219,6 +220,7 @@ def cli(ctx: click.Context, db: str | None) -> None:
     12 a measured execution failed (non-zero exit or signal: never timed, see --ignore-failure),
     13 bisect: no confirmed culprit,
     15 a kernel kbench builds did not compile,
+    16 an optional part this needs is not installed (the line names the pip command),
     130 interrupted by Ctrl-C, 143 stopped by SIGTERM (both keep every finished sample).
     See docs/exit-codes.md.
     """
@@ -246,12 +248,25 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt as exc:
         _interrupted(exc)
+    except ExtraMissing as exc:
+        fail(str(exc), exit_codes.EXTRA_MISSING)
+    except ImportError as exc:  # an extra's module, imported by a command that did not ask first
+        missing = missing_from(exc, _command_named(sys.argv[1:]))
+        if missing is None:
+            raise
+        fail(str(missing), exit_codes.EXTRA_MISSING)
     except Exception as exc:  # a database error outside user_errors()
         message = database_error_message(exc)
         if message is None:
             raise
         fail(message, exit_codes.STORE_FAILED)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _command_named(args: list[str]) -> str:
+    """``kbench NAME`` for the first of ``args`` that names a command, to say what needs an extra."""
+    name = next((arg for arg in args if arg in COMMANDS), None)
+    return f"kbench {name}" if name else "this command"
 
 
 def _interrupted(exc: KeyboardInterrupt) -> NoReturn:

@@ -12,6 +12,7 @@ from kbench.cli.console import write_stdout
 from kbench.cli.fail_on import exit_if_found, findings_fail_on_option
 from kbench.cli.history_options import Since, detection_options, evidence_option, settings_from
 from kbench.cli.main import Context, fail, pass_context, user_errors
+from kbench.cli.needs import needs_extra
 from kbench.contract.vocabulary import IMPROVEMENT
 
 FORMATS = ("text", "json", "markdown", "html")
@@ -103,6 +104,7 @@ def _scope(series: int, since: datetime | None, improvements: bool) -> str:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here, not to stdout.")
 @click.option(
     "--plot", type=click.Path(dir_okay=False, path_type=Path),
+    callback=needs_extra("plots", "kbench report releases --plot"),
     help="Also draw the table (one panel per series): FILE.png, .svg or .pdf.",
 )
 @pass_context

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from kbench.cli import exit_codes
 from kbench.cli.main import Context, emit_json, err_console, fail, literal, out_console, pass_context, user_errors
+from kbench.cli.needs import needs_extra
 from kbench.report.units import format_value
 from kbench.store.records import RUN_STATUSES
 
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 @click.option("--chunks", type=click.IntRange(min=1, max=1000), default=10, show_default=True,
               help="With --over-time: chunks the samples are split into.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+              callback=needs_extra("plots", "kbench show --over-time --html (its plots)"),
               help="With --over-time: also write the plots and the table as a self-contained HTML page.")
 @pass_context
 def show_cmd(

@@ -6,6 +6,7 @@ import click
 
 from kbench.cli.history_options import detection_options, settings_from
 from kbench.cli.main import Context, err_console, pass_context, user_errors
+from kbench.extras import require
 
 
 @click.command("serve")
@@ -18,12 +19,9 @@ def serve_cmd(ctx: Context, host: str, port: int, window: int, max_pvalue: float
     """Serve a read-only web dashboard over the results database: every series with its change
     points, each run (histogram, CDF, context), two runs side by side, the regression report.
     Every page has a JSON endpoint behind it (/api/...)."""
-    try:
-        from kbench.web.server import prepare, serve
-    except ImportError as exc:
-        raise click.ClickException(
-            f"the dashboard needs its extra: pip install 'kbench-lab[web]' ({exc.name} missing)"
-        ) from None
+    require("web", "kbench serve")
+    from kbench.web.server import prepare, serve
+
     settings = settings_from(window, max_pvalue, raw_values)
     with user_errors():
         prepared = prepare(ctx.db_url, host, port, settings)

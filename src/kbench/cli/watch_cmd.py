@@ -15,6 +15,7 @@ from kbench.cli import exit_codes
 from kbench.cli.errors import user_errors
 from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context
+from kbench.cli.needs import needs_extra
 from kbench.cli.parsing import Duration
 from kbench.compare.thresholds import DEFAULT_ALPHA
 
@@ -117,7 +118,7 @@ def _current_branch(repo: Path) -> str:
               "not built in: a modules_install directory in the worktree.")
 @click.option("--boot-timeout", type=click.FloatRange(min=5), default=120.0, show_default=True,
               help="With --kernel-from-build: seconds a kernel may take to boot before it counts as hung.")
-@click.option("--fleet", "fleet_queue", metavar="CLASS",
+@click.option("--fleet", "fleet_queue", metavar="CLASS", callback=needs_extra("fleet", "kbench watch --fleet"),
               help="Measure on fleet workers of this machine class (kbench worker --allow-command) instead of "
               "here: the new commits of a poll at once, one task each; comparisons and bisection rounds as tasks. "
               "The watch's store is then the fleet's database (docs/fleet.md).")

@@ -9,6 +9,7 @@ import click
 
 from kbench.cli.errors import user_errors
 from kbench.cli.fleet_cmd import broker_option, fleet_settings
+from kbench.extras import require
 
 
 @click.command("worker")
@@ -28,6 +29,7 @@ def worker_cmd(machine_class: str, name: str, db: str | None, broker: str | None
     """Register this machine (its sysinfo record) and run its class's tasks one at a time,
     each exactly as `kbench run` would, storing the runs in the fleet's database.
     SIGTERM or Ctrl-C stops it after the task in hand; a second Ctrl-C at once."""
+    require("fleet", "kbench worker")
     from kbench.fleet.worker import run_worker
 
     with user_errors():

@@ -76,10 +76,9 @@ def export_parquet(view: StoredRun) -> bytes:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        from kbench.report.interop.common import ExportProblem
-        from kbench.report.interop.tidy import PARQUET_MISSING
+        from kbench.report.interop.tidy import parquet_missing
 
-        raise ExportProblem(PARQUET_MISSING) from None
+        raise parquet_missing() from None
 
     table = pa.table({name: values for name, values in _sample_columns(view).items()})
     table = table.replace_schema_metadata(

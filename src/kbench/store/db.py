@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from kbench.contract.spill import SpillDamaged
+from kbench.extras import ExtraMissing
 from kbench.store import reads
 from kbench.store.errors import DAMAGED_ADVICE, database_error_message, storable_id
 from kbench.store.errors import BisectionNotFound as BisectionNotFound  # re-exported: their old home
@@ -229,9 +230,10 @@ class Store:
         except StoreError:
             raise
         except ModuleNotFoundError as exc:  # the URL's driver is an optional extra
-            extra = " (pip install 'kbench-lab[postgres]')" if str(url).startswith("postgresql") else ""
+            if str(url).startswith("postgresql"):
+                raise ExtraMissing("postgres", f"the results database {url!r}", exc.name or "psycopg") from None
             raise StoreError(f"cannot open results database {url!r}: its driver {exc.name!r} is not "
-                             f"installed{extra}") from exc
+                             "installed") from exc
         except Exception as exc:  # SQLAlchemy raises several types for bad URLs
             raise StoreError(f"cannot open results database {url!r}: {exc}") from exc
         if engine.dialect.name == "sqlite":

@@ -20,12 +20,16 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from kbench.extras import ExtraMissing
 from kbench.report.interop.common import ExportProblem
 from kbench.store.db import RunRecord
 
 SUMMARY = ("n", "min", "median", "mean", "stdev", "mad", "p90", "p95", "p99", "max")
-PARQUET_MISSING = ("Parquet needs pyarrow, which is not installed: pip install 'kbench-lab[parquet]' "
-                   "(or export --format csv)")
+
+
+def parquet_missing() -> ExtraMissing:
+    """The error of a Parquet export without pyarrow (exit 16, naming the extra)."""
+    return ExtraMissing("parquet", "kbench export --format parquet", "pyarrow", hint="or export --format csv")
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -98,7 +102,7 @@ def _parquet(columns: list[str], table: list[dict[str, Any]]) -> bytes:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise ExportProblem(PARQUET_MISSING) from None
+        raise parquet_missing() from None
     numeric = {"run_id", "n_samples", *SUMMARY} | {c for c in columns if c.endswith(".median")}
     arrays = {}
     for column in columns:
