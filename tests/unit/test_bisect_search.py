@@ -11,7 +11,7 @@ from scipy import integrate, stats
 
 from kbench.bisect.driver import DONE, NO_DIFFERENCE, RUNNING, BisectError, Bisector, BisectState, Settings
 from kbench.bisect.oracle import UNDECIDED, classify, log_likelihood_ratio, pooled_sigma, position
-from kbench.bisect.search import BAD, GOOD, SKIP, latest_verdicts, next_commit, search_result
+from kbench.bisect.search import BAD, GOOD, SKIP, latest_verdicts, next_commit, search_result, steps_left
 
 COMMITS = [f"c{i:02d}" for i in range(1, 17)]  # after G=c00, up to B=c16
 
@@ -305,3 +305,34 @@ def test_a_reference_that_does_not_build_fails_clearly() -> None:
     lab = FakeLab({"c00": 1.0}, broken={"c00"})
     with pytest.raises(BisectError, match="good commit c00 does not build"):
         Bisector(lab, BisectState(good="c00", bad="c16", commits=list(COMMITS)), Settings()).run()
+
+
+def test_steps_left_is_what_the_search_still_measures() -> None:
+    verdicts: dict[str, str] = {}
+    left = [steps_left(COMMITS, verdicts)]
+    while (commit := next_commit(COMMITS, verdicts)) is not None:
+        verdicts[commit] = BAD if COMMITS.index(commit) >= 11 else GOOD
+        left.append(steps_left(COMMITS, verdicts))
+    assert left[0] == 4 == len(left) - 1  # 15 candidates: 4 steps, and exactly 4 were taken
+    assert left == [4, 3, 2, 1, 0]
+    assert steps_left(["c01"], {}) == 0  # bad right after good: nothing to search
+
+
+def test_the_driver_says_what_it_is_doing() -> None:
+    means = {"c00": 100.0} | {c: 100.0 * (1.05 if i >= 11 else 1) for i, c in enumerate(COMMITS)}
+    heard: list[tuple[str, float, float | None]] = []
+    state = BisectState(good="c00", bad=COMMITS[-1], commits=list(COMMITS))
+    Bisector(FakeLab(means, {COMMITS[7]}), state, Settings(),
+             progress=lambda what, done, total: heard.append((what, done, total))).run()
+    assert state.status == DONE
+    whats = [what for what, _, _ in heard]
+    assert whats[:3] == ["building the good commit c00", f"building the bad commit {COMMITS[-1]}",
+                         "checking that good and bad differ, side by side"]
+    assert heard[0][2] is None  # no range before the check
+    assert f"building {COMMITS[7]} 'subject of {COMMITS[7]}'" in whats  # the broken one: built, never measured
+    assert f"measuring {COMMITS[7]} against good and bad" not in whats
+    searching = [(done, total) for what, done, total in heard if what.startswith("measuring c")
+                 and "parent" not in what]
+    assert searching and all(total is not None and done <= total for done, total in searching)
+    assert [done for done, _ in searching] == sorted(done for done, _ in searching)
+    assert any(what.startswith(f"measuring {COMMITS[11]} against its parent") for what in whats)

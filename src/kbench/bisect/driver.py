@@ -36,11 +36,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from kbench.bisect.oracle import UNDECIDED, Classification, classify
-from kbench.bisect.search import BAD, GOOD, SKIP, latest_verdicts, next_commit, search_result
+from kbench.bisect.search import BAD, GOOD, SKIP, latest_verdicts, next_commit, search_result, steps_left
 from kbench.compare.judge import compare_trials
 from kbench.compare.sequential import DIFFERENT, SequentialComparison, SequentialStep
 from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.compare.verdict import LOWER_IS_BETTER
+from kbench.contract.progress import Step, no_steps
 
 IMPLAUSIBLE_FACTOR = 2.0
 """A confirming trial below 1/2 of the smallest or above 2x the largest trial the same build measured
@@ -125,12 +126,22 @@ class Bisector:
     def __init__(
         self, lab: Lab, state: BisectState, settings: Settings,
         save: Callable[[BisectState], None] = lambda _state: None, log: Callable[[str], None] = lambda _text: None,
+        progress: Step = no_steps,
     ):
         self.lab = lab
         self.state = state
         self.settings = settings
         self.save = save
         self.log = log
+        self.progress = progress
+
+    def _say(self, what: str) -> None:
+        """Tell ``progress`` what is being done: steps (commits judged) so far, and of about how
+        many once the search has a range (``search.steps_left``)."""
+        state = self.state
+        done = len(state.steps)
+        left = steps_left(state.commits, latest_verdicts(state.steps)) if state.refs is not None else None
+        self.progress(what, done, None if left is None else done + left)
 
     # -- the phases -------------------------------------------------------------------
     def run(self) -> BisectState:
@@ -168,10 +179,12 @@ class Bisector:
     def _check(self) -> None:
         state = self.state
         for commit in (state.good, state.bad):
+            self._say(f"building the {'good' if commit == state.good else 'bad'} commit {commit[:12]}")
             error = self.lab.build(commit)
             if error is not None:
                 raise BisectError(f"{'good' if commit == state.good else 'bad'} commit {commit[:12]} "
                                   f"does not build: {error}")
+        self._say("checking that good and bad differ, side by side")
         try:
             good, bad, step = self._side_by_side(state.good, state.bad)
         except ProgramFailed as exc:
@@ -224,6 +237,7 @@ class Bisector:
                 return judged, rounds
 
     def _step(self, commit: str) -> None:
+        self._say(f"building {commit[:12]} {self.lab.describe(commit)['subject']!r}")
         error = self.lab.build(commit)
         if error is not None:
             first, _, details = error.partition("\n")
@@ -232,6 +246,7 @@ class Bisector:
         trials: list[float] = []
         good: list[float] = []
         bad: list[float] = []
+        self._say(f"measuring {commit[:12]} against good and bad")
         try:
             judged, rounds = self._measure(commit, trials, good, bad, self.settings.error)
         except ProgramFailed as exc:
@@ -263,6 +278,7 @@ class Bisector:
             return False
         self.log("confirm: " + " and ".join(c[:12] for c in targets))
         for commit in targets:
+            self._say(f"confirming {commit[:12]}")
             old_good, old_bad = latest[commit].get("refs") or ([], [])
             trials, good, bad = list(latest[commit]["trials"]), list(old_good), list(old_bad)
             try:
@@ -355,6 +371,7 @@ class Bisector:
     def _evidence(self, parent: str, culprit: str) -> tuple[list[float], list[float], str]:
         """The first bad commit against its parent, side by side, for the change the report quotes."""
         self.log(f"evidence: {culprit[:12]} against its parent {parent[:12]}")
+        self._say(f"measuring {culprit[:12]} against its parent {parent[:12]}")
         before, after, step = self._side_by_side(parent, culprit)
         return before, after, step.decision
 

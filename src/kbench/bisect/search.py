@@ -57,6 +57,14 @@ def next_commit(commits: Sequence[str], verdicts: Mapping[str, str]) -> str | No
     return commits[min(open_, key=lambda i: (abs(i - middle), i))]
 
 
+def steps_left(commits: Sequence[str], verdicts: Mapping[str, str]) -> int:
+    """About how many more commits the search measures: ceil(log2(n + 1)) for the n candidates
+    left (exact when none is skipped and the range halves evenly; a skip adds one)."""
+    lo, hi = _bounds(commits, verdicts)
+    candidates = sum(1 for i in range(lo + 1, hi) if commits[i] not in verdicts)
+    return candidates.bit_length()
+
+
 def search_result(commits: Sequence[str], verdicts: Mapping[str, str]) -> SearchResult:
     """The answer once ``next_commit`` is None (raises ``ValueError`` before that)."""
     if next_commit(commits, verdicts) is not None:

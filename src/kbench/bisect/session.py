@@ -19,6 +19,7 @@ from kbench.bisect.kernel_lab import KernelLab
 from kbench.bisect.lab import CommandLab
 from kbench.bisect.labkit import DEFAULT_BUILD_TIMEOUT_S
 from kbench.bisect.module_lab import ModuleLab
+from kbench.contract.progress import Step, no_steps
 from kbench.store.db import Store
 from kbench.workspaces import BISECT, held, workspace_dir
 
@@ -192,11 +193,12 @@ class SessionEnd:
     problems: list[str]
 
 
-def run(store: Store, bisection_id: int, log: Callable[[str], None]) -> SessionEnd:
+def run(store: Store, bisection_id: int, log: Callable[[str], None], progress: Step = no_steps) -> SessionEnd:
     """Run or resume a bisection from its saved steps until it ends; every step is saved as
     it is taken. On BisectError the bisection is stored FAILED and the error re-raised.
     Its workspace is held meanwhile (WorkspaceBusy when another process runs it), and the
-    worktrees are removed either way."""
+    worktrees are removed either way. ``progress`` hears what is being done
+    (kbench.contract.progress)."""
     bisection = load(store, bisection_id)
     with held(bisection.workdir, f"bisection {bisection_id}"):
         worktrees = bisection.worktrees()
@@ -208,7 +210,7 @@ def run(store: Store, bisection_id: int, log: Callable[[str], None]) -> SessionE
 
         try:
             with lab:
-                Bisector(lab, bisection.state(), bisection.settings(), save=save, log=log).run()
+                Bisector(lab, bisection.state(), bisection.settings(), save=save, log=log, progress=progress).run()
         except BisectError as exc:
             store.update_bisection(bisection_id, status=FAILED, result={"error": str(exc)})
             raise

@@ -26,8 +26,8 @@ from kbench.cli.console import echo_literal, write_stdout
 from kbench.cli.job_cmds import default_cpu_count
 from kbench.cli.lazy import LazyCommand, LazyGroup
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context, user_errors
-from kbench.cli.needs import needs_extra
 from kbench.cli.parsing import Duration, KeyValue
+from kbench.cli.progress import LongWork, quiet_option
 from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.jobs import expand_job
 from kbench.report.bisect_report import render_text, report_dict
@@ -66,7 +66,6 @@ def measure_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def output_options(command: Callable[..., Any]) -> Callable[..., Any]:
     command = click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
-                           callback=needs_extra("plots", "kbench bisect --html (its plots)"),
                            help="Also write the report as a self-contained HTML page.")(command)
     return click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")(command)
 
@@ -181,13 +180,14 @@ def bisect_group() -> None:
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
               help="Where the worktrees go (default: $XDG_CACHE_HOME/kbench/bisect/ID).")
 @output_options
+@quiet_option
 @pass_context
 def start_cmd(
     ctx: Context, good: str, bad: str, repo: Path, build: str | None, build_timeout: float, command: str | None,
     samples: int | None, trials: int, max_trials: int, metric: str, seed: int, module: str | None, kernel: str | None,
     kernel_image: str | None, kernel_modules: str | None, boot_timeout: float, benchmark: str | None,
     bench_params: tuple[tuple[str, str], ...], job_file: Path | None, check_trials: int, alpha: float,
-    workdir: Path | None, as_json: bool, html_path: Path | None,
+    workdir: Path | None, as_json: bool, html_path: Path | None, quiet: bool,
 ) -> None:
     """Check that GOOD and BAD differ, then binary-search the commits between them.
 
@@ -219,23 +219,25 @@ def start_cmd(
             bisection = session.start(ctx.store, repo, good, bad, plan, workdir=workdir)
         except BisectError as exc:
             fail(str(exc), exit_codes.BISECT_FAILED)
-        err_console.print(f"bisection {bisection.id}: {len(bisection.params['commits'])} commits after "
-                          f"{bisection.good[:12]} up to {bisection.bad[:12]}", highlight=False)
-        _run(ctx.store, bisection.id, as_json, html_path)
+        if not quiet:
+            err_console.print(f"bisection {bisection.id}: {len(bisection.params['commits'])} commits after "
+                              f"{bisection.good[:12]} up to {bisection.bad[:12]}", highlight=False)
+        _run(ctx.store, bisection.id, as_json, html_path, quiet)
 
 
 @bisect_group.command("resume")
 @click.argument("bisection_id", type=int, required=False)
 @output_options
+@quiet_option
 @pass_context
-def resume_cmd(ctx: Context, bisection_id: int | None, as_json: bool, html_path: Path | None) -> None:
+def resume_cmd(ctx: Context, bisection_id: int | None, as_json: bool, html_path: Path | None, quiet: bool) -> None:
     """Continue a bisection (default: the latest) from its saved steps."""
     with user_errors():
         bisection = session.load(ctx.store, bisection_id)
         if bisection.status != RUNNING:
             _render(dict(bisection.row), as_json, html_path)
             return
-        _run(ctx.store, bisection.id, as_json, html_path)
+        _run(ctx.store, bisection.id, as_json, html_path, quiet)
 
 
 @bisect_group.command("status")
@@ -280,12 +282,14 @@ def reset_cmd(ctx: Context, bisection_id: int | None) -> None:
                           highlight=False)
 
 
-def _run(store: Store, bisection_id: int, as_json: bool, html_path: Path | None) -> None:
+def _run(store: Store, bisection_id: int, as_json: bool, html_path: Path | None, quiet: bool = False) -> None:
     def log(text: str) -> None:
-        err_console.print(f"bisect {bisection_id}: {text}", highlight=False, markup=False)
+        if not quiet:
+            err_console.print(f"bisect {bisection_id}: {text}", highlight=False, markup=False)
 
     try:
-        end = session.run(store, bisection_id, log)
+        with LongWork(f"bisection {bisection_id}", quiet=quiet or as_json) as work:
+            end = session.run(store, bisection_id, log, progress=work)
     except BisectError as exc:
         fail(str(exc), exit_codes.BISECT_FAILED)
     if end.problems:
