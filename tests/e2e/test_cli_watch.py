@@ -188,6 +188,9 @@ def test_every_view_names_the_culprit_the_watch_confirmed(
     assert entry["change_pct"] == pytest.approx(found["change_pct"])
     assert entry["reproduce"][1:3] == [f"git checkout {shas[culprit]}", BUILD]
     assert all(s["params"].get("cmd") == "./prog" for s in report["suspected"])
+    (mail,) = mails(tmp_path / "out")  # the mail says what the report says
+    assert str(mail["Subject"]) == entry["subject"], (mail["Subject"], entry["subject"])
+    assert f"{entry['change_pct']:+.1f}%" in mail.get_content() and shas[culprit] in mail.get_content()
     history = as_json(kbench("history", "--json"))
     assert history["series"] and all(s["params"].get("cmd") == "./prog" for s in history["series"]), \
         [s["params"] for s in history["series"]]

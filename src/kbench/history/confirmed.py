@@ -130,8 +130,7 @@ class Confirmation:
 
     def mail_subject(self) -> str:
         """``[kbench] [command] 9f8e7d6c5b: command.cpu +3.1% regression`` (its mail's subject)."""
-        return (f"[kbench] [{self.benchmark}] {self.culprit[:10]}: {self.metric} {self.change_pct:+.1f}% "
-                f"regression")
+        return regression_subject(self.benchmark, self.culprit, self.metric, self.change_pct)
 
     def reproduce(self) -> list[str]:
         """The steps that build the culprit and its parent and measure them again (``reproduce_steps``)."""
@@ -174,6 +173,11 @@ class Confirmation:
             "fixed_in": self.fixed_in, "reverted_in": self.reverted_in, "report": self.report,
             "benchmark": self.benchmark, "metric": self.metric, "params": self.params, "reproduce": self.reproduce(),
         }
+
+
+def regression_subject(benchmark: str, culprit: str, metric: str, change_pct: float) -> str:
+    """The one subject of a confirmed regression: its mail's, its report entry's, its summary row's."""
+    return f"[kbench] [{benchmark}] {culprit[:10]}: {metric} {change_pct:+.1f}% regression"
 
 
 def _finite(value: float) -> float | None:

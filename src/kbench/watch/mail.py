@@ -37,7 +37,7 @@ from typing import Any
 
 from kbench import children
 from kbench.contract.text import printable, shown
-from kbench.history.confirmed import Origin, Side, reproduce_steps
+from kbench.history.confirmed import Origin, Side, regression_subject, reproduce_steps
 from kbench.report.lkp_table import Cell, Row, change_text, lkp_table
 from kbench.report.units import format_measure, metric_name
 from kbench.watch.addresses import ADDR_SPEC, header_text, recipient
@@ -82,7 +82,7 @@ class RegressionMail:
 
     @property
     def subject(self) -> str:
-        return f"[kbench] [{self.benchmark}] {self.culprit_sha[:10]}: {self.metric} {self.change_pct:+.1f}% regression"
+        return regression_subject(self.benchmark, self.culprit_sha, self.metric, self.change_pct)
 
 
 def _sender() -> Address:
