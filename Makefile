@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: setup deps deps-run venv install install-test demo test test-all bench native clean
+.PHONY: setup deps deps-run venv install install-test demo test test-all bench native dist dist-check clean
 
 ## setup: what running kbench needs (Debian packages, kbench into .venv), then a first measurement
 setup: deps-run install demo
@@ -47,5 +47,13 @@ bench: install-test
 native:
 	$(BIN)/pip install --quiet --no-deps -e .
 
+## dist: the sdist and a manylinux wheel in dist/ (the wheel built from the sdist; docs/packaging.md)
+dist:
+	PYTHON=$(PYTHON) scripts/dist.sh
+
+## dist-check: the wheel installed alone in a new venv outside the tree: it measures, a missing extra is one line, the core's size
+dist-check: dist
+	PYTHON=$(PYTHON) scripts/dist-check.sh
+
 clean:
-	rm -rf build .pytest_cache
+	rm -rf build dist .pytest_cache

@@ -110,3 +110,36 @@ def test_the_user_install_has_no_test_tools_and_make_test_installs_them() -> Non
     assert "deps-run" in setup and "install" in setup and " deps " not in f" {setup} "
     assert makefile.split("\ntest:", 1)[1].split("\n", 1)[0].strip() == "install-test"
     assert "-e '.[test]'" in makefile.split("\ninstall-test:", 1)[1].split("\n\n", 1)[0]
+
+
+def test_the_version_is_written_once_in_kbench_init() -> None:
+    from kbench import __version__
+
+    assert "version" not in PYPROJECT["project"] and PYPROJECT["project"]["dynamic"] == ["version"]
+    assert PYPROJECT["tool"]["dynamic-metadata"] == [
+        {"provider": "scikit_build_core.metadata.regex", "field": "version", "input": "src/kbench/__init__.py"}
+    ]
+    assert re.fullmatch(r"\d+\.\d+\.\d+", __version__)
+
+
+def test_the_package_index_page_has_urls_classifiers_and_a_description_that_links_nowhere_relative() -> None:
+    project = PYPROJECT["project"]
+    assert set(project["urls"]) >= {"Homepage", "Source", "Issues", "Documentation"}
+    assert all(url.startswith("https://") for url in project["urls"].values())
+    assert "Operating System :: POSIX :: Linux" in project["classifiers"]
+    assert "Programming Language :: Python :: 3.11" in project["classifiers"]
+    assert not [c for c in project["classifiers"] if c.startswith("License ::")]  # the licence is an expression
+    assert project["readme"] == {"file": "docs/package.md", "content-type": "text/markdown"}
+    page = (ROOT / "docs" / "package.md").read_text()
+    relative = [link for link in re.findall(r"\]\(([^)]+)\)", page) if not link.startswith("https://")]
+    assert relative == []  # the index shows the page away from the repository
+    assert "pipx install kbench-lab" in page and "pipx install kbench-lab" in (ROOT / "README.md").read_text()
+
+
+def test_the_wheel_is_one_for_every_python_and_ci_builds_and_checks_it() -> None:
+    assert PYPROJECT["tool"]["scikit-build"]["wheel"]["py-api"] == "py3"
+    commands = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.startswith("make ")]
+    assert [line.split()[1] for line in commands] == ["setup", "dist-check", "test"]
+    makefile = (ROOT / "Makefile").read_text()
+    assert "scripts/dist.sh" in makefile.split("\ndist:", 1)[1].split("\n\n", 1)[0]
+    assert "scripts/dist-check.sh" in makefile.split("\ndist-check: dist", 1)[1].split("\n\n", 1)[0]
