@@ -26,6 +26,7 @@ from kbench.cli.console import echo_literal, write_stdout
 from kbench.cli.job_cmds import default_cpu_count
 from kbench.cli.lazy import LazyCommand, LazyGroup
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context, user_errors
+from kbench.cli.needs import needs_extra
 from kbench.cli.parsing import Duration, KeyValue
 from kbench.cli.progress import LongWork, quiet_option
 from kbench.compare.thresholds import DEFAULT_ALPHA
@@ -66,6 +67,7 @@ def measure_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def output_options(command: Callable[..., Any]) -> Callable[..., Any]:
     command = click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+                           callback=needs_extra("plots", "kbench bisect --html (its plots)"),
                            help="Also write the report as a self-contained HTML page.")(command)
     return click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")(command)
 
