@@ -93,6 +93,7 @@ def test_a_pipe_gets_no_progress(tmp_path: Path) -> None:
 def test_the_count_says_what_is_done_and_left() -> None:
     assert count_text(3, 8, "steps") == "3/8 steps, 5 left"
     assert count_text(3, None, "commits") == "3 commits" and count_text(0, None, "commits") == ""
+    assert count_text(1, None, "objects") == "1 object"
     assert count_text(37.4, 100, PERCENT) == "37% of the budget"
     assert count_text(9, 8, "steps") == "9/8 steps, 0 left"  # an estimate overrun says nothing left
     heard = LongWork("x", quiet=True)

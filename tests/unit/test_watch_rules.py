@@ -159,3 +159,41 @@ def test_a_regression_whose_culprit_a_later_commit_reverts_is_reverted_with_a_fo
     assert follow["In-Reply-To"] == original_message["Message-ID"]
     assert follow["Subject"] == f"Re: {original_message['Subject']} (reverted in {revert[:12]})"
     assert f"commit: {revert}" in follow.get_content()
+
+
+def test_a_poll_tells_how_many_of_its_new_commits_are_built_and_measured(tmp_path: Path) -> None:
+    from collections.abc import Iterator, Sequence
+
+    from kbench.watch.measurer import CommitMeasured
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    for k in range(4):
+        (repo / f"f{k}").write_text(str(k))
+        _git(repo, "add", f"f{k}")
+        _git(repo, "commit", "-q", "-m", f"change {k}")
+    job = tmp_path / "job.yaml"
+    job.write_text("benchmark: command\nparams:\n  cmd: ./prog\n")
+    heard: list[tuple[str, float, float | None]] = []
+    options = WatchOptions(repo=repo, branches=("main",), build="true", job=job,
+                           start=_git(repo, "rev-parse", "HEAD~2"))
+    watch = Watch(Store.open(f"sqlite:///{tmp_path / 'k.db'}"), options, log=lambda _text: None,
+                  progress=lambda what, done, total: heard.append((what, done, total)))
+
+    class NoBuilds:
+        def measure_commits(self, commits: Sequence[str], *, label: str,
+                            tags: Sequence[str]) -> Iterator[tuple[str, CommitMeasured]]:
+            assert heard[-1][1:] == (0, len(commits))  # said before the first build
+            for sha in commits:
+                yield sha, CommitMeasured("build-failed", "exit 1")
+
+        def close(self) -> None:
+            pass
+
+    watch.measurer = NoBuilds()  # type: ignore[assignment]
+    result = watch.poll()
+    assert len(result.commits) == 3
+    assert [(done, total) for _, done, total in heard] == [(0, 3), (1, 3), (2, 3), (3, 3), (0, None)]
+    assert {what for what, _, _ in heard[:-1]} == {"building and measuring the new commits"}
+    assert heard[-1][0] == "looking for changes in the new runs"

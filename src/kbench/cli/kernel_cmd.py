@@ -45,19 +45,17 @@ def build_cmd(tree: Path, rev: str | None, config: str, fragments: tuple[Path, .
     """
     from kbench.cachefiles import default_cache_dir
     from kbench.cli.console import err_console
+    from kbench.cli.progress import BuildSteps, LongWork
     from kbench.kernels.build import build_kernel
-    from kbench.kernels.make import Silent
     from kbench.kernels.requirements import DEFAULT_FEATURES
-    from kbench.kernels.terminal import TerminalProgress
     from kbench.targets.vm.tree import kernel_recipe
 
     if as_json and quiet:
         raise click.UsageError("give --quiet or --json, not both")
     cache_dir = default_cache_dir()
-    with user_errors():
+    with user_errors(), LongWork("looking the kernel up", unit="objects", quiet=quiet or as_json) as work:
         recipe = kernel_recipe(config, fragments, {*DEFAULT_FEATURES, *features}, cache_dir)
-        progress = Silent() if as_json or quiet else TerminalProgress(err_console)
-        built = build_kernel(tree, rev, recipe, cache_dir=cache_dir, progress=progress)
+        built = build_kernel(tree, rev, recipe, cache_dir=cache_dir, progress=BuildSteps(work))
     for warning in built.warnings:
         err_console.print(literal(f"warning: {warning}"), highlight=False)
     if as_json:

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
 
+WIDEST = 64
+"""What is being done is cut to this many characters: the count and the time stay in view."""
 PERCENT = "%"
 """The unit of work measured as a share of a budget: ``done`` and ``total`` are percentages."""
 
@@ -41,7 +43,7 @@ def count_text(done: float, total: float | None, unit: str) -> str:
     if unit == PERCENT:
         return f"{done:.0f}% of the budget"
     if total is None:
-        return f"{done:g} {unit}" if done else ""
+        return f"{done:g} {unit.removesuffix('s') if done == 1 else unit}" if done else ""
     return f"{done:g}/{total:g} {unit}, {max(total - done, 0):g} left"
 
 
@@ -80,12 +82,13 @@ class LongWork:
         """Now doing ``what``, ``done`` of ``total`` steps finished."""
         self.what, self.done, self.total = what, done, total
         if self._bar is not None and self._task is not None:
+            shown = what if len(what) <= WIDEST else what[:WIDEST - 1] + "…"
             total = self._bar_total()
             if total is None:  # rich's update() takes None as "unchanged": back to unknown by hand
                 for task in self._bar.tasks:
                     if task.id == self._task:
                         task.total = None
-            self._bar.update(self._task, description=what, completed=done, total=total, count=self._count())
+            self._bar.update(self._task, description=shown, completed=done, total=total, count=self._count())
 
     def advance(self, what: str | None = None, steps: float = 1) -> None:
         """One more step finished (``steps`` more), now doing ``what`` (else the same)."""
@@ -96,7 +99,11 @@ class LongWork:
         self(what, self.done, self.total)
 
     def _bar_total(self) -> float | None:
-        return 100.0 if self.unit == PERCENT else self.total
+        """The total rich is given: None (a pulsing bar) once the count reaches it, for rich
+        stops the clock and the spinner of a task whose count reached its total, and the work
+        goes on until it ends (an estimate overrun, the judging after the last step)."""
+        total = 100.0 if self.unit == PERCENT else self.total
+        return None if total is None or self.done >= total else total
 
     def _count(self) -> str:
         return count_text(self.done, self.total, self.unit)
@@ -125,3 +132,25 @@ def trial_steps(work: LongWork, sides: int) -> Callable[[str, int, int], None]:
         started += 1
 
     return on_trial
+
+
+class BuildSteps:
+    """A kernel build's makes (``kbench.kernels.make.BuildProgress``) drawn on ``work``: the make
+    running, the file being compiled, objects compiled of how many an earlier build of the same
+    recipe compiled (unknown the first time)."""
+
+    def __init__(self, work: LongWork) -> None:
+        self.work = work
+        self.what = work.what
+        self.expected: int | None = None
+
+    def started(self, what: str, expected: int | None) -> None:
+        self.what, self.expected = what, expected
+        self.work.unit = "objects"
+        self.work(what, 0, expected)
+
+    def step(self, done: int, current: str) -> None:
+        self.work(f"{self.what}: {current[-48:]}", done, self.expected)
+
+    def finished(self) -> None:
+        self.work(self.what, self.work.done, self.expected)

@@ -17,6 +17,7 @@ from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context
 from kbench.cli.needs import needs_extra
 from kbench.cli.parsing import Duration
+from kbench.cli.progress import LongWork, quiet_option
 from kbench.compare.thresholds import DEFAULT_ALPHA
 
 if TYPE_CHECKING:
@@ -127,6 +128,7 @@ def _current_branch(repo: Path) -> str:
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
               help="Where builds and bisections happen (default: kbench's cache, watch/STORE-ID/ID).")
 @click.option("--json", "as_json", is_flag=True, help="Print each poll as one JSON document.")
+@quiet_option
 @fail_on_option
 @pass_context
 def watch_cmd(
@@ -135,7 +137,7 @@ def watch_cmd(
     interval: float, outbox: Path | None, mail_command: str | None, mail_to: tuple[str, ...], mail_timeout: float,
     max_commits: int | None, budget: float, alpha: float, min_change: float, seed: int, fetch: bool,
     kernel_image: str | None, kernel_modules: str | None, boot_timeout: float, fleet_queue: str | None,
-    fleet_repo: str | None, workdir: Path | None, as_json: bool, fail_on: frozenset[str],
+    fleet_repo: str | None, workdir: Path | None, as_json: bool, quiet: bool, fail_on: frozenset[str],
 ) -> None:
     """Follow BRANCHes of REPO: build every new commit (first-parent order) in a worktree of
     kbench's own, run JOB there and store the runs. A change point of a series is only a
@@ -171,15 +173,19 @@ def watch_cmd(
         raise click.UsageError("--fleet-repo goes with --fleet")
     _refuse_options(options)
 
-    def log(text: str) -> None:
-        err_console.print(f"watch {time.strftime('%H:%M:%S')} {text}", highlight=False, markup=False)
+    work = LongWork("watch", unit="commits", quiet=quiet or as_json)
 
-    with user_errors():
+    def log(text: str) -> None:
+        work.describe(text)  # what the watch is doing: its own words
+        if not quiet:
+            err_console.print(f"watch {time.strftime('%H:%M:%S')} {text}", highlight=False, markup=False)
+
+    with user_errors(), work:
         store, settings = ctx.store, None
         if fleet_queue is not None:
             store, settings = _fleet_store(fleet_queue)
         try:
-            watch = Watch(store, options, log=log, fleet=settings)
+            watch = Watch(store, options, log=log, fleet=settings, progress=work)
             watch.claim()
         except (WatchError, JobError) as exc:
             if isinstance(exc, JobError):
@@ -201,6 +207,8 @@ def watch_cmd(
                     err_console.print(Text.assemble(("kbench: error:", "bold red"), " ", why), highlight=False)
                 if once:
                     break
+                work(f"waiting: the next poll at {time.strftime('%H:%M:%S', time.localtime(time.time() + interval))}",
+                     0, None)
                 time.sleep(interval)
         finally:
             watch.release()

@@ -37,6 +37,7 @@ from typing import Any
 
 from kbench.bisect.labkit import DEFAULT_BUILD_TIMEOUT_S
 from kbench.compare.thresholds import DEFAULT_ALPHA
+from kbench.contract.progress import Step, no_steps
 from kbench.fleet.settings import FleetSettings
 from kbench.history.analysis import IMPROVEMENT, REGRESSION
 from kbench.jobs import JobInstance, expand_job
@@ -185,10 +186,11 @@ class Watch:
     """One watch over a store: ``poll()`` as often as wanted."""
 
     def __init__(self, store: Store, options: WatchOptions, *, log: Log, cpu_count: int | None = None,
-                 fleet: FleetSettings | None = None):
+                 fleet: FleetSettings | None = None, progress: Step = no_steps):
         self.store = store
         self.options = options
         self.log = log
+        self.progress = progress  # the new commits built and measured at a poll (kbench.contract.progress)
         try:
             self.repo = wgit.check_repository(options.repo)
         except wgit.GitError as exc:
@@ -292,6 +294,7 @@ class Watch:
             heads[plan.branch] = {"base": plan.base, "tested": previous.get(plan.branch)}
         self.wstore.update_watch(self.id, heads=heads)
         self._measure_unmeasured(result)
+        self.progress("looking for changes in the new runs", 0, None)
         result.commits = self._accounted(plans, result.commits)
         for plan in plans:
             heads[plan.branch] = {"base": plan.base, "tested": plan.head}
@@ -360,7 +363,11 @@ class Watch:
             self.log(f"{branches[0]} {sha[:12]} {subject!r}: building and measuring")
             self.wstore.update_commit(self.id, sha, state="measuring", run_ids={}, error=None)
         label = next(iter(todo.values()))[0]
-        for sha, measured in self.measurer.measure_commits(list(todo), label=label, tags=self.tags):
+        what = "building and measuring the new commits"
+        self.progress(what, 0, len(todo))
+        for finished, (sha, measured) in enumerate(
+                self.measurer.measure_commits(list(todo), label=label, tags=self.tags), start=1):
+            self.progress(what, finished, len(todo))
             if measured.error:
                 self.log(f"{todo[sha][0]} {sha[:12]}: {measured.state}: {measured.error}")
             for branch in todo[sha]:
