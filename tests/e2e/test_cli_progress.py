@@ -102,3 +102,11 @@ def test_the_count_says_what_is_done_and_left() -> None:
         heard.advance("measuring")
         heard.describe("judging")
     assert (heard.what, heard.done, heard.total) == ("judging", 2, 4) and not heard.shown
+
+
+@pytest.mark.parametrize("flag", [None, "--json", "--quiet"])
+def test_run_draws_its_bar_only_without_json_or_quiet(tmp_path: Path, flag: str | None) -> None:
+    _, terminal, code = _run(tmp_path / "r.db", "run", "syscall.getppid", "--samples", "2000",
+                             *((flag,) if flag else ()))
+    assert code == 0, terminal
+    assert (BAR in terminal) == (flag is None), terminal[-1500:]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kbench.cli.console import label_column, write_stdout
 from kbench.cli.fail_on import exit_if_found, fail_on_option
@@ -23,12 +23,10 @@ from kbench.cli.module_options import (
 )
 from kbench.cli.needs import needs_extra
 from kbench.cli.parsing import Duration, KeyValue, Runs, complete_benchmarks
-from kbench.compare.budget import check_blocks, check_trials
 from kbench.compare.multiple import Method
 from kbench.compare.placement import builds_of
 from kbench.compare.thresholds import DEFAULT_ALPHA, DEFAULT_MARGIN, MAX_NOISE_MARGIN
 from kbench.contract.request import BadRequest
-from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, run_comparison
 from kbench.engine.comparison_sides import (
     AUTO,
     DESIGNS,
@@ -40,8 +38,7 @@ from kbench.engine.comparison_sides import (
     module_comparison,
 )
 from kbench.engine.failures import failure_counts, refuse_timed_failures
-from kbench.engine.in_kernel import interleaved_comparison
-from kbench.engine.interleaved import DEFAULT_BUDGET_S, InterleavedOutcome
+from kbench.engine.interleaved import DEFAULT_BUDGET_S
 from kbench.engine.noise_floor import comparison_noise_floor
 from kbench.engine.profiling import ProfiledSide, profile_sides, stored_side_profiles
 from kbench.engine.run_selection import RunSelector, select_runs
@@ -52,20 +49,20 @@ from kbench.engine.stored_comparison import (
     stored_interleaved,
     stored_outcome,
 )
-from kbench.engine.target_factory import needs_perf, target_factory
 from kbench.profile.defaults import COUNTERS_BY_DEFAULT
-from kbench.profile.folded import FoldedProfile
 from kbench.report.comparison import EXTENSIONS, FORMATS, render
 from kbench.report.comparison.build import build_interleaved_report, build_report, with_failed_executions
 from kbench.report.comparison.kernel_configs import with_kernel_configs
-from kbench.report.comparison.model import ComparisonReport, MetricComparison
 from kbench.report.comparison.noise_floor import noise_floor_text
 from kbench.report.comparison.profiles import STORED_PROFILES, with_profiles, write_flame_graphs
-from kbench.store.db import Store
-from kbench.sysinfo.collect import collect_sysinfo
-from kbench.targets.base import Target
-from kbench.targets.factory import make_target
-from kbench.targets.suite_runner import suite_tools
+
+if TYPE_CHECKING:  # what measuring needs is imported there: `compare --runs` reads stored runs without it
+    from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide
+    from kbench.engine.interleaved import InterleavedOutcome
+    from kbench.profile.folded import FoldedProfile
+    from kbench.report.comparison.model import ComparisonReport, MetricComparison
+    from kbench.store.db import Store
+    from kbench.targets.base import Target
 
 
 def parse_margin(text: str | None) -> float | None:
@@ -235,6 +232,9 @@ def compare_cmd(
             report = with_profiles(report, stored_side_profiles(store, first_runs), note=STORED_PROFILES,
                                    every_side=True)
         elif modules:
+            from kbench.compare.budget import check_blocks
+            from kbench.targets.suite_runner import suite_tools
+
             kernel = kernels[0] if kernels else None
             with module_comparison(kernel, modules, benchmark, dict(params), samples, copies=copies or 1,
                                    local_kernel=local_kernel,
@@ -250,7 +250,7 @@ def compare_cmd(
                 interleaved, profiles = _measure_interleaved(store, sides, budget, blocks, metric, alpha,
                                                              margin_value, seed, samples, not fixed, profile,
                                                              target=target, in_kernel=not whole_runs,
-                                                             profile_as=first_copies or None)
+                                                             profile_as=first_copies or None, quiet=fmt == "json")
             module_parameters = (_parameters(params, samples, seed, alpha, margin_source)
                                  | {"modules": " ".join(str(m) for m in modules)})
             if found.builds:
@@ -269,6 +269,8 @@ def compare_cmd(
             if profile:
                 report = with_profiles(report, *profiles)
         else:
+            from kbench.compare.budget import check_blocks, check_trials
+
             found = build_sides(benchmark, kernels, commands, dict(params), samples)
             counting = COUNTERS_BY_DEFAULT if counters is None else counters
             found = replace(found, sides=[replace(side, request=replace(side.request, counters=counting,
@@ -283,7 +285,8 @@ def compare_cmd(
                     raise BadRequest(refusal)
                 interleaved, profiles = _measure_interleaved(store, found.sides, budget, blocks, metric, alpha,
                                                              margin_value, seed, samples, not fixed, profile,
-                                                             local_kernel=local_kernel, in_kernel=not whole_runs)
+                                                             local_kernel=local_kernel, in_kernel=not whole_runs,
+                                                             quiet=fmt == "json")
                 report = build_interleaved_report(
                     interleaved, title=title, label_kind=found.label_kind, alpha=alpha, margin=margin_value,
                     correction=correction_method, context=_context(), parameters=parameters,
@@ -298,7 +301,7 @@ def compare_cmd(
                 if refusal is not None:
                     raise BadRequest(refusal)
                 outcome = _measure(store, found.sides, max_trials, first_look, not fixed, alpha, margin_value, seed,
-                                   trials_per_boot, metric)
+                                   trials_per_boot, metric, quiet=fmt == "json")
                 side_runs = {s.side.label: [run.run_id for run in s.runs] for s in outcome.sides}
                 report = build_report(
                     outcome, title=title, label_kind=found.label_kind, alpha=alpha, margin=margin_value,
@@ -306,6 +309,8 @@ def compare_cmd(
                     parameters=parameters | {"noise floor": noise_floor_text(comparison_noise_floor(store, outcome))},
                 )
                 if profile:
+                    from kbench.engine.target_factory import target_factory
+
                     profiled = [ProfiledSide(s.side.label, s.runs[0].run_id, s.side.benchmark, s.side.request,
                                              s.side.kernel) for s in outcome.sides if s.runs]
                     factory = target_factory((side.benchmark for side in found.sides), perf=True)
@@ -360,11 +365,16 @@ def _parameters(
 
 def _measure(
     store: Store, sides: list[ComparisonSide], trials: int, min_trials: int, adaptive: bool, alpha: float,
-    margin: float | None, seed: int, trials_per_boot: int, metric: str,
+    margin: float | None, seed: int, trials_per_boot: int, metric: str, *, quiet: bool = False,
 ) -> ComparisonOutcome:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from kbench.engine.compare_protocol import run_comparison
+    from kbench.engine.target_factory import needs_perf, target_factory
+
     with Progress(
         label_column(), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err_console, transient=True, disable=not err_console.is_terminal,
+        console=err_console, transient=True, disable=not err_console.is_terminal or quiet,
     ) as bar:
         task = bar.add_task("trials", total=trials * len(sides))
 
@@ -385,13 +395,20 @@ def _measure_interleaved(
     store: Store, sides: list[ComparisonSide], budget: float, blocks: int | None, metric: str, alpha: float,
     margin: float | None, seed: int, samples: int | None, adaptive: bool, profile: bool, *,
     target: Target | None = None, local_kernel: bool = False, in_kernel: bool = True,
-    profile_as: dict[int, str] | None = None,
+    profile_as: dict[int, str] | None = None, quiet: bool = False,
 ) -> tuple[InterleavedOutcome, tuple[dict[str, FoldedProfile], list[str]]]:
     """The interleaved comparison, and with ``profile`` each side profiled in a run of its own
     (``profile_as``: only these sides, under these labels)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kbench.engine.in_kernel import interleaved_comparison
+    from kbench.engine.target_factory import needs_perf
+    from kbench.targets.factory import make_target
+    from kbench.targets.suite_runner import suite_tools
+
     with Progress(
         label_column(), BarColumn(), TextColumn("{task.percentage:>3.0f}% of the budget"),
-        TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
+        TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal or quiet,
     ) as bar:
         task = bar.add_task("pilot block", total=1.0)
 
@@ -418,6 +435,8 @@ def _measure_interleaved(
 
 
 def _context() -> dict[str, object]:
+    from kbench.sysinfo.collect import collect_sysinfo
+
     info = collect_sysinfo()
     return {
         "host": info["hostname"],

@@ -44,7 +44,7 @@ def run_job_file(
         total = sum(1 if _whole_tool(i) else i.iterations for i in instances)
         with Progress(
             label_column(), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=err_console, transient=True, disable=not err_console.is_terminal,
+            console=err_console, transient=True, disable=not err_console.is_terminal or as_json or quiet,
         ) as bar:
             task = bar.add_task(path.name, total=total)
 

@@ -237,7 +237,7 @@ def run_cmd(
             TimeElapsedColumn(),
             console=err_console,
             transient=True,
-            disable=not err_console.is_terminal,
+            disable=not err_console.is_terminal or as_json or quiet,
         ) as bar:
             task = bar.add_task(bench.name, total=None)
             result = execute_run(
