@@ -243,9 +243,14 @@ static void judge_samples(const struct kb_run *r)
 			"per-operation values include it",
 			(unsigned long long)r->overhead_median,
 			100.0 * (double)r->overhead_median / (double)med);
-	if (L->migrations > 0 || (r->cpu_start >= 0 && r->cpu_end >= 0 && r->cpu_start != r->cpu_end))
-		kb_warn("the measuring thread changed CPU during the run (%lld migrations seen%s)%s",
-			L->migrations, kb_timer.kind == KB_TIMER_TSCP ? " via rdtscp" : ", start/end only",
+	if (L->migrations > 0)
+		kb_warn("the measuring thread changed CPU %lld time%s between samples (seen by rdtscp)%s",
+			L->migrations, L->migrations == 1 ? "" : "s",
+			r->c->pinned_cpu < 0 ? ": not pinned, consider --cpu" : "");
+	else if (r->cpu_start >= 0 && r->cpu_end >= 0 && r->cpu_start != r->cpu_end)
+		kb_warn("the measuring thread started on CPU %d and ended on CPU %d%s%s",
+			r->cpu_start, r->cpu_end,
+			kb_timer.kind == KB_TIMER_TSCP ? ", between samples" : " (moves in between are not seen: no rdtscp)",
 			r->c->pinned_cpu < 0 ? ": not pinned, consider --cpu" : "");
 	if (L->capped)
 		kb_warn("stopped at --max-samples %lld before --duration %g s had passed",

@@ -345,3 +345,12 @@ def test_stored_runs_selected_by_tag(kbench: KbenchRunner) -> None:
     assert metric["trials"] == {"base": 3, "new": 3}
     none = kbench("compare", "syscall.getppid", "--runs", "tag:nothing", "--runs", "tag:after", check=False)
     assert none.returncode == 4 and "no completed runs match 'tag:nothing'" in none.stderr  # no such run
+
+
+def test_a_budget_refused_stores_nothing(kbench: KbenchRunner, db_path: Path) -> None:
+    """A budget too small for a verdict is bad input: refused after the pilot block with the budget
+    that would do, and no run of either side is stored (it once left two failed runs behind)."""
+    proc = kbench("compare", "--command", "sleep 0.3", "--command", "sleep 0.31", "--budget", "1s", check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert re.search(r"a budget of 1 s fits about \d+ blocks here .*give --budget \d+ or more", proc.stderr)
+    assert not db_path.exists() or Store.open(f"sqlite:///{db_path}").list_runs() == []

@@ -107,3 +107,26 @@ def test_slots_add_up_event_by_event() -> None:
     counters = parse_counters({"counters": total})
     assert counters is not None and counters.value("task-clock") == pytest.approx(400 * 400 / 250)
     assert sum_raw([]) is None
+
+
+def test_a_comparison_sides_summed_counters_print_no_utilization_against_one_slots_wall() -> None:
+    """A side's counters are its slots' sum, its header's wall time the first slot's: 14 slots of a
+    120 ms program once printed '6.020 CPUs utilized' on 2 CPUs. The span differs: no ratio is printed."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from kbench.cli.render import render_counters
+
+    events = [_event("task-clock", 1_690_000_000), _event("context-switches", 1097)]
+    slots = [{"slot": i, "block": i // 2, "metrics": {}} for i in range(14)]
+
+    def shown(header: dict[str, object]) -> str:
+        out = StringIO()
+        render_counters(Console(file=out, width=200), header)
+        return out.getvalue()
+
+    side = shown({**_header(events, operations=14, slots=slots), "usage": {"wall_s": 0.2806}})
+    assert "summed over 14 slots" in side and "CPUs utilized" not in side
+    one = shown({**_header(events, operations=14), "usage": {"wall_s": 1.69}})
+    assert "(1.000 CPUs utilized)" in one  # one span: task-clock over its own wall time

@@ -51,8 +51,14 @@ def render_counters(console: Console, header: dict[str, object]) -> None:
     usage = header.get("usage")
     wall = usage.get("wall_s") if isinstance(usage, dict) else header.get("elapsed_s")
     ops = f", {counters.operations:,.0f} {counters.operation}s" if counters.operations else ""
-    wall_ns = float(wall) * 1e9 if isinstance(wall, int | float) else None
-    _section(console, f"perf counters ({counters.source}, {counters.scope}{ops})",
+    raw = header.get("counters")
+    slots = raw.get("slots") if isinstance(raw, dict) else None
+    slots = len(slots) if isinstance(slots, list) else slots
+    # a comparison side's counters are the sum of its slots, its header's wall time one slot's:
+    # no "CPUs utilized" from two spans that differ
+    wall_ns = float(wall) * 1e9 if isinstance(wall, int | float) and not slots else None
+    where = f", summed over {slots} slots" if slots else ""
+    _section(console, f"perf counters ({counters.source}, {counters.scope}{ops}{where})",
              [f"  {line}" for line in counter_lines(counters, wall_ns=wall_ns)])
 
 

@@ -30,6 +30,7 @@ the exception goes on.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 import uuid
@@ -376,6 +377,11 @@ class _Runner:
                 (parse_counters(measurement.header) or _NO_COUNTERS).metric_values().items()}})
         side.warnings.extend(w for w in measurement.header.get("warnings", []) if w not in side.warnings)
 
+    @property
+    def begun(self) -> bool:
+        """Whether the sides' runs are stored (``begin``)."""
+        return any(side.started is not None for side in self.sides)
+
     def begin(self, sysinfo: dict[str, Any]) -> None:
         info = self.target.info()
         for side, request in zip(self.sides, self.requests, strict=True):
@@ -458,7 +464,6 @@ def run_interleaved(
     slots: list[Slot] = []
     design: dict[str, Any] = {"design": "interleaved", "comparison": comparison_id, "seed": seed,
                               "sides": [s.label for s in sides], "metric": primary.name}
-    runner.begin(sysinfo)
     started = clock()
     try:
         pilot: list[tuple[Measurement, float]] = [(Measurement({}, {}, False, ""), 0.0)] * k
@@ -469,7 +474,9 @@ def run_interleaved(
         per_process = runner.blocks_per_process(pilot)
         design["slot"] = slot_text
         measuring_started = clock()
+        # a budget refused is bad input: refused before the sides' runs are stored (the pilot keeps no sample)
         _check_budget(budget_s, max_blocks, measuring_started - started, pilot, runner)
+        runner.begin(sysinfo)
         blocks, slot_index = 0, 0
         while True:
             count = _blocks_next(per_process, blocks, clock() - measuring_started, budget_s, max_blocks)
@@ -496,6 +503,9 @@ def run_interleaved(
         runner.finish(sysinfo, design, status="interrupted")
         raise
     except BaseException as exc:
+        if not runner.begun and not isinstance(exc, BadRequest):  # the pilot failed: stored as the failure it is
+            with contextlib.suppress(Exception):  # what failed is what the user is told, not this
+                runner.begin(sysinfo)
         runner.finish(sysinfo, design, status="failed", error=f"{type(exc).__name__}: {exc}")
         raise
     elapsed = clock() - started
