@@ -49,6 +49,10 @@ def install_command(extra: str) -> str:
 
 
 def _installed(module: str) -> bool:
+    if sys.modules.get(module) is not None:
+        # Imported already: kombu replaces its module by a lazy one whose __spec__ is None,
+        # on which find_spec raises ValueError.
+        return True
     try:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):  # a broken package, or one hidden by sys.modules[name] = None

@@ -14,11 +14,13 @@ class FailingLab(FakeLab):
     ``short_value`` in every trial of a side-by-side round (two commits: the check, the evidence)."""
 
     def __init__(self, means: dict[str, float], *, failing: set[str] = frozenset(), short: str | None = None,
-                 short_value: float = 0.0, seed: int = 0) -> None:
+                 short_value: float = 0.0, only_first: bool = False, seed: int = 0) -> None:
         super().__init__(means, sigma=0.01, seed=seed)
         self.failing = failing
         self.short = short
         self.short_value = short_value
+        self.only_first = only_first  # only the first side-by-side trial of ``short`` measures short_value
+        self._shortened = 0
 
     def round(self, commits: list[str], n: int) -> dict[str, list[float]]:
         for commit in commits:
@@ -26,7 +28,12 @@ class FailingLab(FakeLab):
                 raise ProgramFailed(commit, "command './prog' failed: exit status 3")
         out = super().round(commits, n)
         if self.short in out and len(commits) == 2:
-            out[self.short] = [self.short_value] * len(out[self.short])
+            trials = out[self.short]
+            if not self.only_first:
+                out[self.short] = [self.short_value] * len(trials)
+            elif self._shortened == 0 and trials:
+                out[self.short] = [self.short_value, *trials[1:]]
+            self._shortened += len(trials)
         return out
 
 
@@ -87,3 +94,14 @@ def test_confirming_trials_far_outside_the_builds_earlier_ones_are_not_evidence(
     assert state.result["suspect"]["sha"] == COMMITS[7]
     assert "far outside what the same build measured earlier" in state.result["reason"]
     assert "0.690 ms" in state.result["reason"]
+
+
+def test_one_confirming_trial_slowed_by_a_busy_host_is_still_evidence() -> None:
+    # The parent's first side-by-side trial takes 3x its time (a host that took the guest's CPU away
+    # for a while): the median of its trials is what the build measured before,
+    # and the culprit is confirmed (before, any trial beyond 2x refused the evidence: CI saw exit 13).
+    means = {c: 60e6 for c in ["c00", *COMMITS]} | {c: 63e6 for c in COMMITS[7:]}
+    lab = FailingLab(means, short=COMMITS[6], short_value=180e6, only_first=True, seed=1)
+    state = _run(lab)
+    assert state.result is not None and state.status == DONE
+    assert state.result["confirmed"] is True and state.result["first_bad"]["sha"] == COMMITS[7]

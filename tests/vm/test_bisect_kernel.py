@@ -219,7 +219,10 @@ def test_builds_that_make_no_bootable_kernel_are_skipped_without_booting(
         assert lab.build(shas[NO_IMAGE]) == f"{IMAGE}: not found after the build command"
         assert lab.build(shas[NOT_BZIMAGE]) == f"boot failed: {IMAGE} is not an x86 bzImage (no HdrS setup header)"
         assert lab.boots == 0
-    assert not [p for p in (tmp_path / "wt").glob("*") if p.name != "kernels"]  # no worktree left
+    # no worktree left; the failed build's log stays, whole, beside where its worktree was
+    left = [p for p in (tmp_path / "wt").glob("*") if p.name != "kernels"]
+    assert [p.name for p in left] == [f"{shas[FAILS][:12]}.build.log"], left
+    assert "error: 'pid' undeclared" in left[0].read_text()
     assert not list((tmp_path / "wt" / "kernels").glob("*"))
 
 

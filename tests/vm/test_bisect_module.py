@@ -171,7 +171,10 @@ def test_module_bisection_names_the_culprit_in_a_guest(tmp_path: Path, vm_cache_
         assert run["benchmark"] == f"kfunc.{BENCH}" and run["status"] == "complete" and run["n_samples"] == 2000
         assert f"bisect:{bisection_id}" in tags
         assert any(tag.removeprefix("commit:") in measured for tag in tags if tag.startswith("commit:"))
-    assert not list((tmp_path / "wt").glob("*"))  # worktrees are removed once the module is built
+    # worktrees are removed once the module is built; only a failed build leaves its log
+    left = list((tmp_path / "wt").glob("*"))
+    assert all(p.is_file() and p.name.endswith(".build.log") for p in left), left
+    assert {p.name.removesuffix(".build.log") for p in left} <= {shas[BROKEN][:12]}, left
 
 
 def test_kbench_bisect_start_with_a_module_from_the_command_line(tmp_path: Path) -> None:

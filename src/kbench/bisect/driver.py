@@ -44,8 +44,8 @@ from kbench.compare.verdict import LOWER_IS_BETTER
 from kbench.contract.progress import Step, no_steps
 
 IMPLAUSIBLE_FACTOR = 2.0
-"""A confirming trial below 1/2 of the smallest or above 2x the largest trial the same build measured
-earlier in the bisection is not evidence (``Bisector._implausible``)."""
+"""Confirming trials whose median lies below 1/2 of the smallest or above 2x the largest trial the same
+build measured earlier in the bisection are not evidence (``Bisector._implausible``)."""
 
 RUNNING = "running"
 DONE = "done"
@@ -340,18 +340,21 @@ class Bisector:
     def _implausible(self, commit: str, trials: Sequence[float]) -> str | None:
         """Why ``trials`` of ``commit`` cannot be evidence, when they lie far outside what the same
         build measured earlier in this bisection (a program that did not really run, a workspace
-        another process removed): any trial below half the smallest earlier one or above twice the
-        largest. None when they are plausible, or when the build has no earlier trials."""
+        another process removed): their median below half the smallest earlier trial or above twice
+        the largest. The median, not each trial: one trial of a short benchmark in a guest can be
+        slowed 2x by a busy host. None when they are plausible, or when the build has no earlier trials."""
         earlier = self._earlier_trials(commit)
         if not earlier or not trials:
             return None
         low, high = min(earlier) / IMPLAUSIBLE_FACTOR, max(earlier) * IMPLAUSIBLE_FACTOR
-        odd = [t for t in trials if not low <= t <= high]
-        if not odd:
+        median = float(np.median(trials))
+        if low <= median <= high:
             return None
+        odd = [t for t in trials if not low <= t <= high]
         return (f"{len(odd)} of the {len(trials)} confirming trials of {commit[:12]} ({min(odd) / 1e6:.3f} ms .. "
-                f"{max(odd) / 1e6:.3f} ms) lie far outside what the same build measured earlier in this bisection "
-                f"({min(earlier) / 1e6:.3f} .. {max(earlier) / 1e6:.3f} ms): a failed measurement, not evidence")
+                f"{max(odd) / 1e6:.3f} ms; median {median / 1e6:.3f} ms) lie far outside what the same build "
+                f"measured earlier in this bisection ({min(earlier) / 1e6:.3f} .. {max(earlier) / 1e6:.3f} ms): "
+                "a failed measurement, not evidence")
 
     def _earlier_trials(self, commit: str) -> list[float]:
         """Every trial statistic of ``commit`` measured before the confirmation: its steps' trials and,

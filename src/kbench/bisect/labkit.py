@@ -65,7 +65,8 @@ def run_build_command(command: str, cwd: Path, *, timeout_s: float = DEFAULT_BUI
 
     Its output (stdout and stderr, interleaved) goes to ``log`` (default ``<worktree>.build.log``
     beside the worktree, in the workspace) as it comes; only the log's last ``BUILD_LOG_TAIL_BYTES``
-    are read back. After ``timeout_s`` the build's whole process group is killed."""
+    are read back; it is removed when the build succeeds. After ``timeout_s`` the build's whole
+    process group is killed."""
     log = log or cwd.with_name(cwd.name + ".build.log")
     with open(log, "wb") as output:
         try:
@@ -74,6 +75,7 @@ def run_build_command(command: str, cwd: Path, *, timeout_s: float = DEFAULT_BUI
         except subprocess.TimeoutExpired:
             return f"build command timed out after {timeout_s / 60:g} min (--build-timeout); its output: {log}"
     if proc.returncode == 0:
+        log.unlink(missing_ok=True)  # a failed build's log stays in the workspace, for its whole output
         return None
     said = build_failure_reason(_tail(log).replace(f"{cwd}/", ""), keep_dirs=True)
     return f"build command: exit {proc.returncode}" + (f": {said}" if said else "")
