@@ -126,9 +126,10 @@ class FleetHarness:
     # -- workers -----------------------------------------------------------------
 
     def start_worker(self, name: str, machine_class: str, *extra: str, wait: bool = True,
-                     env: dict[str, str] | None = None) -> Worker:
+                     env: dict[str, str] | None = None, cwd: Path | None = None) -> Worker:
         log = self.workdir / f"{name}.log"
-        process = start_worker(self.config, name=name, machine_class=machine_class, log=log, extra=extra, env=env)
+        process = start_worker(self.config, name=name, machine_class=machine_class, log=log, extra=extra, env=env,
+                               cwd=cwd)
         worker = Worker(name, machine_class, process, log)
         self.workers[name] = worker
         if wait:

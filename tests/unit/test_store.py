@@ -214,7 +214,7 @@ def test_a_version_1_database_is_migrated(url: str) -> None:
         conn.execute("drop table calibrations")
         conn.execute("update kbench_meta set value = '1' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 11
+    assert upgraded.schema_version == schema.SCHEMA_VERSION
     assert upgraded.get_run(run_id).status == "running"  # nothing lost
     cal = upgraded.save_calibration(benchmark="syscall.getppid", metric="m", target="local", params={},
                                     trials={"A1": [1.0], "A2": [1.1]}, run_ids=[1, 2], sigma_log=0.01,
@@ -312,7 +312,7 @@ def test_a_version_5_database_gains_the_import_digest_and_still_knows_its_import
         conn.execute("update kbench_meta set value = '5' where key = 'schema_version'")
     assert "import_digest" not in _run_columns(url)
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 11
+    assert upgraded.schema_version == schema.SCHEMA_VERSION
     assert _unique_indexes_of_runs(url).get("ux_runs_import_digest") is True
     assert upgraded.get_run(old).n_samples == 3  # nothing lost
     # The same entry imported again, now with its digest: recognised by benchmark, parameters, start, n, status.
@@ -364,7 +364,7 @@ def test_a_version_6_database_gains_the_profiles_table(url: str) -> None:
         conn.execute("drop table profiles")
         conn.execute("update kbench_meta set value = '6' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 11
+    assert upgraded.schema_version == schema.SCHEMA_VERSION
     assert upgraded.load_profile(run_id) is None
     upgraded.save_profile(run_id, event="cpu-clock", frequency_hz=999, samples=3, weight=30, data=b"x",
                           details={"tool": "perf record"})
@@ -513,10 +513,47 @@ def test_a_version_10_database_gains_the_findings_triage(url: str) -> None:
             conn.execute(f"alter table watch_findings drop column {name}")
         conn.execute("update kbench_meta set value = '10' where key = 'schema_version'")
     upgraded = Store.open(url)
-    assert upgraded.schema_version == schema.SCHEMA_VERSION == 11
+    assert upgraded.schema_version == schema.SCHEMA_VERSION
     again = WatchStore(upgraded.engine)
     assert again.finding(finding)["triage"] is None  # nothing lost, nothing set
     again.set_triage(finding, "acknowledged", "seen", "someone@somewhere")
     stored = again.finding(finding)
     assert (stored["triage"], stored["triage_reason"]) == ("acknowledged", "seen") and stored["triage_at"] is not None
     assert stored["log"][-1].endswith("someone@somewhere set the status to 'acknowledged': seen")
+
+
+def test_a_version_11_database_gains_the_fleet_inputs(url: str) -> None:
+    from datetime import UTC, datetime
+
+    from sqlalchemy import insert, select
+
+    from kbench.store.inputs import InputStore
+
+    def job(job_id: str, **more: Any) -> dict[str, Any]:
+        return dict(id=job_id, name=f"{job_id}.yaml", job_text="benchmark: command\n", queues=["q"], repeat=1,
+                    submitted_at=datetime.now(UTC), **more)
+
+    store = Store.open(url)
+    with store.engine.begin() as conn:
+        conn.execute(insert(schema.fleet_jobs).values(job("j11")))
+    store.engine.dispose()
+    with raw(url) as conn:  # take the database back to schema v11
+        conn.execute("drop table fleet_input_chunks")
+        conn.execute("drop table fleet_inputs")
+        for name in schema.FLEET_JOB_COLUMNS_V12:
+            conn.execute(f"alter table fleet_jobs drop column {name}")
+        conn.execute("update kbench_meta set value = '11' where key = 'schema_version'")
+    upgraded = Store.open(url)
+    assert upgraded.schema_version == schema.SCHEMA_VERSION == 12
+    content = b"#!/bin/sh\nexit 0\n" * 1000
+    digest = hashlib.sha256(content).hexdigest()
+    inputs = InputStore(upgraded.engine)
+    assert inputs.put(digest, [content[:7000], content[7000:]]) is True
+    assert inputs.put(digest, [content]) is False  # stored once
+    assert b"".join(inputs.read(digest)) == content and inputs.missing([digest, "0" * 64]) == {"0" * 64}
+    manifest = {"files": [{"path": "prog", "digest": digest, "size": len(content), "mode": 0o755}]}
+    jobs = schema.fleet_jobs
+    with upgraded.engine.begin() as conn:
+        conn.execute(insert(jobs).values(job("j12", inputs=manifest)))
+        stored = dict(conn.execute(select(jobs.c.id, jobs.c.inputs).order_by(jobs.c.id)).all())
+    assert stored == {"j11": None, "j12": manifest}  # nothing lost

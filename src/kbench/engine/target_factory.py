@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
+from pathlib import Path
 
 from kbench.contract.benchmark import Benchmark
 from kbench.kinds.registry import kind_of
@@ -23,11 +24,12 @@ def needs_perf(benchmarks: Iterable[Benchmark], *, counters: bool, profile: bool
 
 
 def target_factory(
-    benchmarks: Iterable[Benchmark], *, local_kernel: bool = False, perf: bool = False
+    benchmarks: Iterable[Benchmark], *, local_kernel: bool = False, perf: bool = False, cwd: Path | None = None,
 ) -> TargetFactory:
     """``make_target`` for runs of ``benchmarks``: a guest carries the executables their whole
     tools run (``suite_tools``; perf too when ``perf``, see ``needs_perf``) from its first boot,
-    and builds kbench.ko unless only whole tools run; ``local_kernel`` as ``make_target`` takes it."""
+    and builds kbench.ko unless only whole tools run; ``local_kernel`` and ``cwd`` (where runs on
+    this kernel start: a fleet task's directory) as ``make_target`` takes them."""
     chosen = tuple(benchmarks)
     return functools.partial(make_target, local_kernel=local_kernel, suite_tools=suite_tools(chosen, perf=perf),
-                             with_module=any(not kind_of(benchmark).whole_tool for benchmark in chosen))
+                             with_module=any(not kind_of(benchmark).whole_tool for benchmark in chosen), cwd=cwd)

@@ -47,9 +47,9 @@ def write_config(path: Path, *, db: str, broker: str, timing: FleetTiming) -> No
 
 def start_worker(
     config: Path, *, name: str, machine_class: str, log: Path, extra: Sequence[str] = (),
-    env: dict[str, str] | None = None,
+    env: dict[str, str] | None = None, cwd: Path | None = None,
 ) -> subprocess.Popen[bytes]:
-    """``kbench worker`` as a child process that dies with this one, its output in ``log``."""
+    """``kbench worker`` as a child process that dies with this one, its output in ``log``, in ``cwd``."""
     setpriv = shutil.which("setpriv")
     prefix = [setpriv, "--pdeathsig=TERM", "--"] if setpriv else []
     environment = {**os.environ, **(env or {}), "KBENCH_FLEET_CONFIG": str(config)}
@@ -58,7 +58,7 @@ def start_worker(
     with open(log, "ab") as out:
         return subprocess.Popen(
             [*prefix, sys.executable, "-m", "kbench.cli", "worker", "--queue", machine_class, "--name", name, *extra],
-            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=environment,
+            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=environment, cwd=cwd,
         )
 
 

@@ -17,12 +17,15 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from itertools import count
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -32,6 +35,7 @@ from kbench.catalog.benchmarks import lookup
 from kbench.contract.benchmark import BadParameter, UnknownBenchmark
 from kbench.contract.request import BadRequest
 from kbench.fleet.database import fleet_engine
+from kbench.fleet.inputs import InputRefused
 from kbench.fleet.plan import NotAllowed, PlanError, check_allowed, side_label, stored_instances
 from kbench.fleet.run_store import DbRetry, FleetRunStore, TrialTaken
 from kbench.fleet.settings import FleetSettings
@@ -143,7 +147,7 @@ def _run_and_record(
         log.info("task %s: cancelled", task_id)
         return "cancelled"
     except (JobError, PlanError, NotAllowed, UnknownBenchmark, BadParameter, BadRequest,
-            RepositoryUnavailable, ExecutionFailed) as exc:
+            RepositoryUnavailable, ExecutionFailed, InputRefused) as exc:
         # The same job fails the same way on every attempt: no retry. A program that failed is the
         # program's outcome, not the worker's fault: running it again until it passes would time a
         # flaky program as if it had never failed.
@@ -196,14 +200,36 @@ def _run_claimed(
     tags = (f"fleet:{job['id']}", f"queue:{task['queue']}", f"worker:{me.name}")
     if task["kind"] in WATCH_KINDS:
         return _run_watch_task(me, here, claim, instances, tags, cancel)
-    if task["kind"] == "compare":
-        return _run_comparison(me, here, claim, instances, tags, cancel)
-    return _run_instance(me, here, claim, instances[0], tags, cancel), None
+    with _inputs_placed(here, claim) as cwd:
+        if task["kind"] == "compare":
+            return _run_comparison(me, here, claim, instances, tags, cancel, cwd)
+        return _run_instance(me, here, claim, instances[0], tags, cancel, cwd), None
+
+
+@contextmanager
+def _inputs_placed(here: _ProcessResources, claim: Claim) -> Iterator[Path | None]:
+    """The task's directory holding the files its job carries (``kbench.fleet.inputs``; fetched into
+    this machine's cache as needed, digests checked), removed when the task ends; None when the job
+    carries nothing (its programs run in the worker's directory, as before)."""
+    from kbench.fleet.inputs import placed
+    from kbench.fleet.watch_tasks import cache_root, task_workdir
+
+    manifest = claim.job.get("inputs")
+    if not manifest:
+        yield None
+        return
+    workdir = task_workdir(claim.task["id"])
+    shutil.rmtree(workdir, ignore_errors=True)
+    try:
+        placed(here.engine, manifest, cache_root() / "inputs", workdir)
+        yield workdir
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _run_instance(
     me: WorkerIdentity, here: _ProcessResources, claim: Claim, instance: JobInstance, tags: tuple[str, ...],
-    cancel: _CancelFlag,
+    cancel: _CancelFlag, cwd: Path | None,
 ) -> FleetRunStore:
     """The instance's trials not stored yet, through ``run_job`` exactly as ``kbench run``."""
     from kbench.engine.job_runner import run_job
@@ -233,7 +259,7 @@ def _run_instance(
 
     benchmark = lookup(instance.benchmark)
     perf = needs_perf([benchmark], counters=instance.counters, profile=instance.profile)
-    run_job(run_store, [to_run], target_factory([benchmark], perf=perf), before_trial)
+    run_job(run_store, [to_run], target_factory([benchmark], perf=perf, cwd=cwd), before_trial)
     if cancel.requested:  # the last trial was the one stopped
         raise TaskCancelled
     return run_store
@@ -241,7 +267,7 @@ def _run_instance(
 
 def _run_comparison(
     me: WorkerIdentity, here: _ProcessResources, claim: Claim, instances: list[JobInstance], tags: tuple[str, ...],
-    cancel: _CancelFlag,
+    cancel: _CancelFlag, cwd: Path | None,
 ) -> tuple[FleetRunStore, dict[str, Any]]:
     """The whole comparison on this machine (its interleaving needs one machine); a lost
     attempt's partial comparison is marked interrupted and the comparison runs again."""
@@ -271,7 +297,7 @@ def _run_comparison(
             raise TaskCancelled
 
     outcome = run_comparison(
-        run_store, sides, target_factory(side.benchmark for side in sides), max_trials=spec["trials"],
+        run_store, sides, target_factory((side.benchmark for side in sides), cwd=cwd), max_trials=spec["trials"],
         min_trials=min(spec["min_trials"], spec["trials"]),
         adaptive=spec["adaptive"], alpha=spec["alpha"], seed=spec["seed"], on_trial=before_trial, tags=tags,
     )

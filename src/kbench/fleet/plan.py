@@ -32,6 +32,17 @@ def check_fleet_targets(instances: Sequence[JobInstance]) -> None:
             )
 
 
+def check_carried_targets(instances: Sequence[JobInstance]) -> None:
+    """A job that carries files runs on ``local``: they are placed in the task's directory on
+    the worker, which a guest booted there does not see."""
+    for instance in instances:
+        if instance.target != "local":
+            raise PlanError(
+                f"instance {instance.id}: the job carries files (files:, or a cmd's program beside it), which reach "
+                f"the worker's task directory and not a guest: run it on `local`, not {instance.target!r}"
+            )
+
+
 def check_allowed(instances: Sequence[JobInstance], *, allow_command: bool) -> None:
     """NotAllowed unless every instance runs one of kbench's own benchmarks or the worker
     was started with --allow-command."""

@@ -13,9 +13,10 @@ from typing import Any
 from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.fleet.app import SendFailed, check_broker, make_app, send_tasks
 from kbench.fleet.database import open_fleet_store
-from kbench.fleet.plan import COMMAND_BENCHMARK, PlanError, check_fleet_targets, plan_tasks
+from kbench.fleet.inputs import gather, store_inputs
+from kbench.fleet.plan import COMMAND_BENCHMARK, PlanError, check_carried_targets, check_fleet_targets, plan_tasks
 from kbench.fleet.settings import FleetSettings, check_queue
-from kbench.jobs import expand_job
+from kbench.jobs import expand_job, job_files
 from kbench.store.fleet import FleetStore, PlannedTask
 
 MAX_TASKS = 100_000
@@ -51,7 +52,8 @@ def submit_job(
     cpu_count: int,
 ) -> Submission:
     """Submit the job file at ``path``: nothing is stored or sent unless the job is valid
-    (JobError, PlanError) and the broker answers (BrokerUnreachable)."""
+    (JobError, PlanError: a file it names is missing too) and the broker answers
+    (BrokerUnreachable). The files it carries are stored first (``kbench.fleet.inputs``)."""
     if not queues:
         raise PlanError("name at least one machine class with --queue CLASS")
     classes = list(dict.fromkeys(check_queue(queue) for queue in queues))
@@ -61,6 +63,9 @@ def submit_job(
         raise PlanError(f"cannot read job file {path}: {getattr(exc, 'strerror', None) or exc}") from exc
     instances = expand_job(text, cpu_count=cpu_count, name=str(path))
     check_fleet_targets(instances)
+    carried = gather(path, job_files(text, name=str(path)), instances)
+    if carried:
+        check_carried_targets(instances)
     tasks = plan_tasks(instances, queues=classes, repeat=repeat, compare_axis=compare.axis if compare else None)
     if len(tasks) > MAX_TASKS:
         raise PlanError(f"{len(tasks)} tasks in one submission (at most {MAX_TASKS}): split the job or lower --repeat")
@@ -70,10 +75,11 @@ def submit_job(
     try:
         fleet = FleetStore(engine, lease_s=settings.timing.lease_s, max_attempts=settings.timing.max_attempts)
         job_id = uuid.uuid4().hex[:12]
+        inputs = store_inputs(engine, carried, path.parent)  # each stored once, before the job that names it
         fleet.create_job(
             job_id=job_id, name=path.name, job_text=text, queues=classes, repeat=repeat,
             compare=compare.to_dict() if compare else None, submitted_by=f"{getpass.getuser()}@{socket.gethostname()}",
-            tasks=tasks,
+            tasks=tasks, inputs=inputs,
         )
         try:
             sent = send_tasks(app, [(task.id, task.queue) for task in tasks])

@@ -4,8 +4,8 @@ See docs/jobs.md for the format. ``expand_job`` is the entry point; each ``JobIn
 converts to the engine's ``RunRequest``.
 """
 
-from kbench.jobs.expand import expand_job, is_job_file
+from kbench.jobs.expand import expand_job, is_job_file, job_files
 from kbench.jobs.instance import JobInstance, varying_keys
 from kbench.jobs.problems import JobError, JobProblem
 
-__all__ = ["JobError", "JobInstance", "JobProblem", "expand_job", "is_job_file", "varying_keys"]
+__all__ = ["JobError", "JobInstance", "JobProblem", "expand_job", "is_job_file", "job_files", "varying_keys"]

@@ -78,6 +78,17 @@ def expand_job(
     return _with_warnings(instances, problems)
 
 
+def job_files(source: str | Path, *, name: str | None = None) -> tuple[tuple[str, int], ...]:
+    """The paths a job names under ``files:`` (relative to its file's folder), each with its line;
+    the job is read, not validated (``expand_job`` validates it)."""
+    label, text = _read(source, name)
+    problems = ProblemCollector(label)
+    root = compose_mapping(text, problems)
+    if root is None:
+        return ()
+    return read_job(root, cpu_count=1, problems=problems).files
+
+
 def _marked_controls(spec: JobSpec, instances: list[JobInstance], problems: ProblemCollector) -> list[JobInstance]:
     """The instances, those ``control:`` picks marked ``control``; a control that picks none or all is a problem."""
     if not spec.control:

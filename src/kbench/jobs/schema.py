@@ -24,8 +24,9 @@ from kbench.jobs.yaml_tree import Scalar, kind_name, line_of, mapping_items, sca
 PARAMS_SECTION = "params"
 # Keys that are not axes: `suite` names the benchmark family; `testcase` and `category`
 # are accepted for LKP compatibility and ignored; `tags` is a list that labels every run;
-# `control` picks the instances that are controls (measured beside the others, judged against).
-FIXED_KEYS = ("suite", "tags", "testcase", "category", "control")
+# `control` picks the instances that are controls (measured beside the others, judged against);
+# `files` names files a fleet job carries to its workers (relative to the job file's folder).
+FIXED_KEYS = ("suite", "tags", "testcase", "category", "control", "files")
 # Keys LKP writes inside the suite's section as well as at top level.
 SECTION_SETTINGS = ("test", "nr_task", "nr_threads", "mode", "testtime")
 
@@ -98,6 +99,7 @@ class JobSpec:
     line: int  # where the top-level mapping starts
     control: tuple[tuple[str, str, int], ...] = ()  # (key of JobInstance.describe(), value, line)
     monitors: tuple[tuple[str, float, int], ...] = ()  # LKP's monitors taken: (name, interval s, line)
+    files: tuple[tuple[str, int], ...] = ()  # ``files:``: (relative path, line), what a fleet job carries
 
     def axis(self, field: str) -> Axis | None:
         return next((a for a in self.axes if a.field == field), None)
@@ -318,6 +320,29 @@ class _Reader:
                 )
         return tuple(tags)
 
+    def files(self, node: yaml.Node, line: int) -> tuple[tuple[str, int], ...]:
+        """``files:``: a relative path or a flat list of them (a fleet job carries these to its workers)."""
+        nodes = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        found: list[tuple[str, int]] = []
+        for element in nodes:
+            where = line_of(element)
+            text = str(element.value).strip() if isinstance(element, yaml.ScalarNode) else ""
+            if not text or (isinstance(element, yaml.ScalarNode) and scalar(element).type == "null"):
+                self.problems.add(where, "files", "must be a path or a flat list of paths (relative to the job "
+                                                  "file's folder), e.g. files: [prog, data/input.bin]")
+                continue
+            parts = text.split("/")
+            if text.startswith("/") or ".." in parts or "\0" in text:
+                self.problems.add(where, "files", f"{text!r}: give a path inside the job file's folder, relative "
+                                                  "to it (no leading / and no ..): it is placed at that path beside "
+                                                  "the command on the worker")
+                continue
+            if any(text == earlier for earlier, _ in found):
+                self.problems.add(where, "files", f"{text!r} is listed twice")
+                continue
+            found.append((text, where))
+        return tuple(found)
+
     def unknown(self, key: str, node: yaml.Node, line: int, suite: str | None) -> None:
         known = [*self.keys, *FIXED_KEYS, PARAMS_SECTION, *([suite] if suite else [])]
         close = (close_matches(key, known, cutoff=JOB_CUTOFF)
@@ -355,6 +380,7 @@ def read_job(root: yaml.MappingNode, *, cpu_count: int, problems: ProblemCollect
     suite_name, lkp_section = lkp.SUITES.get(suite_name or "", (suite_name, suite_name))
     tags: tuple[str, ...] = ()
     control: tuple[tuple[str, str, int], ...] = ()
+    files: tuple[tuple[str, int], ...] = ()
     for key, node, line in items:
         if key == "suite":
             continue
@@ -365,6 +391,8 @@ def read_job(root: yaml.MappingNode, *, cpu_count: int, problems: ProblemCollect
             reader.single_name(key, node, line, "")
         elif key == "tags":
             tags = reader.tags(node, line)
+        elif key == "files":
+            files = reader.files(node, line)
         elif key == PARAMS_SECTION or (key in (suite_name, lkp_section) and key not in reader.keys):
             reader.params_section(key, node, line)
         elif key in lkp.NESTED and isinstance(node, yaml.MappingNode):
@@ -395,4 +423,5 @@ def read_job(root: yaml.MappingNode, *, cpu_count: int, problems: ProblemCollect
         line=line_of(root),
         control=control,
         monitors=tuple(reader.monitors),
+        files=files,
     )

@@ -160,13 +160,15 @@ class FleetStore:
     def create_job(
         self, *, job_id: str, name: str, job_text: str, queues: Sequence[str], repeat: int,
         compare: dict[str, Any] | None, submitted_by: str, tasks: Sequence[PlannedTask],
+        inputs: dict[str, Any] | None = None,
     ) -> None:
-        """The job and all its tasks, ``queued`` and not yet sent, in one transaction."""
+        """The job and all its tasks, ``queued`` and not yet sent, in one transaction; ``inputs``:
+        the manifest of what it carries (``kbench.fleet.inputs``), stored already."""
         now = utcnow()
         with self.engine.begin() as conn:
             conn.execute(insert(schema.fleet_jobs).values(
                 id=job_id, name=name, job_text=job_text, queues=list(queues), repeat=repeat, compare=compare,
-                submitted_by=submitted_by, submitted_at=now, cancelled_at=None,
+                submitted_by=submitted_by, submitted_at=now, cancelled_at=None, inputs=inputs,
             ))
             if tasks:
                 conn.execute(insert(schema.fleet_tasks), [

@@ -130,9 +130,27 @@ def _add_finding_triage(conn: Connection) -> None:
                 f"ALTER TABLE {preparer.quote(watch_findings.name)} ADD COLUMN {preparer.quote(name)} {column_type}")
 
 
+def _add_fleet_inputs(conn: Connection) -> None:
+    """v11 → v12: what fleet jobs carry to their workers: ``fleet_inputs`` and ``fleet_input_chunks``
+    (each input stored once by digest) and ``fleet_jobs.inputs`` (a job's manifest)."""
+    from sqlalchemy import inspect
+
+    from kbench.store.schema import FLEET_JOB_COLUMNS_V12, INPUT_TABLES, fleet_jobs
+
+    for table in INPUT_TABLES:
+        table.create(conn, checkfirst=True)
+    present = {column["name"] for column in inspect(conn).get_columns(fleet_jobs.name)}
+    preparer = conn.dialect.identifier_preparer
+    for name in FLEET_JOB_COLUMNS_V12:
+        if name not in present:
+            column_type = fleet_jobs.c[name].type.compile(dialect=conn.dialect)
+            conn.exec_driver_sql(
+                f"ALTER TABLE {preparer.quote(fleet_jobs.name)} ADD COLUMN {preparer.quote(name)} {column_type}")
+
+
 # MIGRATIONS[v] upgrades a database at version v to v + 1.
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _add_calibrations, 2: _add_bisections, 3: _add_run_provenance, 4: _add_fleet_tables,
     5: _add_import_digest, 6: _add_profiles, 7: _add_run_heartbeat, 8: _add_watch_tables,
-    9: _add_kernel_configs, 10: _add_finding_triage,
+    9: _add_kernel_configs, 10: _add_finding_triage, 11: _add_fleet_inputs,
 }

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kbench.stats.summary import Summary
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 RUN_COLUMNS_V4 = ("owner_pid", "owner_boot_id", "owner_host", "commit", "label", "task_key")
 """Columns of ``runs`` added by schema v4 (the migration adds them to older databases)."""
@@ -22,12 +22,15 @@ TARGET_COLUMNS_V10 = ("config_digest",)
 """Columns of ``targets`` added by schema v10 (the kernel's ``.config``, in ``kernel_configs``)."""
 FINDING_COLUMNS_V11 = ("triage", "triage_reason", "triage_at")
 """Columns of ``watch_findings`` added by schema v11: the status a person set (``kbench finding``)."""
+FLEET_JOB_COLUMNS_V12 = ("inputs",)
+"""Columns of ``fleet_jobs`` added by schema v12: what travels with a fleet job (``kbench.fleet.inputs``)."""
 
 ADDED_COLUMNS: dict[str, tuple[str, ...]] = {
     "runs": RUN_COLUMNS_V4 + RUN_COLUMNS_V6 + RUN_COLUMNS_V8,
     "fleet_tasks": ("spec",),  # v9
     "targets": TARGET_COLUMNS_V10,
     "watch_findings": FINDING_COLUMNS_V11,
+    "fleet_jobs": FLEET_JOB_COLUMNS_V12,
 }
 """Columns that migrations add to tables of older databases. A database whose version is
 current but which lacks one of them (written by a development build whose migrations were

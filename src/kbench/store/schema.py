@@ -27,6 +27,7 @@ from sqlalchemy import (
 )
 
 from kbench.store.records import FINDING_COLUMNS_V11 as FINDING_COLUMNS_V11
+from kbench.store.records import FLEET_JOB_COLUMNS_V12 as FLEET_JOB_COLUMNS_V12
 from kbench.store.records import RUN_COLUMNS_V4 as RUN_COLUMNS_V4
 from kbench.store.records import RUN_COLUMNS_V6 as RUN_COLUMNS_V6
 from kbench.store.records import RUN_COLUMNS_V8 as RUN_COLUMNS_V8
@@ -225,6 +226,7 @@ fleet_jobs = Table(
     Column("submitted_by", String(255)),
     Column("submitted_at", DateTime(timezone=True), nullable=False),
     Column("cancelled_at", DateTime(timezone=True)),
+    Column("inputs", JSON),  # v12: what travels with the job (kbench.fleet.inputs.Manifest), None: nothing
 )
 
 fleet_tasks = Table(
@@ -258,6 +260,28 @@ Index("ix_fleet_tasks_job", fleet_tasks.c.job_id)
 Index("ix_fleet_tasks_state", fleet_tasks.c.state)
 FLEET_TABLES = (fleet_machines, fleet_jobs, fleet_tasks)
 """Tables added by schema v5 (the migration creates them in older databases)."""
+
+# v12: what a fleet job carries to workers that share nothing with its submitter (its files;
+# kbench.fleet.inputs, kbench.store.inputs): each input stored once under the SHA-256 of its
+# bytes, in chunks of ordinary rows, deleted with its input row.
+fleet_inputs = Table(
+    "fleet_inputs",
+    metadata,
+    Column("digest", String(64), primary_key=True),  # SHA-256 of the whole content (hex)
+    Column("size", BigInteger, nullable=False),  # bytes of the content (uncompressed)
+    Column("chunks", Integer, nullable=False),
+    Column("stored_at", DateTime(timezone=True), nullable=False),
+)
+fleet_input_chunks = Table(
+    "fleet_input_chunks",
+    metadata,
+    Column("digest", ForeignKey("fleet_inputs.digest", ondelete="CASCADE"), primary_key=True),
+    Column("seq", Integer, primary_key=True),  # 0, 1, ...: the content is the chunks in order
+    Column("codec", String(8), nullable=False),  # "zlib" or "raw" (already compressed: a bzImage)
+    Column("data", LargeBinary, nullable=False),
+)
+INPUT_TABLES = (fleet_inputs, fleet_input_chunks)
+"""Tables added by schema v12 (the migration creates them in older databases), with ``fleet_jobs.inputs``."""
 
 # v6: a run's sampled call-graph profile (``kbench run --profile``, ``compare --profile``): folded
 # stacks (``kbench.profile.folded``), zlib-compressed, beside the run and never loaded with it.

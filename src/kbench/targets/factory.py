@@ -18,6 +18,7 @@ VM_CPUS = 2
 def make_target(
     kernel: str | None, modules: Sequence[Path] = (), *, local_kernel: bool = False, suite_tools: Sequence[str] = (),
     with_module: bool = True, module_suffixes: Sequence[str | None] = (), count_instructions: bool = False,
+    cwd: Path | None = None,
 ) -> Iterator[Target]:
     """``None`` or ``local``: this kernel. Anything else: a VmTarget, powered off on exit.
 
@@ -32,17 +33,18 @@ def make_target(
     too; kbench.h's KBENCH_NAME_SUFFIX), so that two versions of one module load at once.
     ``count_instructions``: a guest boots under TCG with kbench's instruction-counting plugin
     (``targets.vm.plugin``); this kernel counts without it (valgrind or the PMU).
+    ``cwd``: the directory runs on this kernel start in (a ``command``'s); None: this process's.
     """
     if kernel is None or kernel == "local":
         if modules:
             from kbench.targets.local_kmod import user_modules_loaded
 
             with user_modules_loaded(modules, module_suffixes, allowed=local_kernel) as registered:
-                local = LocalTarget(load_modules=local_kernel)
+                local = LocalTarget(load_modules=local_kernel, cwd=cwd)
                 local.module_benchmarks = registered
                 yield local
             return
-        yield LocalTarget(load_modules=local_kernel)
+        yield LocalTarget(load_modules=local_kernel, cwd=cwd)
         return
     from kbench.targets.vm_target import VmTarget
 
