@@ -25,13 +25,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import secrets
 import select
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -110,6 +108,8 @@ class _Guardian:
             self._pidfd = None
             self._watching = False
             self._registered = {}
+            import secrets  # here: importing it (hashlib, random) would cost every command's start-up
+
             self._token = f"{os.getpid()}-{secrets.token_hex(8)}"
         self._owner_pid = os.getpid()
         read_end, write_end = os.pipe()  # both non-inheritable: no other child keeps it open
@@ -399,6 +399,8 @@ def run(
 def make_scratch_dir(prefix: str, directory: str | os.PathLike[str] | None = None) -> Path:
     """A new temporary directory, removed by the guardian if kbench dies before
     ``remove_scratch_dir`` is called."""
+    import tempfile
+
     path = Path(tempfile.mkdtemp(prefix=prefix, dir=directory)).resolve()
     _guardian.tell(f"+d {path}")
     return path
@@ -415,6 +417,7 @@ def multiprocessing_scratch_dir() -> Path | None:
     scratch directory, which the guardian removes if kbench is killed: multiprocessing
     removes its own only at a clean exit, and this one goes right after it. None (and
     nothing made) when multiprocessing had made its directory already."""
+    import tempfile
     from multiprocessing import util
 
     before = tempfile.tempdir

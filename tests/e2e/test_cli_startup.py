@@ -129,7 +129,11 @@ def test_show_reports_the_summaries_stored_with_the_run(kbench: KbenchRunner) ->
 SCRIPTED_HEAVY = {"sqlalchemy", "matplotlib", "scipy.stats", "kbench.report.comparison.html", "jinja2"}
 """What the commands people script on a store (issue 26) do without when they measure nothing:
 SQLAlchemy (a read-only SQLite file is read through sqlite3), matplotlib and the HTML renderer
-(text reports), scipy.stats (the KS p-value: kbench.compare.ks; change points: scipy.special)."""
+(text reports), scipy.stats (the KS p-value: kbench.compare.ks)."""
+PLOTTING_AND_SCIPY = {"scipy.special", "scipy.stats", "matplotlib", "plotly"}
+"""What ``show``, ``history`` and ``compare --runs`` (issue 36's start-up goal) never import:
+the normal and t tails of a few verdicts and change points come from kbench.stats.distributions,
+and only a measurement plans its sequential looks (kbench.compare.boundaries, scipy.special)."""
 
 
 def _planted_store(db_path: Path, tmp_path: Path) -> tuple[list[int], Path]:
@@ -166,8 +170,28 @@ def test_scripted_commands_on_a_store_import_neither_sqlalchemy_scipy_stats_nor_
     # ... while they really did their work: the KS p-value and the change points were computed.
     compared = imported_by(["compare", "--runs", ",".join(map(str, ids[:6])), "--runs", ",".join(map(str, ids[-6:])),
                             "--format", "json"], db_path, tmp_path, every=True)
-    assert {"kbench.compare.ks", "scipy.special", "sqlite3"} <= compared
-    assert {"kbench.history.edivisive", "scipy.special"} <= imported_by(["history"], db_path, tmp_path, every=True)
+    assert {"kbench.compare.ks", "kbench.compare.interval", "sqlite3"} <= compared
+    assert "kbench.history.edivisive" in imported_by(["history"], db_path, tmp_path, every=True)
+
+
+def test_show_history_and_compare_runs_import_no_scipy_special_nor_plotting(
+    kbench: KbenchRunner, db_path: Path, tmp_path: Path
+) -> None:
+    ids, _ = _planted_store(db_path, tmp_path)
+    sides = ["--runs", ",".join(map(str, ids[:6])), "--runs", ",".join(map(str, ids[-6:]))]
+    for args in (["show", str(ids[0])], ["history"], ["history", "--json"], ["compare", *sides],
+                 ["compare", *sides, "--json"]):
+        imported = imported_by(args, db_path, tmp_path, every=True)
+        assert imported & PLOTTING_AND_SCIPY == set(), args
+        assert "scipy" not in imported, args  # not even scipy's package
+    # Unequal sides: the exact KS p-value loads scipy's compiled function without scipy.stats.
+    uneven = imported_by(["compare", "--runs", ",".join(map(str, ids[:6])), "--runs", ",".join(map(str, ids[-5:]))],
+                         db_path, tmp_path, every=True)
+    assert uneven & PLOTTING_AND_SCIPY == set()
+    # ... while the verdicts and change points were computed: a p-value and a change point.
+    verdict = as_json(kbench("compare", *sides, "--json"))
+    assert 0 < verdict["metrics"][0]["p_value"] < 0.05
+    assert as_json(kbench("history", "--json"))["series"][0]["change_points"]
 
 
 def test_fleet_status_opens_its_store_without_the_catalog(postgres_url: str, tmp_path: Path) -> None:

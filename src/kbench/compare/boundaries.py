@@ -49,7 +49,6 @@ from typing import Final, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special
 
 from kbench.compare.ranks import min_attainable_p, p_values, uses_exact
 from kbench.compare.thresholds import (
@@ -116,6 +115,8 @@ def _weights(looks: NDArray[np.int64], max_trials: int, boundary: str) -> NDArra
 
 def _null_maxima(looks: NDArray[np.int64], weights: NDArray[np.float64], experiments: int) -> NDArray[np.float64]:
     """max over looks of z_k / w_k for ``experiments`` simulated null experiments."""
+    from scipy import special  # whole arrays at once; imported by the planning only (not by reading runs)
+
     rng = np.random.default_rng(SEQUENTIAL_CALIBRATION_SEED)
     n_max = int(looks[-1])
     first = int(looks[0])
@@ -165,6 +166,8 @@ def sequential_plan(
     value = maxima[allowed]
     larger = maxima[:allowed][maxima[:allowed] > value]
     constant = float((value + larger[-1]) / 2.0) if larger.size else float(value) + 1e-6
+    from scipy import special
+
     nominal = 2.0 * special.ndtr(-constant * weights)
     return SequentialPlan(
         alpha=alpha,

@@ -37,7 +37,6 @@ from typing import Final, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special
 
 from kbench.compare.judge import compare_trials
 from kbench.compare.ranks import critical_count, min_attainable_p, uses_exact
@@ -49,6 +48,7 @@ from kbench.compare.thresholds import (
     MWU_NORMAL_EFFICIENCY,
 )
 from kbench.compare.verdict import LOWER_IS_BETTER, check_alpha
+from kbench.stats.distributions import normal_quantile
 from kbench.stats.thresholds import MAD_TO_SIGMA
 
 NORMAL: Final = "normal"
@@ -94,7 +94,7 @@ def _log_set(values: ArrayLike, name: str) -> NDArray[np.float64]:
 
 def normal_mde_log(sigma_log: float, n_trials: int, *, power: float, alpha: float) -> float:
     """delta of the "normal" closed form (module docstring), on the log scale."""
-    z = float(special.ndtri(1.0 - alpha / 2.0) + special.ndtri(power))
+    z = normal_quantile(1.0 - alpha / 2.0) + normal_quantile(power)
     return z * sigma_log * math.sqrt(2.0 / n_trials / MWU_NORMAL_EFFICIENCY)
 
 
@@ -186,7 +186,7 @@ def expected_half_width_log(sigma_log: float, n: int, *, alpha: float, paired: b
     """
     if n < 1:
         return math.inf
-    z = float(special.ndtri(1.0 - alpha / 2.0))
+    z = normal_quantile(1.0 - alpha / 2.0)
     spread = sigma_log / math.sqrt(n) if paired else sigma_log * math.sqrt(2.0 / n)
     return z * spread / math.sqrt(MWU_NORMAL_EFFICIENCY)
 
@@ -205,5 +205,5 @@ def floored_margin(width: float) -> float:
 
 def paired_mde_pct(sigma_log: float, n: int, *, power: float, alpha: float) -> float:
     """Smallest change (%) the signed-rank test of n blocks detects with ``power`` (normal approximation)."""
-    z = float(special.ndtri(1.0 - alpha / 2.0) + special.ndtri(power))
+    z = normal_quantile(1.0 - alpha / 2.0) + normal_quantile(power)
     return float(100.0 * math.expm1(z * sigma_log / math.sqrt(n) / math.sqrt(MWU_NORMAL_EFFICIENCY)))

@@ -36,9 +36,14 @@ from math import comb, floor, sqrt
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special
 
 from kbench.compare.thresholds import MWU_EXACT_MAX_TRIALS
+from kbench.stats.distributions import normal_cdf, normal_quantile
+
+SCALAR_TAILS_MAX = 64
+"""Up to this many p-values at once are computed value by value (``normal_cdf``), more by
+scipy.special's ``ndtr`` ufunc (the simulations of ``boundaries``): a command that judges
+a few verdicts does not import scipy.special (kbench.stats.distributions)."""
 
 EXACT = "exact"
 ASYMPTOTIC = "asymptotic"
@@ -116,7 +121,14 @@ def asymptotic_p_values(u: ArrayLike, m: int, n: int, sigma: float) -> NDArray[n
     numerator = np.maximum(counts, m * n - counts) - m * n / 2.0 - 0.5
     if sigma == 0:  # every value equal: no evidence at all
         return np.ones_like(counts)
-    p: NDArray[np.float64] = np.clip(2.0 * special.ndtr(-numerator / sigma), 0.0, 1.0)
+    z = -numerator / sigma
+    if z.size <= SCALAR_TAILS_MAX:
+        tails = np.array([normal_cdf(float(value)) for value in z.ravel()]).reshape(z.shape)
+    else:
+        from scipy import special
+
+        tails = special.ndtr(z)
+    p: NDArray[np.float64] = np.clip(2.0 * tails, 0.0, 1.0)
     return p
 
 
@@ -157,7 +169,7 @@ def critical_count(m: int, n: int, alpha: float, *, exact: bool = True, sigma: f
     s = null_sigma(m, n) if sigma is None else sigma
     if s == 0:
         return -1
-    return max(-1, floor(m * n / 2.0 - 0.5 - float(special.ndtri(1.0 - alpha / 2.0)) * s))
+    return max(-1, floor(m * n / 2.0 - 0.5 - normal_quantile(1.0 - alpha / 2.0) * s))
 
 
 def u_statistic(base: NDArray[np.float64], new: NDArray[np.float64]) -> float:

@@ -41,9 +41,9 @@ from math import floor, sqrt
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special
 
 from kbench.compare.thresholds import SIGNED_RANK_EXACT_MAX
+from kbench.stats.distributions import normal_cdf, normal_quantile
 
 EXACT = "exact"
 ASYMPTOTIC = "asymptotic"
@@ -107,7 +107,7 @@ def min_attainable_p(n: int, *, exact: bool = True, sigma: float | None = None) 
     if s == 0:
         return 1.0
     total = n * (n + 1) / 2.0
-    return float(min(1.0, 2.0 * special.ndtr(-(total / 2.0 - 0.5) / s)))
+    return min(1.0, 2.0 * normal_cdf(-(total / 2.0 - 0.5) / s))
 
 
 def critical_count(n: int, alpha: float, *, exact: bool = True, sigma: float | None = None) -> int:
@@ -123,7 +123,7 @@ def critical_count(n: int, alpha: float, *, exact: bool = True, sigma: float | N
     s = null_sigma(n) if sigma is None else sigma
     if s == 0:
         return -1
-    return max(-1, floor(total / 2.0 - 0.5 - float(special.ndtri(1.0 - alpha / 2.0)) * s))
+    return max(-1, floor(total / 2.0 - 0.5 - normal_quantile(1.0 - alpha / 2.0) * s))
 
 
 def signed_rank_test(d: NDArray[np.float64]) -> SignedRankTest:
@@ -151,7 +151,7 @@ def signed_rank_test(d: NDArray[np.float64]) -> SignedRankTest:
     if sigma == 0:
         return SignedRankTest(t_plus, n, 1.0, ASYMPTOTIC, sigma, ties, 1.0)
     z = (abs(t_plus - total / 2.0) - 0.5) / sigma
-    p = float(min(1.0, 2.0 * special.ndtr(-max(z, 0.0))))
+    p = min(1.0, 2.0 * normal_cdf(-max(z, 0.0)))
     return SignedRankTest(t_plus, n, p, ASYMPTOTIC, sigma, ties, min_attainable_p(n, exact=False, sigma=sigma))
 
 

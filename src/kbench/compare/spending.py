@@ -51,10 +51,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from kbench.compare.thresholds import SPENDING_PATHS, SPENDING_SEED
 from kbench.compare.verdict import check_alpha
+from kbench.stats.distributions import normal_cdf, normal_quantile
 
 
 def pocock_spending(fraction: float, alpha: float) -> float:
@@ -68,7 +68,7 @@ def obrien_fleming_spending(fraction: float, alpha: float) -> float:
     f = min(max(fraction, 0.0), 1.0)
     if f == 0.0:
         return 0.0
-    return float(2.0 * special.ndtr(special.ndtri(alpha / 2.0) / math.sqrt(f)))
+    return 2.0 * normal_cdf(normal_quantile(alpha / 2.0) / math.sqrt(f))
 
 
 SPENDING_FUNCTIONS = {"pocock": pocock_spending, "obrien-fleming": obrien_fleming_spending}
@@ -205,4 +205,4 @@ class _Simulation:
         crossed = self._alive & (z >= boundary)
         self._alive &= ~crossed
         self.spent += float(crossed.sum()) / self._paths
-        return SpentLook(blocks, clipped, boundary, float(self._sided * special.ndtr(-boundary)))
+        return SpentLook(blocks, clipped, boundary, self._sided * normal_cdf(-boundary))

@@ -33,22 +33,23 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from kbench.catalog.scale import primary_metric
-from kbench.compare.sequential import SequentialComparison
 from kbench.compare.slot import COMMAND_METRICS, CPU
 from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.compare.trial import trial_statistic
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.request import RunRequest
 from kbench.engine.interleave import round_order
-from kbench.engine.runner import RunResult, execute_run
 from kbench.engine.series import MetricSeries
-from kbench.engine.target_factory import TargetFactory
-from kbench.store.db import Store
+
+if TYPE_CHECKING:  # measuring imports them: `kbench compare --runs` reads stored trials without them
+    from kbench.compare.sequential import SequentialComparison
+    from kbench.engine.runner import RunResult
+    from kbench.engine.target_factory import TargetFactory
+    from kbench.store.db import Store
 
 TrialCallback = Callable[[str, int, int], None]  # side label, trial index, planned trials
 
@@ -167,6 +168,9 @@ def run_comparison(
         raise ValueError("a comparison needs at least two sides")
     if len({side.label for side in sides}) != len(sides):
         raise ValueError("every side needs its own label")
+    from kbench.compare.sequential import SequentialComparison
+    from kbench.engine.runner import execute_run
+
     rng = np.random.default_rng(seed)
     results = [SideTrials(side) for side in sides]
     sequential = (
@@ -210,6 +214,8 @@ def run_comparison(
 def _judged_metric(side: ComparisonSide, metric: str | None) -> str:
     if metric is not None and side.benchmark.name == "command":
         return COMMAND_METRICS[metric]
+    from kbench.catalog.scale import primary_metric
+
     return primary_metric(side.benchmark, side.request.params)
 
 

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kbench.catalog.benchmarks import lookup
 from kbench.compare.noise_margin import MARGIN_FROM_NOISE
@@ -33,9 +33,10 @@ from kbench.contract.benchmark import Benchmark
 from kbench.contract.request import BadRequest, RunRequest
 from kbench.engine.compare_protocol import ComparisonSide
 from kbench.engine.interleaved import supports_interleaving
-from kbench.kinds.kfunc.loaded import loaded_benchmark, module_copies, registered_by
-from kbench.store.db import Store
 from kbench.targets.transport import Transport
+
+if TYPE_CHECKING:
+    from kbench.store.db import Store
 
 ALTERNATIVES = "|"
 AUTO, INTERLEAVED, TRIALS = "auto", "interleaved", "trials"
@@ -136,6 +137,8 @@ def module_sides(
     - with ``copies`` > 1, one side per copy of each module, loaded as ``module_copies`` orders
       them and labelled ``FILE#COPY``; ``builds`` and ``build_of`` group them.
     BadRequest names what is wrong."""
+    from kbench.kinds.kfunc.loaded import loaded_benchmark, module_copies, registered_by
+
     varying = check_module_params(modules, params)
     wanted = benchmark.removeprefix("kfunc.") if benchmark else None
     if len(modules) == 1:
@@ -178,6 +181,7 @@ def module_comparison(
 ) -> Iterator[tuple[Transport, Sides]]:
     """The user's modules loaded (``copies`` of each, ``module_copies``) in ``kernel`` (None: this
     one, with ``local_kernel``), and the sides of their comparison (``module_sides``) set to run there."""
+    from kbench.kinds.kfunc.loaded import module_copies
     from kbench.targets.factory import make_target
 
     check_module_params(modules, params)

@@ -2,7 +2,7 @@
 
 The Hunter method (E-divisive in sliding windows, weak change points merged away until each
 remaining one passes a two-sample t-test at ``max_pvalue``; Apache Otava's algorithm,
-written in ``edivisive.py`` on numpy and scipy) runs on the series *winsorized*: values
+written in ``edivisive.py`` on numpy) runs on the series *winsorized*: values
 further than ``winsorize`` robust
 standard deviations (1.4826 × MAD) from the series' median are clipped to that bound. A
 disturbed run (a spike of +50 %) then weighs no more than a 3-sigma point, so it can
@@ -11,8 +11,7 @@ ordinary points keep their values (ranks would lose the gap at a step and mispla
 Measured on simulated series (benchmarks/history_detection.py, docs/history.md).
 
 The original values then describe each change: the segments between neighbouring change
-points give the median, mean and standard deviation before and after. scipy is imported
-on first use.
+points give the median, mean and standard deviation before and after.
 """
 
 from __future__ import annotations

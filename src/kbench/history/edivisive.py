@@ -1,7 +1,7 @@
 """Change points of a series: E-divisive means in sliding windows, weak points merged away by a t-test.
 
 The method of Fleming et al., "Hunter: Using Change Point Detection to Hunt for Performance
-Regressions" (ICPE 2023), which Apache Otava implements, written here on numpy and scipy:
+Regressions" (ICPE 2023), which Apache Otava implements, written here on numpy:
 
 1. **Split.** Windows of ``window`` points slide over the series by half a window (a
    window starts at the last change point it found when that is further on). In each
@@ -22,7 +22,9 @@ Regressions" (ICPE 2023), which Apache Otava implements, written here on numpy a
    neighbours are tested again.
 
 The t-test is Student's with the pooled variance of both sides (sums of squares over
-n + m - 2 degrees of freedom; a side of one point adds none), two-sided. Apache Otava
+n + m - 2 degrees of freedom; a side of one point adds none), two-sided; its tail comes from
+``kbench.stats.distributions.student_sf`` (scipy.special would double ``kbench history``'s
+start-up). Apache Otava
 0.8 differs in two details, both corrected here: it passes population standard deviations
 (ddof 0) where the test takes sample ones, which makes its p-values smaller, and after a
 removal it tests again the point after the removed one and the one after that, not the one
@@ -37,6 +39,8 @@ from itertools import pairwise
 
 import numpy as np
 from numpy.typing import NDArray
+
+from kbench.stats.distributions import student_sf
 
 
 @dataclass(frozen=True)
@@ -133,9 +137,7 @@ def student_p(left: NDArray[np.float64], right: NDArray[np.float64]) -> float:
     if variance == 0:
         return 1.0 if difference == 0 else 0.0
     t = abs(difference) / math.sqrt(variance * (1.0 / n + 1.0 / m))
-    from scipy.special import stdtr
-
-    return float(2.0 * stdtr(freedom, -t))
+    return 2.0 * student_sf(t, freedom)
 
 
 def _magnitude(left: NDArray[np.float64], right: NDArray[np.float64]) -> float:

@@ -135,14 +135,44 @@ def _render_series(console: Console, history: SeriesHistory, last: int,
     shown = s.points if last == 0 else s.points[-last:]
     first_index = len(s.points) - len(shown)
     marks = {c.index: c for c in history.change_points}
-    table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0))
-    for name in ("", "run", "started (UTC)", "kernel", "commit", "label", "median"):
-        table.add_column(name, justify="right" if name in ("run", "median") else "left")
+    rows: list[list[Text]] = []
     for offset, run in enumerate(shown):
         change = marks.get(first_index + offset)
-        table.add_row(
-            Text("▶", style=_STYLE[change.verdict]) if change else "", str(run.run_id),
-            f"{run.started_at:%Y-%m-%d %H:%M}", printable(run.kernel or "-"), printable(short(run.commit)),
-            printable(run.label or "-"), format_value(run.value, s.unit),
-        )
-    console.print(table)
+        rows.append([
+            Text("▶", style=_STYLE[change.verdict]) if change else Text(), Text(str(run.run_id)),
+            Text(f"{run.started_at:%Y-%m-%d %H:%M}"), Text(printable(run.kernel or "-")),
+            Text(printable(short(run.commit))), Text(printable(run.label or "-")),
+            Text(format_value(run.value, s.unit)),
+        ])
+    _print_table(console, RUN_COLUMNS, rows)
+
+
+RUN_COLUMNS = ("", "run", "started (UTC)", "kernel", "commit", "label", "median")
+_RIGHT = frozenset({"run", "median"})
+
+
+def _print_table(console: Console, names: Sequence[str], rows: list[list[Text]]) -> None:
+    """The rows under their column names, as ``Table(box=None, pad_edge=False, padding=(0, 2, 0, 0))``
+    prints them: written here as lines when they fit the console (a rich table costs about 5 ms to
+    lay out, most of ``kbench history``'s own time over ten series), by rich's table when wider
+    (it wraps and crops cells to the width)."""
+    header = [Text(name) for name in names]
+    widths = [max(cell.cell_len for cell in column) for column in zip(header, *rows, strict=True)]
+    if sum(widths) + 2 * (len(widths) - 1) > console.width:
+        table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0))
+        for name in names:
+            table.add_column(name, justify="right" if name in _RIGHT else "left")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+        return
+    lines = []
+    for number, row in enumerate([header, *rows]):
+        line = Text(style="bold" if number == 0 else "")
+        for index, (name, cell, width) in enumerate(zip(names, row, widths, strict=True)):
+            pad = " " * (width - cell.cell_len)
+            line.append_text(Text(pad) + cell if name in _RIGHT else cell + Text(pad))
+            if index < len(names) - 1:
+                line.append("  ")
+        lines.append(line)
+    console.print(Text("\n").join(lines), highlight=False, no_wrap=True)
