@@ -47,7 +47,7 @@ def test_a_hung_build_is_killed_with_its_children_at_the_timeout(tmp_path: Path)
     marker = f"{61000 + os.getpid() % 1000}"
     started = time.monotonic()
     reason = run_build_command(f"sleep {marker} & sleep {marker}; wait", worktree, timeout_s=2)
-    assert reason is not None and reason.startswith("build command timed out after 0.0333333 min (--build-timeout)")
+    assert reason is not None and reason.startswith("build command timed out after 2 s (--build-timeout); its output: ")
     assert time.monotonic() - started < 60
     deadline = time.monotonic() + 10
     while True:  # the whole group was killed: no `sleep MARKER` is left

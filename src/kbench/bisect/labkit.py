@@ -73,12 +73,17 @@ def run_build_command(command: str, cwd: Path, *, timeout_s: float = DEFAULT_BUI
             proc = children.run(["/bin/sh", "-c", command], cwd=cwd, stdout=output, stderr=subprocess.STDOUT,
                                 timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            return f"build command timed out after {timeout_s / 60:g} min (--build-timeout); its output: {log}"
+            return f"build command timed out after {_span(timeout_s)} (--build-timeout); its output: {log}"
     if proc.returncode == 0:
         log.unlink(missing_ok=True)  # a failed build's log stays in the workspace, for its whole output
         return None
     said = build_failure_reason(_tail(log).replace(f"{cwd}/", ""), keep_dirs=True)
     return f"build command: exit {proc.returncode}" + (f": {said}" if said else "")
+
+
+def _span(seconds: float) -> str:
+    """``5 s``, ``90 s``, ``60 min``: a time limit as it was most likely given."""
+    return f"{seconds / 60:g} min" if seconds >= 60 and seconds % 60 == 0 else f"{seconds:g} s"
 
 
 def _tail(path: Path) -> str:
