@@ -41,7 +41,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("watch",),
     ("cli",),
 )
-"""Rooms from the bottom up. ``kbench`` itself (the version) is below everything."""
+"""Rooms from the bottom up. ``kbench`` itself (the version), then ``kbench.exit_codes`` (the exit
+codes and ``KbenchError``, the base of every error that ends a command with one) are below everything."""
+BELOW_LAYERS: tuple[str, ...] = ("", "exit_codes")
+"""The rooms below ``LAYERS``, bottom first: ``kbench`` itself and ``kbench.exit_codes``."""
 
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset()
 """(importer, imported) module pairs still pointing up, each to be removed; a pair that
@@ -108,7 +111,7 @@ def room(module: str) -> str:
 
 
 def layer_of() -> dict[str, int]:
-    index = {"": -1}
+    index = {name: level - len(BELOW_LAYERS) for level, name in enumerate(BELOW_LAYERS)}
     for level, rooms in enumerate(LAYERS):
         for name in rooms:
             index[name] = level

@@ -14,6 +14,9 @@ import sys
 from pathlib import Path
 from typing import Final
 
+from kbench import exit_codes
+from kbench.exit_codes import KbenchError
+
 DISTRIBUTION: Final = "kbench-lab"
 
 EXTRAS: Final[dict[str, tuple[str, ...]]] = {
@@ -28,8 +31,10 @@ kbench imports from it (or SQLAlchemy does for it: psycopg), in the order ``miss
 consults them: a module of two extras (psycopg) names the first, the smaller."""
 
 
-class ExtraMissing(Exception):
+class ExtraMissing(KbenchError):
     """``what`` needs the extra ``extra``, whose module ``module`` is not installed."""
+
+    exit_code = exit_codes.EXTRA_MISSING
 
     def __init__(self, extra: str, what: str, module: str, hint: str = ""):
         self.extra = extra

@@ -7,9 +7,14 @@ import shutil
 import sys
 from pathlib import Path
 
+from kbench import exit_codes
+from kbench.exit_codes import KbenchError
 
-class NativeToolMissing(RuntimeError):
+
+class NativeToolMissing(KbenchError, RuntimeError):
     """A native executable that ships with kbench cannot be found."""
+
+    exit_code = exit_codes.MEASUREMENT_FAILED
 
 
 def find_native(name: str) -> Path:

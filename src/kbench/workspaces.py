@@ -18,6 +18,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from kbench.cachefiles import LockBusy, default_cache_dir, locked
+from kbench.exit_codes import KbenchError
 
 BISECT = "bisect"
 WATCH = "watch"
@@ -26,7 +27,7 @@ KINDS = (BISECT, WATCH, ORACLE)
 """The cache's folders of workspaces (``kbench cache prune`` knows them)."""
 
 
-class WorkspaceBusy(RuntimeError):
+class WorkspaceBusy(KbenchError, RuntimeError):
     """Another process works in this workspace (the message names it)."""
 
 

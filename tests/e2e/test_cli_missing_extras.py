@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kbench.cli import exit_codes
+from kbench import exit_codes
 from tests.e2e.conftest import KbenchRunner
 
 HIDING = """

@@ -185,8 +185,8 @@ def test_tune_reset_refuses_a_state_path_that_is_a_directory(sandbox: Sandbox) -
 def test_tune_help_gives_the_documented_exit_status() -> None:
     from click.testing import CliRunner
 
-    from kbench.cli.exit_codes import TUNE_FAILED
     from kbench.cli.main import cli
+    from kbench.exit_codes import TUNE_FAILED
 
     text = CliRunner().invoke(cli, ["tune", "--help"]).stdout
     assert f"Exit status {TUNE_FAILED} when a knob" in " ".join(text.split())

@@ -43,7 +43,7 @@ COMMITS = fake_commits(30, seed=7)
 
 
 def test_documented_code_is_distinct_from_every_other_exit_code() -> None:
-    from kbench.cli import exit_codes
+    from kbench import exit_codes
 
     code = documented_fail_on_code()
     others = {value for name, value in vars(exit_codes).items() if name.isupper() and name != "VERDICT_FOUND"}

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from kbench.cli import exit_codes
+from kbench import exit_codes
 from kbench.engine.stored_run import load_stored_run
 from kbench.store.db import Store
 from kbench.sysinfo.usage import parse_usage

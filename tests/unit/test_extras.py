@@ -65,7 +65,7 @@ def test_an_import_error_of_anything_else_is_not_an_extra() -> None:
 
 
 def test_exit_16_is_documented_where_the_codes_are() -> None:
-    from kbench.cli import exit_codes
+    from kbench import exit_codes
     from kbench.cli.main import cli
 
     root = Path(__file__).resolve().parents[2]

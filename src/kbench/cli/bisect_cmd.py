@@ -15,13 +15,13 @@ from typing import Any
 import click
 from rich.text import Text
 
+from kbench import exit_codes
 from kbench.bisect import demo, session
 from kbench.bisect.driver import DONE, FAILED, NO_DIFFERENCE, RUNNING, BisectError, Settings
 from kbench.bisect.lab import METRICS
 from kbench.bisect.labkit import DEFAULT_BUILD_TIMEOUT_S
 from kbench.bisect.session import COMMAND, KERNEL, MODULE, SessionPlan
 from kbench.catalog.benchmarks import lookup
-from kbench.cli import exit_codes
 from kbench.cli.console import echo_literal, write_stdout
 from kbench.cli.job_cmds import default_cpu_count
 from kbench.cli.lazy import LazyCommand, LazyGroup

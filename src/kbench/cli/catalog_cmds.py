@@ -7,8 +7,8 @@ import fnmatch
 import click
 from rich.table import Table
 
+from kbench import exit_codes
 from kbench.catalog.benchmarks import all_benchmarks
-from kbench.cli import exit_codes
 from kbench.cli.main import emit_json, fail, literal, out_console, user_errors
 from kbench.kinds.base import Kind
 from kbench.kinds.registry import kind_of

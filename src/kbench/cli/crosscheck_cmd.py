@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 from rich.text import Text
 
+from kbench import exit_codes
 from kbench.catalog.benchmarks import lookup
-from kbench.cli import exit_codes
 from kbench.cli.main import Context, emit_json, err_console, fail, out_console, pass_context, user_errors
 from kbench.cli.parsing import KeyValue, complete_benchmarks
 from kbench.contract.request import RunRequest

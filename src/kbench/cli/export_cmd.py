@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kbench.cli import exit_codes
+from kbench import exit_codes
 from kbench.cli.console import write_stdout_bytes
 from kbench.cli.main import Context, fail, pass_context, user_errors
 from kbench.cli.outputs import output_problem

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from kbench.cli import exit_codes
+from kbench import exit_codes
 from kbench.cli.main import err_console
 from kbench.contract.vocabulary import IMPROVEMENT, REGRESSION
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from kbench.cli import exit_codes
+from kbench import exit_codes
 from kbench.cli.errors import fail
 from kbench.cli.main import Context, emit_json, out_console, pass_context, user_errors
 from kbench.contract.text import printable

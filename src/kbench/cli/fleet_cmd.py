@@ -18,7 +18,7 @@ from click.core import ParameterSource
 from rich.table import Table
 from rich.text import Text
 
-from kbench.cli import exit_codes
+from kbench import exit_codes
 from kbench.cli.console import echo_literal
 from kbench.cli.main import emit_json, err_console, fail, out_console, user_errors
 from kbench.cli.needs import GroupNeedingExtra

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kbench.cli import exit_codes
+from kbench import exit_codes
 from kbench.cli.console import echo_literal
 from kbench.cli.main import Context, fail, pass_context, user_errors
 from kbench.importers import IMPORTERS, ImportProblem, read_runs

@@ -9,9 +9,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedCo
 from rich.table import Table
 from rich.text import Text
 
-from kbench import interrupts
+from kbench import exit_codes, interrupts
 from kbench.catalog.benchmarks import lookup
-from kbench.cli import exit_codes
 from kbench.cli.console import echo_literal, label_column
 from kbench.cli.job_cmds import default_cpu_count, print_warnings
 from kbench.cli.main import Context, emit_json, err_console, fail, out_console, user_errors

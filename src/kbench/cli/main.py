@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 from rich.text import Text
 
-from kbench import __version__, interrupts
-from kbench.cli import exit_codes
+from kbench import __version__, exit_codes, interrupts
 from kbench.cli.console import PIPE_WIDTH as PIPE_WIDTH  # re-exported: their old home
 from kbench.cli.console import TrimmedLines as TrimmedLines
 from kbench.cli.console import err_console as err_console

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kbench.cli import exit_codes
+from kbench import exit_codes
 from kbench.cli.console import write_stdout
 from kbench.cli.fail_on import exit_if_found, findings_fail_on_option
 from kbench.cli.history_options import Since, detection_options, evidence_option, settings_from

@@ -14,7 +14,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from kbench.cli import exit_codes
+from kbench import exit_codes
 from kbench.cli.main import Context, emit_json, err_console, fail, literal, out_console, pass_context, user_errors
 from kbench.cli.needs import needs_extra
 from kbench.report.units import format_value
@@ -104,7 +104,7 @@ def show_cmd(
 
 
 def _write_flame(path: Path, record: RunRecord, profile: FoldedProfile | None) -> None:
-    from kbench.cli import exit_codes
+    from kbench import exit_codes
     from kbench.cli.main import err_console, fail
     from kbench.profile.flame import flame_svg
 

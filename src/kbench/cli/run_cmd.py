@@ -13,9 +13,8 @@ from typing import Any
 import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kbench import interrupts
+from kbench import exit_codes, interrupts
 from kbench.catalog.benchmarks import lookup
-from kbench.cli import exit_codes
 from kbench.cli.console import label_column
 from kbench.cli.job_run import run_job_file
 from kbench.cli.main import Context, emit_json, err_console, fail, literal, out_console, pass_context, user_errors

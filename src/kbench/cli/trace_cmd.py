@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import click
 from rich.text import Text
 
+from kbench import exit_codes
 from kbench.catalog.benchmarks import lookup
-from kbench.cli import exit_codes
 from kbench.cli.main import Context, emit_json, fail, out_console, pass_context, user_errors
 from kbench.cli.parsing import Duration, KeyValue
 from kbench.cli.progress import LongWork, quiet_option

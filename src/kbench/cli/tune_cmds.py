@@ -7,7 +7,7 @@ import sys
 import click
 from rich.text import Text
 
-from kbench.cli import exit_codes
+from kbench import exit_codes
 from kbench.cli.main import emit_json, fail, out_console
 from kbench.sysinfo.tune import (
     APPLIED,

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.text import Text
 
-from kbench import git
-from kbench.cli import exit_codes
+from kbench import exit_codes, git
 from kbench.cli.errors import user_errors
 from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.main import Context, emit_json, err_console, fail, pass_context

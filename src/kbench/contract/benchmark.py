@@ -8,13 +8,14 @@ from dataclasses import dataclass
 
 from kbench.contract.suggest import did_you_mean
 from kbench.contract.text import shown
+from kbench.exit_codes import KbenchError
 
 
-class UnknownBenchmark(LookupError):
+class UnknownBenchmark(KbenchError, LookupError):
     """No benchmark has that name; the message suggests the closest ones."""
 
 
-class BadParameter(ValueError):
+class BadParameter(KbenchError, ValueError):
     """A benchmark parameter is unknown or its value has the wrong type."""
 
 

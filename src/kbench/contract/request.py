@@ -6,12 +6,14 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kbench.exit_codes import KbenchError
+
 DEFAULT_SAMPLES = 10_000
 _COMMIT = re.compile(r"^[0-9a-f]{4,64}$")
 LABEL_MAX = 255
 
 
-class BadRequest(ValueError):
+class BadRequest(KbenchError, ValueError):
     """The measurement request is inconsistent (e.g. both a count and a duration)."""
 
 

@@ -13,13 +13,20 @@ from typing import Any
 
 from celery import Celery
 
+from kbench import exit_codes
+from kbench.exit_codes import KbenchError
 from kbench.fleet.settings import FleetSettings, celery_queue
 
 TASK_NAME = "kbench.fleet.run"
 
 
-class BrokerUnreachable(RuntimeError):
+class BrokerUnreachable(KbenchError, RuntimeError):
     """The Redis broker did not answer."""
+
+    exit_code = exit_codes.BROKER_FAILED
+
+    def message(self) -> str:
+        return f"the fleet's broker is unreachable: {self}"
 
 
 def make_app(settings: FleetSettings) -> Celery:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from kbench.exit_codes import KbenchError
 from kbench.fleet.database import fleet_engine
 from kbench.fleet.services import redis_server, running_postgres
 from kbench.fleet.settings import FleetTiming
@@ -97,7 +98,7 @@ def wait_for_machines(db_url: str, names: Sequence[str], *, timing: FleetTiming,
         engine.dispose()
 
 
-class DemoFailed(RuntimeError):
+class DemoFailed(KbenchError, RuntimeError):
     """The local fleet did not come up (a worker died at start, or never registered)."""
 
 

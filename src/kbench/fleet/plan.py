@@ -6,13 +6,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
+from kbench.exit_codes import KbenchError
 from kbench.jobs import JobInstance, expand_job, varying_keys
 from kbench.store.fleet import PlannedTask
 
 COMMAND_BENCHMARK = "command"
 
 
-class PlanError(ValueError):
+class PlanError(KbenchError, ValueError):
     """The job cannot be submitted as asked (no instance to compare, a path target)."""
 
 

@@ -22,12 +22,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kbench import children
+from kbench.exit_codes import KbenchError
 
 LOOPBACK = "127.0.0.1"
 POSTGRES_BIN_DIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
 
 
-class ServiceUnavailable(RuntimeError):
+class ServiceUnavailable(KbenchError, RuntimeError):
     """The server's binaries are not installed (scripts/install-deps.sh installs them), or
     the server could not be set up here (the message says why)."""
 

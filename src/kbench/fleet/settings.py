@@ -19,12 +19,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from kbench.exit_codes import KbenchError
+
 QUEUE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 QUEUE_PREFIX = "kbench."
 """A machine class ``CLASS`` is served through the Celery queue ``kbench.CLASS``."""
 
 
-class SettingsError(ValueError):
+class SettingsError(KbenchError, ValueError):
     """The fleet cannot be set up as given (a missing URL, an unsafe config file)."""
 
 

@@ -24,13 +24,15 @@ from typing import Any
 
 import numpy as np
 
+from kbench.exit_codes import KbenchError
+
 MIN_POINTS = 4
 """Shorter series have no change point (there is nothing to test a split against)."""
 PARALLEL_MIN_POINTS = 50_000
 """Below this many points in all, one process is faster than starting workers."""
 
 
-class HistoryUnavailable(RuntimeError):
+class HistoryUnavailable(KbenchError, RuntimeError):
     """Change points cannot be computed here (kept for callers that map it to an exit code)."""
 
 

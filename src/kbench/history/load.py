@@ -6,6 +6,8 @@ import fnmatch
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from kbench import exit_codes
+from kbench.exit_codes import KbenchError
 from kbench.history.series import Series, build_series, header_directions, looks_like_series_id
 from kbench.store import series as queries
 
@@ -15,8 +17,10 @@ if TYPE_CHECKING:
     from kbench.store.db import Store
 
 
-class NoSuchSeries(LookupError):
+class NoSuchSeries(KbenchError, LookupError):
     """The selector names no series in this database."""
+
+    exit_code = exit_codes.NOT_FOUND
 
 
 def load_series(

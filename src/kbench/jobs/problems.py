@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kbench.exit_codes import KbenchError
+
 
 @dataclass(frozen=True)
 class JobProblem:
@@ -26,12 +28,19 @@ class JobProblem:
         return f"{where}: {self.key}: {self.message}"
 
 
-class JobError(ValueError):
+class JobError(KbenchError, ValueError):
     """A job file is invalid; ``problems`` lists every problem found, by line."""
 
     def __init__(self, problems: Sequence[JobProblem]):
         self.problems: tuple[JobProblem, ...] = tuple(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
+
+    def message(self) -> str:
+        count = len(self.problems)
+        return f"invalid job file: {count} problem{'s' if count != 1 else ''}; nothing was run"
+
+    def detail_lines(self) -> tuple[object, ...]:
+        return self.problems
 
 
 class ProblemCollector:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kbench import exit_codes
+from kbench.exit_codes import KbenchError
 
-class KernelError(Exception):
+
+class KernelError(KbenchError):
     """Base of the kernels room's errors."""
 
 
@@ -19,6 +22,8 @@ class KernelConfigError(KernelError):
 
 
 class KernelBuildError(KernelError):
+    exit_code = exit_codes.KERNEL_BUILD_FAILED
+
     """``make`` failed: the first compiler error (file and line) and the log's path."""
 
     def __init__(self, message: str, log: Path | None = None, first_error: str | None = None) -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import sqlite3
 import sys
 
+from kbench import exit_codes
+from kbench.exit_codes import KbenchError
+
 DAMAGED_ADVICE = (
     "the file is damaged; kbench will not write to it: restore a copy, or save what is readable "
     "with `sqlite3 FILE .recover | sqlite3 NEW.db`"
@@ -20,13 +23,17 @@ _ADVICE = (
 )
 
 
-class StoreError(RuntimeError):
+class StoreError(KbenchError, RuntimeError):
     """The database cannot be used as asked (missing run, newer schema, bad URL, or any
     error of the database itself: full disk, damaged file, read-only file)."""
+
+    exit_code = exit_codes.STORE_FAILED
 
 
 class RunNotFound(StoreError):
     """No run has the requested id."""
+
+    exit_code = exit_codes.NOT_FOUND
 
 
 class BisectionNotFound(RunNotFound):

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import Engine, bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import Connection
 
+from kbench.exit_codes import KbenchError
 from kbench.store import schema
 
 TASK_STATES = ("queued", "running", "done", "failed", "cancelled")
@@ -25,7 +26,7 @@ RELEASED_MARK = "~"
 """A run key that holds this mark was released by a lost attempt: ``<task>#<trial>~<run id>``."""
 
 
-class MachineNameTaken(RuntimeError):
+class MachineNameTaken(KbenchError, RuntimeError):
     """Another live worker already answers to this machine name."""
 
 

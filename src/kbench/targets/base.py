@@ -6,6 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kbench import exit_codes
+from kbench.exit_codes import KbenchError
+
 if TYPE_CHECKING:
     pass
 
@@ -13,8 +16,10 @@ ProgressCallback = Callable[[float, float], None]
 """Called with (done, total) as a run advances; units are the probe's."""
 
 
-class TargetError(RuntimeError):
+class TargetError(KbenchError, RuntimeError):
     """The target could not run the benchmark; the message says why and what to do."""
+
+    exit_code = exit_codes.MEASUREMENT_FAILED
 
 
 IGNORE_FAILURE_HINT = "a failed execution is never timed; --ignore-failure times failures too and counts them"
@@ -28,6 +33,8 @@ class ExecutionFailed(TargetError):
     ``syscall.open_close``), ``how`` the way it failed (``exit status 127``, ``killed by
     signal 9 (Killed)``, an errno's text), ``stderr`` the last line it wrote there ('' if none).
     """
+
+    exit_code = exit_codes.EXECUTION_FAILED
 
     def __init__(self, what: str, how: str, stderr: str = "", *, side: str | None = None, record: int = 0) -> None:
         self.what = what

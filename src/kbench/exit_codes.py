@@ -1,4 +1,15 @@
-"""Exit codes of the ``kbench`` command (documented in the README)."""
+"""Exit codes of the ``kbench`` command (docs/exit-codes.md), and the one base of the errors
+that end a command with theirs.
+
+An error a user can meet (a bad request, a missing run, a store that cannot be used, a kernel
+that did not build) is a ``KbenchError`` whose class says its exit code; ``kbench.cli.errors``
+prints its message as one line and exits with that code, whatever room raised it. A subclass
+overrides its base's code (``RunNotFound`` is a ``StoreError`` that exits 4, not 5).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
 
 OK = 0
 USAGE = 2  # bad option, unknown benchmark or parameter, invalid value, limit, unwritable output
@@ -17,3 +28,18 @@ KERNEL_BUILD_FAILED = 15  # a kernel kbench builds (kernel build, a tree: spec) 
 EXTRA_MISSING = 16  # an optional part this needs is not installed (pip install 'kbench-lab[EXTRA]'); nothing was done
 INTERRUPTED = 130  # Ctrl-C: finished samples were kept, run marked interrupted
 TERMINATED = 143  # SIGTERM, handled like Ctrl-C
+
+
+class KbenchError(Exception):
+    """An error that ends a command: ``detail_lines()`` one per line, then ``kbench: error:
+    {message()}`` on stderr, and the exit code ``exit_code``."""
+
+    exit_code: ClassVar[int] = USAGE
+
+    def message(self) -> str:
+        """The error's line (after ``kbench: error:``); by default the exception's text."""
+        return str(self)
+
+    def detail_lines(self) -> tuple[object, ...]:
+        """Lines printed before the error's own, one per line (an invalid job file's problems)."""
+        return ()
