@@ -48,6 +48,14 @@ def test_the_files_named_and_the_program_a_cmd_runs_are_carried_with_their_diges
     assert found[1].digest == hashlib.sha256((submitter / "prog").read_bytes()).hexdigest()
 
 
+def test_the_relative_paths_a_cmd_names_travel_when_they_exist_here(submitter: Path) -> None:
+    (submitter / "data" / "extra.bin").write_bytes(b"\0" * 10)
+    text = JOB.replace("files: [data/input.txt]\n", "").replace(
+        "./prog data/input.txt", "./prog data/input.txt --in=data/extra.bin data/out.txt /etc/hostname bin/none")
+    _, found = _job(submitter, text)
+    assert [f.path for f in found] == ["prog", "data/input.txt"]  # not an option's value, nor what is not here
+
+
 @pytest.mark.parametrize(("text", "said"), [
     (JOB.replace("data/input.txt]", "data/nope.txt]"), "job.yaml:2: files: 'data/nope.txt': no such file"),
     (JOB.replace("data/input.txt]", "data]"), "is not a regular file (a directory is not carried"),

@@ -1,7 +1,7 @@
 """Files a fleet job carries to workers that share nothing with its submitter.
 
-At submit (``gather``, then ``store_inputs``): the job's ``files:`` and the program a ``cmd``
-runs when it is a relative path (``./prog``) that exists beside the job file are hashed
+At submit (``gather``, then ``store_inputs``): the job's ``files:`` and the relative paths in a
+``cmd`` (words with a ``/`` inside: ``./prog``, ``data/in.txt``) that exist beside the job file are hashed
 (SHA-256), stored once each in the fleet's database (``kbench.store.inputs``: rows of
 ``bytea``, one transaction per input; an input stored already is not stored again), and the
 job row keeps the manifest (``fleet_jobs.inputs``): each file's path relative to the job's
@@ -70,23 +70,23 @@ def sha256_file(path: Path) -> str:
 
 
 def gather(job_path: Path, files: Sequence[tuple[str, int]], instances: Sequence[JobInstance]) -> list[JobInput]:
-    """What the job at ``job_path`` carries: its ``files:`` (each with its line) and each
-    ``command`` instance's program when that is a relative path (``./prog``, ``bin/run``) found
-    beside the job; PlanError naming the first that is missing, not a file, or too large."""
+    """What the job at ``job_path`` carries: its ``files:`` (each with its line) and the relative
+    paths in each ``command`` instance's ``cmd`` (``./prog``, ``data/in.txt``) found beside the job;
+    PlanError naming the first that is missing (a ``./`` program too), not a file, or too large."""
     folder = job_path.parent
     named: dict[str, str] = {}  # normalised path -> where the job names it
     for text, line in files:
         named.setdefault(_normalised(text), f"{job_path.name}:{line}: files: {text!r}")
     for instance in instances:
-        program = _program(instance)
-        if program is None or _normalised(program) in named:
-            continue
-        if (folder / program).is_file():
-            named[_normalised(program)] = f"instance {instance.id}: cmd runs {program!r}"
-        elif program.startswith("./"):
-            raise PlanError(f"instance {instance.id}: cmd runs {program!r}, which is not in the job file's folder "
-                            f"{folder}: a fleet worker has only what the job carries (put it there, or name it "
-                            "under files:)")
+        for index, word in enumerate(_cmd_paths(instance)):
+            if not word or _normalised(word) in named:
+                continue
+            if (folder / word).is_file():
+                named[_normalised(word)] = f"instance {instance.id}: cmd names {word!r}"
+            elif index == 0 and word.startswith("./"):
+                raise PlanError(f"instance {instance.id}: cmd runs {word!r}, which is not in the job file's folder "
+                                f"{folder}: a fleet worker has only what the job carries (put it there, or name it "
+                                "under files:)")
     if len(named) > MAX_FILES:
         raise PlanError(f"the job carries {len(named)} files (at most {MAX_FILES}): pack them into one archive")
     found: list[JobInput] = []
@@ -111,17 +111,22 @@ def gather(job_path: Path, files: Sequence[tuple[str, int]], instances: Sequence
     return found
 
 
-def _program(instance: JobInstance) -> str | None:
-    """The first word of a ``command`` instance's ``cmd`` when it is a relative path."""
+def _cmd_paths(instance: JobInstance) -> list[str]:
+    """The words of a ``command`` instance's ``cmd`` that are relative paths (``./prog``,
+    ``data/in.txt``: a ``/`` inside, none first, no ``..``), its program first when it is one
+    (an empty string holds the place of a program that is not)."""
     if instance.benchmark != COMMAND_BENCHMARK:
-        return None
+        return []
     try:
         words = shlex.split(instance.params.get("cmd", ""))
     except ValueError:
-        return None
-    if not words or "/" not in words[0] or words[0].startswith(("/", "~")) or ".." in words[0].split("/"):
-        return None
-    return words[0]
+        return []
+    return [word if _relative_path(word) else "" for word in words[:1]] + [
+        word for word in words[1:] if _relative_path(word)]
+
+
+def _relative_path(word: str) -> bool:
+    return "/" in word and not word.startswith(("/", "~", "-")) and ".." not in word.split("/") and "=" not in word
 
 
 def _normalised(text: str) -> str:
