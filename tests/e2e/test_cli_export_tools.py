@@ -90,7 +90,9 @@ def test_benchstat_compares_two_sides_exported_as_go_benchmark_text(kbench: Kben
     benchstat = _benchstat()
     if benchstat is None:
         pytest.skip("no benchstat (scripts/install-benchstat.sh)")
-    document = hyperfine_json(tmp_path / "h.json", "sleep 0.005", "sleep 0.01", runs=10)
+    # 5 ms vs 50 ms: on a busy machine a 5 ms sleep took 19 ms +- 39 % and 'sleep 0.01' could not be
+    # told from it (p=0.39); a 50 ms sleep never takes less than 50 ms, so the sides stay apart
+    document = hyperfine_json(tmp_path / "h.json", "sleep 0.005", "sleep 0.05", runs=10)
     kbench("import", str(tmp_path / "h.json"))
     text = tmp_path / "sides.txt"
     kbench("export", "--runs", "1", "--runs", "2", "--format", "gobench", "-o", str(text))
