@@ -34,7 +34,7 @@ demo:
 
 ## test: the suite CI runs (everything but the long soak tests); installs what the tests need first
 test: install-test
-	$(BIN)/python -m pytest -m 'not soak' $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m 'not soak' --durations=30 $(PYTEST_ARGS)
 
 test-all: install-test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
