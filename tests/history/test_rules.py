@@ -26,6 +26,7 @@ from kbench.history.rules import (
     judge,
     location_range,
     split_costs,
+    welch_p,
 )
 from kbench.history.series import Point, Series
 from kbench.store.db import Store
@@ -272,3 +273,18 @@ def test_history_control_on_stored_runs_finds_only_the_version_s_change(tmp_path
     (change,) = ratio["change_points"]
     assert change["index"] == 20 and change["verdict"] == "regression"
     assert change["correlated"]["first_after"]["commit"] == commits[20] or change["range"]["first_index"] <= 20
+
+
+def test_welch_p_is_scipys_welch_t_test() -> None:
+    """rules.welch_p (the t tail of kbench.stats.distributions, no scipy import) against
+    scipy.stats.ttest_ind(equal_var=False) on segments of unequal sizes and spreads."""
+    from scipy.stats import ttest_ind
+
+    rng = np.random.default_rng(36)
+    for _ in range(300):
+        n, m = (int(k) for k in rng.integers(2, 40, size=2))
+        before = rng.normal(100.0, rng.uniform(0.1, 5.0), n)
+        after = rng.normal(100.0 + rng.uniform(-3, 3), rng.uniform(0.1, 5.0), m)
+        tested = np.concatenate([before, after])
+        expected = float(ttest_ind(before, after, equal_var=False).pvalue)
+        assert welch_p(tested, 0, n, n + m) == pytest.approx(expected, rel=1e-9, abs=1e-300)
