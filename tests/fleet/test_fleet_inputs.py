@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from pathlib import Path
 
 from sqlalchemy import func, select, update
@@ -44,7 +45,13 @@ def _start(fleet: FleetHarness, tmp_path: Path, name: str, machine_class: str) -
 def test_a_program_only_the_submitter_has_runs_on_every_worker_fetched_once_each(
     fleet: FleetHarness, tmp_path: Path,
 ) -> None:
-    job_file, digest = _submitter(tmp_path)
+    job_file, _ = _submitter(tmp_path)
+    big = random.Random(35).randbytes(10 << 20)  # 10 MiB that do not compress
+    (job_file.parent / "data.bin").write_bytes(big)
+    (job_file.parent / "prog").write_text(PROG.replace("exit 0", f'test "$(wc -c < data.bin)" -eq {len(big)}'))
+    job_file.write_text(JOB.replace("[prog]", "[prog, data.bin]"))
+    digest = hashlib.sha256((job_file.parent / "prog").read_bytes()).hexdigest()
+    big_digest = hashlib.sha256(big).hexdigest()
     homes = {name: _start(fleet, tmp_path, name, "far") for name in ("far-1", "far-2")}
     jobs = [fleet.submit(job_file, "--queue", "far", "--repeat", "4") for _ in range(2)]
     for job in jobs:
@@ -56,17 +63,34 @@ def test_a_program_only_the_submitter_has_runs_on_every_worker_fetched_once_each
         assert [(r["status"], r["n_samples"]) for r in runs] == [("complete", 3)]
         assert task["run_ids"] == [runs[0]["id"]]
     with fleet.engine.connect() as conn:  # stored once for both jobs
-        assert conn.execute(select(func.count()).select_from(schema.fleet_inputs)).scalar() == 1
+        assert conn.execute(select(func.count()).select_from(schema.fleet_inputs)).scalar() == 2
         manifests = [row[0] for row in conn.execute(select(schema.fleet_jobs.c.inputs))]
-    assert manifests == [{"files": [{"path": "prog", "digest": digest, "size": len(PROG), "mode": 0o755}]}] * 2
+    size = (job_file.parent / "prog").stat().st_size
+    assert manifests == [{"files": [{"path": "prog", "digest": digest, "size": size, "mode": 0o755},
+                                    {"path": "data.bin", "digest": big_digest, "size": 10 << 20, "mode": 0o644}]}] * 2
     for name, home in homes.items():
         assert not (home / "cwd" / "prog").exists()
         ran = sum(1 for t in tasks if t["machine"] == name)
-        fetched = fleet.log_tail(fleet.workers[name], 10**6).count(f"input {digest} (prog): fetched")
-        assert fetched == (1 if ran else 0), f"{name} ran {ran} tasks and fetched the program {fetched} times"
+        log = fleet.log_tail(fleet.workers[name], 10**6)
+        fetched = (log.count(f"input {digest} (prog): fetched"),
+                   log.count(f"input {big_digest} (data.bin): fetched, {10 << 20} bytes, digest checked"))
+        assert fetched == ((1, 1) if ran else (0, 0)), f"{name} ran {ran} tasks and fetched {fetched}"
         cached = sorted(p.relative_to(home / "cache") for p in (home / "cache").rglob("*") if p.is_file())
-        assert cached == ([Path("kbench/fleet/inputs", digest[:2], digest)] if ran else [])
+        assert cached == (sorted(Path("kbench/fleet/inputs", d[:2], d) for d in (digest, big_digest)) if ran else [])
         assert not any((home / "cache" / "kbench" / "fleet" / "work").glob("*"))  # task directories removed
+
+
+def test_a_comparison_runs_the_carried_program_on_one_machine(fleet: FleetHarness, tmp_path: Path) -> None:
+    job_file, _ = _submitter(tmp_path)
+    job_file.write_text(JOB.replace("cmd: ./prog", 'cmd: ["./prog", "./prog again"]'))
+    _start(fleet, tmp_path, "cmp-far-1", "cmp-far")
+    out = json.loads(fleet.kbench("fleet", "submit", str(job_file), "--queue", "cmp-far", "--compare", "cmd",
+                                  "--trials", "3", "--json").stdout)
+    assert fleet.wait_job(out["job"]) == "done"
+    (task,) = fleet.tasks(out["job"])
+    runs = fleet.runs_of(task["id"])
+    assert {r["status"] for r in runs} == {"complete"} and len(runs) == 6
+    assert task["result"]["base_label"] == "./prog" and task["result"]["new_labels"] == ["./prog again"]
 
 
 def test_bytes_that_are_not_the_digest_are_refused_and_never_run(fleet: FleetHarness, tmp_path: Path) -> None:

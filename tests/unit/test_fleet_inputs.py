@@ -4,6 +4,7 @@ fetched into a worker's cache and checked there; on a real SQLite store."""
 from __future__ import annotations
 
 import hashlib
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,13 @@ params:
 samples: 3
 warmup: 0
 """
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has exited and been reaped."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
 
 
 def _job(folder: Path, text: str = JOB) -> tuple[Path, list[inputs.JobInput]]:
@@ -94,10 +102,13 @@ def test_a_worker_fetches_once_checks_digests_and_refuses_a_mismatch(submitter: 
     assert copy.is_file() and sorted(p.name for p in cache.rglob("*") if p.is_file()) == sorted(
         f.digest for f in found)
 
-    # A damaged cached copy is noticed and fetched again.
+    # A damaged cached copy is noticed and fetched again; a partial fetch of a process killed
+    # mid-transfer is never used, and removed by the next fetch.
     copy.write_bytes(b"#!/bin/sh\nexit 1\n")
+    stale = copy.with_name(f"{copy.name}.part{_dead_pid()}")
+    stale.write_bytes(b"#!/bin/sh\n")
     placed(store.engine, manifest, cache, work / "t2")
-    assert copy.read_bytes() == (submitter / "prog").read_bytes()
+    assert copy.read_bytes() == (submitter / "prog").read_bytes() and not stale.exists()
 
     # Bytes in the store that are not the digest: refused, and nothing (not even a partial file) kept.
     copy.unlink()

@@ -166,6 +166,7 @@ def cached(engine: Engine, item: JobInput, cache: Path) -> Path:
         log.warning("input %s (%s): the cached copy does not have its digest; fetched again", item.digest, item.path)
         path.unlink(missing_ok=True)
     path.parent.mkdir(parents=True, exist_ok=True)
+    _drop_dead_partials(path)
     partial = path.with_name(f"{item.digest}.part{os.getpid()}")
     try:
         with open(partial, "wb") as out:
@@ -187,6 +188,17 @@ def cached(engine: Engine, item: JobInput, cache: Path) -> Path:
     os.replace(partial, path)
     log.info("input %s (%s): fetched, %d bytes, digest checked", item.digest, item.path, item.size)
     return path
+
+
+def _drop_dead_partials(path: Path) -> None:
+    """Remove the partial fetches of ``path`` whose process is gone (killed mid-transfer): they are
+    never read (only a whole, checked file is renamed to its digest), only left behind."""
+    from kbench.procfs import is_living
+
+    for partial in path.parent.glob(f"{path.name}.part*"):
+        pid = partial.name.rpartition(".part")[2]
+        if not (pid.isdigit() and is_living(int(pid))):
+            partial.unlink(missing_ok=True)
 
 
 def placed(engine: Engine, manifest: dict[str, Any] | None, cache: Path, workdir: Path) -> None:
