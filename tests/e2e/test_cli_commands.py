@@ -32,7 +32,22 @@ def complete(*words: str) -> list[tuple[str, str]]:
 def test_a_mistyped_command_gets_a_suggestion(typed: str, meant: str) -> None:
     proc = kbench(typed)
     assert proc.returncode == 2
-    assert f"No such command '{typed}'. Did you mean '{meant}'?" in proc.stderr
+    assert f"No such command '{typed}' (did you mean {meant}" in proc.stderr
+
+
+@pytest.mark.parametrize(("args", "hint"), [
+    (["run", "--sampels", "10", "syscall.getppid"], "No such option '--sampels' (did you mean --samples"),
+    (["--dbb", "x", "results"], "No such option '--dbb' (did you mean --db?)"),
+    (["report", "regresions"], "No such command 'regresions' (did you mean regressions?)"),
+    (["run", "syscall.getpid"], "unknown benchmark 'syscall.getpid' (did you mean syscall.getppid"),
+])
+def test_every_did_you_mean_reads_the_same(args: list[str], hint: str) -> None:
+    """Click's own wordings ("Did you mean 'x'?", "(Did you mean one of: ...)") are replaced by
+    kbench's (kbench.contract.suggest.hint), for options, commands, subcommands and names alike."""
+    proc = kbench(*args)
+    assert proc.returncode == 2
+    assert hint in proc.stderr
+    assert "Did you mean" not in proc.stderr
 
 
 def test_commands_and_benchmark_names_complete() -> None:

@@ -8,7 +8,8 @@ defines it and its one-line help, and imports that module when the command is as
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +48,12 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in self.lazy:
             self.add_command(self.lazy[cmd_name].load(), cmd_name)
-        return super().get_command(ctx, cmd_name)
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:  # its --help ends with its examples (kbench.cli.examples)
+            from kbench.cli.examples import attach
+
+            attach(command, " ".join([*_names(ctx), cmd_name]))
+        return command
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -56,9 +62,19 @@ class LazyGroup(click.Group):
         try:
             return super().resolve_command(ctx, args)
         except click.exceptions.NoSuchCommand:
-            raise click.exceptions.NoSuchCommand(
-                str(args[0]), possibilities=self.list_commands(ctx), ctx=ctx
-            ) from None
+            from kbench.contract.suggest import close_matches
+
+            name = str(args[0])
+            unknown = click.exceptions.NoSuchCommand(name, ctx=ctx)
+            raise suggesting(unknown, close_matches(name, self.list_commands(ctx))) from None
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        with one_voice():
+            return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with one_voice():
+            return super().invoke(ctx)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """As Click's own listing, but the help of a command not yet imported comes from ``lazy``."""
@@ -79,3 +95,42 @@ class LazyGroup(click.Group):
     def _hidden(self, name: str) -> bool:
         command = self.commands.get(name)
         return command is not None and command.hidden
+
+
+def _names(ctx: click.Context) -> list[str]:
+    """The command names of ``ctx`` below the root: ["bisect"] in ``kbench bisect``'s context."""
+    names = []
+    while ctx.parent is not None:
+        names.append(ctx.info_name or "")
+        ctx = ctx.parent
+    return names[::-1]
+
+
+def suggesting(error: click.UsageError, close: list[str] | None) -> click.UsageError:
+    """``error`` (Click's unknown option or command) with kbench's one "did you mean" wording
+    (``kbench.contract.suggest.hint``: `` (did you mean --samples or --warmup?)``) instead
+    of Click's two ("Did you mean 'show'?", "(Did you mean one of: ...?)")."""
+    if not close:
+        return error
+    from kbench.contract.suggest import hint
+
+    if isinstance(error, click.exceptions.NoSuchOption):
+        name = error.option_name
+        return click.exceptions.NoSuchOption(name, f"No such option {name!r}{hint(close)}", ctx=error.ctx)
+    if isinstance(error, click.exceptions.NoSuchCommand):
+        name = error.command_name
+        return click.exceptions.NoSuchCommand(name, f"No such command {name!r}{hint(close)}", ctx=error.ctx)
+    return error
+
+
+@contextmanager
+def one_voice() -> Iterator[None]:
+    """Click's unknown option or command errors raised inside, with kbench's "did you mean" (``suggesting``):
+    every command and subcommand is parsed and invoked inside the root group's ``invoke``."""
+    try:
+        yield
+    except (click.exceptions.NoSuchOption, click.exceptions.NoSuchCommand) as error:
+        raised = suggesting(error, error.possibilities)
+        if raised is error:
+            raise
+        raise raised from None
