@@ -1,7 +1,12 @@
 """Child processes and scratch directories that never outlive kbench, even after kill -9.
 
-Every child kbench starts (the probe, qemu, suite tools, compilers, package tools) goes
-through ``spawn`` or ``run`` here:
+The children kbench starts (the probe, qemu, suite tools, compilers, package tools, the
+fleet's servers, mount) go through ``start``, ``spawn`` or ``run`` here. Three kinds do not,
+each bounded another way: git commands (``kbench.git.run``: short, each with a time-out);
+``pg_isready``, polled for at most 30 s while the fleet's PostgreSQL starts
+(``fleet/services.py``); and the workers of ``kbench fleet demo`` (``fleet/demo.py``), started
+under ``setpriv --pdeathsig=TERM`` so that each gets SIGTERM when the demo dies, and stopped by
+the demo with SIGTERM so that a worker finishes its task first. A child started here:
 
 - it runs in a session and process group of its own, so a whole tool, workers
   included, is stopped at once, and a terminal's Ctrl-C reaches kbench only (kbench

@@ -41,6 +41,8 @@ from kbench.trace.utilisation import CpuTime, ThreadTime, Utilisation
 TRACEFS = Path("/sys/kernel/tracing")
 CLOCK = "x86-tsc"
 DEFAULT_BUFFER_KB = 32768
+MOUNT_TIMEOUT_S = 30
+"""Longest wait for ``mount -t tracefs``."""
 MIN_CALIBRATION_S = 0.3
 """The start and end markers are at least this far apart (the TSC rate comes from them)."""
 GROUP_EVENTS = {
@@ -71,7 +73,13 @@ def tracefs_root() -> Path:
         raise TraceError("tracking kernel entries on this kernel needs tracefs, which only root can mount and use")
     import subprocess
 
-    result = subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], capture_output=True, text=True)
+    from kbench import children
+
+    try:
+        result = children.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], capture_output=True, text=True,
+                              timeout=MOUNT_TIMEOUT_S)
+    except subprocess.TimeoutExpired as exc:
+        raise TraceError(f"cannot mount tracefs at {TRACEFS}: mount took more than {MOUNT_TIMEOUT_S} s") from exc
     if result.returncode != 0 or not (TRACEFS / "instances").is_dir():
         raise TraceError(f"cannot mount tracefs at {TRACEFS}: {result.stderr.strip() or 'no instances directory'}")
     return TRACEFS
