@@ -86,11 +86,14 @@ def test_a_comparison_runs_the_carried_program_on_one_machine(fleet: FleetHarnes
     _start(fleet, tmp_path, "cmp-far-1", "cmp-far")
     out = json.loads(fleet.kbench("fleet", "submit", str(job_file), "--queue", "cmp-far", "--compare", "cmd",
                                   "--trials", "3", "--json").stdout)
+    assert [(f["path"], f["size"], f["mode"]) for f in out["files"]] == [("prog", len(PROG), 0o755)]
     assert fleet.wait_job(out["job"]) == "done"
     (task,) = fleet.tasks(out["job"])
     runs = fleet.runs_of(task["id"])
     assert {r["status"] for r in runs} == {"complete"} and len(runs) == 6
     assert task["result"]["base_label"] == "./prog" and task["result"]["new_labels"] == ["./prog again"]
+    said = fleet.kbench("fleet", "submit", str(job_file), "--queue", "nobody").stdout
+    assert "2 tasks queued (2 on nobody); it carries 1 file (prog: 55 B); `kbench fleet status" in said
 
 
 def test_bytes_that_are_not_the_digest_are_refused_and_never_run(fleet: FleetHarness, tmp_path: Path) -> None:

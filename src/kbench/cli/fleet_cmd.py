@@ -82,11 +82,19 @@ def submit_cmd(
     if as_json:
         emit_json({"job": submission.job_id, "tasks": [
             {"id": t.id, "queue": t.queue, "kind": t.kind, "instances": list(t.instance_ids), "label": t.label,
-             "repeat": t.repeat_index} for t in submission.tasks]})
+             "repeat": t.repeat_index} for t in submission.tasks],
+            "files": [f.to_dict() for f in submission.files]})
         return
     per_class = {q: sum(1 for t in submission.tasks if t.queue == q) for q in dict.fromkeys(queues)}
     shown = ", ".join(f"{n} on {q}" for q, n in per_class.items())
-    click.echo(f"job {submission.job_id}: {len(submission.tasks)} tasks queued ({shown}); "
+    carried = ""
+    if submission.files:
+        from kbench.cli.cache_cmds import format_bytes
+
+        names = ", ".join(f.path for f in submission.files[:3]) + (", …" if len(submission.files) > 3 else "")
+        carried = (f"; it carries {len(submission.files)} file{'s' if len(submission.files) > 1 else ''} "
+                   f"({names}: {format_bytes(sum(f.size for f in submission.files))})")
+    click.echo(f"job {submission.job_id}: {len(submission.tasks)} tasks queued ({shown}){carried}; "
                f"`kbench fleet status {submission.job_id}` follows them")
 
 

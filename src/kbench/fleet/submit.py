@@ -13,7 +13,7 @@ from typing import Any
 from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.fleet.app import SendFailed, check_broker, make_app, send_tasks
 from kbench.fleet.database import open_fleet_store
-from kbench.fleet.inputs import gather, store_inputs
+from kbench.fleet.inputs import JobInput, gather, store_inputs
 from kbench.fleet.plan import COMMAND_BENCHMARK, PlanError, check_carried_targets, check_fleet_targets, plan_tasks
 from kbench.fleet.settings import FleetSettings, check_queue
 from kbench.jobs import expand_job, job_files
@@ -45,6 +45,8 @@ class Submission:
     tasks: list[PlannedTask]
     sent: int
     warnings: list[str] = field(default_factory=list)
+    files: list[JobInput] = field(default_factory=list)
+    """What the job carries to its workers (``kbench.fleet.inputs``), stored by digest."""
 
 
 def submit_job(
@@ -93,7 +95,7 @@ def submit_job(
         warnings = _warnings(fleet, classes, any(i.benchmark == COMMAND_BENCHMARK for i in instances))
     finally:
         engine.dispose()
-    return Submission(job_id=job_id, tasks=tasks, sent=len(sent), warnings=warnings)
+    return Submission(job_id=job_id, tasks=tasks, sent=len(sent), warnings=warnings, files=carried)
 
 
 def _warnings(fleet: FleetStore, classes: list[str], runs_commands: bool) -> list[str]:
