@@ -289,37 +289,43 @@ class KbenchModule:
                 raise interrupts.interruption() from exc
             raise
         interrupted = interrupted or kept.stopped
-        ticks = np.frombuffer(raw, dtype="<u8").copy()
-        expected = int(status.summary.get("count", ticks.size)) if began else 0
-        if ticks.size != expected:
-            raise TargetError(f"kbench.ko returned {ticks.size} samples, its status says {expected}")
-        columns: dict[str, np.ndarray] = {"ticks": ticks}
-        if parallel:
-            columns["cpu"] = _cpu_column(status, ticks.size)
-        overhead_sample = int(status.summary.get("overhead_sample", "0"))
-        warnings = []
-        if ticks.size and np.median(ticks) < SAMPLE_TO_OVERHEAD_TARGET * max(overhead_sample, 1):
-            ratio = float(np.median(ticks)) / max(overhead_sample, 1)
-            warnings.append(
-                f"quantization: the median sample is only {ratio:.0f}x the empty timed region "
-                f"({overhead_sample} cycles); raise --batch for precise per-call figures"
-            )
-        header: dict[str, Any] = {
-            **self._header(benchmark, request, loop_count, warmup, batch, batch_auto, tsc_khz),
-            "overhead": {"median_ticks": overhead_sample, "min_ticks": overhead_sample},
-            "columns": list(columns),
-            "n": int(ticks.size),
-            "interrupted": interrupted or status.summary.get("result") == "interrupted",
-            "kernel_run": run_text.strip(),
-            "kernel_status": status.summary,
-            "kernel_cpus": status.cpus,
-            "parallel": parallel,
-            "warnings": warnings,
-        }
-        if writer is not None and writer.failed:
-            header["warnings"].append(writer.failed)
-        if request.counters and began:
-            self._read_counters(directory, status, header)
+        # The samples are in this process's memory only from here until the run is stored: a first
+        # interrupt while they are checked (a median of millions) and the counters read is noted,
+        # not raised, as during the fetch (a second one is raised: the spill keeps what was streamed).
+        with interrupts.keep_first() as late:
+            ticks = np.frombuffer(raw, dtype="<u8").copy()
+            expected = int(status.summary.get("count", ticks.size)) if began else 0
+            if ticks.size != expected:
+                raise TargetError(f"kbench.ko returned {ticks.size} samples, its status says {expected}")
+            columns: dict[str, np.ndarray] = {"ticks": ticks}
+            if parallel:
+                columns["cpu"] = _cpu_column(status, ticks.size)
+            overhead_sample = int(status.summary.get("overhead_sample", "0"))
+            warnings = []
+            if ticks.size and np.median(ticks) < SAMPLE_TO_OVERHEAD_TARGET * max(overhead_sample, 1):
+                ratio = float(np.median(ticks)) / max(overhead_sample, 1)
+                warnings.append(
+                    f"quantization: the median sample is only {ratio:.0f}x the empty timed region "
+                    f"({overhead_sample} cycles); raise --batch for precise per-call figures"
+                )
+            header: dict[str, Any] = {
+                **self._header(benchmark, request, loop_count, warmup, batch, batch_auto, tsc_khz),
+                "overhead": {"median_ticks": overhead_sample, "min_ticks": overhead_sample},
+                "columns": list(columns),
+                "n": int(ticks.size),
+                "interrupted": interrupted or status.summary.get("result") == "interrupted",
+                "kernel_run": run_text.strip(),
+                "kernel_status": status.summary,
+                "kernel_cpus": status.cpus,
+                "parallel": parallel,
+                "warnings": warnings,
+            }
+            if writer is not None and writer.failed:
+                header["warnings"].append(writer.failed)
+            if request.counters and began:
+                self._read_counters(directory, status, header)
+        if late.stopped:
+            header["interrupted"] = True
         return Measurement(header=header, columns=columns, interrupted=bool(header["interrupted"]), stderr="")
 
     def _read_counters(self, directory: str, status: KernelRunStatus, header: dict[str, Any]) -> None:
