@@ -199,6 +199,27 @@ def test_what_to_measure_is_checked_before_anything_runs(
     assert kbench("bisect", "status", check=False).returncode == 4  # nothing was started
 
 
+@pytest.mark.parametrize(("options", "message"), [
+    (("--benchmark", "syscall.getppid", "--build", "make"), "--kernel-tree builds each commit's kernel itself"),
+    (("--benchmark", "syscall.getppid", "--kernel-modules", "mods"), "goes without --build and --kernel-modules"),
+    (("--benchmark", "syscall.getppid", "--kernel-from-build", "vmlinuz"), "exclude each other"),
+    ((), "--kernel-tree needs --benchmark"),
+    (("--benchmark", "syscall.getppid", "--command", "./prog"), "goes without --module, --command"),
+])
+def test_a_kernel_tree_bisection_takes_no_build_command(
+    kbench: KbenchRunner, tmp_path: Path, options: tuple[str, ...], message: str,
+) -> None:
+    repo = tmp_path / "repo"
+    shas = make_demo_repo(repo, commits=3, culprit=None, broken=None)
+    proc = kbench("bisect", "start", "--kernel-tree", str(repo), "--good", shas[0], "--bad", "main", *options,
+                  check=False)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    watch = kbench("watch", str(repo), "--kernel-tree", "--build", "make", "--job", str(repo / "prog.c"), "--once",
+                   check=False)
+    assert watch.returncode == 2 and "--kernel-tree builds each commit's kernel itself" in watch.stderr
+    assert kbench("bisect", "status", check=False).returncode == 4  # nothing was started
+
+
 @pytest.mark.parametrize(("job", "extra", "message"), [
     ("benchmark: syscall.read_devzero\nparams:\n  size: [1, 512]\nsamples: 1000\n", (), "expands to 2 instances"),
     ("benchmark: syscall.getppid\nruntime: 2s\n", (), "give `samples`, not a runtime"),
@@ -233,4 +254,5 @@ def test_a_job_file_of_one_instance_is_measured(kbench: KbenchRunner, tmp_path: 
     assert params["bench_params"] == {"size": "512"} and params["samples"] == 3000
     with_command = kbench("bisect", "start", "--repo", str(repo), "--good", shas[0], "--bad", "main", "--build",
                           BUILD, "--command", COMMAND, "--job", str(job), check=False)
-    assert with_command.returncode == 2 and "--job goes with --module or --kernel-from-build" in with_command.stderr
+    assert with_command.returncode == 2 and "--job goes with --module, --kernel-from-build or --kernel-tree" in \
+        with_command.stderr

@@ -9,6 +9,11 @@ an earlier session built in the cache of built kernels. The tarball's top-level
 Branches: ``main`` is the tarball (``main~1``) and a commit that makes ``getppid()`` call
 ``task_tgid_vnr()`` ten times (``main``); ``broken`` is the tarball and a commit with a
 syntax error in kernel/sys.c (``broken_line``).
+
+``series`` (``series_repo``, added to a repository made before it existed) is six commits on
+the tarball, for bisect and watch of kernel commits: comments appended to kernel/sys.c (1, 2,
+6), a lost semicolon in ``getppid()`` (3, which does not build), the semicolon back (4), and
+``getppid()`` looking its parent up four times (5, the culprit: about +25 % under TCG).
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ SLOWER_GETPPID = """SYSCALL_DEFINE0(getppid)
 	return pid;
 }
 """
+PLANTED_GETPPID = SLOWER_GETPPID.replace("i < 10", "i < 4")
+"""The series' culprit: four lookups instead of one."""
 BROKEN_GETPPID = GETPPID.replace("	rcu_read_unlock();\n", "	rcu_read_unlock()\n")
 """The statement before ``return`` loses its semicolon."""
 _ENV = {"GIT_AUTHOR_NAME": "Kay Bench", "GIT_AUTHOR_EMAIL": "kay@example.org", "GIT_COMMITTER_NAME": "Kay Bench",
@@ -86,6 +93,50 @@ def linux_repo() -> Path:
         git(repo, "checkout", "-q", "main")
         (home / "ready").write_text("")
     return repo
+
+
+SERIES = ("sys: a comment", "sys: another comment", "getppid: lose a semicolon", "getppid: the semicolon back",
+          "getppid: look the parent up four times", "sys: a last comment")
+"""The subjects of ``series``' commits, oldest first: the culprit is the fifth, the third does not build."""
+CULPRIT, BROKEN = 4, 2
+
+
+def series_repo() -> tuple[Path, list[str]]:
+    """The repository with its ``series`` branch (made on first use) and the branch's commits after
+    the tarball (``main~1``), oldest first (the same shas in every session: fixed dates)."""
+    repo = linux_repo()
+    with locked(repo.parent.with_name(repo.parent.name + ".series.lock")):
+        if subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "-q", "refs/heads/series"],
+                          capture_output=True).returncode != 0:
+            _make_series(repo)
+    return repo, git(repo, "rev-list", "--reverse", "main~1..series").split()
+
+
+def _make_series(repo: Path) -> None:
+    """``series`` in a worktree of its own (the repository's checkout stays on main)."""
+    work = repo.parent / "series-worktree"
+    shutil.rmtree(work, ignore_errors=True)
+    git(repo, "worktree", "prune")
+    git(repo, "worktree", "add", "-q", "-b", "series-wip", str(work), "main~1")
+    try:
+        sys_c = work / "kernel" / "sys.c"
+        steps = [("append", "1"), ("append", "2"), ("replace", BROKEN_GETPPID), ("restore", ""),
+                 ("replace", PLANTED_GETPPID), ("append", "6")]
+        for (what, arg), subject in zip(steps, SERIES, strict=True):
+            text = sys_c.read_text()
+            if what == "append":
+                text += f"/* kbench test series: comment {arg} */\n"
+            elif what == "replace":
+                text = text.replace(GETPPID, arg)
+            else:
+                text = text.replace(BROKEN_GETPPID, GETPPID)
+            sys_c.write_text(text)
+            git(work, "add", "-f", "kernel/sys.c")
+            git(work, "commit", "-q", "-m", subject)
+        git(repo, "branch", "-f", "series", "series-wip")
+    finally:
+        git(repo, "worktree", "remove", "--force", str(work))
+        git(repo, "branch", "-D", "series-wip")
 
 
 def broken_line(repo: Path) -> int:

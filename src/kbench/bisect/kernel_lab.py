@@ -80,6 +80,7 @@ class _Kernel:
     spec: Path  # a bzImage (the copy) or a build tree (in the kept worktree)
     modules_dir: Path | None
     kept_worktree: bool
+    tree_spec: str | None = None  # ``tree:REPO@SHA``: a kernel kbench built (``spec`` its cached bzImage)
 
 
 def _inside(name: str, what: str) -> str:
@@ -149,6 +150,7 @@ class KernelLab(LabBase["_Kernel"]):
         self.boots = 0  # guests started, boot checks included
         self._kernels: dict[str, _Kernel] = {}
         self._cached_here: set[Path] = set()  # boot images this lab decompressed into the cache
+        self.kernel_features: tuple[str, ...] = ()  # more than the guest's own needs a tree: kernel is built with
 
     # -- life cycle -------------------------------------------------------------------
 
@@ -258,9 +260,10 @@ class KernelLab(LabBase["_Kernel"]):
 
     def _target(self, kernel: _Kernel) -> VmTarget:
         self.boots += 1
-        return VmTarget(str(kernel.spec), cache_dir=self.cache_dir, with_module=self.kind.in_kernel,
-                        boot_timeout=self.boot_timeout, modules_dir=kernel.modules_dir,
-                        count_instructions=self.counting)
+        return VmTarget(kernel.tree_spec or str(kernel.spec), cache_dir=self.cache_dir,
+                        with_module=self.kind.in_kernel, boot_timeout=self.boot_timeout,
+                        modules_dir=None if kernel.tree_spec else kernel.modules_dir,
+                        count_instructions=self.counting, kernel_features=self.kernel_features)
 
     @staticmethod
     def _image_of(kernel: _Kernel) -> Path:

@@ -20,6 +20,7 @@ from kbench.bisect.lab import CommandLab
 from kbench.bisect.labkit import DEFAULT_BUILD_TIMEOUT_S
 from kbench.bisect.module_lab import ModuleLab
 from kbench.contract.progress import Step, no_steps
+from kbench.kernels.per_commit import TREE_IMAGE
 from kbench.store.db import Store
 from kbench.workspaces import BISECT, held, workspace_dir
 
@@ -112,6 +113,8 @@ class SessionPlan:
         """The bisection's ``command`` column: what is timed."""
         if self.kind == MODULE:
             return f"kfunc.{(self.benchmark or '?').removeprefix('kfunc.')} of {self.module} in {self.kernel}"
+        if self.kind == KERNEL and self.kernel_image == TREE_IMAGE:
+            return f"{self.benchmark} in each commit's kernel, built by kbench"
         if self.kind == KERNEL:
             return f"{self.benchmark} in the kernel built at {self.kernel_image}"
         if self.command is None:
@@ -169,6 +172,13 @@ def make_lab(store: Store, bisection: Bisection, worktrees: Worktrees) -> Comman
                               "repo": bisection.repo, "worktrees": worktrees,
                               "samples": int(params["samples"]), "seed": int(params["seed"]),
                               "build_timeout_s": float(params.get("build_timeout_s", DEFAULT_BUILD_TIMEOUT_S))}
+    if bisection.kind == KERNEL and params.get("image") == TREE_IMAGE:
+        from kbench.bisect.kernel_tree_lab import KernelTreeLab
+
+        return KernelTreeLab(
+            store, **common, benchmark=str(params["benchmark"]), params=dict(params.get("bench_params") or {}),
+            boot_timeout=float(params.get("boot_timeout", 120.0)), metric=str(params.get("metric", "wall")),
+        )
     if bisection.kind == KERNEL:
         return KernelLab(
             store, **common, build=bisection.build, image=str(params["image"]), benchmark=str(params["benchmark"]),

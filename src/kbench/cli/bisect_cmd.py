@@ -31,6 +31,7 @@ from kbench.cli.parsing import Duration, KeyValue
 from kbench.cli.progress import LongWork, quiet_option
 from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.jobs import expand_job
+from kbench.kernels.per_commit import TREE_IMAGE
 from kbench.report.bisect_report import render_text, report_dict
 from kbench.store.db import Store
 
@@ -77,10 +78,18 @@ def check_measured(
     kernel_modules: str | None, benchmark: str | None, bench_params: tuple[tuple[str, str], ...], metric: str,
 ) -> str:
     """COMMAND, MODULE or KERNEL, from a consistent set of options (else a usage error naming the problem)."""
+    if kernel_image == TREE_IMAGE:
+        if build or kernel_modules:
+            raise click.UsageError("--kernel-tree builds each commit's kernel itself: it goes without --build and "
+                                   "--kernel-modules (--kernel-from-build takes your own build command)")
+        build = "kbench"
     if kernel_image is not None:
         if module or command or kernel:
             raise click.UsageError("--kernel-from-build measures --benchmark in each commit's own kernel: "
                                    "it goes without --module, --command and --kernel")
+        if not benchmark and build == "kbench":
+            raise click.UsageError("--kernel-tree needs --benchmark (what to measure in each commit's kernel, "
+                                   "e.g. syscall.getppid) or --job")
         if not build or not benchmark:
             raise click.UsageError("--kernel-from-build needs --build (the command that builds the kernel) "
                                    "and --benchmark (what to measure in it, e.g. syscall.getppid)")
@@ -163,6 +172,10 @@ def bisect_group() -> None:
 @click.option("--kernel-from-build", "kernel_image", metavar="PATH", help="Kernel tree: after --build, the "
               "kernel image in the worktree (arch/x86/boot/bzImage, or . for the build tree), booted in qemu at "
               "every trial to run --benchmark.")
+@click.option("--kernel-tree", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="A kernel tree's git repository whose commits kbench builds itself (no --build): each commit's "
+              "kernel is tree:REPO@SHA, built incrementally in kbench's build directory (kbench kernel build) and "
+              "booted in qemu at every trial to run --benchmark; a commit that does not build is skip.")
 @click.option("--kernel-modules", metavar="PATH", help="With --kernel-from-build: the modules the guest needs "
               "(virtio_pci, virtio_console) when they are not built in: a modules_install directory in the worktree.")
 @click.option("--boot-timeout", type=click.FloatRange(min=5), default=120.0, show_default=True,
@@ -171,10 +184,11 @@ def bisect_group() -> None:
               "catalog benchmark (syscall.getppid, kfunc.*), with --module the kfunc benchmark it registers "
               "(default: the one it adds).")
 @click.option("-p", "--param", "bench_params", multiple=True, type=KeyValue(),
-              help="With --module or --kernel-from-build: benchmark parameter KEY=VALUE (repeatable).")
+              help="With --module, --kernel-from-build or --kernel-tree: benchmark parameter KEY=VALUE "
+              "(repeatable).")
 @click.option("--job", "job_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="With --module or --kernel-from-build: a job file of one instance giving the benchmark, its "
-              "parameters and samples (instead of --benchmark, -p and --samples).")
+              help="With --module, --kernel-from-build or --kernel-tree: a job file of one instance giving the "
+              "benchmark, its parameters and samples (instead of --benchmark, -p and --samples).")
 @click.option("--check-trials", type=click.IntRange(min=5), default=Settings.check_trials, show_default=True,
               help="Most rounds of good and bad in the initial check (it stops as soon as they differ).")
 @click.option("--alpha", type=click.FloatRange(min=0.001, max=0.2), default=DEFAULT_ALPHA, show_default=True,
@@ -187,9 +201,9 @@ def bisect_group() -> None:
 def start_cmd(
     ctx: Context, good: str, bad: str, repo: Path, build: str | None, build_timeout: float, command: str | None,
     samples: int | None, trials: int, max_trials: int, metric: str, seed: int, module: str | None, kernel: str | None,
-    kernel_image: str | None, kernel_modules: str | None, boot_timeout: float, benchmark: str | None,
-    bench_params: tuple[tuple[str, str], ...], job_file: Path | None, check_trials: int, alpha: float,
-    workdir: Path | None, as_json: bool, html_path: Path | None, quiet: bool,
+    kernel_image: str | None, kernel_tree: Path | None, kernel_modules: str | None, boot_timeout: float,
+    benchmark: str | None, bench_params: tuple[tuple[str, str], ...], job_file: Path | None, check_trials: int,
+    alpha: float, workdir: Path | None, as_json: bool, html_path: Path | None, quiet: bool,
 ) -> None:
     """Check that GOOD and BAD differ, then binary-search the commits between them.
 
@@ -198,20 +212,30 @@ def start_cmd(
     A benchmark module: --module PATH --kernel SPEC [--benchmark NAME] [-p K=V] (an
     out-of-tree module built per commit, measured inside one kernel booted in qemu).
     A kernel tree: --build CMD --kernel-from-build PATH --benchmark NAME [-p K=V] (each
-    commit's kernel booted in qemu for every trial; a panic or hang skips the commit).
+    commit's kernel booted in qemu for every trial; a panic or hang skips the commit),
+    or --kernel-tree REPO --benchmark NAME [-p K=V] (kbench builds each commit's kernel).
     """
+    if kernel_tree is not None:
+        if kernel_image is not None:
+            raise click.UsageError("--kernel-tree and --kernel-from-build exclude each other: kbench builds the "
+                                   "kernels, or your --build does")
+        if repo != Path(".") and repo.resolve() != kernel_tree.resolve():
+            raise click.UsageError("--kernel-tree names the repository: drop --repo")
+        repo, kernel_image = kernel_tree, TREE_IMAGE
     repo = repo.resolve()
     check_trial_range(trials, max_trials)
     if job_file is not None:
         if not (module or kernel_image):
-            raise click.UsageError("--job goes with --module or --kernel-from-build (what to measure in a kernel)")
+            raise click.UsageError("--job goes with --module, --kernel-from-build or --kernel-tree (what to "
+                                   "measure in a kernel)")
         benchmark, bench_params, samples = benchmark_of_job(job_file, benchmark, bench_params, samples)
     with user_errors():
         kind = check_measured(build=build, command=command, module=module, kernel=kernel, kernel_image=kernel_image,
                               kernel_modules=kernel_modules, benchmark=benchmark, bench_params=bench_params,
                               metric=metric)
     plan = SessionPlan(
-        kind=kind, build=build, trials=trials, max_trials=max_trials, check_trials=check_trials, metric=metric,
+        kind=kind, build=None if kernel_image == TREE_IMAGE else build, trials=trials, max_trials=max_trials,
+        check_trials=check_trials, metric=metric,
         alpha=alpha, seed=seed, command=command, samples=samples, module=module, kernel=kernel,
         kernel_image=kernel_image, kernel_modules=kernel_modules, boot_timeout=boot_timeout, benchmark=benchmark,
         bench_params=dict(bench_params), build_timeout_s=build_timeout,

@@ -73,8 +73,9 @@ def _current_branch(repo: Path) -> str:
 @click.argument("repo", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--branch", "branches", multiple=True, metavar="B",
               help="A branch (or any ref) to follow; repeatable. Default: the repository's current branch.")
-@click.option("--build", required=True, metavar="CMD",
-              help="Builds a commit, run in its worktree (e.g. 'cc -O1 -o prog prog.c').")
+@click.option("--build", metavar="CMD",
+              help="Builds a commit, run in its worktree (e.g. 'cc -O1 -o prog prog.c'); required but with "
+              "--kernel-tree.")
 @click.option("--build-timeout", "build_timeout", type=Duration(), default="60m", show_default=True,
               metavar="DURATION", help="Kill a build that runs longer than this (its process group): the commit is "
               "build-failed with that reason.")
@@ -113,6 +114,11 @@ def _current_branch(repo: Path) -> str:
               help="A kernel tree: the build makes a kernel (a bzImage in the worktree, or . for the build tree), "
               "booted in qemu for every run of the job's one benchmark (syscall.*, kfunc.*), as `kbench bisect` "
               "takes it.")
+@click.option("--kernel-tree", is_flag=True,
+              help="REPO is a kernel tree whose commits kbench builds itself (no --build): each commit's kernel is "
+              "tree:REPO@SHA, built incrementally in kbench's build directory (kbench kernel build) and booted in "
+              "qemu for every run of the job's one benchmark; a commit that does not build is 'build failed: <the "
+              "first compiler error>'.")
 @click.option("--kernel-modules", metavar="PATH",
               help="With --kernel-from-build: the modules the guest needs (virtio_pci, virtio_console) when they are "
               "not built in: a modules_install directory in the worktree.")
@@ -131,11 +137,12 @@ def _current_branch(repo: Path) -> str:
 @fail_on_option
 @pass_context
 def watch_cmd(
-    ctx: Context, repo: Path, branches: tuple[str, ...], build: str, build_timeout: float, job_file: Path,
+    ctx: Context, repo: Path, branches: tuple[str, ...], build: str | None, build_timeout: float, job_file: Path,
     start: str | None, once: bool,
     interval: float, outbox: Path | None, mail_command: str | None, mail_to: tuple[str, ...], mail_timeout: float,
     max_commits: int | None, budget: float, alpha: float, min_change: float, seed: int, fetch: bool,
-    kernel_image: str | None, kernel_modules: str | None, boot_timeout: float, fleet_queue: str | None,
+    kernel_image: str | None, kernel_tree: bool, kernel_modules: str | None, boot_timeout: float,
+    fleet_queue: str | None,
     fleet_repo: str | None, workdir: Path | None, as_json: bool, quiet: bool, fail_on: frozenset[str],
 ) -> None:
     """Follow BRANCHes of REPO: build every new commit (first-parent order) in a worktree of
@@ -156,6 +163,15 @@ def watch_cmd(
 
     if fail_on - {"regression"}:
         raise click.BadParameter("watch mails regressions only: give --fail-on regression", param_hint="--fail-on")
+    if kernel_tree:
+        if build is not None or kernel_image is not None or kernel_modules is not None:
+            raise click.UsageError("--kernel-tree builds each commit's kernel itself: it goes without --build, "
+                                   "--kernel-from-build and --kernel-modules")
+        from kbench.kernels.per_commit import TREE_IMAGE
+
+        build, kernel_image = "", TREE_IMAGE
+    elif build is None:
+        raise click.UsageError("Missing option '--build' (or --kernel-tree: kbench builds each commit's kernel)")
     repo = repo.resolve()
     options = WatchOptions(
         repo=repo, branches=branches or (_current_branch(repo),), build=build, job=job_file.resolve(), start=start,

@@ -24,6 +24,7 @@ from kbench.contract.vocabulary import TRIAGE_STATUSES
 from kbench.history.machines import Machine
 from kbench.history.series import WATCH_TAG_PREFIX, Series
 from kbench.history.since import as_utc
+from kbench.kernels.per_commit import TREE_IMAGE, commit_spec, config_line
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -187,6 +188,8 @@ def _finite(value: float) -> float | None:
 def reproduce_steps(origin: Origin, sha: str, branch: str, benchmark: str, params: Mapping[str, str]) -> list[str]:
     """Clone, check out and build the culprit, run the watch's job on it, then build its parent beside it
     and measure the two side by side: the steps a regression's mail and report entry print."""
+    if origin.kernel_image == TREE_IMAGE:
+        return _tree_steps(origin, sha, branch, benchmark, params)
     kernel = f" --kernel {shlex.quote(origin.kernel_image)}" if origin.kernel_image else ""
     lines = [f"git clone {shlex.quote(origin.repo)} kbench-repro && cd kbench-repro", f"git checkout {sha}",
              origin.build,
@@ -202,6 +205,20 @@ def reproduce_steps(origin: Origin, sha: str, branch: str, benchmark: str, param
         cmd = params["cmd"]
         lines.append(f"kbench compare --command {shlex.quote(f'cd ../parent && {cmd}')} --command {shlex.quote(cmd)}")
     return lines
+
+
+def _tree_steps(origin: Origin, sha: str, branch: str, benchmark: str, params: Mapping[str, str]) -> list[str]:
+    """The steps of a ``--kernel-tree`` watch: kbench builds the culprit's kernel and its parent's."""
+    repo = Path(origin.repo)
+    culprit, parent = commit_spec(repo, sha), commit_spec(repo, f"{sha}^")
+    config = config_line(repo, sha)
+    return [*([f"# {config}"] if config else []),
+            f"kbench run {shlex.quote(origin.job_path)} --kernel {shlex.quote(culprit)} --commit {sha} "
+            f"--label {shlex.quote(branch)}",
+            "# the culprit side by side with its parent (kbench builds both kernels):",
+            f"kbench compare --kernel {shlex.quote(parent)} --kernel {shlex.quote(culprit)} {benchmark}"
+            + "".join(f" -p {shlex.quote(f'{k}={v}')}" for k, v in params.items()
+                      if k not in ("samples", "iterations"))]
 
 
 def _verified(row: dict[str, Any]) -> dict[str, Any]:

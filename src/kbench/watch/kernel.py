@@ -1,4 +1,4 @@
-"""A watch of a kernel tree (``kbench watch --kernel-from-build PATH``): each commit's kernel booted.
+"""A watch of a kernel tree (``kbench watch --kernel-from-build PATH``, ``--kernel-tree``): each commit's kernel booted.
 
 The build produces a kernel (a bzImage inside the worktree, or ``.`` for the build tree),
 exactly as ``kbench bisect --kernel-from-build`` takes it: ``kbench.bisect.kernel_lab.KernelLab``
@@ -12,6 +12,10 @@ Comparing two builds here means two kernels: trials of each, one boot each, in r
 order per round, judged by the sequential comparison of ``kbench bisect``'s check (alpha
 spending over the rounds, at most ``MAX_ROUNDS``): the trials design of ``kbench compare
 --kernel A --kernel B``. The bisection is a ``kernel`` session.
+
+With ``--kernel-tree`` (``image`` is ``TREE_IMAGE``) there is no build command: kbench builds
+each commit's kernel (``kbench.bisect.kernel_tree_lab.KernelTreeLab``), incrementally in its
+build directory of the tree, and a build error is ``build failed: <first compiler error>``.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from kbench.bisect import session
 from kbench.bisect.driver import BisectError
 from kbench.bisect.git import Worktrees
 from kbench.bisect.kernel_lab import KernelLab
+from kbench.bisect.kernel_tree_lab import KernelTreeLab
 from kbench.bisect.labkit import DEFAULT_BUILD_TIMEOUT_S
 from kbench.builds.compare import BuildComparison, SideSummary
 from kbench.catalog.benchmarks import lookup
@@ -32,6 +37,7 @@ from kbench.compare.sequential import SequentialComparison
 from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.compare.verdict import LOWER_IS_BETTER
 from kbench.jobs import JobInstance
+from kbench.kernels.per_commit import TREE_IMAGE
 from kbench.kinds.registry import kind_of
 from kbench.store.db import Store
 from kbench.watch.measurer import BISECT_CONFIRM_ERROR, BisectPlan, CommitMeasured, Log
@@ -76,12 +82,15 @@ class KernelMeasurer:
         self.modules = modules
         self.boot_timeout = boot_timeout
         self.alpha = alpha
-        self.lab = KernelLab(
-            store, tag=tags[0], extra_tags=tuple(tags[1:]), repo=repo, worktrees=Worktrees(repo, workdir / "kernels"),
-            build=build, image=image, benchmark=instance.benchmark, params=instance.run_params(),
-            samples=instance.samples or session.DEFAULT_SAMPLES[session.KERNEL], seed=seed,
-            boot_timeout=boot_timeout, modules=modules, batch=instance.batch, build_timeout_s=build_timeout_s,
-        )
+        common: dict[str, Any] = {
+            "tag": tags[0], "extra_tags": tuple(tags[1:]), "repo": repo,
+            "worktrees": Worktrees(repo, workdir / "kernels"),
+            "benchmark": instance.benchmark, "params": instance.run_params(), "seed": seed, "batch": instance.batch,
+            "samples": instance.samples or session.DEFAULT_SAMPLES[session.KERNEL], "boot_timeout": boot_timeout,
+            "build_timeout_s": build_timeout_s,
+        }
+        self.lab: KernelLab = (KernelTreeLab(store, **common) if image == TREE_IMAGE
+                               else KernelLab(store, **common, build=build, image=image, modules=modules))
 
     def measure_commits(self, commits: Sequence[str], *, label: str,
                         tags: Sequence[str]) -> Iterator[tuple[str, CommitMeasured]]:
@@ -91,7 +100,10 @@ class KernelMeasurer:
     def measure_commit(self, commit: str, *, label: str) -> CommitMeasured:
         error = self.lab.build(commit)
         if error is not None:
-            return CommitMeasured("build-failed", error.splitlines()[0])
+            line = error.splitlines()[0]
+            if isinstance(self.lab, KernelTreeLab) and not line.startswith("boot failed:"):
+                line = f"build failed: {line}"  # kbench's build (bisect's skip reads the same)
+            return CommitMeasured("build-failed", line)
         run_ids: list[int] = []
         try:
             for _ in range(self.instance.iterations):
