@@ -9,8 +9,8 @@ the bisection builds five kernels (the fourth commit has the second's tree, so i
 built), the watch none. Each trial boots its kernel afresh (~5 s under TCG).
 
 Wall time here (2 vCPUs, TCG; docs/PERFORMANCE.md), kernels built before: the bisection 297 s at
-load ≈ 2 (995 s at load 6-8: 104 trials, each its own boot), the watch 978 s at load 6-8; five
-incremental builds add 25-80 s each the first time. Time goes to boots, not builds. The watch
+load ≈ 2 (995 s at load 6-8: 104 trials, each its own boot), the watch 535 s at load ≈ 2 (978 s
+at load 6-8); five incremental builds add 25-80 s each the first time. Time goes to boots, not builds. The watch
 is a soak test (``make test-all``): CI's bounded run keeps the bisection, which builds the
 kernels and confirms the culprit the same way.
 """
