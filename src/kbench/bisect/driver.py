@@ -42,6 +42,7 @@ from kbench.compare.sequential import DIFFERENT, SequentialComparison, Sequentia
 from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.compare.verdict import LOWER_IS_BETTER
 from kbench.contract.progress import Step, no_steps
+from kbench.contract.quantities import format_ns
 
 IMPLAUSIBLE_FACTOR = 2.0
 """Confirming trials whose median lies below 1/2 of the smallest or above 2x the largest trial the same
@@ -96,6 +97,7 @@ class Settings:
     alpha: float = DEFAULT_ALPHA  # of the good-vs-bad check and of the reported p values
     check_trials: int = 20  # most rounds of G and B in the check
     check_min_trials: int = 5
+    counted: bool = False  # trial statistics are instruction counts per operation, not ns
 
     def __post_init__(self) -> None:
         if not 1 <= self.trials <= self.max_trials:
@@ -116,6 +118,12 @@ class BisectState:
     steps: list[dict[str, Any]] = field(default_factory=list)
     status: str = RUNNING
     result: dict[str, Any] | None = None
+
+
+def _statistic_text(value: float, settings: Settings) -> str:
+    """A trial statistic as the log prints it: a time scaled to its unit (ns per call of a kfunc,
+    ms of a program), or a count of instructions."""
+    return f"{value:.6g} instructions" if settings.counted else format_ns(value)
 
 
 def _median(values: Sequence[float]) -> float:
@@ -414,7 +422,8 @@ class Bisector:
         self.state.steps.append(step)
         weak = " (weak)" if step["weak"] else ""
         self.log(f"step {len(self.state.steps)}: {commit[:12]} {step['subject']!r}: {step['verdict']}{weak}"
-                 + (f" median {step['median'] / 1e6:.3f} ms, {len(trials)} trials" if trials else f" ({note})"))
+                 + (f" median {_statistic_text(step['median'], self.settings)}, {len(trials)} trials" if trials
+                    else f" ({note})"))
         self.save(self.state)
 
 

@@ -72,7 +72,8 @@ class Bisection:
         params = self.params
         return Settings(trials=int(params["trials"]), max_trials=int(params.get("max_trials", Settings.max_trials)),
                         check_trials=int(params["check_trials"]), alpha=float(params["alpha"]),
-                        confirm_error=float(params.get("confirm_error", Settings.confirm_error)))
+                        confirm_error=float(params.get("confirm_error", Settings.confirm_error)),
+                        counted=params.get("metric") == "instructions")
 
     def state(self) -> BisectState:
         return BisectState(good=self.good, bad=self.bad, commits=list(self.params["commits"]),

@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from kbench.bisect.driver import DONE, FAILED, NO_DIFFERENCE, RUNNING
+from kbench.contract.quantities import format_ns
 
 
 def _clean(value: Any) -> Any:
@@ -57,7 +58,7 @@ def _what(report: dict[str, Any]) -> str:
 
 
 def _median_text(median: float, report: dict[str, Any]) -> str:
-    return f"{median:.6g}" if report.get("unit") == COUNTED else f"{median / 1e6:.3f}"
+    return f"{median:.6g}" if report.get("unit") == COUNTED else format_ns(median)
 
 
 def _fmt_pct(value: Any) -> str:
@@ -75,7 +76,7 @@ def render_text(report: dict[str, Any]) -> str:
                      f"p={check['p_value']:.3g} ({len(check['good_trials'])}+{len(check['bad_trials'])} trials)")
     if report["steps"]:
         lines.append("")
-        median_head = "median" if report.get("unit") == COUNTED else "median ms"
+        median_head = "median"
         lines.append(f"  {'#':>3}  {'commit':12}  {'subject':32}  {'trials':>6}  {median_head:>10}  "
                      f"{'vs good':>8}  {'verdict':14}")
         for number, step in enumerate(report["steps"], 1):

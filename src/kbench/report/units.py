@@ -4,18 +4,8 @@ from __future__ import annotations
 
 import math
 
-_TIME_STEPS = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
-
-
-def format_ns(value: float, *, digits: int = 4) -> str:
-    """``1234.5`` → ``1.234µs``; values below 1 ns keep the ns unit."""
-    if not math.isfinite(value):
-        return str(value)
-    for scale, unit in _TIME_STEPS:
-        if abs(value) >= scale:
-            return f"{_sig(value / scale, digits)}{unit}"
-    return f"{_sig(value, digits)}ns"
-
+from kbench.contract.quantities import format_ns as format_ns
+from kbench.contract.quantities import significant
 
 NS_PER = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 """Time units that are printed auto-scaled (pyperf and hyperfine store seconds)."""
@@ -26,15 +16,7 @@ def format_value(value: float, unit: str, *, digits: int = 4) -> str:
     other units are printed as they are."""
     if unit in NS_PER:
         return format_ns(value * NS_PER[unit], digits=digits)
-    return f"{_sig(value, digits)} {unit}".rstrip()
-
-
-def _sig(value: float, digits: int) -> str:
-    if value == 0:
-        return "0"
-    magnitude = math.floor(math.log10(abs(value)))
-    decimals = max(digits - 1 - magnitude, 0)
-    return f"{value:.{decimals}f}"
+    return f"{significant(value, digits)} {unit}".rstrip()
 
 
 _SI_STEPS = ((1e12, 1e12, "T"), (1e9, 1e9, "G"), (1e6, 1e6, "M"), (1e4, 1e3, "k"))
@@ -48,8 +30,8 @@ def format_count(value: float, *, digits: int = 4) -> str:
         return "n/a"
     for start, scale, prefix in _SI_STEPS:
         if abs(value) >= start:
-            return f"{_sig(value / scale, digits)}{prefix}"
-    return _sig(value, digits) if value != int(value) or abs(value) < 1000 else f"{value:.0f}"
+            return f"{significant(value / scale, digits)}{prefix}"
+    return significant(value, digits) if value != int(value) or abs(value) < 1000 else f"{value:.0f}"
 
 
 def format_measure(value: float, unit: str, *, digits: int = 4) -> str:
