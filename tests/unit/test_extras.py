@@ -46,6 +46,7 @@ def test_a_broken_package_counts_as_missing(monkeypatch: pytest.MonkeyPatch) -> 
         raise ValueError(f"{name}.__spec__ is None")
 
     monkeypatch.setattr(extras.importlib.util, "find_spec", broken)
+    monkeypatch.delitem(sys.modules, "pyarrow", raising=False)  # one imported already is installed
     with pytest.raises(ExtraMissing, match=r"\[parquet\] extra"):
         require("parquet", "kbench export --format parquet", hint="or export --format csv")
 
