@@ -163,13 +163,14 @@ def test_a_planted_regression_is_confirmed_at_its_commit_mailed_and_then_fixed(
 def test_every_view_names_the_culprit_the_watch_confirmed(
     kbench: KbenchRunner, tmp_path: Path, db_path: Path,
 ) -> None:
-    """Issue 33's history: 24 commits, one adds 2 % work; polled first with 5 of them, then with the 19
+    """Issue 33's history: 24 commits, one adds 5 % work (2 % went unconfirmed at load 6-9: this test is
+    about what the views say, not about the smallest change found); polled first with 5 of them, then with the 19
     others at --max-commits 1 (one measured, the rest reached by the bisection). The watch confirms the
     planted commit; the regression report names it and no other commit in its entry; history lists the
     job's series, none of the watch's own comparison or bisection runs; the poll accounts for all 19."""
     repo = tmp_path / "repo"
     culprit = 15
-    shas = make_demo_repo(repo, commits=24, culprit=culprit, broken=None, extra=0.02)
+    shas = make_demo_repo(repo, commits=24, culprit=culprit, broken=None, extra=0.05)
     git(repo, "branch", "-f", "watched", shas[4])
     first = watch(kbench, tmp_path, repo, "--branch", "watched", "--from", shas[0], *BUDGET)
     assert [c["sha"] for c in first["commits"]] == shas[:5]
