@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from sqlalchemy import Table
 from sqlalchemy.engine import Connection
 
 
@@ -30,21 +31,26 @@ def _add_run_provenance(conn: Connection) -> None:
 
 def _add_run_columns(conn: Connection, names: tuple[str, ...]) -> None:
     """Add the columns ``names`` of ``runs`` (those not there yet) and the indexes over them."""
-    from sqlalchemy import inspect
-
     from kbench.store.schema import runs
 
-    present = {column["name"] for column in inspect(conn).get_columns("runs")}
+    _add_columns(conn, runs, names)
+
+
+def _add_columns(conn: Connection, table: Table, names: tuple[str, ...]) -> None:
+    """Add the columns ``names`` of ``table`` (those not there yet, as the schema declares them)
+    and the table's indexes over them."""
+    from sqlalchemy import inspect
+
+    present = {column["name"] for column in inspect(conn).get_columns(table.name)}
     preparer = conn.dialect.identifier_preparer
     for name in names:
         if name in present:
             continue
-        column = runs.c[name]
-        column_type = column.type.compile(dialect=conn.dialect)
+        column_type = table.c[name].type.compile(dialect=conn.dialect)
         conn.exec_driver_sql(
-            f"ALTER TABLE {preparer.quote(runs.name)} ADD COLUMN {preparer.quote(name)} {column_type}"
+            f"ALTER TABLE {preparer.quote(table.name)} ADD COLUMN {preparer.quote(name)} {column_type}"
         )
-    for index in runs.indexes:
+    for index in table.indexes:
         if any(column.name in names for column in index.columns):
             index.create(conn, checkfirst=True)
 
@@ -85,67 +91,37 @@ def _add_run_heartbeat(conn: Connection) -> None:
 
 def _add_watch_tables(conn: Connection) -> None:
     """v8 → v9: ``kbench watch``'s branches, commits and findings; ``fleet_tasks.spec`` (a watch's fleet tasks)."""
-    from sqlalchemy import inspect
-
     from kbench.store.schema import WATCH_TABLES, fleet_tasks
 
     for table in WATCH_TABLES:
         table.create(conn, checkfirst=True)
-    present = {column["name"] for column in inspect(conn).get_columns("fleet_tasks")}
-    if "spec" not in present:
-        preparer = conn.dialect.identifier_preparer
-        column_type = fleet_tasks.c.spec.type.compile(dialect=conn.dialect)
-        conn.exec_driver_sql(f"ALTER TABLE {preparer.quote('fleet_tasks')} ADD COLUMN spec {column_type}")
+    _add_columns(conn, fleet_tasks, ("spec",))
 
 
 def _add_kernel_configs(conn: Connection) -> None:
     """v9 → v10: kernels' ``.config`` files, each stored once under its digest (``kernel_configs``),
     and ``targets.config_digest`` naming a target's."""
-    from sqlalchemy import inspect
-
     from kbench.store.schema import TARGET_COLUMNS_V10, kernel_configs, targets
 
     kernel_configs.create(conn, checkfirst=True)
-    present = {column["name"] for column in inspect(conn).get_columns("targets")}
-    preparer = conn.dialect.identifier_preparer
-    for name in TARGET_COLUMNS_V10:
-        if name not in present:
-            column_type = targets.c[name].type.compile(dialect=conn.dialect)
-            conn.exec_driver_sql(
-                f"ALTER TABLE {preparer.quote(targets.name)} ADD COLUMN {preparer.quote(name)} {column_type}")
+    _add_columns(conn, targets, TARGET_COLUMNS_V10)
 
 
 def _add_finding_triage(conn: Connection) -> None:
     """v10 → v11: ``watch_findings.triage``, ``triage_reason`` and ``triage_at`` (``kbench finding``)."""
-    from sqlalchemy import inspect
-
     from kbench.store.schema import FINDING_COLUMNS_V11, watch_findings
 
-    present = {column["name"] for column in inspect(conn).get_columns(watch_findings.name)}
-    preparer = conn.dialect.identifier_preparer
-    for name in FINDING_COLUMNS_V11:
-        if name not in present:
-            column_type = watch_findings.c[name].type.compile(dialect=conn.dialect)
-            conn.exec_driver_sql(
-                f"ALTER TABLE {preparer.quote(watch_findings.name)} ADD COLUMN {preparer.quote(name)} {column_type}")
+    _add_columns(conn, watch_findings, FINDING_COLUMNS_V11)
 
 
 def _add_fleet_inputs(conn: Connection) -> None:
     """v11 → v12: what fleet jobs carry to their workers: ``fleet_inputs`` and ``fleet_input_chunks``
     (each input stored once by digest) and ``fleet_jobs.inputs`` (a job's manifest)."""
-    from sqlalchemy import inspect
-
     from kbench.store.schema import FLEET_JOB_COLUMNS_V12, INPUT_TABLES, fleet_jobs
 
     for table in INPUT_TABLES:
         table.create(conn, checkfirst=True)
-    present = {column["name"] for column in inspect(conn).get_columns(fleet_jobs.name)}
-    preparer = conn.dialect.identifier_preparer
-    for name in FLEET_JOB_COLUMNS_V12:
-        if name not in present:
-            column_type = fleet_jobs.c[name].type.compile(dialect=conn.dialect)
-            conn.exec_driver_sql(
-                f"ALTER TABLE {preparer.quote(fleet_jobs.name)} ADD COLUMN {preparer.quote(name)} {column_type}")
+    _add_columns(conn, fleet_jobs, FLEET_JOB_COLUMNS_V12)
 
 
 # MIGRATIONS[v] upgrades a database at version v to v + 1.
