@@ -380,6 +380,21 @@ def _task_pids(pid: int) -> list[int]:
     return [int(c) for c in children]
 
 
+def _open_files(task: int) -> set[str]:
+    """The files a task holds; a task or a descriptor gone between listing and reading is skipped."""
+    names: set[str] = set()
+    try:
+        fds = list(Path(f"/proc/{task}/fd").iterdir())
+    except FileNotFoundError:
+        return names
+    for fd in fds:
+        try:
+            names.add(os.readlink(fd))
+        except FileNotFoundError:
+            continue
+    return names
+
+
 @pytest.mark.parametrize("test,shared", [("read2", True), ("pread3", True), ("dup1", False), ("mmap2", False)])
 def test_shared_file_testcases_share_one_file(probe, tmp_path, test, shared):
     """read2 and pread3 read one file all tasks share (the kernel's /proc/PID/fd says which file each
@@ -392,8 +407,7 @@ def test_shared_file_testcases_share_one_file(probe, tmp_path, test, shared):
         while time.monotonic() < deadline and len(held) < 2:
             time.sleep(0.2)
             for task in _task_pids(p.pid):
-                fds = Path(f"/proc/{task}/fd")
-                names = {os.readlink(fd) for fd in fds.iterdir()} if fds.exists() else set()
+                names = _open_files(task)
                 mine = {name for name in names if f"scale.{test}" in name}
                 if mine:
                     held[task] = mine
