@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 QUICK_S = 30.0
 """Reading one ref of a local repository (``rev-parse HEAD``, the current branch)."""
@@ -56,3 +57,20 @@ def output(repo: Path | str | None, *args: str, timeout: float | None, cwd: Path
     if proc.returncode != 0:
         raise GitError(f"git {' '.join(args)}{_place(repo, cwd)}: {said(proc)}")
     return proc.stdout
+
+
+def without_credential(url: str) -> str | None:
+    """``url`` without the credential it carries, or None when it carries none. A password, or the
+    user part of an http(s) URL (where access tokens go: ``https://TOKEN@host/…``), is a credential;
+    a path, ``file://`` and scp-like ``user@host:path`` (an SSH user name is not a secret) carry none.
+    A URL that kbench stores or sends (fleet tasks, job inputs, worker clones) must carry none."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if "://" not in url or scheme in ("file", ""):
+        return None
+    token_user = parts.username is not None and scheme.startswith(("http", "ftp"))
+    if parts.password is None and not token_user:
+        return None
+    user = f"{parts.username}@" if parts.username is not None and not token_user else ""
+    host = user + (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=host))

@@ -161,7 +161,12 @@ def _tree_commits(names: list[str]) -> dict[str, str]:
         tree = parse_tree_spec(name)
         if tree.rev is None:
             raise KernelSourceError(f"{name}: give the revision (tree:PATH@REV): runs are found by their commit")
-        commit = identify(tree.path, tree.rev, default_cache_dir() / TREE_DIGESTS).commit
+        path = tree.path
+        if tree.url is not None:  # tree:URL@REV: its clone in the cache (kernels/remote.py)
+            from kbench.kernels.remote import cloned
+
+            path = cloned(tree.url, tree.rev, default_cache_dir())
+        commit = identify(path, tree.rev, default_cache_dir() / TREE_DIGESTS).commit
         assert commit is not None
         found[name] = commit
     return found

@@ -14,6 +14,7 @@ from kbench.engine.guest_setup import capped_test_size, describe_setup, has_gues
 from kbench.engine.runner import RunResult, execute_run
 from kbench.engine.target_factory import TargetFactory
 from kbench.jobs import JobInstance
+from kbench.kernels.spec import is_remote
 from kbench.kinds.instructions.benchmark import METRIC as INSTRUCTIONS
 from kbench.kinds.instructions.benchmark import counted
 from kbench.kinds.instructions.run import counted_request
@@ -56,12 +57,12 @@ def _counting_guest(spec: str | None) -> AbstractContextManager[Target]:
 
 
 def _resolved_target(instance: JobInstance) -> str:
-    """``local``, ``deb:…`` as written; a relative path (of a kernel, or of a ``tree:`` spec's
-    tree) is taken from the job file's folder."""
+    """``local``, ``deb:…``, ``tree:URL@REV`` as written; a relative path (of a kernel, or of a
+    ``tree:`` spec's tree) is taken from the job file's folder."""
     spec = instance.target
     if spec.startswith("tree:"):
         tree = spec.removeprefix("tree:")
-        if tree.startswith(("/", "~")) or not instance.source:
+        if tree.startswith(("/", "~")) or not instance.source or is_remote(tree):
             return spec
         return f"tree:{Path(instance.source).parent / tree}"
     if spec == "local" or ":" in spec.split("/")[0] or Path(spec).is_absolute() or not instance.source:

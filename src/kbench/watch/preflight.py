@@ -7,8 +7,8 @@ import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
+from kbench import git as kgit
 from kbench.store.owners import owner_gone
 from kbench.watch import git as wgit
 
@@ -45,17 +45,11 @@ def credential_in_url(url: str) -> str | None:
     config), in clear: a password there, or the user part of an http(s) URL (where access tokens
     go: ``https://TOKEN@host/…``), is refused. Workers authenticate themselves instead (a
     credential helper, ``~/.netrc`` or an SSH key on each worker; docs/watch.md)."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    if "://" not in url or scheme in ("file", ""):
-        return None  # a path, or scp-like user@host:path (an SSH user name is not a secret)
-    token_user = parts.username is not None and scheme.startswith(("http", "ftp"))
-    if parts.password is None and not token_user:
+    clean = kgit.without_credential(url)
+    if clean is None:
         return None
-    user = f"{parts.username}@" if parts.username is not None and not token_user else ""
-    host = user + (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
     return (f"--fleet-repo: the URL carries a credential, which would be stored in clear in every fleet task and "
-            f"worker clone; give {urlunsplit(parts._replace(netloc=host))} and let each worker authenticate (a git "
+            f"worker clone; give {clean} and let each worker authenticate (a git "
             "credential helper, ~/.netrc or an SSH key)")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from .bundle import is_bundle, read_bundle
 from .debian import resolve_debian
 from .errors import KernelResolveError
 from .kernel import KernelImage, resolve_path
@@ -28,10 +29,13 @@ def resolve_kernel(
     - a path to a kernel build tree (``arch/x86/boot/bzImage`` inside it); modules are
       taken from ``modules_dir`` if given (``make modules_install INSTALL_MOD_PATH=X``
       then ``X/lib/modules/<release>``).
+    - a path to a kernel bundle (a directory holding ``kernel.json``: the image, its config,
+      modules and kbuild kit; bundle.py), which is how a fleet job's kernel reaches a worker.
     - ``tree:PATH[@REV]``: a kernel source tree (a revision of a git repository, or the
-      directory as it stands) that kbench builds first with the minimal config for
-      ``features`` (``kbench.kernels.requirements``; default: a probe's or kbench.ko's
-      runs), cached by tree id and config (targets/vm/tree.py).
+      directory as it stands; ``tree:URL@REV``: a revision of a remote repository, cloned
+      first) that kbench builds first with the minimal config for ``features``
+      (``kbench.kernels.requirements``; default: a probe's or kbench.ko's runs), cached
+      by tree id and config (targets/vm/tree.py).
     """
     if spec.startswith("tree:"):
         if kernel_build is not None or modules_dir is not None:
@@ -48,4 +52,7 @@ def resolve_kernel(
             f"unknown kernel spec {spec!r}: use deb:<release> (e.g. deb:6.1.0-56-amd64), "
             "tree:PATH[@REV] (a kernel source tree kbench builds), a bzImage file or a kernel build directory"
         )
-    return resolve_path(Path(spec), spec=spec, kernel_build=kernel_build, modules_dir=modules_dir)
+    path = Path(spec)
+    if is_bundle(path) and kernel_build is None and modules_dir is None:
+        return read_bundle(path, spec)  # what a fleet job's kernel travels as (bundle.py)
+    return resolve_path(path, spec=spec, kernel_build=kernel_build, modules_dir=modules_dir)

@@ -1,5 +1,6 @@
-"""``tree:PATH[@REV]`` kernel specs: kbench builds the tree (``kbench.kernels``) with the
-minimal config for what will run, then it boots like any build tree."""
+"""``tree:PATH[@REV]`` and ``tree:URL@REV`` kernel specs: kbench builds the tree (a URL's clone
+in the cache, ``kbench.kernels.remote``) with the minimal config for what will run
+(``kbench.kernels``), then it boots like any build tree."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from kbench.kernels.build import build_kernel
 from kbench.kernels.built import BuiltKernel
 from kbench.kernels.make import BuildProgress
 from kbench.kernels.recipe import MINIMAL, ConfigRecipe, make_recipe
+from kbench.kernels.remote import cloned
 from kbench.kernels.requirements import DEFAULT_FEATURES
 from kbench.kernels.spec import parse_tree_spec
 from kbench.kernels.terminal import TerminalProgress
@@ -41,8 +43,11 @@ def resolve_tree(spec: str, cache_dir: Path, *, features: Iterable[str] | None =
     """Build (or find built) the kernel of a ``tree:`` spec with the minimal config for
     ``features`` (default: what a probe or kbench.ko benchmark needs)."""
     tree = parse_tree_spec(spec)
+    path = tree.path
+    if tree.url is not None and tree.rev is not None:  # tree:URL@REV: a clone in the cache (kernels/remote.py)
+        path = cloned(tree.url, tree.rev, cache_dir)
     recipe = make_recipe(MINIMAL, (), DEFAULT_FEATURES if features is None else features)
-    built = build_kernel(tree.path, tree.rev, recipe, cache_dir=cache_dir, progress=progress or TerminalProgress())
+    built = build_kernel(path, tree.rev, recipe, cache_dir=cache_dir, progress=progress or TerminalProgress())
     return built_image(built, spec)
 
 
