@@ -101,19 +101,25 @@ def submit_cmd(
 @fleet_group.command("status")
 @click.argument("job_id", required=False)
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="Jobs listed (newest first).")
+@click.option("--tasks", "task_limit", type=click.IntRange(min=0), default=100, show_default=True,
+              help="With JOB_ID: tasks listed at most, those that need a look first (running, failed, queued, "
+              "cancelled, done); 0 lists every task.")
 @click.option("--json", "as_json", is_flag=True, help="Jobs (or JOB_ID's tasks) as JSON.")
-def status_cmd(job_id: str | None, limit: int, as_json: bool) -> None:
+def status_cmd(job_id: str | None, limit: int, task_limit: int, as_json: bool) -> None:
     """Queued, running, done, failed and cancelled tasks per job, class and machine; with
-    JOB_ID, every task of that job with its machine, attempts, runs and error."""
+    JOB_ID, that job's tasks (up to --tasks) with their machine, attempts, runs and error."""
     with user_errors():
         fleet = _fleet_store(fleet_settings(need_broker=False))
         jobs = fleet.jobs(job_id=job_id, limit=limit)
         if job_id and not jobs:
             fail(f"no fleet job {job_id}", exit_codes.NOT_FOUND)
-        tasks = fleet.tasks(job_id) if job_id else []
+        total = sum(jobs[0]["counts"].values()) if job_id else 0
+        cut = 0 < task_limit < total
+        tasks = fleet.tasks(job_id, limit=task_limit if cut else None) if job_id else []
         live = fleet.live_queues()
     if as_json:
-        emit_json({"job": _jsonable(jobs[0]), "tasks": [_task_json(t) for t in tasks]} if job_id
+        emit_json({"job": _jsonable(jobs[0]), "tasks": [_task_json(t) for t in tasks],
+                   "tasks_left_out": total - len(tasks)} if job_id
                   else {"jobs": [_jsonable(job) for job in jobs]})
         return
     console = out_console()
@@ -133,6 +139,9 @@ def status_cmd(job_id: str | None, limit: int, as_json: bool) -> None:
     console.print(table)
     if job_id:
         _print_tasks(jobs[0], tasks)
+        if cut:
+            click.echo(f"\n{len(tasks)} of {total} tasks listed, those that need a look first; "
+                       f"`kbench fleet status {job_id} --tasks 0` lists every task")
 
 
 def _print_tasks(job: dict[str, Any], tasks: list[dict[str, Any]]) -> None:

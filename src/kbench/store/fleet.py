@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, bindparam, delete, func, insert, select, update
+from sqlalchemy import Engine, bindparam, case, delete, func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from kbench.exit_codes import KbenchError
@@ -22,6 +22,8 @@ from kbench.store import schema
 
 TASK_STATES = ("queued", "running", "done", "failed", "cancelled")
 FINISHED_STATES = ("done", "failed", "cancelled")
+ATTENTION_ORDER = ("running", "failed", "queued", "cancelled", "done")
+"""The order ``fleet status JOB`` lists a long job's tasks in: what needs a look first."""
 RELEASED_MARK = "~"
 """A run key that holds this mark was released by a lost attempt: ``<task>#<trial>~<run id>``."""
 
@@ -441,16 +443,21 @@ class FleetStore:
             job["state"] = job_state(job["counts"], cancelled=job["cancelled_at"] is not None)
         return jobs
 
-    def tasks(self, job_id: str) -> list[dict[str, Any]]:
-        """The job's tasks; ``lost`` is true for a ``running`` one whose lease ran out (its
-        machine stopped renewing it; a live worker's next heartbeat queues it again)."""
+    def tasks(self, job_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
+        """The job's tasks by class, repeat and label; ``lost`` is true for a ``running`` one whose
+        lease ran out (its machine stopped renewing it; a live worker's next heartbeat queues it
+        again). With ``limit``, at most that many, those that need a look first: running, failed,
+        queued, cancelled, then done (the sort and the cut are the database's)."""
         t = schema.fleet_tasks
         lost = ((t.c.state == "running") & (t.c.lease_expires < func.now())).label("lost")
+        query = select(t, lost).where(t.c.job_id == job_id)
+        if limit is not None:
+            first = case({state: rank for rank, state in enumerate(ATTENTION_ORDER)}, value=t.c.state, else_=9)
+            query = query.order_by(first, t.c.queue, t.c.repeat_index, t.c.label).limit(limit)
+        else:
+            query = query.order_by(t.c.queue, t.c.repeat_index, t.c.label)
         with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(t, lost).where(t.c.job_id == job_id).order_by(t.c.queue, t.c.repeat_index, t.c.label)
-            ).mappings()
-            return [{**row, "lost": bool(row["lost"])} for row in rows]
+            return [{**row, "lost": bool(row["lost"])} for row in conn.execute(query).mappings()]
 
     def task(self, task_id: str) -> dict[str, Any] | None:
         t = schema.fleet_tasks
