@@ -6,13 +6,17 @@ kbench. Its standard input is a pipe whose only writer is the kbench process. Li
 
     +g PGID   a child's process group to kill     -g PGID   that group has been reaped
     +d PATH   a scratch directory to remove       -d PATH   that directory is gone
+    +n NAME   a network namespace to delete       -n NAME   that namespace is gone
+    +l NAME   a network link to delete            -l NAME   that link is gone
 
 End of file means the writer has exited (the kernel closes its descriptors even after
 SIGKILL). The guardian then SIGKILLs every group still registered and every process
 whose environment carries ``KBENCH_OWNER=TOKEN`` (descendants that left their group,
 or a child started just before kbench died), removes the directories still
-registered, and exits. It ignores the signals a terminal or a service manager sends to
-kbench, so that it outlives kbench on purpose.
+registered, kills what still runs in each network namespace registered and deletes
+it (``ip netns``), deletes the links registered (a bridge; ``ip link``), and exits.
+It ignores the signals a terminal or a service manager sends to kbench, so that it
+outlives kbench on purpose.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import contextlib
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
 
@@ -61,6 +66,24 @@ def _kill_everything(groups: set[int], token: bytes) -> None:
         time.sleep(SCAN_PAUSE_S)
 
 
+def _ip(*args: str) -> str:
+    try:
+        done = subprocess.run(["ip", *args], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout
+
+
+def _delete_network(namespaces: set[str], links: set[str]) -> None:
+    for name in namespaces:
+        for pid in _ip("netns", "pids", name).split():
+            with contextlib.suppress(OSError, ValueError):
+                os.kill(int(pid), signal.SIGKILL)
+        _ip("netns", "delete", name)
+    for name in links:
+        _ip("link", "delete", name)
+
+
 def main() -> None:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGTSTP,
                 signal.SIGTTIN, signal.SIGTTOU, signal.SIGPIPE):
@@ -68,6 +91,8 @@ def main() -> None:
     token = sys.argv[1].encode()
     groups: set[int] = set()
     directories: set[str] = set()
+    namespaces: set[str] = set()
+    links: set[str] = set()
     for raw in sys.stdin.buffer:
         command, _, argument = raw.decode(errors="surrogateescape").rstrip("\n").partition(" ")
         if command == "+g" and argument.isdigit():
@@ -78,7 +103,17 @@ def main() -> None:
             directories.add(argument)
         elif command == "-d":
             directories.discard(argument)
+        elif command == "+n" and argument:
+            namespaces.add(argument)
+        elif command == "-n":
+            namespaces.discard(argument)
+        elif command == "+l" and argument:
+            links.add(argument)
+        elif command == "-l":
+            links.discard(argument)
     _kill_everything(groups, token)
+    if namespaces or links:
+        _delete_network(namespaces, links)
     for directory in directories:
         shutil.rmtree(directory, ignore_errors=True)
 

@@ -439,6 +439,20 @@ def multiprocessing_scratch_dir() -> Path | None:
     return path
 
 
+def guard_network(kind: str, name: str) -> None:
+    """Have the guardian delete network namespace (``kind`` "netns", killing what runs in it)
+    or link (``kind`` "link", e.g. a bridge) ``name`` if kbench dies before ``release_network``."""
+    _guardian.tell(f"+{_NETWORK_KINDS[kind]} {name}")
+
+
+def release_network(kind: str, name: str) -> None:
+    """``name`` was deleted (or is no longer kbench's to delete)."""
+    _guardian.tell(f"-{_NETWORK_KINDS[kind]} {name}")
+
+
+_NETWORK_KINDS = {"netns": "n", "link": "l"}
+
+
 @contextlib.contextmanager
 def scratch_dir(prefix: str, directory: str | os.PathLike[str] | None = None) -> Iterator[Path]:
     """``make_scratch_dir`` as a context manager: removed on leaving, or by the guardian."""

@@ -64,6 +64,8 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "fleet demo": (
         ("kbench fleet demo", "Redis, PostgreSQL and two workers; Ctrl-C stops them all"),
         ("kbench fleet demo --submit examples/fleet-six.yaml", "submit a job to both classes, wait, print, stop"),
+        ("kbench fleet demo --isolated --workers 4 --submit job.yaml",
+         "as root: four workers in namespaces of their own that cannot see your files"),
     ),
     "fleet machines": (("kbench fleet machines --json", "the registered machines and their classes"),),
     "fleet resend": (("kbench fleet resend 4d5adf2b93a2", "queue again the tasks a broker lost"),),

@@ -225,11 +225,27 @@ def machines_cmd(as_json: bool) -> None:
               help="Keep the servers' files, the config and the worker logs here (default: a temp dir, removed).")
 @click.option("--submit", "job_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Submit this job to both demo classes, wait for it, show the status and stop.")
-def demo_cmd(workdir: Path | None, job_file: Path | None) -> None:
+@click.option("--isolated", is_flag=True,
+              help="Each worker in network and mount namespaces of its own (root): it reaches Redis and "
+                   "PostgreSQL on a private bridge only and cannot see the submitter's files.")
+@click.option("--workers", "worker_count", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="How many workers, their classes alternating demo-a, demo-b.")
+def demo_cmd(workdir: Path | None, job_file: Path | None, isolated: bool, worker_count: int) -> None:
     """A fleet on this machine: Redis and PostgreSQL in a temp dir on 127.0.0.1 (free ports) and
-    two workers (classes demo-a and demo-b). Ctrl-C stops it all."""
+    two workers (classes demo-a and demo-b). Ctrl-C stops it all.
+
+    With --isolated (as root) every worker runs in its own network and mount namespaces, joined
+    to the servers by a private bridge, with the submitter's directories (the demo's, the job
+    file's, the current and home directories, the temp dir) hidden and its own home, cache and
+    temp dir; such workers run command benchmarks (--allow-command). Without root the demo says
+    so and runs plain."""
     from kbench import children
-    from kbench.fleet.demo import LocalFleet
+    from kbench.fleet.demo import LocalFleet, demo_classes
+    from kbench.fleet.isolation import why_not_isolated
+
+    if isolated and (reason := why_not_isolated()):
+        err_console.print(f"kbench fleet demo: --isolated needs namespaces ({reason}); running the plain demo")
+        isolated = False
 
     # The scratch dir is the guardian's to remove if the demo is killed (kill -9 included).
     with user_errors(), children.scratch_dir("kbench-fleet-demo-") as scratch:
@@ -237,7 +253,8 @@ def demo_cmd(workdir: Path | None, job_file: Path | None) -> None:
         # Also when started in the background, where SIGINT may come in ignored.
         previous = {number: signal.signal(number, _interrupt) for number in (signal.SIGINT, signal.SIGTERM)}
         try:
-            with LocalFleet(base) as fleet:
+            hide = [job_file.resolve().parent] if job_file else []
+            with LocalFleet(base, classes=demo_classes(worker_count), isolated=isolated, hide=hide) as fleet:
                 _demo_session(fleet, job_file)
         except KeyboardInterrupt:
             err_console.print("kbench fleet demo: stopped")
@@ -255,6 +272,9 @@ def _demo_session(fleet: Any, job_file: Path | None) -> None:
     from kbench.fleet.submit import submit_job
 
     echo_literal(f"Redis {fleet.broker_url}, PostgreSQL {fleet.db_url}")
+    if fleet.network is not None:
+        echo_literal(f"isolated: each worker in its own network and mount namespaces, on bridge {fleet.network.bridge} "
+                     f"({fleet.network.cidr})")
     echo_literal(f"workers: {', '.join(f'{w.name} (class {w.machine_class}, log {w.log})' for w in fleet.workers)}")
     echo_literal(f"\nIn another shell:\n  export KBENCH_FLEET_CONFIG={fleet.config}")
     echo_literal(f"  kbench fleet submit JOB.yaml {' '.join(f'--queue {c}' for c in fleet.classes)}")

@@ -3,6 +3,10 @@
 Everything lives in one directory (a temp dir unless given): the servers' files, the
 fleet config (mode 0600) and each worker's log. The servers and workers die with the
 process that started them, and are stopped in order when it ends.
+
+``isolated`` (as root): each worker in network and mount namespaces of its own, the
+servers on a private bridge, the submitter's files out of the workers' sight
+(``kbench.fleet.isolation``).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +24,7 @@ from types import TracebackType
 
 from kbench.exit_codes import KbenchError
 from kbench.fleet.database import fleet_engine
+from kbench.fleet.isolation import Namespace, PrivateNetwork, hidden_paths, isolated_command, kept_paths
 from kbench.fleet.services import redis_server, running_postgres
 from kbench.fleet.settings import FleetTiming
 from kbench.store.fleet import FleetStore
@@ -34,6 +39,7 @@ class DemoWorker:
     machine_class: str
     process: subprocess.Popen[bytes]
     log: Path
+    namespace: Namespace | None = None
 
 
 def write_config(path: Path, *, db: str, broker: str, timing: FleetTiming) -> None:
@@ -48,17 +54,19 @@ def write_config(path: Path, *, db: str, broker: str, timing: FleetTiming) -> No
 
 def start_worker(
     config: Path, *, name: str, machine_class: str, log: Path, extra: Sequence[str] = (),
-    env: dict[str, str] | None = None, cwd: Path | None = None,
+    env: dict[str, str] | None = None, cwd: Path | None = None, wrap: Callable[[list[str]], list[str]] | None = None,
 ) -> subprocess.Popen[bytes]:
-    """``kbench worker`` as a child process that dies with this one, its output in ``log``, in ``cwd``."""
+    """``kbench worker`` as a child process that dies with this one, its output in ``log``, in ``cwd``;
+    ``wrap`` makes the command that runs it (e.g. in namespaces)."""
     setpriv = shutil.which("setpriv")
     prefix = [setpriv, "--pdeathsig=TERM", "--"] if setpriv else []
     environment = {**os.environ, **(env or {}), "KBENCH_FLEET_CONFIG": str(config)}
     for variable in ("KBENCH_DB", "KBENCH_BROKER"):
         environment.pop(variable, None)
+    command = [sys.executable, "-m", "kbench.cli", "worker", "--queue", machine_class, "--name", name, *extra]
     with open(log, "ab") as out:
         return subprocess.Popen(
-            [*prefix, sys.executable, "-m", "kbench.cli", "worker", "--queue", machine_class, "--name", name, *extra],
+            [*prefix, *(wrap(command) if wrap else command)],
             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=environment, cwd=cwd,
         )
 
@@ -102,13 +110,25 @@ class DemoFailed(KbenchError, RuntimeError):
     """The local fleet did not come up (a worker died at start, or never registered)."""
 
 
-class LocalFleet:
-    """Redis (append-only file), PostgreSQL and one worker per class, in ``workdir``."""
+def demo_classes(workers: int) -> tuple[str, ...]:
+    """The class of each of ``workers`` demo workers: demo-a, demo-b, demo-a, ..."""
+    return tuple(DEMO_CLASSES[index % len(DEMO_CLASSES)] for index in range(workers))
 
-    def __init__(self, workdir: Path, *, classes: Sequence[str] = DEMO_CLASSES, timing: FleetTiming = DEMO_TIMING):
+
+class LocalFleet:
+    """Redis (append-only file), PostgreSQL and one worker per entry of ``classes`` (its class),
+    in ``workdir``; ``isolated``: see the module doc (``hide``: more of the submitter's
+    directories the workers must not see, e.g. the job file's)."""
+
+    def __init__(self, workdir: Path, *, classes: Sequence[str] = DEMO_CLASSES, timing: FleetTiming = DEMO_TIMING,
+                 isolated: bool = False, hide: Sequence[Path] = ()):
         self.workdir = workdir
-        self.classes = tuple(classes)
+        self.worker_classes = tuple(classes)
+        self.classes = tuple(dict.fromkeys(classes))
         self.timing = timing
+        self.isolated = isolated
+        self.hide = tuple(hide)
+        self.network: PrivateNetwork | None = None
         self.config = workdir / "fleet.toml"
         self.db_url = ""
         self.broker_url = ""
@@ -118,16 +138,32 @@ class LocalFleet:
     def __enter__(self) -> LocalFleet:
         try:
             self.workdir.mkdir(parents=True, exist_ok=True)
-            postgres = self._stack.enter_context(running_postgres(self.workdir / "postgres"))
+            host, clients = "127.0.0.1", None
+            if self.isolated:
+                self.network = self._stack.enter_context(PrivateNetwork())
+                host, clients = self.network.address, self.network.cidr
+            postgres = self._stack.enter_context(
+                running_postgres(self.workdir / "postgres", host=host, clients=clients))
             self.db_url = postgres.url
-            self.broker_url = self._stack.enter_context(redis_server(self.workdir / "redis", persistent=True))
+            self.broker_url = self._stack.enter_context(
+                redis_server(self.workdir / "redis", persistent=True, host=host))
             write_config(self.config, db=self.db_url, broker=self.broker_url, timing=self.timing)
             self._stack.callback(self._stop_workers)
-            for index, machine_class in enumerate(self.classes, start=1):
+            hide = hidden_paths([self.workdir, *self.hide]) if self.isolated else []
+            keep = kept_paths() if self.isolated else []
+            for index, machine_class in enumerate(self.worker_classes, start=1):
                 name = f"demo-{index}"
                 log = self.workdir / f"{name}.log"
-                process = start_worker(self.config, name=name, machine_class=machine_class, log=log)
-                self.workers.append(DemoWorker(name, machine_class, process, log))
+                namespace = self.network.add_namespace() if self.network else None
+                wrap = None
+                if namespace is not None:
+                    def wrap(argv: list[str], namespace: Namespace = namespace) -> list[str]:
+                        return isolated_command(argv, namespace=namespace, hide=hide, keep=keep, config=self.config)
+                # Isolated workers see nothing of the submitter's: they may run command benchmarks.
+                extra = ["--allow-command"] if self.isolated else []
+                process = start_worker(self.config, name=name, machine_class=machine_class, log=log, wrap=wrap,
+                                       extra=extra)
+                self.workers.append(DemoWorker(name, machine_class, process, log, namespace))
             wait_for_machines(self.db_url, [w.name for w in self.workers], timing=self.timing, workers=self.workers)
         except BaseException:
             self._stack.close()
