@@ -152,7 +152,8 @@ def store_inputs(engine: Engine, found: Iterable[JobInput], folder: Path) -> dic
 def manifest_files(manifest: dict[str, Any] | None) -> list[JobInput]:
     if not manifest:
         return []
-    return [JobInput(str(f["path"]), str(f["digest"]), int(f["size"]), int(f["mode"])) for f in manifest["files"]]
+    return [JobInput(str(f["path"]), str(f["digest"]), int(f["size"]), int(f["mode"]))
+            for f in manifest.get("files") or ()]
 
 
 def cached(engine: Engine, item: JobInput, cache: Path) -> Path:

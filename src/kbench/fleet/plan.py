@@ -4,7 +4,7 @@ per comparison; and back, on a worker, from a stored task to the instances it ru
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from kbench.exit_codes import KbenchError
 from kbench.jobs import JobInstance, expand_job, varying_keys
@@ -21,15 +21,16 @@ class NotAllowed(PermissionError):
     """This worker does not run what the task asks (``command`` without --allow-command)."""
 
 
-def check_fleet_targets(instances: Sequence[JobInstance]) -> None:
-    """A fleet instance runs on ``local`` or ``deb:RELEASE``: a kernel image path names a
-    file on the submitting machine, which the worker does not have."""
+def check_fleet_targets(instances: Sequence[JobInstance], carried: Collection[str] = ()) -> None:
+    """A fleet instance runs on ``local``, ``deb:RELEASE``, ``tree:URL@REV`` (each worker builds
+    it) or a kernel the job carries (``carried``: ``kbench.fleet.kernels``); any other path names
+    a file on the submitting machine, which the worker does not have."""
     for instance in instances:
         spec = instance.target
-        if spec != "local" and not spec.startswith("deb:"):
+        if spec != "local" and not spec.startswith(("deb:", "tree:")) and spec not in carried:
             raise PlanError(
-                f"instance {instance.id}: target {spec!r} is a path on this machine; fleet jobs run on "
-                "`local` (each worker's own kernel) or `deb:RELEASE` (booted in qemu on the worker)"
+                f"instance {instance.id}: target {spec!r} is a path on the submitting machine that the job does not "
+                "carry; fleet jobs run on `local`, `deb:RELEASE`, `tree:URL@REV` or a kernel the job carries"
             )
 
 
@@ -44,10 +45,10 @@ def check_carried_targets(instances: Sequence[JobInstance]) -> None:
             )
 
 
-def check_allowed(instances: Sequence[JobInstance], *, allow_command: bool) -> None:
+def check_allowed(instances: Sequence[JobInstance], *, allow_command: bool, carried: Collection[str] = ()) -> None:
     """NotAllowed unless every instance runs one of kbench's own benchmarks or the worker
-    was started with --allow-command."""
-    check_fleet_targets(instances)
+    was started with --allow-command (PlanError for a target the job does not carry)."""
+    check_fleet_targets(instances, carried)
     if allow_command:
         return
     for instance in instances:

@@ -13,10 +13,11 @@ from typing import Any
 from kbench.compare.thresholds import DEFAULT_ALPHA
 from kbench.fleet.app import SendFailed, check_broker, make_app, send_tasks
 from kbench.fleet.database import open_fleet_store
-from kbench.fleet.inputs import JobInput, gather, store_inputs
+from kbench.fleet.inputs import MAX_JOB_BYTES, JobInput, gather, store_inputs
+from kbench.fleet.kernels import CarriedKernel, gather_kernels, packing, store_kernels
 from kbench.fleet.plan import COMMAND_BENCHMARK, PlanError, check_carried_targets, check_fleet_targets, plan_tasks
 from kbench.fleet.settings import FleetSettings, check_queue
-from kbench.jobs import expand_job, job_files
+from kbench.jobs import JobInstance, expand_job, job_files
 from kbench.store.fleet import FleetStore, PlannedTask
 
 MAX_TASKS = 100_000
@@ -47,6 +48,8 @@ class Submission:
     warnings: list[str] = field(default_factory=list)
     files: list[JobInput] = field(default_factory=list)
     """What the job carries to its workers (``kbench.fleet.inputs``), stored by digest."""
+    kernels: list[CarriedKernel] = field(default_factory=list)
+    """The kernels it carries (``kbench.fleet.kernels``), stored by digest too."""
 
 
 def submit_job(
@@ -64,10 +67,23 @@ def submit_job(
     except (OSError, UnicodeDecodeError) as exc:
         raise PlanError(f"cannot read job file {path}: {getattr(exc, 'strerror', None) or exc}") from exc
     instances = expand_job(text, cpu_count=cpu_count, name=str(path))
-    check_fleet_targets(instances)
-    carried = gather(path, job_files(text, name=str(path)), instances)
-    if carried:
-        check_carried_targets(instances)
+    with packing() as packed:
+        kernels = gather_kernels(path, instances, packed)
+        check_fleet_targets(instances, {kernel.spec for kernel in kernels})
+        carried = gather(path, job_files(text, name=str(path)), instances)
+        if carried:
+            check_carried_targets(instances)
+        total = sum(item.size for item in carried) + sum(p.size for k in kernels for p in k.parts.values())
+        if total > MAX_JOB_BYTES:
+            raise PlanError(f"the job's files and kernels pass {MAX_JOB_BYTES >> 20} MiB in all: a job carries at "
+                            "most that")
+        return _submit(settings, path, text, instances, classes, repeat, compare, carried, kernels)
+
+
+def _submit(
+    settings: FleetSettings, path: Path, text: str, instances: list[JobInstance], classes: list[str], repeat: int,
+    compare: CompareOptions | None, carried: list[JobInput], kernels: list[CarriedKernel],
+) -> Submission:
     tasks = plan_tasks(instances, queues=classes, repeat=repeat, compare_axis=compare.axis if compare else None)
     if len(tasks) > MAX_TASKS:
         raise PlanError(f"{len(tasks)} tasks in one submission (at most {MAX_TASKS}): split the job or lower --repeat")
@@ -78,6 +94,8 @@ def submit_job(
         fleet = FleetStore(engine, lease_s=settings.timing.lease_s, max_attempts=settings.timing.max_attempts)
         job_id = uuid.uuid4().hex[:12]
         inputs = store_inputs(engine, carried, path.parent)  # each stored once, before the job that names it
+        if kernels:
+            inputs = {**(inputs or {}), "kernels": store_kernels(engine, kernels)}
         fleet.create_job(
             job_id=job_id, name=path.name, job_text=text, queues=classes, repeat=repeat,
             compare=compare.to_dict() if compare else None, submitted_by=f"{getpass.getuser()}@{socket.gethostname()}",
@@ -95,7 +113,7 @@ def submit_job(
         warnings = _warnings(fleet, classes, any(i.benchmark == COMMAND_BENCHMARK for i in instances))
     finally:
         engine.dispose()
-    return Submission(job_id=job_id, tasks=tasks, sent=len(sent), warnings=warnings, files=carried)
+    return Submission(job_id=job_id, tasks=tasks, sent=len(sent), warnings=warnings, files=carried, kernels=kernels)
 
 
 def _warnings(fleet: FleetStore, classes: list[str], runs_commands: bool) -> list[str]:
