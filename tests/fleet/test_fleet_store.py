@@ -194,3 +194,28 @@ def test_a_comparison_rerun_releases_every_run_of_the_lost_attempt(fleet: FleetS
     assert sorted(released) == sorted([complete, running])
     assert {r["status"] for r in fleet.task_runs(task)} == {"interrupted"}
     assert fleet.stored_trials(task) == {}
+
+
+def test_a_late_result_is_fenced_off_by_attempt_id_even_from_the_same_worker(fleet: FleetStore) -> None:
+    """Attempt 1 of worker A was presumed lost (cut from the network) and A itself took the task
+    again as attempt 2: the worker's incarnation alone cannot tell them apart, the attempt id can.
+    Attempt 1's late run is stored interrupted, it may neither begin a run nor end the task."""
+    (task,) = _job(fleet)
+    assert fleet.claim(task, machine="lkp-1", incarnation="A").task["attempts"] == 1
+    late = FleetRunStore(fleet.engine, fleet=fleet, task_id=task, incarnation="A", trials=[0, 1], retry=DbRetry(5),
+                         attempt=1)
+    run = _begin(late)
+    _expire(fleet, task)
+    assert fleet.requeue_lost() == [(task, "skl-sp")]
+    assert fleet.claim(task, machine="lkp-1", incarnation="A").task["attempts"] == 2
+    assert fleet.holds_lease(task, "A", 2) and not fleet.holds_lease(task, "A", 1)
+    late.finish_run(run, status="complete", columns={"ticks": np.arange(3, dtype=np.uint64)},
+                    summaries=[_summary(1.0)])
+    record = Store(fleet.engine).get_run(run)
+    assert record.status == "interrupted" and record.error == LOST_LEASE and record.n_samples == 3
+    with pytest.raises(TrialTaken, match=r"attempt 1 .* no longer holds its lease"):
+        _begin(late)
+    assert fleet.finish_task(task, "A", state="done", run_ids=[run], attempt=1) is False
+    assert fleet.fail_attempt(task, "A", "late", attempt=1) is None
+    assert fleet.task(task)["state"] == "running"
+    assert fleet.finish_task(task, "A", state="done", run_ids=[], attempt=2) is True

@@ -36,11 +36,10 @@ from kbench.contract.benchmark import BadParameter, UnknownBenchmark
 from kbench.contract.request import BadRequest
 from kbench.fleet.database import fleet_engine
 from kbench.fleet.inputs import InputRefused
-from kbench.fleet.kernels import carried_specs, with_kernels
 from kbench.fleet.plan import NotAllowed, PlanError, check_allowed, side_label, stored_instances
 from kbench.fleet.run_store import DbRetry, FleetRunStore, TrialTaken
 from kbench.fleet.settings import FleetSettings
-from kbench.fleet.watch_tasks import WATCH_KINDS, RepositoryUnavailable, cache_root
+from kbench.fleet.watch_tasks import WATCH_KINDS, RepositoryUnavailable
 from kbench.jobs import JobError, JobInstance
 from kbench.store.fleet import Claim, FleetStore
 from kbench.targets.base import ExecutionFailed
@@ -136,13 +135,13 @@ def execute_task(task_id: str, republish: Republish) -> str:
 def _run_and_record(
     me: WorkerIdentity, here: _ProcessResources, claim: Claim, cancel: _CancelFlag, republish: Republish,
 ) -> str:
-    task_id = claim.task["id"]
+    task_id, attempt = claim.task["id"], int(claim.task["attempts"])
     try:
         run_store, result = _run_claimed(me, here, claim, cancel)
     except (TaskCancelled, KeyboardInterrupt):
         if not cancel.requested:
             raise
-        here.retry(lambda: here.fleet.finish_task(task_id, me.incarnation, state="cancelled",
+        here.retry(lambda: here.fleet.finish_task(task_id, me.incarnation, state="cancelled", attempt=attempt,
                                                   run_ids=list(here.fleet.stored_trials(task_id).values())),
                    f"recording task {task_id} as cancelled")
         log.info("task %s: cancelled", task_id)
@@ -153,7 +152,8 @@ def _run_and_record(
         # program's outcome, not the worker's fault: running it again until it passes would time a
         # flaky program as if it had never failed.
         error = _one_line(exc)
-        here.retry(lambda: here.fleet.finish_task(task_id, me.incarnation, state="failed", error=error),
+        here.retry(lambda: here.fleet.finish_task(task_id, me.incarnation, state="failed", error=error,
+                                                  attempt=attempt),
                    f"recording task {task_id} as failed")
         log.warning("task %s: refused: %s", task_id, error)
         return "failed"
@@ -162,7 +162,7 @@ def _run_and_record(
         return "held"
     except Exception as exc:
         error = f"{type(exc).__name__}: {_one_line(exc)}"
-        verdict = here.retry(lambda: here.fleet.fail_attempt(task_id, me.incarnation, error),
+        verdict = here.retry(lambda: here.fleet.fail_attempt(task_id, me.incarnation, error, attempt),
                              f"recording the error of task {task_id}")
         log.warning("task %s: attempt %d failed on %s: %s (%s)", task_id, claim.task["attempts"], me.name, error,
                     verdict or "lease lost")
@@ -173,11 +173,12 @@ def _run_and_record(
     run_ids = list(stored.values())
     recorded = here.retry(
         lambda: here.fleet.finish_task(task_id, me.incarnation, state="done", run_ids=run_ids, result=result,
-                                       measured_at=run_store.measured_at),
+                                       measured_at=run_store.measured_at, attempt=attempt),
         f"recording task {task_id} as done",
     )
     if not recorded:
-        log.warning("task %s: finished after its lease went to another attempt; that attempt records it", task_id)
+        log.warning("task %s: attempt %d refused (fencing): it finished after the task's lease went to another "
+                    "attempt; that attempt records it", task_id, attempt)
         return "held"
     log.info("task %s: done, runs %s", task_id, run_ids)
     return "done"
@@ -197,11 +198,10 @@ def _run_claimed(
 ) -> tuple[FleetRunStore, dict[str, Any] | None]:
     task, job = claim.task, claim.job
     instances = stored_instances(job["job_text"], job["name"], task["instance_ids"], cpu_count=os.cpu_count() or 1)
-    check_allowed(instances, allow_command=me.allow_command, carried=carried_specs(job.get("inputs")))
+    check_allowed(instances, allow_command=me.allow_command)
     tags = (f"fleet:{job['id']}", f"queue:{task['queue']}", f"worker:{me.name}")
     if task["kind"] in WATCH_KINDS:
         return _run_watch_task(me, here, claim, instances, tags, cancel)
-    instances = with_kernels(here.engine, job.get("inputs"), instances, cache_root())  # kbench.fleet.kernels
     with _inputs_placed(here, claim) as cwd:
         if task["kind"] == "compare":
             return _run_comparison(me, here, claim, instances, tags, cancel, cwd)
@@ -217,7 +217,7 @@ def _inputs_placed(here: _ProcessResources, claim: Claim) -> Iterator[Path | Non
     from kbench.fleet.watch_tasks import cache_root, task_workdir
 
     manifest = claim.job.get("inputs")
-    if not (manifest or {}).get("files"):  # nothing, or kernels only (kbench.fleet.kernels)
+    if not manifest:
         yield None
         return
     workdir = task_workdir(claim.task["id"])
@@ -248,7 +248,7 @@ def _run_instance(
     stored = here.retry(lambda: here.fleet.stored_trials(task_id), f"reading the runs of task {task_id}")
     todo = [trial for trial in range(trials) if trial not in stored]
     run_store = FleetRunStore(here.engine, fleet=here.fleet, task_id=task_id, incarnation=me.incarnation,
-                              trials=todo, retry=here.retry)
+                              trials=todo, retry=here.retry, attempt=claim.task["attempts"])
     if not todo:
         return run_store
     to_run = replace(instance, tags=(*instance.tags, *tags))
@@ -292,7 +292,8 @@ def _run_comparison(
         for instance in instances
     ]
     run_store = FleetRunStore(here.engine, fleet=here.fleet, task_id=task_id, incarnation=me.incarnation,
-                              trials=_trial_numbers(), retry=here.retry)
+                              trials=_trial_numbers(), retry=here.retry,
+                              attempt=claim.task["attempts"])
 
     def before_trial(_label: str, _index: int, _planned: int) -> None:
         if cancel.requested:
@@ -328,7 +329,8 @@ def _run_watch_task(
     here.retry(lambda: here.fleet.release_runs(task_id, keep_complete=False, reason=reason),
                f"releasing the runs of lost attempts of task {task_id}")
     run_store = FleetRunStore(here.engine, fleet=here.fleet, task_id=task_id, incarnation=me.incarnation,
-                              trials=_trial_numbers(), retry=here.retry)
+                              trials=_trial_numbers(), retry=here.retry,
+                              attempt=claim.task["attempts"])
     result = run_watch_task(run_store, claim.task, instances, tags, task_workdir(task_id))
     if cancel.requested:
         raise TaskCancelled

@@ -5,8 +5,10 @@ does and calls ``begin_run``/``finish_run`` as usual; this store adds, for the f
 
 - the trial's ``task_key`` (unique among runs, so a trial is stored once);
 - retries while the database is unreachable (the samples wait in memory meanwhile);
-- fencing: a run finished after this worker lost the task's lease to another machine is
-  stored ``interrupted``, not ``complete`` (the other machine's run is the one that counts).
+- fencing by attempt id (the worker's incarnation and the attempt's number): an attempt
+  that lost the task's lease (its machine was presumed dead, e.g. cut from the network,
+  and the task went to another attempt) begins no run, and a run it finishes is stored
+  ``interrupted``, not ``complete`` (the other attempt's run is the one that counts).
 """
 
 from __future__ import annotations
@@ -69,12 +71,13 @@ class FleetRunStore(Store):
 
     def __init__(
         self, engine: Engine, *, fleet: FleetStore, task_id: str, incarnation: str, trials: Iterable[int],
-        retry: DbRetry,
+        retry: DbRetry, attempt: int | None = None,
     ):
         super().__init__(engine)
         self.fleet = fleet
         self.task_id = task_id
         self.incarnation = incarnation
+        self.attempt = attempt
         self._trials = iter(trials)
         self.retry = retry
         self.run_ids: list[int] = []
@@ -100,6 +103,9 @@ class FleetRunStore(Store):
         """``Store.begin_run`` with the key of this task's next trial (``task_key`` is ignored)."""
         key = trial_key(self.task_id, next(self._trials))
         tag_list = list(tags)
+        if not self.retry(self._holds_lease, "checking the task's lease"):
+            raise TrialTaken(f"attempt {self.attempt} of task {self.task_id} no longer holds its lease (fenced off): "
+                             f"trial {key} is another attempt's to measure")
 
         def begin() -> int:
             try:
@@ -132,6 +138,8 @@ class FleetRunStore(Store):
         self.measured_at = utcnow()
         records = list(summaries)
         if status == "complete" and not self.retry(self._holds_lease, "checking the task's lease"):
+            log.warning("task %s: the result of attempt %s refused (fencing): the task's lease went to another "
+                        "attempt; run %d is stored interrupted", self.task_id, self.attempt, run_id)
             status, error = "interrupted", LOST_LEASE
 
         def finish() -> None:
@@ -148,7 +156,7 @@ class FleetRunStore(Store):
             self.retry(lambda: self._mark_lost(run_id), f"marking run {run_id}")
 
     def _holds_lease(self) -> bool:
-        return self.fleet.holds_lease(self.task_id, self.incarnation)
+        return self.fleet.holds_lease(self.task_id, self.incarnation, self.attempt)
 
     def _status(self, run_id: int) -> str | None:
         runs = schema.runs

@@ -9,7 +9,7 @@ under a row lock (``SELECT … FOR UPDATE``), which is why the fleet needs Postg
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -183,15 +183,8 @@ class FleetStore:
                 ])
 
     def mark_published(self, sent: Iterable[tuple[str, datetime]]) -> None:
-        t = schema.fleet_tasks
-        rows = [{"task": task_id, "when": when} for task_id, when in sent]
-        if not rows:
-            return
         with self.engine.begin() as conn:
-            conn.execute(
-                update(t).where(t.c.id == bindparam("task")).values(published_at=bindparam("when")),
-                rows,
-            )
+            _mark_published(conn, sent)
 
     def unpublished(self, older_than: timedelta) -> list[tuple[str, str]]:
         """(task id, queue) of queued tasks that no message was sent for within ``older_than``."""
@@ -203,6 +196,38 @@ class FleetStore:
                 )
             )
             return [(row[0], row[1]) for row in rows]
+
+    def send_unpublished(
+        self, older_than: timedelta, send: Callable[[list[tuple[str, str]]], list[tuple[str, datetime]]],
+        *, limit: int = 1000,
+    ) -> list[tuple[str, datetime]]:
+        """Send (``send``) the messages nobody sent: queued tasks without one for ``older_than``
+        whose job had none sent meanwhile either (its submitter, still sending a long job, marks
+        each batch it sends). The rows stay locked (``SKIP LOCKED``) until they are marked sent,
+        so two workers never send the same ones; what ``send`` sent before it failed (the
+        exception's ``sent``) is marked too. Returns (task id, when sent)."""
+        t = schema.fleet_tasks
+        sibling = t.alias("sibling")
+        recent = select(sibling.c.id).where(
+            (sibling.c.job_id == t.c.job_id) & (sibling.c.published_at > func.now() - older_than)).exists()
+        failure: Exception | None = None
+        with self.engine.begin() as conn:
+            rows = conn.execute(
+                select(t.c.id, t.c.queue).where(
+                    (t.c.state == "queued") & t.c.published_at.is_(None) & (t.c.created_at < func.now() - older_than)
+                    & ~recent
+                ).order_by(t.c.created_at).limit(limit).with_for_update(of=t, skip_locked=True)
+            ).all()
+            if not rows:
+                return []
+            try:
+                sent = send([(row[0], row[1]) for row in rows])
+            except Exception as exc:
+                failure, sent = exc, list(getattr(exc, "sent", []))
+            _mark_published(conn, sent)
+        if failure is not None:
+            raise failure
+        return sent
 
     def queued(self, job_id: str) -> list[tuple[str, str]]:
         """(task id, queue) of the job's tasks still waiting to start."""
@@ -251,13 +276,15 @@ class FleetStore:
             task.update(state="running", attempts=task["attempts"] + 1, machine=machine, errors=errors)
             return Claim("run", task, job)
 
-    def holds_lease(self, task_id: str, incarnation: str) -> bool:
+    def holds_lease(self, task_id: str, incarnation: str, attempt: int | None = None) -> bool:
+        """Whether the worker ``incarnation`` (in its attempt number ``attempt``, if given) still
+        holds the task's lease: the fence a late result must pass."""
         t = schema.fleet_tasks
         with self.engine.connect() as conn:
-            owner = conn.execute(
-                select(t.c.lease_owner).where((t.c.id == task_id) & (t.c.state == "running"))
-            ).scalar()
-        return owner == incarnation
+            row = conn.execute(
+                select(t.c.lease_owner, t.c.attempts).where((t.c.id == task_id) & (t.c.state == "running"))
+            ).first()
+        return row is not None and row[0] == incarnation and attempt in (None, row[1])
 
     def renew_leases(self, incarnation: str, task_ids: Iterable[str]) -> set[str]:
         """Extend this worker's leases on ``task_ids``; the ids whose lease it still holds."""
@@ -306,9 +333,10 @@ class FleetStore:
     def finish_task(
         self, task_id: str, incarnation: str, *, state: str, run_ids: Sequence[int] = (),
         result: dict[str, Any] | None = None, measured_at: datetime | None = None, error: str | None = None,
+        attempt: int | None = None,
     ) -> bool:
-        """End this worker's attempt as ``done``, ``cancelled`` or ``failed``; False if the
-        lease was lost to another machine meanwhile (then nothing changes)."""
+        """End this worker's attempt (number ``attempt``, if given) as ``done``, ``cancelled`` or
+        ``failed``; False if the lease was lost to another attempt meanwhile (then nothing changes)."""
         if state not in FINISHED_STATES:
             raise ValueError(f"invalid final task state {state!r}")
         t = schema.fleet_tasks
@@ -319,21 +347,18 @@ class FleetStore:
                 values["result"] = result
             if error is not None:
                 values["error"] = error
-            done = conn.execute(
-                update(t).where((t.c.id == task_id) & (t.c.lease_owner == incarnation)).values(**values)
-            )
+            done = conn.execute(update(t).where(_lease_of(task_id, incarnation, attempt)).values(**values))
             if done.rowcount == 1 and error is not None:
                 _append_error(conn, task_id, error)
         return done.rowcount == 1
 
-    def fail_attempt(self, task_id: str, incarnation: str, error: str) -> str | None:
+    def fail_attempt(self, task_id: str, incarnation: str, error: str, attempt: int | None = None) -> str | None:
         """Record this attempt's error: ``retry`` (queued again, needs a message), ``failed``
         (that was the last attempt) or None (the lease had been lost; nothing changed)."""
         t = schema.fleet_tasks
         with self.engine.begin() as conn:
             row = conn.execute(
-                select(t.c.attempts).where((t.c.id == task_id) & (t.c.lease_owner == incarnation))
-                .with_for_update()
+                select(t.c.attempts).where(_lease_of(task_id, incarnation, attempt)).with_for_update()
             ).first()
             if row is None:
                 return None
@@ -491,11 +516,25 @@ def job_state(counts: dict[str, int], *, cancelled: bool) -> str:
     return "done"
 
 
+def _lease_of(task_id: str, incarnation: str, attempt: int | None) -> Any:
+    """The task's row while worker ``incarnation`` holds its lease (in attempt ``attempt``, if given)."""
+    t = schema.fleet_tasks
+    where = (t.c.id == task_id) & (t.c.lease_owner == incarnation)
+    return where if attempt is None else where & (t.c.attempts == attempt)
+
+
 def _lost(task: dict[str, Any]) -> dict[str, Any]:
     return {
         "attempt": task["attempts"], "machine": task["machine"],
         "error": f"attempt {task['attempts']} on {task['machine']} was lost: the machine stopped renewing its lease",
     }
+
+
+def _mark_published(conn: Connection, sent: Iterable[tuple[str, datetime]]) -> None:
+    t = schema.fleet_tasks
+    rows = [{"task": task_id, "when": when} for task_id, when in sent]
+    if rows:
+        conn.execute(update(t).where(t.c.id == bindparam("task")).values(published_at=bindparam("when")), rows)
 
 
 def _append_error(conn: Connection, task_id: str, error: str) -> None:
