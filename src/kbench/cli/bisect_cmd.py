@@ -195,6 +195,12 @@ def bisect_group() -> None:
               help="Level of the good-vs-bad check and of the reported p values.")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
               help="Where the worktrees go (default: $XDG_CACHE_HOME/kbench/bisect/ID).")
+@click.option("--fleet", "fleet_queue", metavar="CLASS", callback=needs_extra("fleet", "kbench bisect --fleet"),
+              help="With --command: build and measure on fleet workers of this machine class (kbench worker "
+              "--allow-command), each round's commit, good and bad on one machine; the bisection is stored in the "
+              "fleet's database (docs/fleet.md).")
+@click.option("--fleet-repo", metavar="URL", help="With --fleet: the repository as the workers reach it "
+              "(default: --repo's path).")
 @output_options
 @quiet_option
 @pass_context
@@ -203,7 +209,8 @@ def start_cmd(
     samples: int | None, trials: int, max_trials: int, metric: str, seed: int, module: str | None, kernel: str | None,
     kernel_image: str | None, kernel_tree: Path | None, kernel_modules: str | None, boot_timeout: float,
     benchmark: str | None, bench_params: tuple[tuple[str, str], ...], job_file: Path | None, check_trials: int,
-    alpha: float, workdir: Path | None, as_json: bool, html_path: Path | None, quiet: bool,
+    alpha: float, workdir: Path | None, fleet_queue: str | None, fleet_repo: str | None, as_json: bool,
+    html_path: Path | None, quiet: bool,
 ) -> None:
     """Check that GOOD and BAD differ, then binary-search the commits between them.
 
@@ -214,6 +221,7 @@ def start_cmd(
     A kernel tree: --build CMD --kernel-from-build PATH --benchmark NAME [-p K=V] (each
     commit's kernel booted in qemu for every trial; a panic or hang skips the commit),
     or --kernel-tree REPO --benchmark NAME [-p K=V] (kbench builds each commit's kernel).
+    On fleet workers: --fleet CLASS with --build and --command.
     """
     if kernel_tree is not None:
         if kernel_image is not None:
@@ -240,6 +248,9 @@ def start_cmd(
         kernel_image=kernel_image, kernel_modules=kernel_modules, boot_timeout=boot_timeout, benchmark=benchmark,
         bench_params=dict(bench_params), build_timeout_s=build_timeout,
     )
+    if fleet_queue is not None or fleet_repo is not None:
+        _start_on_fleet(fleet_queue, fleet_repo, kind, repo, good, bad, plan, workdir, as_json, html_path, quiet)
+        return
     with user_errors():
         try:
             bisection = session.start(ctx.store, repo, good, bad, plan, workdir=workdir)
@@ -249,6 +260,40 @@ def start_cmd(
             err_console.print(f"bisection {bisection.id}: {len(bisection.params['commits'])} commits after "
                               f"{bisection.good[:12]} up to {bisection.bad[:12]}", highlight=False)
         _run(ctx.store, bisection.id, as_json, html_path, quiet)
+
+
+def _start_on_fleet(
+    fleet_queue: str | None, fleet_repo: str | None, kind: str, repo: Path, good: str, bad: str, plan: SessionPlan,
+    workdir: Path | None, as_json: bool, html_path: Path | None, quiet: bool,
+) -> None:
+    """``start --fleet CLASS``: the bisection's builds and rounds as fleet tasks (cli/bisect_fleet.py)."""
+    if fleet_queue is None:
+        raise click.UsageError("--fleet-repo goes with --fleet")
+    if kind != COMMAND:
+        raise click.UsageError("--fleet measures --build/--command bisections; a --module or kernel bisection "
+                               "boots its kernels here (run it without --fleet)")
+    from kbench.watch.preflight import credential_in_url
+
+    if fleet_repo is not None and (why := credential_in_url(fleet_repo)) is not None:
+        raise click.UsageError(why)
+    from kbench.cli.bisect_fleet import fleet_store, run_on_fleet, start_on_fleet
+
+    with user_errors():
+        store, settings = fleet_store(fleet_queue)
+        try:
+            bisection, measurer = start_on_fleet(
+                store, settings, fleet_queue, repo=repo, repo_url=fleet_repo or str(repo), good=good, bad=bad,
+                plan=plan, workdir=workdir, log=lambda text: None if quiet else err_console.print(
+                    f"bisect: {text}", highlight=False, markup=False))
+            if not quiet:
+                err_console.print(f"bisection {bisection.id}: {len(bisection.params['commits'])} commits after "
+                                  f"{bisection.good[:12]} up to {bisection.bad[:12]}, measured on machine class "
+                                  f"{fleet_queue}", highlight=False)
+            row = run_on_fleet(store, measurer, bisection.id, lambda text: None if quiet else err_console.print(
+                f"bisect {bisection.id}: {text}", highlight=False, markup=False))
+        except BisectError as exc:
+            fail(str(exc), exit_codes.BISECT_FAILED)
+    _render(row, as_json, html_path)
 
 
 @bisect_group.command("resume")
