@@ -36,10 +36,11 @@ from kbench.contract.benchmark import BadParameter, UnknownBenchmark
 from kbench.contract.request import BadRequest
 from kbench.fleet.database import fleet_engine
 from kbench.fleet.inputs import InputRefused
+from kbench.fleet.kernels import carried_specs, with_kernels
 from kbench.fleet.plan import NotAllowed, PlanError, check_allowed, side_label, stored_instances
 from kbench.fleet.run_store import DbRetry, FleetRunStore, TrialTaken
 from kbench.fleet.settings import FleetSettings
-from kbench.fleet.watch_tasks import WATCH_KINDS, RepositoryUnavailable
+from kbench.fleet.watch_tasks import WATCH_KINDS, RepositoryUnavailable, cache_root
 from kbench.jobs import JobError, JobInstance
 from kbench.store.fleet import Claim, FleetStore
 from kbench.targets.base import ExecutionFailed
@@ -198,10 +199,11 @@ def _run_claimed(
 ) -> tuple[FleetRunStore, dict[str, Any] | None]:
     task, job = claim.task, claim.job
     instances = stored_instances(job["job_text"], job["name"], task["instance_ids"], cpu_count=os.cpu_count() or 1)
-    check_allowed(instances, allow_command=me.allow_command)
+    check_allowed(instances, allow_command=me.allow_command, carried=carried_specs(job.get("inputs")))
     tags = (f"fleet:{job['id']}", f"queue:{task['queue']}", f"worker:{me.name}")
     if task["kind"] in WATCH_KINDS:
         return _run_watch_task(me, here, claim, instances, tags, cancel)
+    instances = with_kernels(here.engine, job.get("inputs"), instances, cache_root())  # kbench.fleet.kernels
     with _inputs_placed(here, claim) as cwd:
         if task["kind"] == "compare":
             return _run_comparison(me, here, claim, instances, tags, cancel, cwd)
@@ -217,7 +219,7 @@ def _inputs_placed(here: _ProcessResources, claim: Claim) -> Iterator[Path | Non
     from kbench.fleet.watch_tasks import cache_root, task_workdir
 
     manifest = claim.job.get("inputs")
-    if not manifest:
+    if not (manifest or {}).get("files"):  # nothing, or kernels only (kbench.fleet.kernels)
         yield None
         return
     workdir = task_workdir(claim.task["id"])
