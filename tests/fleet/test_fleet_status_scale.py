@@ -12,9 +12,11 @@ import subprocess
 import sys
 import uuid
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from sqlalchemy import update
+import pytest
+from sqlalchemy import func, select, update
 
 from kbench.fleet.database import open_fleet_store
 from kbench.fleet.demo import write_config
@@ -80,3 +82,50 @@ def test_status_counts_and_the_tasks_listed_first_with_300_tasks(private_postgre
     assert Counter(row[4] for row in rows) == {"running": 25, "failed": 10, "queued": 60, "cancelled": 5}
     summary = _kbench(config, "fleet", "status").stdout.splitlines()
     assert summary[1].split()[:8] == ["scale0000001", "many.yaml", "running", "60", "25", "200", "10", "5"]
+
+
+class _Refused(RuntimeError):
+    def __init__(self, sent: list[tuple[str, datetime]]):
+        super().__init__("the broker went away")
+        self.sent = sent
+
+
+def test_tasks_never_sent_are_sent_by_one_worker_and_not_while_their_submitter_sends(
+    private_postgres_url: str,
+) -> None:
+    """A long job takes longer to send than a lease: the workers send again only what its
+    submitter left unsent for a lease, one worker at a time (at 10,000 tasks every heartbeat of
+    every worker used to send the whole job again)."""
+    fleet = FleetStore(open_fleet_store(private_postgres_url), lease_s=30)
+    tasks = [PlannedTask(id=f"{i:032x}", queue="q", kind="instance", instance_ids=("0123456789ab",),
+                         label="syscall.getppid", repeat_index=i) for i in range(6)]
+    fleet.create_job(job_id="send00000001", name="j.yaml", job_text="benchmark: syscall.getppid\n", queues=["q"],
+                     repeat=6, compare=None, submitted_by="me", tasks=tasks)
+    t = schema.fleet_tasks
+    with fleet.engine.begin() as conn:
+        conn.execute(update(t).values(created_at=func.now() - timedelta(hours=1)))
+    now = datetime.now(UTC)
+    fleet.mark_published([(tasks[0].id, now)])  # the submitter is still sending this job
+    calls: list[list[tuple[str, str]]] = []
+
+    def send(batch: list[tuple[str, str]]) -> list[tuple[str, datetime]]:
+        calls.append(batch)
+        return [(task_id, now) for task_id, _ in batch]
+
+    assert fleet.send_unpublished(fleet.lease, send) == [] and calls == []
+    fleet.mark_published([(tasks[0].id, now - timedelta(minutes=5))])  # ... and stopped 5 minutes ago
+
+    def send_while_another_worker_looks(batch: list[tuple[str, str]]) -> list[tuple[str, datetime]]:
+        assert fleet.send_unpublished(fleet.lease, send) == []  # the rows are locked: it sends nothing
+        earlier = now - timedelta(minutes=5)  # (sent now, they would hold the rest back for a lease)
+        raise _Refused([(batch[0][0], earlier), (batch[1][0], earlier)])
+
+    with pytest.raises(_Refused):
+        fleet.send_unpublished(fleet.lease, send_while_another_worker_looks)
+    assert calls == []
+    sent = fleet.send_unpublished(fleet.lease, send)  # the two sent before the failure are not sent again
+    assert [task_id for task_id, _ in sent] == [task.id for task in tasks[3:]]
+    assert fleet.send_unpublished(fleet.lease, send) == [] and len(calls) == 1
+    with fleet.engine.connect() as conn:
+        assert conn.execute(select(func.count()).where(t.c.published_at.is_(None))).scalar() == 0
+    fleet.engine.dispose()

@@ -6,7 +6,9 @@ import getpass
 import socket
 import uuid
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -102,14 +104,12 @@ def _submit(
             tasks=tasks, inputs=inputs,
         )
         try:
-            sent = send_tasks(app, [(task.id, task.queue) for task in tasks])
+            sent = send_marked(app, fleet, [(task.id, task.queue) for task in tasks])
         except SendFailed as exc:
-            fleet.mark_published(exc.sent)
             raise SendFailed(exc.sent, RuntimeError(
                 f"job {job_id} is stored but only {len(exc.sent)} of {len(tasks)} tasks reached the broker ({exc}); "
                 "workers send the rest once they reach it, or cancel it with `kbench fleet cancel`"
             )) from exc
-        fleet.mark_published(sent)
         warnings = _warnings(fleet, classes, any(i.benchmark == COMMAND_BENCHMARK for i in instances))
     finally:
         engine.dispose()
@@ -140,10 +140,28 @@ def submit_planned(
     fleet.create_job(job_id=job_id, name=name, job_text=job_text, queues=sorted({t.queue for t in tasks}), repeat=1,
                      compare=None, submitted_by=f"{getpass.getuser()}@{socket.gethostname()}", tasks=list(tasks))
     app = make_app(settings)
-    try:
-        sent = send_tasks(app, [(task.id, task.queue) for task in tasks])
-    except SendFailed as exc:  # the stored tasks are sent later by a worker's heartbeat
-        fleet.mark_published(exc.sent)
-        return job_id
-    fleet.mark_published(sent)
+    with suppress(SendFailed):  # what was not sent, a worker's heartbeat sends later
+        send_marked(app, fleet, [(task.id, task.queue) for task in tasks])
     return job_id
+
+
+SEND_BATCH = 200
+"""Messages sent between two marks of the tasks sent (``fleet_tasks.published_at``)."""
+
+
+def send_marked(app: Any, fleet: FleetStore, tasks: list[tuple[str, str]]) -> list[tuple[str, datetime]]:
+    """Send one message per (task id, class), marking the tasks sent batch by batch: a job of
+    10,000 tasks takes longer to send than a lease, and the workers send again only the tasks of a
+    job that had none marked sent for a lease (``FleetStore.send_unpublished``). SendFailed holds
+    every task sent (and marked) before the failure."""
+    done: list[tuple[str, datetime]] = []
+    for start in range(0, len(tasks), SEND_BATCH):
+        try:
+            sent = send_tasks(app, tasks[start:start + SEND_BATCH])
+        except SendFailed as exc:
+            fleet.mark_published(exc.sent)
+            exc.sent = [*done, *exc.sent]
+            raise
+        fleet.mark_published(sent)
+        done += sent
+    return done

@@ -89,7 +89,9 @@ class Heartbeat(threading.Thread):
             self.connected_since = now
         if now - self.connected_since >= self.timing.lease_s:
             self.resend(self.fleet.requeue_lost(), "its machine's lease ran out")
-            self.resend(self.fleet.unpublished(self.fleet.lease), "it was never sent")
+            sent = self.fleet.send_unpublished(self.fleet.lease, lambda tasks: send_tasks(self.app, tasks))
+            if sent:  # one worker at a time sends a task (row locks), and not while its submitter still sends
+                log.warning("sent %d task(s) again: they were never sent", len(sent))
 
     def resend(self, tasks: list[tuple[str, str]], why: str) -> None:
         if not tasks:
