@@ -1,4 +1,9 @@
-"""``kbench compare``: A/B(/N) verdicts on kernels, commands or stored runs."""
+"""``kbench compare``: A/B(/N) verdicts on kernels, commands or stored runs.
+
+The command parses its options into a ``ComparisonSpec``; ``kbench.engine.compare.compare``
+chooses the design and measures, ``kbench.report.comparison.outcome.comparison_report``
+builds the report, and the command renders it (docs/architecture.md).
+"""
 
 from __future__ import annotations
 
@@ -8,61 +13,23 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kbench.cli.console import label_column, write_stdout
+from kbench.cli.compare_display import CompareDisplay
+from kbench.cli.console import write_stdout
 from kbench.cli.fail_on import exit_if_found, fail_on_option
 from kbench.cli.main import Context, err_console, pass_context, user_errors
 from kbench.cli.metric_option import METRIC_HELP, MetricChoice, split_metric
-from kbench.cli.module_options import (
-    COPIES_HELP,
-    LOCAL_KERNEL_HELP,
-    MAX_COPIES,
-    MODULE_HELP,
-    ONE_COPY_WARNING,
-    check_module_sides,
-    module_copy_count,
-)
+from kbench.cli.module_options import COPIES_HELP, LOCAL_KERNEL_HELP, MAX_COPIES, MODULE_HELP
 from kbench.cli.needs import needs_extra
 from kbench.cli.parsing import Duration, KeyValue, Runs, complete_benchmarks
-from kbench.compare.multiple import Method
-from kbench.compare.placement import builds_of
 from kbench.compare.thresholds import DEFAULT_ALPHA, DEFAULT_MARGIN, MAX_NOISE_MARGIN
-from kbench.contract.request import BadRequest
-from kbench.engine.comparison_sides import (
-    AUTO,
-    DESIGNS,
-    INTERLEAVED,
-    TRIALS,
-    build_sides,
-    choose_design,
-    default_margin,
-    module_comparison,
-)
-from kbench.engine.failures import failure_counts, refuse_timed_failures
-from kbench.engine.interleaved import DEFAULT_BUDGET_S
-from kbench.engine.noise_floor import comparison_noise_floor
-from kbench.engine.profiling import ProfiledSide, profile_sides, stored_side_profiles
-from kbench.engine.run_selection import RunSelector, select_runs
-from kbench.engine.stored_comparison import (
-    measure_stored_margins,
-    measured_on,
-    runs_label,
-    stored_interleaved,
-    stored_outcome,
-)
+from kbench.engine.compare_spec import AUTO, DEFAULT_BUDGET_S, DESIGNS, BadCombination, ComparisonSpec, check
 from kbench.profile.defaults import COUNTERS_BY_DEFAULT
 from kbench.report.comparison import EXTENSIONS, FORMATS, render
-from kbench.report.comparison.build import build_interleaved_report, build_report, with_failed_executions
-from kbench.report.comparison.kernel_configs import with_kernel_configs
-from kbench.report.comparison.noise_floor import noise_floor_text
-from kbench.report.comparison.profiles import STORED_PROFILES, with_profiles, write_flame_graphs
+from kbench.report.comparison.profiles import write_flame_graphs
 
-if TYPE_CHECKING:  # what measuring needs is imported there: `compare --runs` reads stored runs without it
-    from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide
-    from kbench.engine.interleaved import InterleavedOutcome
-    from kbench.profile.folded import FoldedProfile
+if TYPE_CHECKING:
+    from kbench.engine.run_selection import RunSelector
     from kbench.report.comparison.model import ComparisonReport, MetricComparison
-    from kbench.store.db import Store
-    from kbench.targets.base import Target
 
 
 def parse_margin(text: str | None) -> float | None:
@@ -159,168 +126,25 @@ def compare_cmd(
     kernels (--kernel A --kernel B BENCH) or stored runs (--runs 1,2,3 --runs 4,5,6): a verdict
     per metric - regression, improvement, no change or inconclusive with its reason - with the
     change, its confidence interval and p-value, and the design that measured it."""
-    kinds = [name for name, given in (("--kernel", kernels), ("--command", commands), ("--runs", run_sets)) if given]
-    if modules:
-        check_module_sides(kernels, bool(commands or run_sets), local_kernel, design == TRIALS)
-        copies = module_copy_count(modules, copies)
-    elif copies is not None:
-        raise click.UsageError("--copies applies to --module given twice or more")
-    elif len(kinds) > 1 or (not kinds and not any("|" in value for _, value in params)):
-        raise click.UsageError("give the sides with exactly one of --kernel, --command or --runs (twice or more), "
-                               "or vary one parameter with -p KEY=V1|V2")
-    margin_value = parse_margin(margin)
-    fmt = "json" if as_json else fmt
-    trial_options = trials is not None or min_trials is not None
+    spec = ComparisonSpec(
+        benchmark=benchmark, kernels=kernels, commands=commands, run_sets=run_sets, params=params, modules=modules,
+        copies=copies, local_kernel=local_kernel, whole_runs=whole_runs, design=design, budget_s=budget,
+        blocks=blocks, samples=samples, trials=trials, min_trials=min_trials, fixed=fixed,
+        trials_per_boot=trials_per_boot, alpha=alpha, correction=correction, seed=seed, profile=profile,
+        counters=counters, ignore_failure=ignore_failure)
+    try:
+        spec = check(spec)
+    except BadCombination as refused:
+        raise click.UsageError(str(refused)) from None
     counting, time_metric = split_metric(metric)  # instructions (docs/instructions.md), a time, or both
-    metric = time_metric or "cpu"
+    spec = replace(spec, margin=parse_margin(margin), margin_text=margin, counting=counting, time_metric=time_metric)
+    fmt = "json" if as_json else fmt
     with user_errors():
+        from kbench.engine.compare import compare
+        from kbench.report.comparison.outcome import comparison_report
+
         store = ctx.reader if run_sets else ctx.store  # stored runs are only read
-        correction_method: Method = "bh" if correction == "bh" else "holm"
-        selected = [select_runs(store, selector, benchmark) for selector in run_sets]
-        side_runs = {runs_label(ids): ids for ids in selected}
-        if not ignore_failure:
-            refuse_timed_failures(store, side_runs)
-        counted = None
-        if counting:
-            from kbench.cli.compare_counts import compare_by_counts
-
-            if time_metric is not None and run_sets:
-                raise BadRequest("--metric instructions,TIME: stored runs are counted or timed, not both; compare "
-                                 "them with --metric instructions")
-            counted = compare_by_counts(
-                ctx, benchmark=benchmark, kernels=kernels, commands=commands, selected=selected,
-                params=dict(params), modules=modules, copies=copies if time_metric is None else None,
-                local_kernel=local_kernel, samples=samples, alpha=alpha, margin=margin_value)
-        replayed = (stored_interleaved(store, selected, alpha=alpha, margin=margin_value, counters=bool(counters))
-                    if run_sets and not counting else None)
-        copies_of = builds_of(replayed.measured_labels) if replayed is not None else None
-        if counted is not None and time_metric is None:
-            report = counted
-        elif replayed is not None and copies_of is not None:
-            from kbench.report.comparison.copies import build_copies_report
-
-            builds, build_of = copies_of
-            margin_value, margin_source = _margin(store, replayed.sides[0].side, margin_value, margin, TRIALS)
-            report = build_copies_report(
-                replayed, builds, build_of, title=f"{replayed.metrics[0].name}: {' vs '.join(builds)}",
-                alpha=alpha, margin=margin_value, context=measured_on(store, selected, list(replayed.measured_labels)),
-                parameters=_parameters(params, samples, seed, alpha, margin_source))
-        elif replayed is not None:
-            margin_value, margin_source = _margin(store, replayed.sides[0].side, margin_value, margin, INTERLEAVED)
-            if margin_value is None:
-                measure_stored_margins(replayed, alpha)
-            report = build_interleaved_report(
-                replayed, title=f"{replayed.metrics[0].name}: {' vs '.join(s.label for s in replayed.sides)}",
-                label_kind="stored", alpha=alpha, margin=margin_value, correction=correction_method,
-                context=measured_on(store, selected, [s.side.label for s in replayed.sides]),
-                parameters=_parameters(params, samples, seed, alpha, margin_source),
-            )
-            report = with_profiles(report, stored_side_profiles(
-                store, {s.label: s.run_id for s in replayed.sides}), note=STORED_PROFILES, every_side=True)
-        elif run_sets:
-            outcome = stored_outcome(store, selected, benchmark=benchmark, counters=bool(counters))
-            base = outcome.sides[0].side
-            margin_value, margin_source = _margin(store, base, margin_value, margin, TRIALS)
-            report = build_report(
-                outcome, title=f"{outcome.sides[0].primary_metric}: {' vs '.join(s.side.label for s in outcome.sides)}",
-                label_kind="stored", alpha=alpha, margin=margin_value, correction=correction_method,
-                context=measured_on(store, selected, [s.side.label for s in outcome.sides]),
-                parameters=_parameters(params, samples, seed, alpha, margin_source)
-                | {"noise floor": noise_floor_text(comparison_noise_floor(store, outcome))},
-            )
-            first_runs = {s.side.label: s.runs[0].run_id for s in outcome.sides if s.runs}
-            report = with_profiles(report, stored_side_profiles(store, first_runs), note=STORED_PROFILES,
-                                   every_side=True)
-        elif modules:
-            from kbench.compare.budget import check_blocks
-            from kbench.targets.suite_runner import suite_tools
-
-            kernel = kernels[0] if kernels else None
-            with module_comparison(kernel, modules, benchmark, dict(params), samples, copies=copies or 1,
-                                   local_kernel=local_kernel,
-                                   suite_tools=suite_tools([], perf=profile)) as (target, found):
-                counting = COUNTERS_BY_DEFAULT if counters is None else counters
-                sides = [replace(side, request=replace(side.request, counters=counting)) for side in found.sides]
-                margin_value, margin_source = _margin(store, sides[0], margin_value, margin,
-                                                      TRIALS if found.builds else INTERLEAVED)
-                if blocks is not None and (refusal := check_blocks(blocks, alpha=alpha)):
-                    raise BadRequest(refusal)
-                # with copies, a build's profile is its first copy's, under the build's label
-                first_copies = {found.build_of.index(build): label for build, label in enumerate(found.builds)}
-                interleaved, profiles = _measure_interleaved(store, sides, budget, blocks, metric, alpha,
-                                                             margin_value, seed, samples, not fixed, profile,
-                                                             target=target, in_kernel=not whole_runs,
-                                                             profile_as=first_copies or None, quiet=fmt == "json")
-            module_parameters = (_parameters(params, samples, seed, alpha, margin_source)
-                                 | {"modules": " ".join(str(m) for m in modules)})
-            if found.builds:
-                from kbench.report.comparison.copies import build_copies_report
-
-                report = build_copies_report(
-                    interleaved, found.builds, found.build_of, title=f"{found.title}: {' vs '.join(found.builds)}",
-                    alpha=alpha, margin=margin_value, context=_context(), parameters=module_parameters)
-            else:
-                if len(modules) > 1:
-                    module_parameters["placement"] = ONE_COPY_WARNING
-                report = build_interleaved_report(
-                    interleaved, title=f"{found.title}: {' vs '.join(s.label for s in sides)}",
-                    label_kind=found.label_kind, alpha=alpha, margin=margin_value, correction=correction_method,
-                    context=_context(), parameters=module_parameters)
-            if profile:
-                report = with_profiles(report, *profiles)
-        else:
-            from kbench.compare.budget import check_blocks, check_trials
-
-            found = build_sides(benchmark, kernels, commands, dict(params), samples)
-            counting = COUNTERS_BY_DEFAULT if counters is None else counters
-            found = replace(found, sides=[replace(side, request=replace(side.request, counters=counting,
-                                                                        ignore_failure=ignore_failure))
-                                          for side in found.sides])
-            chosen = choose_design(TRIALS if design == AUTO and trial_options else design, found.sides)
-            margin_value, margin_source = _margin(store, found.sides[0], margin_value, margin, chosen)
-            title = f"{found.title}: {' vs '.join(s.label for s in found.sides)}"
-            parameters = _parameters(params, samples, seed, alpha, margin_source)
-            if chosen == INTERLEAVED:
-                if blocks is not None and (refusal := check_blocks(blocks, alpha=alpha)):
-                    raise BadRequest(refusal)
-                interleaved, profiles = _measure_interleaved(store, found.sides, budget, blocks, metric, alpha,
-                                                             margin_value, seed, samples, not fixed, profile,
-                                                             local_kernel=local_kernel, in_kernel=not whole_runs,
-                                                             quiet=fmt == "json")
-                report = build_interleaved_report(
-                    interleaved, title=title, label_kind=found.label_kind, alpha=alpha, margin=margin_value,
-                    correction=correction_method, context=_context(), parameters=parameters,
-                )
-                side_runs = {side.label: [side.run_id] for side in interleaved.sides}
-                if profile:
-                    report = with_profiles(report, *profiles)
-            else:
-                max_trials = trials or 10
-                first_look = min(min_trials or 5, max_trials)
-                refusal = check_trials(max_trials, alpha=alpha, adaptive=not fixed, min_trials=first_look)
-                if refusal is not None:
-                    raise BadRequest(refusal)
-                outcome = _measure(store, found.sides, max_trials, first_look, not fixed, alpha, margin_value, seed,
-                                   trials_per_boot, metric, quiet=fmt == "json")
-                side_runs = {s.side.label: [run.run_id for run in s.runs] for s in outcome.sides}
-                report = build_report(
-                    outcome, title=title, label_kind=found.label_kind, alpha=alpha, margin=margin_value,
-                    correction=correction_method, context=_context(),
-                    parameters=parameters | {"noise floor": noise_floor_text(comparison_noise_floor(store, outcome))},
-                )
-                if profile:
-                    from kbench.engine.target_factory import target_factory
-
-                    profiled = [ProfiledSide(s.side.label, s.runs[0].run_id, s.side.benchmark, s.side.request,
-                                             s.side.kernel) for s in outcome.sides if s.runs]
-                    factory = target_factory((side.benchmark for side in found.sides), perf=True)
-                    report = with_profiles(report, *profile_sides(store, profiled, factory))
-        if counted is not None and time_metric is not None:
-            from kbench.report.counts import merged
-
-            report = merged(counted, report)  # instructions, then time: each metric with its verdict
-        report = with_failed_executions(report, failure_counts(store, side_runs))
-        report = with_kernel_configs(report, store, side_runs)
+        report = comparison_report(compare(spec, store, display=CompareDisplay(quiet=fmt == "json")), store)
     if report_dir is not None:
         report_dir.mkdir(parents=True, exist_ok=True)
         for name in ("text", "json", "markdown", "html"):
@@ -347,101 +171,3 @@ def _named(report: ComparisonReport, metric: MetricComparison) -> str:
         return metric.metric
     return f"{metric.metric} on {report.new_label_of(metric)}"
 
-
-def _margin(
-    store: Store, base: ComparisonSide, given: float | None, text: str | None, design: str
-) -> tuple[float | None, str]:
-    if given is not None:
-        return given, f"±{100 * given:g}% (--margin {text})"
-    return default_margin(store, base, design)
-
-
-def _parameters(
-    params: tuple[tuple[str, str], ...], samples: int | None, seed: int, alpha: float, margin_source: str
-) -> dict[str, object]:
-    return {"params": dict(params), "samples": samples or "default", "seed": seed, "alpha": alpha,
-            "margin": margin_source}
-
-
-def _measure(
-    store: Store, sides: list[ComparisonSide], trials: int, min_trials: int, adaptive: bool, alpha: float,
-    margin: float | None, seed: int, trials_per_boot: int, metric: str, *, quiet: bool = False,
-) -> ComparisonOutcome:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    from kbench.engine.compare_protocol import run_comparison
-    from kbench.engine.target_factory import needs_perf, target_factory
-
-    with Progress(
-        label_column(), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err_console, transient=True, disable=not err_console.is_terminal or quiet,
-    ) as bar:
-        task = bar.add_task("trials", total=trials * len(sides))
-
-        def on_trial(label: str, index: int, planned: int) -> None:
-            bar.update(task, description=f"{label} trial {index + 1}")
-            bar.advance(task)
-
-        benchmarks = [side.benchmark for side in sides]
-        perf = needs_perf(benchmarks, counters=any(side.request.counters for side in sides), profile=False)
-        return run_comparison(
-            store, sides, target_factory(benchmarks, perf=perf), max_trials=trials, min_trials=min(min_trials, trials),
-            adaptive=adaptive, alpha=alpha, margin=margin, seed=seed, trials_per_boot=trials_per_boot,
-            on_trial=on_trial, metric=metric,
-        )
-
-
-def _measure_interleaved(
-    store: Store, sides: list[ComparisonSide], budget: float, blocks: int | None, metric: str, alpha: float,
-    margin: float | None, seed: int, samples: int | None, adaptive: bool, profile: bool, *,
-    target: Target | None = None, local_kernel: bool = False, in_kernel: bool = True,
-    profile_as: dict[int, str] | None = None, quiet: bool = False,
-) -> tuple[InterleavedOutcome, tuple[dict[str, FoldedProfile], list[str]]]:
-    """The interleaved comparison, and with ``profile`` each side profiled in a run of its own
-    (``profile_as``: only these sides, under these labels)."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from kbench.engine.in_kernel import interleaved_comparison
-    from kbench.engine.target_factory import needs_perf
-    from kbench.targets.factory import make_target
-    from kbench.targets.suite_runner import suite_tools
-
-    with Progress(
-        label_column(), BarColumn(), TextColumn("{task.percentage:>3.0f}% of the budget"),
-        TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal or quiet,
-    ) as bar:
-        task = bar.add_task("pilot block", total=1.0)
-
-        def on_slot(label: str, block: int, fraction: float) -> None:
-            bar.update(task, description=f"block {block + 1}: {label}", completed=fraction)
-
-        def measure(machine: Target) -> tuple[InterleavedOutcome, tuple[dict[str, FoldedProfile], list[str]]]:
-            outcome = interleaved_comparison(store, sides, machine, budget_s=budget, max_blocks=blocks, metric=metric,
-                                             alpha=alpha, margin=margin, margin_from_noise=margin is None, seed=seed,
-                                             samples=samples, adaptive=adaptive, on_slot=on_slot, in_kernel=in_kernel)
-            if not profile:
-                return outcome, ({}, [])
-            bar.update(task, description="profiling each side (a run of its own)", completed=1.0)
-            labels = profile_as or {index: side.label for index, side in enumerate(outcome.sides)}
-            profiled = [ProfiledSide(label, outcome.sides[index].run_id, outcome.sides[index].side.benchmark,
-                                     outcome.sides[index].side.request) for index, label in labels.items()]
-            return outcome, profile_sides(store, profiled, machine)
-
-        if target is not None:
-            return measure(target)
-        tools = suite_tools([], perf=needs_perf([s.benchmark for s in sides], counters=False, profile=profile))
-        with make_target(sides[0].kernel, local_kernel=local_kernel, suite_tools=tools) as machine:
-            return measure(machine)
-
-
-def _context() -> dict[str, object]:
-    from kbench.sysinfo.collect import collect_sysinfo
-
-    info = collect_sysinfo()
-    return {
-        "host": info["hostname"],
-        "cpu": f"{info['cpu']['model']} x {info['cpu']['count']}",
-        "memory": f"{(info['memory_bytes'] or 0) / 2**30:.1f} GiB",
-        "host kernel": info["kernel"]["release"],
-        "virtualization": info["virtualization"].get("vm"),
-    }

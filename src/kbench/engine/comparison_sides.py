@@ -11,10 +11,10 @@ and a slot is cheap (commands, syscalls, in-kernel functions); "trials"
 (``kbench.engine.compare_protocol``) when the sides need their own kernels (a boot per
 block of trials) or a run is a whole tool. ``auto`` picks the first that applies.
 
-Margin: ``--margin`` if given; else the ``margin_pct`` of the newest ``kbench calibrate``
-of the base side (same benchmark, target and parameters); else, for the interleaved design,
-measured from the comparison's own blocks (``kbench.compare.noise_margin``), and for the
-trials design ``DEFAULT_MARGIN``.
+Margin (``kbench.engine.compare.default_margin``): ``--margin`` if given; else the
+``margin_pct`` of the newest ``kbench calibrate`` of the base side (same benchmark, target and
+parameters); else, for the interleaved design, measured from the comparison's own blocks
+(``kbench.compare.noise_margin``), and for the trials design ``DEFAULT_MARGIN``.
 """
 
 from __future__ import annotations
@@ -23,24 +23,22 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kbench.catalog.benchmarks import lookup
-from kbench.compare.noise_margin import MARGIN_FROM_NOISE
 from kbench.compare.placement import copy_label
-from kbench.compare.thresholds import DEFAULT_MARGIN, MAX_NOISE_MARGIN, NOISE_MARGIN_MIN_BLOCKS
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.request import BadRequest, RunRequest
 from kbench.engine.compare_protocol import ComparisonSide
+from kbench.engine.compare_spec import ALTERNATIVES, AUTO, DESIGNS, INTERLEAVED, TRIALS
 from kbench.engine.interleaved import supports_interleaving
 from kbench.targets.transport import Transport
 
 if TYPE_CHECKING:
-    from kbench.store.db import Store
+    pass
 
-ALTERNATIVES = "|"
-AUTO, INTERLEAVED, TRIALS = "auto", "interleaved", "trials"
-DESIGNS = (AUTO, INTERLEAVED, TRIALS)
+__all__ = ["ALTERNATIVES", "AUTO", "DESIGNS", "INTERLEAVED", "TRIALS", "Sides", "build_sides", "check_module_params",
+           "choose_design", "module_comparison", "module_sides"]
 
 
 @dataclass(frozen=True)
@@ -231,22 +229,3 @@ def choose_design(requested: str, sides: list[ComparisonSide]) -> str:
     if requested == TRIALS:
         return TRIALS
     return INTERLEAVED if why_not is None else TRIALS
-
-
-def default_margin(store: Store, side: ComparisonSide, design: str) -> tuple[float | None, str]:
-    """(margin as a fraction, where it comes from) for a comparison whose base is ``side`` and
-    whose design is ``design`` (INTERLEAVED or TRIALS); None: the interleaved comparison
-    measures it from its blocks."""
-    target = side.kernel or "local"
-    calibration = store.latest_calibration(side.benchmark.name, target)
-    if calibration is not None:
-        stored: dict[str, Any] = calibration.get("trials") or {}
-        margin_pct = stored.get("margin_pct")
-        if margin_pct is not None and dict(calibration.get("params") or {}) == dict(side.request.params):
-            return float(margin_pct) / 100.0, f"±{float(margin_pct):g}% from A/A calibration {calibration['id']}"
-    if design == INTERLEAVED:
-        return None, (f"{MARGIN_FROM_NOISE}, once {NOISE_MARGIN_MIN_BLOCKS} blocks are in (±{100 * DEFAULT_MARGIN:g}% "
-                      f"to ±{100 * MAX_NOISE_MARGIN:g}%)")
-    return DEFAULT_MARGIN, (f"±{100 * DEFAULT_MARGIN:g}% (the default; `kbench calibrate` measures one for "
-                            "this benchmark and machine)")
-

@@ -35,20 +35,28 @@ import math
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from kbench.compare.paired import PairedSequential, block_log_ratios
-from kbench.compare.slot import COMMAND_METRICS, CPU, command_slot, interquartile_mean
+from kbench.compare.paired import PairedSequential
+from kbench.compare.slot import CPU
 from kbench.compare.thresholds import DEFAULT_ALPHA, PAIRED_MIN_BLOCKS
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import BadRequest
 from kbench.engine.compare_protocol import ComparisonSide
+from kbench.engine.compare_spec import DEFAULT_BUDGET_S as DEFAULT_BUDGET_S
 from kbench.engine.interleave import mirrored_order
-from kbench.engine.runner import StartedRun, begin_stored_run, finish_stored_run
+from kbench.engine.interleaved_outcome import INTERLEAVED_DESIGN as INTERLEAVED_DESIGN
+from kbench.engine.interleaved_outcome import InterleavedOutcome as InterleavedOutcome
+from kbench.engine.interleaved_outcome import InterleavedSide as InterleavedSide
+from kbench.engine.interleaved_outcome import MetricInfo as MetricInfo
+from kbench.engine.interleaved_outcome import Slot as Slot
+from kbench.engine.interleaved_outcome import metrics_of as metrics_of
+from kbench.engine.interleaved_outcome import slot_values as slot_values
+from kbench.engine.runner import begin_stored_run, finish_stored_run
 from kbench.kinds.registry import kind_of, measure_sequence, runs_in_one_process
 from kbench.kinds.registry import measure as measure_on
 from kbench.profile.counters import Counters, counter_metric_values, parse_counters, sum_raw
@@ -79,13 +87,6 @@ SLOT_OVERHEAD_PAIRS = 1000
 would take longer than a 2 ms slot)."""
 LOOK_FRACTIONS = (0.2, 0.4, 0.6, 0.8, 1.0)
 """Looks at these fractions of the time budget (the last one spends what is left)."""
-DEFAULT_BUDGET_S = 20.0
-"""Measuring time of a comparison: with start-up and the pilot block, a comparison takes
-under 30 s even when the machine is busy."""
-
-INTERLEAVED_DESIGN = "interleaved: randomized mirrored blocks, Wilcoxon signed-rank on block log-ratios"
-"""The design in a few words (every verdict of it starts its ``design`` with this)."""
-
 _NO_COUNTERS = Counters("none", "none", ())
 
 SlotCallback = Callable[[str, int, float], None]  # side label, judged blocks so far, fraction of budget used
@@ -95,79 +96,6 @@ METRIC_REASONS = {
             "machine its wall time also holds the time it waited for a CPU"),
     "wall": "wall time, as asked (--metric wall): it includes waiting for a CPU, I/O and sleeping",
 }
-
-
-@dataclass(frozen=True)
-class MetricInfo:
-    name: str
-    unit: str
-    direction: str
-
-
-@dataclass
-class Slot:
-    side: int
-    block: int
-    index: int
-    values: dict[str, float]
-    seconds: float
-
-
-@dataclass
-class InterleavedSide:
-    side: ComparisonSide
-    run_id: int = 0
-    started: StartedRun | None = None
-    columns: dict[str, list[np.ndarray]] = field(default_factory=dict)
-    header: dict[str, Any] | None = None
-    warnings: list[str] = field(default_factory=list)
-    interrupted: bool = False
-    counter_readings: list[dict[str, Any]] = field(default_factory=list)
-    counter_slots: list[dict[str, Any]] = field(default_factory=list)
-    failure: dict[str, Any] = field(default_factory=lambda: {"count": 0, "before": 0, "stopped": False})
-    """Failed executions its slots timed (``--ignore-failure``), summed as the probe's header ``failure``."""
-
-    @property
-    def label(self) -> str:
-        return self.side.label
-
-
-@dataclass
-class InterleavedOutcome:
-    """Everything measured: slots in order, the sides' stored runs, and the sequential looks."""
-
-    sides: list[InterleavedSide]
-    metrics: list[MetricInfo]  # the primary first
-    slots: list[Slot]
-    blocks: int
-    sequential: dict[str, PairedSequential]
-    design: str
-    elapsed_s: float
-    budget_s: float
-    slot_text: str
-    metric_reason: str
-    comparison_id: str
-    ns_per_unit: dict[str, float] = field(default_factory=dict)
-    """Nanoseconds per unit of a metric counted in cycles (the TSC rate of the target)."""
-    measured_labels: tuple[str, ...] = ()
-    """Re-judged stored runs: the labels their sides had when they were measured."""
-    run_blocks: tuple[int, ...] = ()
-    """Inside kbench.ko: the judged blocks of each run of the module, in order (they sum to ``blocks``)."""
-
-    def side_values(self, side: int, metric: str) -> list[float]:
-        """Every judged slot's value of ``metric`` for one side, in order (NaN where a slot has none:
-        a counter that was not counted in it)."""
-        return [s.values.get(metric, math.nan) for s in self.slots if s.side == side and s.block < self.blocks]
-
-    def block_values(self, side: int, metric: str) -> list[list[float]]:
-        per_block: list[list[float]] = [[] for _ in range(self.blocks)]
-        for s in self.slots:
-            if s.side == side and s.block < self.blocks:
-                per_block[s.block].append(s.values.get(metric, math.nan))
-        return per_block
-
-    def log_ratios(self, new: int, metric: str) -> np.ndarray:
-        return block_log_ratios(self.block_values(0, metric), self.block_values(new, metric))
 
 
 def supports_interleaving(sides: Sequence[ComparisonSide]) -> str | None:
@@ -227,31 +155,6 @@ class SequentialLooks:
     def taken(self) -> int:
         """The most looks any new side's comparison took."""
         return max(len(c.boundary.looks) for c in self.comparisons.values())
-
-
-def metrics_of(benchmark: Benchmark, metric: str) -> list[MetricInfo]:
-    if benchmark.name == "command":
-        names = [COMMAND_METRICS[metric], *(m for key, m in COMMAND_METRICS.items() if key != metric)]
-        return [MetricInfo(name, "ns", benchmark.direction) for name in names]
-    return [MetricInfo(benchmark.metric, benchmark.unit, benchmark.direction)]
-
-
-def slot_values(benchmark: Benchmark, measurement: Measurement, *, counters: bool = True) -> dict[str, float]:
-    """The slot's value of every metric: the timed ones and, when it counted (``counters``), its
-    perf counters per operation (``kbench.profile.counters``)."""
-    if benchmark.name == "command":
-        columns = measurement.columns
-        values = command_slot(measurement.per_op("ns"), columns["utime_ns"], columns["stime_ns"])
-    else:
-        timed = measurement.per_op(kind_of(benchmark).sample_unit or "ns")
-        disturbed = measurement.columns.get("disturbed")
-        if disturbed is not None:  # samples an interrupt or a context switch reached (kbench.ko's A/B runs)
-            timed = timed[np.asarray(disturbed) == 0]
-        values = {benchmark.metric: interquartile_mean(timed) if timed.size else float("nan")}
-    if counters:
-        values.update((name, value) for name, (value, _, _) in
-                      counter_metric_values(measurement.header, benchmark.metric).items())
-    return values
 
 
 def counter_metrics(benchmark: Benchmark, measurements: Sequence[Measurement]) -> list[MetricInfo]:

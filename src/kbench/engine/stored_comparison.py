@@ -24,7 +24,7 @@ from kbench.contract.benchmark import Benchmark, ParamSpec, UnknownBenchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import BadRequest, RunRequest
 from kbench.engine.compare_protocol import ComparisonOutcome, ComparisonSide, SideTrials, StoredTrial
-from kbench.engine.interleaved import (
+from kbench.engine.interleaved_outcome import (
     InterleavedOutcome,
     InterleavedSide,
     MetricInfo,

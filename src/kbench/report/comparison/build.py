@@ -33,7 +33,7 @@ from kbench.compare.run_spread import runs_disagree
 from kbench.compare.verdict import Verdict
 from kbench.engine.compare_protocol import ComparisonOutcome, SideTrials
 from kbench.engine.failures import failures_text
-from kbench.engine.interleaved import INTERLEAVED_DESIGN, InterleavedOutcome
+from kbench.engine.interleaved_outcome import INTERLEAVED_DESIGN, InterleavedOutcome
 from kbench.profile.counters import is_counter_metric, judgeable, unjudged_note
 from kbench.profile.monitors import is_monitor_metric
 from kbench.report.comparison import ComparisonReport, MetricComparison, SideData, TrialSeries

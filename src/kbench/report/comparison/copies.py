@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from kbench.compare.placement import copy_value, judge_copies
-from kbench.engine.interleaved import InterleavedOutcome
+from kbench.engine.interleaved_outcome import InterleavedOutcome
 from kbench.report.comparison import ComparisonReport
 from kbench.report.comparison.build import blocks_parameters, metric_comparison, slot_side
 
