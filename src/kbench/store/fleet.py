@@ -276,13 +276,15 @@ class FleetStore:
             task.update(state="running", attempts=task["attempts"] + 1, machine=machine, errors=errors)
             return Claim("run", task, job)
 
-    def holds_lease(self, task_id: str, incarnation: str) -> bool:
+    def holds_lease(self, task_id: str, incarnation: str, attempt: int | None = None) -> bool:
+        """Whether the worker ``incarnation`` (in its attempt number ``attempt``, if given) still
+        holds the task's lease: the fence a late result must pass."""
         t = schema.fleet_tasks
         with self.engine.connect() as conn:
-            owner = conn.execute(
-                select(t.c.lease_owner).where((t.c.id == task_id) & (t.c.state == "running"))
-            ).scalar()
-        return owner == incarnation
+            row = conn.execute(
+                select(t.c.lease_owner, t.c.attempts).where((t.c.id == task_id) & (t.c.state == "running"))
+            ).first()
+        return row is not None and row[0] == incarnation and attempt in (None, row[1])
 
     def renew_leases(self, incarnation: str, task_ids: Iterable[str]) -> set[str]:
         """Extend this worker's leases on ``task_ids``; the ids whose lease it still holds."""
@@ -331,9 +333,10 @@ class FleetStore:
     def finish_task(
         self, task_id: str, incarnation: str, *, state: str, run_ids: Sequence[int] = (),
         result: dict[str, Any] | None = None, measured_at: datetime | None = None, error: str | None = None,
+        attempt: int | None = None,
     ) -> bool:
-        """End this worker's attempt as ``done``, ``cancelled`` or ``failed``; False if the
-        lease was lost to another machine meanwhile (then nothing changes)."""
+        """End this worker's attempt (number ``attempt``, if given) as ``done``, ``cancelled`` or
+        ``failed``; False if the lease was lost to another attempt meanwhile (then nothing changes)."""
         if state not in FINISHED_STATES:
             raise ValueError(f"invalid final task state {state!r}")
         t = schema.fleet_tasks
@@ -344,21 +347,18 @@ class FleetStore:
                 values["result"] = result
             if error is not None:
                 values["error"] = error
-            done = conn.execute(
-                update(t).where((t.c.id == task_id) & (t.c.lease_owner == incarnation)).values(**values)
-            )
+            done = conn.execute(update(t).where(_lease_of(task_id, incarnation, attempt)).values(**values))
             if done.rowcount == 1 and error is not None:
                 _append_error(conn, task_id, error)
         return done.rowcount == 1
 
-    def fail_attempt(self, task_id: str, incarnation: str, error: str) -> str | None:
+    def fail_attempt(self, task_id: str, incarnation: str, error: str, attempt: int | None = None) -> str | None:
         """Record this attempt's error: ``retry`` (queued again, needs a message), ``failed``
         (that was the last attempt) or None (the lease had been lost; nothing changed)."""
         t = schema.fleet_tasks
         with self.engine.begin() as conn:
             row = conn.execute(
-                select(t.c.attempts).where((t.c.id == task_id) & (t.c.lease_owner == incarnation))
-                .with_for_update()
+                select(t.c.attempts).where(_lease_of(task_id, incarnation, attempt)).with_for_update()
             ).first()
             if row is None:
                 return None
@@ -514,6 +514,13 @@ def job_state(counts: dict[str, int], *, cancelled: bool) -> str:
     if counts["failed"]:
         return "failed"
     return "done"
+
+
+def _lease_of(task_id: str, incarnation: str, attempt: int | None) -> Any:
+    """The task's row while worker ``incarnation`` holds its lease (in attempt ``attempt``, if given)."""
+    t = schema.fleet_tasks
+    where = (t.c.id == task_id) & (t.c.lease_owner == incarnation)
+    return where if attempt is None else where & (t.c.attempts == attempt)
 
 
 def _lost(task: dict[str, Any]) -> dict[str, Any]:
