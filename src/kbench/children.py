@@ -15,7 +15,8 @@ the demo with SIGTERM so that a worker finishes its task first. A child started 
   with the first child. kbench holds the only write end of a pipe to it; when kbench
   exits in any way, SIGKILL included, the kernel closes that pipe and the guardian kills
   every group still registered and every process carrying this kbench's owner token in
-  its environment, then removes the scratch directories still registered.
+  its environment, then removes the scratch directories still registered and deletes the
+  network namespaces and links registered (``guard_network``: ``kbench fleet demo --isolated``).
 
 PR_SET_PDEATHSIG alone would not do: it reaches direct children only, and fires when
 the parent *thread* exits. A cgroup needs delegation kbench does not have everywhere.

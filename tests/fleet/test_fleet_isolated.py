@@ -4,7 +4,8 @@ share nothing with the submitter but the private bridge to Redis and PostgreSQL.
 The job's program exists only in the submitter's directory: with ``files: [prog]`` it travels
 and every task completes (the program itself checks that it cannot see where it came from);
 named by its absolute path instead, nothing carries it and the workers cannot find it. After
-kill -9 of the demo, no namespace, veth or bridge of its is left.
+kill -9 of the demo, no namespace, veth or bridge of its is left. Without root, the demo says
+so and runs plain.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pytest
 
 from tests.fleet.conftest import alive, descendants, wait_until
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None,
+needs_root = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None,
                                 reason="network and mount namespaces need root and iproute2")
 
 PROGRAM = """#!/bin/sh
@@ -87,6 +88,7 @@ def _bridge(stdout: str) -> str:
     return found.group(1)
 
 
+@needs_root
 def test_a_program_only_the_submitter_has_runs_on_isolated_workers_that_cannot_see_it(
     tmp_path: Path, scratch: Path,
 ) -> None:
@@ -105,6 +107,7 @@ def test_a_program_only_the_submitter_has_runs_on_isolated_workers_that_cannot_s
     assert list(scratch.iterdir()) == []
 
 
+@needs_root
 def test_without_files_the_program_is_not_there_for_an_isolated_worker(tmp_path: Path, scratch: Path) -> None:
     """Named by its absolute path (nothing travels), the submitter's program does not exist on
     the workers: each task fails at once with the shell's "not found"."""
@@ -120,6 +123,7 @@ def test_without_files_the_program_is_not_there_for_an_isolated_worker(tmp_path:
     assert not _our_network_left(_bridge(out.stdout))
 
 
+@needs_root
 def test_kill_9_of_the_isolated_demo_leaves_no_namespace_veth_or_bridge(tmp_path: Path, scratch: Path) -> None:
     demo = subprocess.Popen([sys.executable, "-m", "kbench.cli", "fleet", "demo", "--isolated", "--workers", "3"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=_demo_env(scratch), cwd=tmp_path)
@@ -142,3 +146,22 @@ def test_kill_9_of_the_isolated_demo_leaves_no_namespace_veth_or_bridge(tmp_path
         if demo.poll() is None:
             demo.kill()
             demo.wait()
+
+
+def test_without_root_the_demo_says_so_and_runs_plain(tmp_path: Path, scratch: Path) -> None:
+    """As root, in a user namespace of its own (`unshare --user`: not root there, files still
+    readable): one line on stderr, then the plain demo runs the job."""
+    prefix = ["unshare", "--user"] if os.geteuid() == 0 else []
+    if prefix and subprocess.run([*prefix, "true"], capture_output=True).returncode != 0:
+        pytest.skip("user namespaces are not available here")
+    job = tmp_path / "job.yaml"
+    job.write_text("benchmark: syscall.getppid\nsamples: 200\nwarmup: 0\n")
+    out = subprocess.run([*prefix, sys.executable, "-m", "kbench.cli", "fleet", "demo", "--isolated", "--workers", "1",
+                          "--submit", str(job)], capture_output=True, text=True, env=_demo_env(scratch), timeout=600,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines()[0] == ("kbench fleet demo: --isolated needs namespaces (not root: network and "
+                                          "mount namespaces need root); running the plain demo")
+    assert "isolated:" not in out.stdout
+    report = json.loads(out.stdout[out.stdout.index("\n{") + 1:])
+    assert report["state"] == "done" and report["machines"].keys() == {"demo-1"}
