@@ -87,6 +87,17 @@ def test_a_kernel_only_the_submitter_has_boots_on_a_worker_fetched_once(
     assert "in this machine's cache" in log
     assert (home / "cache" / "kbench" / "fleet" / "inputs" / digest[:2] / digest).is_file()
 
+    # a comparison of the carried kernel with Debian's: one task, the sides labelled as the job names them
+    job_file.write_text(JOB.replace("target: ./kernel", f"target: [./kernel, {TEST_KERNEL}]"))
+    out = json.loads(fleet.kbench("fleet", "submit", str(job_file), "--queue", "kern", "--compare", "target",
+                                  "--trials", "3", "--json").stdout)
+    assert out["kernels"]["./kernel"]["image"]["digest"] == digest
+    assert fleet.wait_job(out["job"], timeout=600) == "done", fleet.log_tail(fleet.workers["kern-1"])
+    (task,) = fleet.tasks(out["job"])
+    assert task["result"]["base_label"] == "./kernel"
+    assert task["result"]["new_labels"] == [TEST_KERNEL.removeprefix("deb:")]
+    assert fleet.log_tail(fleet.workers["kern-1"], 10**6).count(f"input {digest} (image): fetched") == 1
+
 
 def test_a_kernel_that_is_not_there_or_a_local_tree_is_refused_at_submit(
     fleet: FleetHarness, tmp_path: Path,

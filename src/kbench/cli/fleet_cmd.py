@@ -83,7 +83,8 @@ def submit_cmd(
         emit_json({"job": submission.job_id, "tasks": [
             {"id": t.id, "queue": t.queue, "kind": t.kind, "instances": list(t.instance_ids), "label": t.label,
              "repeat": t.repeat_index} for t in submission.tasks],
-            "files": [f.to_dict() for f in submission.files]})
+            "files": [f.to_dict() for f in submission.files],
+            "kernels": {k.spec: k.to_dict() for k in submission.kernels}})
         return
     per_class = {q: sum(1 for t in submission.tasks if t.queue == q) for q in dict.fromkeys(queues)}
     shown = ", ".join(f"{n} on {q}" for q, n in per_class.items())
@@ -94,6 +95,11 @@ def submit_cmd(
         names = ", ".join(f.path for f in submission.files[:3]) + (", …" if len(submission.files) > 3 else "")
         carried = (f"; it carries {len(submission.files)} file{'s' if len(submission.files) > 1 else ''} "
                    f"({names}: {format_bytes(sum(f.size for f in submission.files))})")
+    for kernel in submission.kernels:
+        from kbench.cli.cache_cmds import format_bytes
+
+        carried += (f"; it carries kernel {kernel.spec} ({kernel.release}: "
+                    f"{format_bytes(sum(p.size for p in kernel.parts.values()))})")
     click.echo(f"job {submission.job_id}: {len(submission.tasks)} tasks queued ({shown}){carried}; "
                f"`kbench fleet status {submission.job_id}` follows them")
 

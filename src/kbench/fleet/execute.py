@@ -203,10 +203,11 @@ def _run_claimed(
     tags = (f"fleet:{job['id']}", f"queue:{task['queue']}", f"worker:{me.name}")
     if task["kind"] in WATCH_KINDS:
         return _run_watch_task(me, here, claim, instances, tags, cancel)
+    given = instances  # as the job names them: a comparison's labels
     instances = with_kernels(here.engine, job.get("inputs"), instances, cache_root())  # kbench.fleet.kernels
     with _inputs_placed(here, claim) as cwd:
         if task["kind"] == "compare":
-            return _run_comparison(me, here, claim, instances, tags, cancel, cwd)
+            return _run_comparison(me, here, claim, instances, tags, cancel, cwd, given)
         return _run_instance(me, here, claim, instances[0], tags, cancel, cwd), None
 
 
@@ -271,7 +272,7 @@ def _run_instance(
 
 def _run_comparison(
     me: WorkerIdentity, here: _ProcessResources, claim: Claim, instances: list[JobInstance], tags: tuple[str, ...],
-    cancel: _CancelFlag, cwd: Path | None,
+    cancel: _CancelFlag, cwd: Path | None, given: list[JobInstance],
 ) -> tuple[FleetRunStore, dict[str, Any]]:
     """The whole comparison on this machine (its interleaving needs one machine); a lost
     attempt's partial comparison is marked interrupted and the comparison runs again."""
@@ -288,10 +289,10 @@ def _run_comparison(
                f"releasing the runs of lost attempts of task {task_id}")
     sides = [
         ComparisonSide(
-            label=side_label(instance, axis), kernel=None if instance.target == "local" else instance.target,
+            label=side_label(shown, axis), kernel=None if instance.target == "local" else instance.target,
             benchmark=lookup(instance.benchmark), request=instance.to_run_request(),
         )
-        for instance in instances
+        for instance, shown in zip(instances, given, strict=True)
     ]
     run_store = FleetRunStore(here.engine, fleet=here.fleet, task_id=task_id, incarnation=me.incarnation,
                               trials=_trial_numbers(), retry=here.retry,
