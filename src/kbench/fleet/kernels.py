@@ -39,7 +39,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from kbench.fleet.inputs import MAX_FILE_BYTES, JobInput, cached, sha256_file
+from kbench.fleet.inputs import MAX_FILE_BYTES, InputRefused, JobInput, cached, sha256_file
 from kbench.fleet.plan import PlanError
 from kbench.jobs import JobInstance
 
@@ -214,7 +214,10 @@ def bundle(engine: Engine, spec: str, kernel: dict[str, Any], cache: Path) -> Pa
     parts = {name: JobInput(str(kernel[name]["path"]), str(kernel[name]["digest"]), int(kernel[name]["size"]),
                             int(kernel[name]["mode"]))
              for name in PARTS if kernel.get(name)}
-    files = {name: cached(engine, item, cache / "inputs") for name, item in parts.items()}
+    try:
+        files = {name: cached(engine, item, cache / "inputs") for name, item in parts.items()}
+    except InputRefused as exc:
+        raise InputRefused(f"kernel {spec}: {exc}") from None
     key = hashlib.sha256(" ".join(f"{n}={parts[n].digest}" for n in sorted(parts)).encode()).hexdigest()[:24]
     top = cache / "kernels" / key
     if (top / MANIFEST).is_file() and os.path.samefile(top / "image", files["image"]):
