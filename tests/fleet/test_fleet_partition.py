@@ -82,7 +82,10 @@ def test_a_partitioned_worker_loses_its_task_and_its_late_result_is_fenced_off(
             timeout=180, what="the partitioned worker's late result to arrive and be refused")
         print(f"late result refused {time.monotonic() - rejoined_at:.1f} s after the link came back up")
         assert fenced
-        assert re.search(rf"task {task_id}: attempt 1 refused \(fencing\)", victim.log.read_text(errors="replace"))
+        # ... and then may not end the task (logged a moment after the run is stored).
+        wait_until(lambda: re.search(rf"task {task_id}: attempt 1 refused \(fencing\)",
+                                     victim.log.read_text(errors="replace")),
+                   timeout=60, what="the partitioned worker's attempt to be refused the task's end")
 
         done = task()
         runs = store.task_runs(task_id)
