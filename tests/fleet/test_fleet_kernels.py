@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,27 @@ def test_a_kernel_that_is_not_there_or_a_local_tree_is_refused_at_submit(
     assert refused.returncode == 2 and "tree:https://git.example.org/l.git@v6.6" in refused.stderr
     assert "secret" not in refused.stderr.replace("me:secret@", "")
     assert json.loads(fleet.kbench("fleet", "status", "--json").stdout)["jobs"] == []
+
+
+def test_a_tree_url_is_cloned_and_built_by_the_worker(fleet: FleetHarness, tmp_path: Path) -> None:
+    """``tree:URL@REV`` goes as written: the worker clones the URL into its own cache and hands the
+    revision to kbench's kernel build, which here refuses it (a two-file repository is no kernel
+    tree: this shows where the build runs without compiling a kernel)."""
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(origin)]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    (origin / "Makefile").write_text("all:\n")
+    subprocess.run([*git, "add", "Makefile"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "not a kernel"], check=True)
+    sha = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    job_file = write_job(tmp_path / "job.yaml", JOB.replace("./kernel", f"tree:file://{origin}@{sha}"))
+    home = tmp_path / "tree-1"
+    (home / "cwd").mkdir(parents=True)
+    fleet.start_worker("tree-1", "trees", cwd=home / "cwd", env={"XDG_CACHE_HOME": str(home / "cache")})
+    job = fleet.submit(job_file, "--queue", "trees")
+    assert fleet.wait_job(job) == "failed"
+    (task,) = fleet.tasks(job)
+    assert "no Makefile and Kconfig at its top (not a kernel source tree)" in task["error"], task["error"]
+    (clone,) = (home / "cache" / "kbench" / "kernel-repos").glob("*/.git")
+    assert subprocess.run(["git", "-C", str(clone.parent), "cat-file", "-e", f"{sha}^{{commit}}"]).returncode == 0
