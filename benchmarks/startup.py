@@ -14,7 +14,10 @@ and the commands are the ones people script, which measure nothing: show, compar
 and fleet status on a PostgreSQL server started for the run (Debian's postgresql, on
 127.0.0.1; its fleet tables are empty). Goal: each <= 0.5 s. --only times the named ones
 of these (fleet status only when named); with --only show,history,"compare --runs" the goal
-is issue 36's: each <= 0.3 s over `python -c pass`, the column "over python".
+is issue 36's: each <= 0.3 s over `python -c pass`, the column "over python" (and, beside it,
+the CPU time over python's, which a busy machine inflates less than the wall time).
+Every command runs with Python's bytecode cache (in the temporary directory), as an
+installed kbench does.
 """
 
 from __future__ import annotations
@@ -88,7 +91,11 @@ def main() -> int:
         return [(name, argv) for name, argv in listed if only is None or name in only]
 
     with tempfile.TemporaryDirectory(prefix="kbench-startup-") as tmp:
-        env = dict(os.environ, KBENCH_DB=str(Path(tmp) / "results.db"), COLUMNS="120")
+        # With the bytecode cache, as an installed kbench runs (pip compiles it): a PYTHONDONTWRITEBYTECODE
+        # inherited from a test harness would compile every module again on every run (about 0.1 s of CPU
+        # for show). The cache goes to the temporary directory, not into the source tree; warm-ups fill it.
+        env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+        env.update(KBENCH_DB=str(Path(tmp) / "results.db"), COLUMNS="120", PYTHONPYCACHEPREFIX=str(Path(tmp) / "pyc"))
         timed = [("python -c pass", [sys.executable, "-c", "pass"])]
         goal = GOAL_S
         if args.store_runs:
@@ -137,13 +144,16 @@ def main() -> int:
     baseline = medians["python -c pass"]
     over = only is not None
     goal_text = f"goal <= {OVER_PYTHON_GOAL_S} s over python" if over else f"goal <= {goal} s"
-    print(f"{'command':<28} {'median':>9} {'x python -c pass':>17} {'over python':>12} {'CPU (user+sys)':>15}  "
-          f"{goal_text}")
+    cpu_baseline = cpu["python -c pass"]
+    print(f"{'command':<28} {'median':>9} {'x python -c pass':>17} {'over python':>12} {'CPU (user+sys)':>15} "
+          f"{'CPU over python':>16}  {goal_text}")
     for name, median in medians.items():
         met = median - baseline <= OVER_PYTHON_GOAL_S if over else median <= goal
         verdict = "" if name.startswith(("python", "before")) else ("ok" if met else "MISSED")
+        if over and verdict:  # on a shared machine the wall time waits for a CPU: say how the CPU time fares
+            verdict += f" (CPU {'ok' if cpu[name] - cpu_baseline <= OVER_PYTHON_GOAL_S else 'MISSED'})"
         print(f"{name:<28} {median:>8.3f}s {median / baseline:>16.1f}x {median - baseline:>11.3f}s "
-              f"{cpu[name]:>14.3f}s  {verdict}")
+              f"{cpu[name]:>14.3f}s {cpu[name] - cpu_baseline:>15.3f}s  {verdict}")
     print(f"load average {os.getloadavg()[0]:.1f}")
     return 0
 

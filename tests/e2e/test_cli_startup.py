@@ -136,6 +136,14 @@ the normal and t tails of a few verdicts and change points come from kbench.stat
 and only a measurement plans its sequential looks (kbench.compare.boundaries, scipy.special)."""
 
 
+MEASURING = {"kbench.engine.interleaved", "kbench.engine.in_kernel", "kbench.engine.comparison_sides",
+             "kbench.engine.runner", "kbench.engine.target_factory", "kbench.targets.factory",
+             "kbench.engine.instructions"}
+"""What measures a comparison, which ``compare --runs`` does without: it reads stored runs
+(kbench.engine.compare imports the measuring side only where it measures; the interleaved
+outcome it replays is kbench.engine.interleaved_outcome)."""
+
+
 def _planted_store(db_path: Path, tmp_path: Path) -> tuple[list[int], Path]:
     """Two series of 12 stored runs (one with a 5 % step) and an imported hyperfine file."""
     from kbench.store.db import Store
@@ -184,6 +192,9 @@ def test_show_history_and_compare_runs_import_no_scipy_special_nor_plotting(
         imported = imported_by(args, db_path, tmp_path, every=True)
         assert imported & PLOTTING_AND_SCIPY == set(), args
         assert "scipy" not in imported, args  # not even scipy's package
+        if args[0] == "compare":
+            assert imported & MEASURING == set(), args
+            assert {"kbench.engine.compare", "kbench.engine.interleaved_outcome"} <= imported, args
     # Unequal sides: the exact KS p-value loads scipy's compiled function without scipy.stats.
     uneven = imported_by(["compare", "--runs", ",".join(map(str, ids[:6])), "--runs", ",".join(map(str, ids[-5:]))],
                          db_path, tmp_path, every=True)

@@ -25,7 +25,6 @@ from kbench.compare.thresholds import DEFAULT_ALPHA, DEFAULT_MARGIN, MAX_NOISE_M
 from kbench.engine.compare_spec import AUTO, DEFAULT_BUDGET_S, DESIGNS, BadCombination, ComparisonSpec, check
 from kbench.profile.defaults import COUNTERS_BY_DEFAULT
 from kbench.report.comparison import EXTENSIONS, FORMATS, render
-from kbench.report.comparison.profiles import write_flame_graphs
 
 if TYPE_CHECKING:
     from kbench.engine.run_selection import RunSelector
@@ -150,6 +149,7 @@ def compare_cmd(
         for name in ("text", "json", "markdown", "html"):
             (report_dir / f"report.{EXTENSIONS[name]}").write_text(render(report, name))
         from kbench.report.comparison import gobench
+        from kbench.report.comparison.profiles import write_flame_graphs
 
         gobench.write_files(report, report_dir / "benchstat")
         flames = write_flame_graphs(report, report_dir)

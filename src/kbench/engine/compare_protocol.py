@@ -111,6 +111,7 @@ def judged_trial(result: RunResult, metric: str | None) -> TrialRun:
 class SideTrials:
     side: ComparisonSide
     runs: list[TrialRun] = field(default_factory=list)
+    _statistics: dict[str, list[float]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def primary_metric(self) -> str:
@@ -129,7 +130,14 @@ class SideTrials:
                 if s.name == metric and s.values.size]
 
     def statistics(self, metric: str) -> list[float]:
-        return [trial_statistic(values) for values in self.values(metric)]
+        """Each trial's statistic of ``metric`` (``trial_statistic``), computed once per trial: a
+        report asks for them several times, and each is a warm-up search over the trial's samples."""
+        values = self.values(metric)
+        known = self._statistics.get(metric, [])
+        if len(known) < len(values):  # trials are only ever added
+            known = [*known, *(trial_statistic(v) for v in values[len(known):])]
+            self._statistics[metric] = known
+        return list(known)
 
 
 @dataclass

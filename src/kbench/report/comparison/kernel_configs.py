@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from kbench.kernels.diffconfig import diff_configs
 from kbench.report.comparison.model import ComparisonReport, KernelConfigDifference
 
 if TYPE_CHECKING:
@@ -30,6 +29,8 @@ def with_kernel_configs(
             continue
         lines: tuple[str, ...] = ()
         if base is not None and new is not None and base != new:
+            from kbench.kernels.diffconfig import diff_configs  # only for kernels whose configs differ
+
             old_text, new_text = store.kernel_config(base), store.kernel_config(new)
             if old_text is not None and new_text is not None:
                 lines = tuple(diff_configs(old_text, new_text).lines())

@@ -69,7 +69,6 @@ def _timed_report(spec: ComparisonSpec, timed: Timed) -> ComparisonReport:
     from kbench.compare.multiple import Method
     from kbench.report.comparison.build import build_interleaved_report, build_report
     from kbench.report.comparison.noise_floor import noise_floor_text
-    from kbench.report.comparison.profiles import STORED_PROFILES, with_profiles
 
     correction: Method = "bh" if spec.correction == "bh" else "holm"
     title = f"{timed.subject}: {' vs '.join(timed.labels)}"
@@ -94,8 +93,10 @@ def _timed_report(spec: ComparisonSpec, timed: Timed) -> ComparisonReport:
         report = build_report(timed.trials, title=title, label_kind=timed.label_kind, alpha=spec.alpha,
                               margin=timed.margin, correction=correction, context=timed.context,
                               parameters=stated | {"noise floor": noise_floor_text(timed.noise_floor)})
-    if timed.profiles is None:
-        return report
+    if timed.profiles is None or (timed.stored_profiles and not timed.profiles):
+        return report  # stored runs without profiles: nothing to load the profile code for
+    from kbench.report.comparison.profiles import STORED_PROFILES, with_profiles
+
     if timed.stored_profiles:
         return with_profiles(report, timed.profiles, note=STORED_PROFILES, every_side=True)
     return with_profiles(report, timed.profiles, timed.profile_problems)
