@@ -276,21 +276,33 @@ def _start_on_fleet(
 
     if fleet_repo is not None and (why := credential_in_url(fleet_repo)) is not None:
         raise click.UsageError(why)
-    from kbench.cli.bisect_fleet import fleet_store, run_on_fleet, start_on_fleet
+    from kbench.cli.bisect_fleet import fleet_store, start_on_fleet
 
     with user_errors():
         store, settings = fleet_store(fleet_queue)
         try:
-            bisection, measurer = start_on_fleet(
-                store, settings, fleet_queue, repo=repo, repo_url=fleet_repo or str(repo), good=good, bad=bad,
-                plan=plan, workdir=workdir, log=lambda text: None if quiet else err_console.print(
-                    f"bisect: {text}", highlight=False, markup=False))
-            if not quiet:
-                err_console.print(f"bisection {bisection.id}: {len(bisection.params['commits'])} commits after "
-                                  f"{bisection.good[:12]} up to {bisection.bad[:12]}, measured on machine class "
-                                  f"{fleet_queue}", highlight=False)
-            row = run_on_fleet(store, measurer, bisection.id, lambda text: None if quiet else err_console.print(
-                f"bisect {bisection.id}: {text}", highlight=False, markup=False))
+            bisection = start_on_fleet(store, fleet_queue, repo=repo, repo_url=fleet_repo or str(repo), good=good,
+                                       bad=bad, plan=plan, workdir=workdir)
+        except BisectError as exc:
+            fail(str(exc), exit_codes.BISECT_FAILED)
+        if not quiet:
+            err_console.print(f"bisection {bisection.id}: {len(bisection.params['commits'])} commits after "
+                              f"{bisection.good[:12]} up to {bisection.bad[:12]}, measured on machine class "
+                              f"{fleet_queue}", highlight=False)
+    _run_fleet(store, settings, bisection.id, as_json, html_path, quiet)
+
+
+def _run_fleet(store: Store, settings: Any, bisection_id: int, as_json: bool, html_path: Path | None,
+               quiet: bool) -> None:
+    from kbench.cli.bisect_fleet import run_on_fleet
+
+    def log(text: str) -> None:
+        if not quiet:
+            err_console.print(f"bisect {bisection_id}: {text}", highlight=False, markup=False)
+
+    with user_errors():
+        try:
+            row = run_on_fleet(store, settings, session.load(store, bisection_id), log)
         except BisectError as exc:
             fail(str(exc), exit_codes.BISECT_FAILED)
     _render(row, as_json, html_path)
@@ -298,17 +310,44 @@ def _start_on_fleet(
 
 @bisect_group.command("resume")
 @click.argument("bisection_id", type=int, required=False)
+@click.option("--fleet", "fleet_queue", metavar="CLASS", callback=needs_extra("fleet", "kbench bisect --fleet"),
+              help="A bisection started with --fleet: go on in the fleet's database, on machines of CLASS.")
 @output_options
 @quiet_option
 @pass_context
-def resume_cmd(ctx: Context, bisection_id: int | None, as_json: bool, html_path: Path | None, quiet: bool) -> None:
+def resume_cmd(ctx: Context, bisection_id: int | None, fleet_queue: str | None, as_json: bool,
+               html_path: Path | None, quiet: bool) -> None:
     """Continue a bisection (default: the latest) from its saved steps."""
+    if fleet_queue is not None:
+        _resume_on_fleet(fleet_queue, bisection_id, as_json, html_path, quiet)
+        return
     with user_errors():
         bisection = session.load(ctx.store, bisection_id)
         if bisection.status != RUNNING:
             _render(dict(bisection.row), as_json, html_path)
             return
+        if "fleet" in bisection.params:
+            raise click.UsageError(f"bisection {bisection.id} measures on the fleet: resume it with --fleet "
+                                   f"{bisection.params['fleet']['queue']}")
         _run(ctx.store, bisection.id, as_json, html_path, quiet)
+
+
+def _resume_on_fleet(fleet_queue: str, bisection_id: int | None, as_json: bool, html_path: Path | None,
+                     quiet: bool) -> None:
+    from kbench.cli.bisect_fleet import fleet_store
+
+    with user_errors():
+        store, settings = fleet_store(fleet_queue)
+        bisection = session.load(store, bisection_id)
+        if bisection.status != RUNNING:
+            _render(dict(bisection.row), as_json, html_path)
+            return
+        if "fleet" not in bisection.params:
+            raise click.UsageError(f"bisection {bisection.id} was not started with --fleet: resume it where it ran")
+        if bisection.params["fleet"]["queue"] != fleet_queue:
+            store.update_bisection(bisection.id, params={**bisection.params, "fleet": {
+                **bisection.params["fleet"], "queue": fleet_queue}})
+    _run_fleet(store, settings, bisection.id, as_json, html_path, quiet)
 
 
 @bisect_group.command("status")

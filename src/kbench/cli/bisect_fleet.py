@@ -41,33 +41,41 @@ def job_text(command: str, samples: int) -> str:
     return f"benchmark: command\nparams:\n  cmd: {json.dumps(command)}\nsamples: {samples}\n"
 
 
-def start_on_fleet(store: Store, settings: FleetSettings, queue: str, *, repo: Path, repo_url: str, good: str,
-                   bad: str, plan: SessionPlan, workdir: Path | None, log: Log) -> tuple[session.Bisection, Any]:
-    """A new bisection of ``plan`` (a command's) and the measurer whose tasks go to ``queue``."""
+def start_on_fleet(store: Store, queue: str, *, repo: Path, repo_url: str, good: str, bad: str,
+                   plan: SessionPlan, workdir: Path | None) -> session.Bisection:
+    """A new bisection of ``plan`` (a command's) whose tasks go to ``queue``: the class, the URL
+    and the instance its tasks name are kept in its ``params["fleet"]`` (``bisect resume --fleet``)."""
     from dataclasses import replace
 
+    from kbench.jobs import expand_job
+
+    command = plan.command
+    if command is None or plan.build is None:
+        raise ValueError("a fleet bisection times a command and builds each commit")
+    samples = int(plan.params([])["samples"])
+    (instance,) = expand_job(job_text(command, samples), cpu_count=1, name="bisect")
+    bisection = session.start(store, repo, good, bad, replace(plan, tags=(*plan.tags, f"instance:{instance.id}")),
+                              workdir=workdir)
+    params = {**bisection.params, "fleet": {"queue": queue, "repo": repo_url}}
+    store.update_bisection(bisection.id, params=params)
+    return session.load(store, bisection.id)
+
+
+def run_on_fleet(store: Store, settings: FleetSettings, bisection: session.Bisection, log: Log) -> dict[str, Any]:
+    """Run (or go on with) a bisection started with ``--fleet``, its builds and rounds as fleet
+    tasks; its final row (BisectError when it failed)."""
     from kbench.bisect.labkit import DEFAULT_BUILD_TIMEOUT_S
     from kbench.jobs import expand_job
     from kbench.watch.fleet import FleetMeasurer
 
-    command, build = plan.command, plan.build
-    if command is None or build is None:
-        raise ValueError("a fleet bisection times a command and builds each commit")
-    samples = int(plan.params([])["samples"])
-    text = job_text(command, samples)
-    (instance,) = expand_job(text, cpu_count=1, name="bisect")
-    plan = replace(plan, tags=(*plan.tags, f"instance:{instance.id}", f"fleet-queue:{queue}"))
-    bisection = session.start(store, repo, good, bad, plan, workdir=workdir)
+    fleet = dict(bisection.params["fleet"])
+    text = job_text(bisection.command, int(bisection.params["samples"]))
+    instances = expand_job(text, cpu_count=1, name="bisect")
     measurer = FleetMeasurer(
-        store, settings, queue, repo=repo, repo_url=repo_url, build=build, job_text=text,
-        job_name=f"bisect-{bisection.id}.yaml", instances=[instance], budget_s=0.0, alpha=plan.alpha,
-        workdir=Path(str(bisection.params["workdir"])), log=log,
-        build_timeout_s=plan.build_timeout_s or DEFAULT_BUILD_TIMEOUT_S,
+        store, settings, str(fleet["queue"]), repo=bisection.repo, repo_url=str(fleet["repo"]), build=bisection.build,
+        job_text=text, job_name=f"bisect-{bisection.id}.yaml", instances=instances, budget_s=0.0,
+        alpha=float(bisection.params["alpha"]), workdir=bisection.workdir, log=log,
+        build_timeout_s=float(bisection.params.get("build_timeout_s") or DEFAULT_BUILD_TIMEOUT_S),
     )
-    return bisection, measurer
-
-
-def run_on_fleet(store: Store, measurer: Any, bisection_id: int, log: Log) -> dict[str, Any]:
-    """Run the bisection through fleet tasks; its final row (BisectError when it failed)."""
-    row: dict[str, Any] = measurer.run_bisection(bisection_id, log)
+    row: dict[str, Any] = measurer.run_bisection(bisection.id, log)
     return row
