@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,7 +32,13 @@ SCALE_RUN = ("run", "will-it-scale.getppid1", "--duration", "1s", "--warmup", "0
 """A short run with several metrics (per-task rate, total rate, idle)."""
 
 RUN_AND_REPORT = """
-import json, os, sys
+import json, os, subprocess, sys
+started = []
+popen_init = subprocess.Popen.__init__
+def counting_init(self, args, *rest, **kwargs):
+    started.append(os.path.basename(str(args[0] if isinstance(args, (list, tuple)) else args)))
+    popen_init(self, args, *rest, **kwargs)
+subprocess.Popen.__init__ = counting_init
 from kbench.cli.main import main
 sys.argv = ["kbench", *sys.argv[1:]]
 try:
@@ -41,13 +48,22 @@ except SystemExit as exc:
     code = exc.code if isinstance(exc.code, int) else 1
 with open(os.environ["MODULES_OUT"], "w") as out:
     json.dump({"code": code, "modules": sorted({name.partition(".")[0] for name in sys.modules}),
-               "all": sorted(sys.modules)}, out)
+               "all": sorted(sys.modules), "started": started}, out)
 """
 
 
 def imported_by(args: list[str], db_path: Path | str, tmp_path: Path, *, every: bool = False) -> set[str]:
     """Top-level packages imported by ``kbench ARGS`` (which must exit 0); with ``every``, every
     module by its full name. ``db_path``: a SQLite file or a database URL."""
+    return set(_report(args, db_path, tmp_path)["all" if every else "modules"])
+
+
+def started_by(args: list[str], db_path: Path | str, tmp_path: Path) -> list[str]:
+    """The programs ``kbench ARGS`` started (subprocess.Popen's first argument, by base name)."""
+    return list(_report(args, db_path, tmp_path)["started"])
+
+
+def _report(args: list[str], db_path: Path | str, tmp_path: Path) -> dict[str, Any]:
     report = tmp_path / "modules.json"
     env = dict(os.environ, KBENCH_DB=str(db_path), MODULES_OUT=str(report), COLUMNS="120")
     proc = subprocess.run(
@@ -57,7 +73,7 @@ def imported_by(args: list[str], db_path: Path | str, tmp_path: Path, *, every: 
     result = json.loads(report.read_text())
     assert result["code"] == 0, f"kbench {' '.join(args)} exited {result['code']}: {proc.stderr}"
     assert proc.stdout.strip(), f"kbench {' '.join(args)} printed nothing"
-    return set(result["all" if every else "modules"])
+    return dict(result)
 
 
 @pytest.mark.parametrize(
@@ -183,10 +199,16 @@ def test_scripted_commands_on_a_store_import_neither_sqlalchemy_scipy_stats_nor_
 
 
 def test_show_history_and_compare_runs_import_no_scipy_special_nor_plotting(
-    kbench: KbenchRunner, db_path: Path, tmp_path: Path
+    kbench: KbenchRunner, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ids, _ = _planted_store(db_path, tmp_path)
     sides = ["--runs", ",".join(map(str, ids[:6])), "--runs", ",".join(map(str, ids[-6:]))]
+    # The probe's list is read once and kept in kbench's cache directory (kinds/probe/listing.py):
+    # after that, reading stored runs starts no process (neither kbench-probe --list nor the guardian).
+    monkeypatch.setenv("KBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    assert "kbench-probe" in started_by(["compare", *sides], db_path, tmp_path)
+    for args in (["show", str(ids[0])], ["history"], ["compare", *sides], ["compare", *sides, "--json"]):
+        assert started_by(args, db_path, tmp_path) == [], args
     for args in (["show", str(ids[0])], ["history"], ["history", "--json"], ["compare", *sides],
                  ["compare", *sides, "--json"]):
         imported = imported_by(args, db_path, tmp_path, every=True)

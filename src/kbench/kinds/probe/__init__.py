@@ -6,12 +6,10 @@ The workloads are defined once, in the probe's C table (native/probe/workloads.c
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from kbench import children
 from kbench.contract.benchmark import Benchmark, ParamSpec
 from kbench.contract.limits import PROBE
 from kbench.contract.measurement import Measurement
@@ -52,10 +50,11 @@ def _benchmark(entry: dict[str, Any]) -> Benchmark:
 
 @cache
 def probe_benchmarks() -> tuple[Benchmark, ...]:
-    """The probe's workloads as benchmarks (one ``kbench-probe --list`` call)."""
-    probe = find_native("kbench-probe")
-    out = children.run([str(probe), "--list"], capture_output=True, text=True, check=True)
-    return tuple(_benchmark(entry) for entry in json.loads(out.stdout))
+    """The probe's workloads as benchmarks (``kbench-probe --list``, kept in kbench's cache
+    directory per probe binary: kinds/probe/listing.py)."""
+    from kbench.kinds.probe.listing import probe_list
+
+    return tuple(_benchmark(entry) for entry in probe_list(find_native("kbench-probe")))
 
 
 class ProbeKind(KindDefaults):
