@@ -110,6 +110,9 @@ def parse_margin(text: str | None) -> float | None:
     callback=needs_extra("plots", "kbench compare --report-dir (report.html's plots)"),
     help="Also write every format there: report.txt, report.json, report.md, report.html and benchstat files.",
 )
+@click.option("--fleet", "fleet_class", metavar="CLASS",
+              help="Measure on one fleet worker of machine class CLASS (all sides on that machine) and store the "
+              "runs in the fleet's database; waits for it and reports here (docs/fleet.md).")
 @fail_on_option
 @pass_context
 def compare_cmd(
@@ -119,7 +122,7 @@ def compare_cmd(
     blocks: int | None, samples: int | None, trials: int | None, min_trials: int | None, fixed: bool,
     trials_per_boot: int, margin: str | None, alpha: float, correction: str, seed: int, profile: bool,
     counters: bool | None, ignore_failure: bool, fmt: str, as_json: bool, output: Path | None,
-    report_dir: Path | None, fail_on: frozenset[str],
+    report_dir: Path | None, fleet_class: str | None, fail_on: frozenset[str],
 ) -> None:
     """Compare programs (--command A --command B), configurations (BENCH -p KEY=V1|V2),
     kernels (--kernel A --kernel B BENCH) or stored runs (--runs 1,2,3 --runs 4,5,6): a verdict
@@ -138,6 +141,9 @@ def compare_cmd(
     counting, time_metric = split_metric(metric)  # instructions (docs/instructions.md), a time, or both
     spec = replace(spec, margin=parse_margin(margin), margin_text=margin, counting=counting, time_metric=time_metric)
     fmt = "json" if as_json else fmt
+    if fleet_class is not None:
+        _compare_on_fleet(spec, fleet_class, fmt, output, report_dir, fail_on)
+        return
     with user_errors():
         from kbench.engine.compare import compare
         from kbench.report.comparison.outcome import comparison_report
@@ -163,6 +169,31 @@ def compare_cmd(
         write_stdout(text if text.endswith("\n") else text + "\n", data=fmt != "text")
     # a real change smaller than the margin is said as found, but the margin says it does not matter
     exit_if_found(fail_on, ((m.verdict, _named(report, m)) for m in report.metrics if not m.real_within_margin))
+
+
+def _compare_on_fleet(spec: ComparisonSpec, queue: str, fmt: str, output: Path | None, report_dir: Path | None,
+                      fail_on: frozenset[str]) -> None:
+    """``--fleet CLASS``: the comparison measured by a worker of CLASS (``kbench.cli.compare_fleet``)."""
+    from kbench.fleet.compare_task import FORMATS, refuse_for_fleet
+
+    try:
+        refuse_for_fleet(spec)
+    except BadCombination as refused:
+        raise click.UsageError(str(refused)) from None
+    if report_dir is not None or fmt not in FORMATS:
+        raise click.UsageError(f"--fleet reports as {', '.join(FORMATS)}; for html or --report-dir, compare the "
+                               "stored runs afterwards (--runs ID --runs ID with the fleet's --db)")
+    with user_errors():
+        from kbench.cli.compare_fleet import compare_on_fleet
+
+        result = compare_on_fleet(spec, queue, lambda line: err_console.print(line, highlight=False, markup=False))
+    text = str(result["formats"][fmt])
+    if output is not None:
+        output.write_text(text)
+        err_console.print(f"wrote {output}")
+    else:
+        write_stdout(text if text.endswith("\n") else text + "\n", data=fmt != "text")
+    exit_if_found(fail_on, ((str(verdict), str(what)) for verdict, what in result["verdicts"]))
 
 
 def _named(report: ComparisonReport, metric: MetricComparison) -> str:

@@ -52,6 +52,8 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("kbench compare --kernel deb:6.1.0-55-amd64 --kernel deb:6.1.0-56-amd64 syscall.getppid",
          "two kernels, each booted in qemu"),
         ("kbench compare --runs tag:main --runs tag:pr --fail-on regression", "stored runs, in CI"),
+        ("kbench compare --command 'xz -1 -c /etc/services' --command 'xz -9 -c /etc/services' --fleet skl-sp",
+         "both sides on one fleet worker of class skl-sp"),
     ),
     "crosscheck": (
         ("kbench crosscheck syscall.getppid -p spin=2000", "two independent methods: do they agree?"),

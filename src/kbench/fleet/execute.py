@@ -203,6 +203,8 @@ def _run_claimed(
     tags = (f"fleet:{job['id']}", f"queue:{task['queue']}", f"worker:{me.name}")
     if task["kind"] in WATCH_KINDS:
         return _run_watch_task(me, here, claim, instances, tags, cancel)
+    if task["kind"] == "compare-spec":  # kbench compare --fleet (kbench.fleet.compare_task)
+        return _run_spec_comparison(me, here, claim, tags, cancel)
     given = instances  # as the job names them: a comparison's labels
     instances = with_kernels(here.engine, job.get("inputs"), instances, cache_root())  # kbench.fleet.kernels
     with _inputs_placed(here, claim) as cwd:
@@ -338,6 +340,27 @@ def _run_watch_task(
     if cancel.requested:
         raise TaskCancelled
     return run_store, {**result, "machine": me.name}
+
+
+def _run_spec_comparison(
+    me: WorkerIdentity, here: _ProcessResources, claim: Claim, tags: tuple[str, ...], cancel: _CancelFlag,
+) -> tuple[FleetRunStore, dict[str, Any]]:
+    """A ``kbench compare --fleet`` task, whole, on this machine: a lost attempt's runs are marked
+    interrupted and the comparison runs again."""
+    from kbench.fleet.compare_task import TaggedRunStore, run_compare_task
+
+    task_id = claim.task["id"]
+    reason = (f"part of a comparison whose attempt was lost; attempt {claim.task['attempts']} on {me.name} "
+              "runs the comparison again whole")
+    here.retry(lambda: here.fleet.release_runs(task_id, keep_complete=False, reason=reason),
+               f"releasing the runs of lost attempts of task {task_id}")
+    run_store = TaggedRunStore(here.engine, fleet=here.fleet, task_id=task_id, incarnation=me.incarnation,
+                               trials=_trial_numbers(), retry=here.retry, attempt=claim.task["attempts"])
+    run_store.extra_tags = tags
+    result = run_compare_task(run_store, dict(claim.task["spec"] or {}), me.name)
+    if cancel.requested:
+        raise TaskCancelled
+    return run_store, result
 
 
 def _trial_numbers() -> Iterator[int]:
