@@ -10,6 +10,9 @@ both sides in every block; no timing is asserted beyond that verdict.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.fleet.conftest import FleetHarness
@@ -66,3 +69,16 @@ def test_compare_fleet_refuses_what_a_worker_cannot_have(fleet: FleetHarness, tm
     if inspect(fleet.engine).has_table("fleet_tasks"):  # nothing sent (refused before the store is opened)
         with fleet.engine.connect() as conn:
             assert conn.execute(text("select count(*) from fleet_tasks")).scalar() == 0
+    # accepted, but no worker of the class runs: it says so, and waits (stopped here)
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "kbench.cli", "compare", "--command", BASE, "--command", NEW, "--fleet", "nobody"],
+        env={**{k: v for k, v in os.environ.items() if k not in ("KBENCH_DB", "KBENCH_BROKER")},
+             "KBENCH_FLEET_CONFIG": str(fleet.config)}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True)
+    try:
+        assert waiting.stderr is not None
+        lines = [waiting.stderr.readline() for _ in range(2)]
+    finally:
+        waiting.kill()
+        waiting.wait()
+    assert "waiting for a worker of nobody" in lines[0] and "no machine of class nobody is running" in lines[1]

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kbench.engine.compare_spec import ComparisonSpec
 from kbench.exit_codes import KbenchError
+
+if TYPE_CHECKING:
+    from kbench.store.fleet import FleetStore
 
 POLL_S = 0.5
 
@@ -43,6 +46,8 @@ def compare_on_fleet(spec: ComparisonSpec, queue: str, say: Any) -> dict[str, An
                        label=f"compare {' vs '.join(sides)}"[:200], repeat_index=0, spec=spec_to_json(spec))
     job = submit_planned(settings, name="compare", job_text=text, tasks=[task], fleet=fleet)
     say(f"fleet job {job}: the comparison is one task; waiting for a worker of {queue}")
+    for warning in _warnings(fleet, queue, commands=bool(spec.commands)):
+        say(f"warning: {warning}")
     shown = "queued"
     while True:
         row = fleet.task(task.id)
@@ -61,3 +66,15 @@ def compare_on_fleet(spec: ComparisonSpec, queue: str, say: Any) -> dict[str, An
     say(f"measured on {result.get('machine')}; runs {', '.join(str(i) for i in row['run_ids'] or [])} "
         "in the fleet's database")
     return result
+
+
+def _warnings(fleet: FleetStore, queue: str, *, commands: bool) -> list[str]:
+    """Why the task may wait or fail: no running machine of the class, or none that runs commands."""
+    running = [m for m in fleet.machines() if m["queue"] == queue and m["state"] != "offline"]
+    if queue not in fleet.live_queues() or not running:
+        return [f"no machine of class {queue} is running now: the comparison waits in the queue (Ctrl-C stops "
+                "waiting, not the task: kbench fleet cancel JOB)"]
+    if commands and not any(m["allow_command"] for m in running):
+        return [f"no running machine of class {queue} allows `command` (kbench worker --allow-command): the "
+                "comparison fails there"]
+    return []
