@@ -23,6 +23,7 @@ packages=(
   valgrind                                       # --metric instructions without a PMU; its header for kbench-probe --mark
   fsmark pigz                                    # LKP's fsmark (fs_mark) and pigz test cases
   mdadm xfsprogs btrfs-progs f2fs-tools          # LKP's disk set-up in a guest (md:, fs: xfs|btrfs|f2fs)
+  iproute2                                       # kbench fleet demo --isolated: namespaces, veths, a bridge
 )
 test_packages=(
   linux-source-6.1                               # scripts/checkpatch.pl judges kbench.ko's style
