@@ -69,8 +69,9 @@ def test_a_worker_killed_during_a_transfer_never_uses_the_partial_file(fleet: Fl
     assert task["state"] == "running" and task["attempts"] == 1
 
     # The machine comes back with its cache: the task's lease runs out, it is queued again, and
-    # the new attempt fetches data.bin again (the program it already had is reused, checked).
-    time.sleep(0.5)
+    # the new attempt fetches data.bin again (the program it already had is reused, checked). It
+    # comes back after a lease: a name seen alive within the lease is refused (MachineNameTaken).
+    time.sleep(fleet.timing.lease_s + 0.5)
     fleet.start_worker("far-1", "far", "--allow-command", cwd=home / "cwd", env=env)
     assert fleet.wait_job(job) == "done"
     (task,) = fleet.tasks(job)
