@@ -27,7 +27,7 @@ from datetime import datetime
 from itertools import count
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine
 
@@ -283,12 +283,10 @@ def _run_comparison(
     from kbench.report.comparison import render
     from kbench.report.comparison.build import build_report
 
-    task_id, spec = claim.task["id"], claim.job["compare"]
+    spec = claim.job["compare"]
     axis = spec["axis"]
-    reason = (f"part of a comparison whose attempt was lost; attempt {claim.task['attempts']} on {me.name} "
-              "runs the comparison again whole")
-    here.retry(lambda: here.fleet.release_runs(task_id, keep_complete=False, reason=reason),
-               f"releasing the runs of lost attempts of task {task_id}")
+    run_store = _whole_task_store(me, here, claim, FleetRunStore, "a comparison",
+                                  "runs the comparison again whole")
     sides = [
         ComparisonSide(
             label=side_label(shown, axis), kernel=None if instance.target == "local" else instance.target,
@@ -296,9 +294,6 @@ def _run_comparison(
         )
         for instance, shown in zip(instances, given, strict=True)
     ]
-    run_store = FleetRunStore(here.engine, fleet=here.fleet, task_id=task_id, incarnation=me.incarnation,
-                              trials=_trial_numbers(), retry=here.retry,
-                              attempt=claim.task["attempts"])
 
     def before_trial(_label: str, _index: int, _planned: int) -> None:
         if cancel.requested:
@@ -328,15 +323,8 @@ def _run_watch_task(
     marked interrupted and the task is measured again."""
     from kbench.fleet.watch_tasks import run_watch_task, task_workdir
 
-    task_id = claim.task["id"]
-    reason = (f"part of a watch task whose attempt was lost; attempt {claim.task['attempts']} on {me.name} "
-              "measures it again whole")
-    here.retry(lambda: here.fleet.release_runs(task_id, keep_complete=False, reason=reason),
-               f"releasing the runs of lost attempts of task {task_id}")
-    run_store = FleetRunStore(here.engine, fleet=here.fleet, task_id=task_id, incarnation=me.incarnation,
-                              trials=_trial_numbers(), retry=here.retry,
-                              attempt=claim.task["attempts"])
-    result = run_watch_task(run_store, claim.task, instances, tags, task_workdir(task_id))
+    run_store = _whole_task_store(me, here, claim, FleetRunStore, "a watch task", "measures it again whole")
+    result = run_watch_task(run_store, claim.task, instances, tags, task_workdir(claim.task["id"]))
     if cancel.requested:
         raise TaskCancelled
     return run_store, {**result, "machine": me.name}
@@ -349,18 +337,29 @@ def _run_spec_comparison(
     interrupted and the comparison runs again."""
     from kbench.fleet.compare_task import TaggedRunStore, run_compare_task
 
-    task_id = claim.task["id"]
-    reason = (f"part of a comparison whose attempt was lost; attempt {claim.task['attempts']} on {me.name} "
-              "runs the comparison again whole")
-    here.retry(lambda: here.fleet.release_runs(task_id, keep_complete=False, reason=reason),
-               f"releasing the runs of lost attempts of task {task_id}")
-    run_store = TaggedRunStore(here.engine, fleet=here.fleet, task_id=task_id, incarnation=me.incarnation,
-                               trials=_trial_numbers(), retry=here.retry, attempt=claim.task["attempts"])
+    run_store = _whole_task_store(me, here, claim, TaggedRunStore, "a comparison",
+                                  "runs the comparison again whole")
     run_store.extra_tags = tags
     result = run_compare_task(run_store, dict(claim.task["spec"] or {}), me.name)
     if cancel.requested:
         raise TaskCancelled
     return run_store, result
+
+
+_Store = TypeVar("_Store", bound=FleetRunStore)
+
+
+def _whole_task_store(
+    me: WorkerIdentity, here: _ProcessResources, claim: Claim, store: type[_Store], what: str, again: str,
+) -> _Store:
+    """The run store of a task measured whole on one machine, once the runs of its lost attempts
+    are marked interrupted (``what`` and ``again`` say so in their reason)."""
+    task_id = claim.task["id"]
+    reason = f"part of {what} whose attempt was lost; attempt {claim.task['attempts']} on {me.name} {again}"
+    here.retry(lambda: here.fleet.release_runs(task_id, keep_complete=False, reason=reason),
+               f"releasing the runs of lost attempts of task {task_id}")
+    return store(here.engine, fleet=here.fleet, task_id=task_id, incarnation=me.incarnation,
+                 trials=_trial_numbers(), retry=here.retry, attempt=claim.task["attempts"])
 
 
 def _trial_numbers() -> Iterator[int]:
