@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, suppress
@@ -36,6 +38,18 @@ from tests.services import redis_server
 TEST_TIMING = FleetTiming(heartbeat_s=0.5, lease_s=3.0, visibility_timeout_s=600.0, db_retry_s=90.0, max_attempts=3)
 """Fast heartbeats and short leases so that a lost worker is noticed in seconds; Redis's own
 redelivery (visibility timeout) stays out of the way, so the leases are what is tested."""
+
+
+@pytest.fixture
+def scratch() -> Iterator[Path]:
+    """A private $TMPDIR for a ``kbench fleet demo`` that the postgres account can reach (pytest's
+    tmp_path is under a 0700 directory of root's), removed at the end."""
+    path = Path(tempfile.mkdtemp(prefix="kbench-demo-test-"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def wait_until(condition: Callable[[], Any], *, timeout: float = 120, what: str, poll: float = 0.2) -> Any:

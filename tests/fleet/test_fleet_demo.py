@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from tests.fleet.conftest import alive, descendants, wait_until
 
@@ -22,18 +17,6 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _demo_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("KBENCH_DB", "KBENCH_BROKER", "KBENCH_FLEET_CONFIG")}
-
-
-@pytest.fixture
-def scratch() -> Iterator[Path]:
-    """A private $TMPDIR for the demo that the postgres account can reach (pytest's tmp_path
-    is under a 0700 directory of root's), removed at the end."""
-    path = Path(tempfile.mkdtemp(prefix="kbench-demo-test-"))
-    path.chmod(0o755)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def test_the_demo_runs_a_job_on_its_two_workers_and_stops_everything(tmp_path: Path, scratch: Path) -> None:

@@ -17,8 +17,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,17 +36,6 @@ exit 0
 def _demo_env(scratch: Path) -> dict[str, str]:
     skip = ("KBENCH_DB", "KBENCH_BROKER", "KBENCH_FLEET_CONFIG")
     return {**{k: v for k, v in os.environ.items() if k not in skip}, "TMPDIR": str(scratch)}
-
-
-@pytest.fixture
-def scratch() -> Iterator[Path]:
-    """A private $TMPDIR the postgres account can reach (see test_fleet_demo), removed at the end."""
-    path = Path(tempfile.mkdtemp(prefix="kbench-iso-test-"))
-    path.chmod(0o755)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def _submitter(root: Path, job: str) -> Path:
