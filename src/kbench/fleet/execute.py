@@ -34,6 +34,7 @@ from sqlalchemy import Engine
 from kbench.catalog.benchmarks import lookup
 from kbench.contract.benchmark import BadParameter, UnknownBenchmark
 from kbench.contract.request import BadRequest
+from kbench.fleet.compare_task import COMPARE_SPEC_KIND
 from kbench.fleet.database import fleet_engine
 from kbench.fleet.inputs import InputRefused
 from kbench.fleet.kernels import carried_specs, with_kernels
@@ -203,7 +204,7 @@ def _run_claimed(
     tags = (f"fleet:{job['id']}", f"queue:{task['queue']}", f"worker:{me.name}")
     if task["kind"] in WATCH_KINDS:
         return _run_watch_task(me, here, claim, instances, tags, cancel)
-    if task["kind"] == "compare-spec":  # kbench compare --fleet (kbench.fleet.compare_task)
+    if task["kind"] == COMPARE_SPEC_KIND:  # kbench compare --fleet
         return _run_spec_comparison(me, here, claim, tags, cancel)
     given = instances  # as the job names them: a comparison's labels
     instances = with_kernels(here.engine, job.get("inputs"), instances, cache_root())  # kbench.fleet.kernels
