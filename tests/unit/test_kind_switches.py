@@ -9,15 +9,17 @@ the list only shrinks.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from kbench.contract.limits import KFUNC, PROBE
-from kbench.kinds.registry import KINDS, kind_named
+from kbench.kinds.registry import KIND_MODULES, kind_named, kinds
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "kbench"
-KIND_NAMES = frozenset(kind.name for kind in KINDS)
+KIND_NAMES = frozenset(kind.name for kind in kinds())
 KNOWN: dict[str, int] = {}
 
 
@@ -61,6 +63,25 @@ def test_no_room_but_kinds_switches_on_a_kind() -> None:
         if lines:
             counts[relative] = len(lines)
     assert counts == KNOWN
+
+
+def test_each_kind_module_holds_the_kind_of_its_name() -> None:
+    assert [kind.name for kind in kinds()] == list(KIND_MODULES)
+    for name in KIND_MODULES:
+        assert kind_named(name).name == name
+
+
+def test_a_probe_run_imports_no_other_kind() -> None:
+    """``show``/``compare --runs`` of the probe's runs find their kind without importing the
+    other kinds' catalogs (kbench.ko's sources, the suites' listing)."""
+    code = ("import sys\n"
+            "from kbench.kinds.registry import kind_named, kind_that_wrote\n"
+            "from kbench.targets.probe_output import PROBE_FORMAT\n"
+            "assert kind_that_wrote({'format': PROBE_FORMAT}).name == 'probe'\n"
+            "assert kind_named('probe').name == 'probe'\n"
+            "print(sorted(m for m in sys.modules if m.startswith('kbench.kinds.') and m.count('.') == 2))\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "['kbench.kinds.base', 'kbench.kinds.probe', 'kbench.kinds.registry']"
 
 
 def test_the_scan_finds_a_switch() -> None:

@@ -17,12 +17,12 @@ from kbench.contract.benchmark import UnknownBenchmark as UnknownBenchmark
 from kbench.contract.suggest import did_you_mean
 from kbench.contract.vocabulary import HIGHER_IS_BETTER as HIGHER_IS_BETTER
 from kbench.contract.vocabulary import LOWER_IS_BETTER as LOWER_IS_BETTER
-from kbench.kinds.registry import KINDS, kind_named
+from kbench.kinds.registry import kind_named, kinds
 
 
 def all_benchmarks() -> dict[str, Benchmark]:
     """Every benchmark of every kind, by name, in the kinds' order."""
-    return {bench.name: bench for kind in KINDS for bench in kind.benchmarks()}
+    return {bench.name: bench for kind in kinds() for bench in kind.benchmarks()}
 
 
 def primary_metric(benchmark: Benchmark, params: Mapping[str, str]) -> str:
@@ -33,7 +33,7 @@ def primary_metric(benchmark: Benchmark, params: Mapping[str, str]) -> str:
 def find_benchmark(name: str) -> Benchmark | None:
     """The benchmark called ``name`` exactly, or None. The kinds are asked in order and the
     first that has it answers, so that a name of the probe's reads no kbench.ko sources."""
-    for kind in KINDS:
+    for kind in kinds():
         for bench in kind.benchmarks():
             if bench.name == name:
                 return bench

@@ -2,34 +2,52 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+import importlib
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kbench.contract.benchmark import Benchmark
 from kbench.contract.measurement import Measurement
 from kbench.contract.request import RunRequest
-from kbench.kinds import instructions, kfunc, probe, scale, suite, trace
 from kbench.kinds.base import Kind, transport_of
-from kbench.profile.folded import FoldedProfile
 from kbench.targets.base import ProgressCallback, Target, TargetError
 from kbench.targets.transport import RunWrapper
 
 if TYPE_CHECKING:
     from kbench.kinds.kfunc.ab import KernelSlots
+    from kbench.profile.folded import FoldedProfile
 
-KINDS: tuple[Kind, ...] = (probe.KIND, kfunc.KIND, scale.KIND, suite.KIND, trace.KIND, instructions.KIND)
-"""In catalog order."""
+KIND_MODULES: dict[str, str] = {
+    "probe": "kbench.kinds.probe",
+    "kfunc": "kbench.kinds.kfunc",
+    "scale": "kbench.kinds.scale",
+    "suite": "kbench.kinds.suite",
+    "trace": "kbench.kinds.trace",
+    "instructions": "kbench.kinds.instructions",
+}
+"""Each kind's name and its module (whose ``KIND`` it is), in catalog order. A kind's module is
+imported when that kind is first needed: a command about one kind (``show`` of a probe run,
+``compare --runs``) does not pay for the others' catalogs (tests/unit/test_kind_switches.py
+checks the names against the kinds)."""
 
 
 class UnknownKind(LookupError):
     """No kind has that name."""
 
 
+@functools.cache
 def kind_named(name: str) -> Kind:
-    for kind in KINDS:
-        if kind.name == name:
-            return kind
-    raise UnknownKind(f"no benchmark kind {name!r}; the kinds: {', '.join(k.name for k in KINDS)}")
+    module = KIND_MODULES.get(name)
+    if module is None:
+        raise UnknownKind(f"no benchmark kind {name!r}; the kinds: {', '.join(KIND_MODULES)}")
+    kind: Kind = importlib.import_module(module).KIND
+    return kind
+
+
+def kinds() -> Iterator[Kind]:
+    """Every kind in catalog order, each imported as the iteration reaches it."""
+    return (kind_named(name) for name in KIND_MODULES)
 
 
 def kind_of(benchmark: Benchmark) -> Kind:
@@ -39,7 +57,7 @@ def kind_of(benchmark: Benchmark) -> Kind:
 
 def kind_that_wrote(header: Mapping[str, Any]) -> Kind | None:
     """The kind whose output ``header`` is (None for a run that wrote no header)."""
-    for kind in KINDS:
+    for kind in kinds():
         if kind.wrote(header):
             return kind
     return None
@@ -73,15 +91,15 @@ def profile(target: Target, benchmark: Benchmark, request: RunRequest, seconds: 
         raise TargetError(f"{benchmark.name}: --profile cannot be combined with a run made by another method "
                           "(--track, a crosscheck)")
     transport = transport_of(target, benchmark)
-    if benchmark.kind == probe.NAME:
+    if benchmark.kind == "probe":
         from kbench.kinds.probe.profile import profile_probe
 
         return profile_probe(transport, benchmark, request, seconds)
-    if benchmark.kind == suite.KIND.name:
+    if benchmark.kind == "suite":
         from kbench.kinds.suite.profile import profile_suite
 
         return profile_suite(transport, benchmark, request)
-    if benchmark.kind == kfunc.KIND.name:
+    if benchmark.kind == "kfunc":
         from kbench.kinds.kfunc.profile import profile_kfunc
 
         return profile_kfunc(transport, benchmark, request, seconds)
@@ -93,7 +111,7 @@ def runs_in_one_process(target: Target, benchmarks: Sequence[Benchmark]) -> bool
     """True when runs of ``benchmarks`` on ``target`` can share one process (``measure_sequence``):
     the probe's workloads other than ``command``, on a target that wraps no runs."""
     return not isinstance(target, RunWrapper) and all(
-        benchmark.kind == probe.NAME and benchmark.name != "command" for benchmark in benchmarks
+        benchmark.kind == "probe" and benchmark.name != "command" for benchmark in benchmarks
     )
 
 
