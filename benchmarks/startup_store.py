@@ -15,6 +15,7 @@ import numpy as np
 
 from kbench.stats.summary import summarize
 from kbench.store.db import Store, SummaryRecord
+from kbench.targets.probe_output import PROBE_FORMAT
 
 SERIES = 10
 SAMPLES = 2000
@@ -51,8 +52,8 @@ def make_store(path: Path, runs: int, seed: int = 1) -> dict[str, list[int]]:
                     "p95": summary.p95, "p99": summary.p99, "max": summary.max, "mean": summary.mean,
                     "stdev": summary.stdev, "mad": summary.mad, "steady_state_index": summary.steady_state_index},
         )
-        store.finish_run(run_id, status="complete", columns={"ticks": ticks},
-                         probe_header={"batch": 1, "timer": {"name": "tsc", "hz": TIMER_HZ}}, summaries=[record])
+        header = {"format": PROBE_FORMAT, "batch": 1, "timer": {"name": "tsc", "hz": TIMER_HZ}}  # as the probe writes
+        store.finish_run(run_id, status="complete", columns={"ticks": ticks}, probe_header=header, summaries=[record])
         ids.setdefault(f"spin={spin}", []).append(run_id)
     store.engine.dispose()
     return ids
