@@ -136,3 +136,40 @@ def test_a_change_at_the_capped_margin_is_called_no_change_at_most_alpha_of_the_
         assert comparison.last is not None and comparison.last.verdict is not None
         assert "capped at ±1%: about" in comparison.last.verdict.reason
         assert "x the budget would let identical sides end 'no change'" in comparison.last.verdict.reason
+
+
+def test_a_look_before_the_last_holds_the_floor_and_the_last_the_measured_margin() -> None:
+    """A margin measured from the noise is what the end of the budget resolves: an early look
+    that fits it would call a real +0.5 % "no change within ±0.8 %" before the budget could
+    show it, so looks before the last judge against the floor."""
+    rng = np.random.default_rng(9)
+    d, base, new = interleaved_blocks(rng, 50, noise=0.012, shift=0.002)
+    comparison = PairedSequential(direction="lower", margin_from_noise=True)
+    comparison.look(d[:20], base[:40], new[:40], 0.4)
+    measured = comparison.margin
+    assert measured is not None and measured > DEFAULT_MARGIN
+    early = comparison.look(d[:30], base[:60], new[:60], 0.6)
+    assert early.verdict is not None and early.verdict.margin_pct == pytest.approx(100 * DEFAULT_MARGIN)
+    assert comparison.margin == measured  # kept for the last look
+    assert comparison.judged_margin == DEFAULT_MARGIN
+    last = comparison.look(d, base, new, 1.0)
+    assert last.verdict is not None and last.verdict.margin_pct == pytest.approx(100 * measured)
+    assert comparison.judged_margin == measured
+    described = comparison.describe_margin()
+    assert described is not None and "before the last" not in described
+
+
+@pytest.mark.parametrize("seed", [31, 32])
+def test_no_early_look_says_no_change_within_more_than_the_floor(seed: int) -> None:
+    # a real +0.5 % at a noise whose margins exceed the floor (block log-ratios spread ~1.5 %)
+    rng = np.random.default_rng(seed)
+    outcomes = [_sequential(rng, 47, noise=0.015, shift=0.005) for _ in range(200)]
+    assert sum(c.noise is not None and c.noise.margin > DEFAULT_MARGIN for _, c in outcomes) >= 150
+    for decision, comparison in outcomes:
+        step = comparison.last
+        assert step is not None and step.verdict is not None
+        if decision == SAME and step.trials < 47:
+            assert step.verdict.margin_pct == pytest.approx(100 * DEFAULT_MARGIN)
+            if comparison.margin is not None and comparison.margin > DEFAULT_MARGIN:
+                described = comparison.describe_margin()
+                assert described is not None and f"held ±{100 * DEFAULT_MARGIN:g}%" in described

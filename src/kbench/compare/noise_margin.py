@@ -17,7 +17,8 @@ does (``kbench.compare.detectable.suggested_margin``) but from the test itself:
     h_end  = h_now * sqrt(blocks so far / blocks expected at the end of the budget)
     margin = exp(2 h_end) - 1, rounded up to 0.1%, within [DEFAULT_MARGIN, MAX_NOISE_MARGIN]
 
-and keeps it for the rest of the comparison. Identical sides then end "no change" unless
+and keeps it for the rest of the comparison; the last look judges against it, the looks before
+hold the floor (``PairedSequential.margin_at``). Identical sides then end "no change" unless
 their estimate strays more than about 2.2 standard errors from 0 (rarely), and the two
 one-sided tests still bound P("no change" | |change| >= margin) by alpha: the interval's
 width (the margin) and its centre (the decision) are nearly independent. The cap keeps a 1%

@@ -54,6 +54,7 @@ from kbench.compare.signed_ranks import EXACT, SignedRankTest, signed_rank_test,
 from kbench.compare.spending import SpendingBoundary
 from kbench.compare.thresholds import (
     DEFAULT_ALPHA,
+    DEFAULT_MARGIN,
     NOISE_MARGIN_MIN_BLOCKS,
     PAIRED_LOOK_MIN_BLOCKS,
     PAIRED_MIN_BLOCKS,
@@ -264,6 +265,7 @@ class PairedSequential:
         self.margin = margin
         self.margin_from_noise = measured
         self.noise: NoiseMargin | None = None
+        self.judged_margin = margin  # the margin of the latest look (``margin_at``)
         self.metric = metric
         self.unit = unit
         self.last: SequentialStep | None = None
@@ -282,7 +284,28 @@ class PairedSequential:
     def done(self) -> bool:
         return self.last is not None and self.last.done
 
-    def _inside_margin(self, ci_pct: tuple[float, float]) -> bool:
+    def margin_at(self, final: bool) -> float | None:
+        """The margin a look judges against. A margin measured from the noise is what the end of
+        the budget can resolve; a look before the last holds the floor (``DEFAULT_MARGIN``). An
+        early interval that fits the wider margin only says the change is smaller than what
+        this noise resolves by the end: stopping there called a real +0.5 % "no change within
+        ±0.8 %" after 60 % of the budget in 2 of 20 comparisons (benchmarks/sensitivity.py),
+        where going on to the last look could still find it."""
+        if self.noise is None or final or self.margin is None:
+            return self.margin
+        return min(self.margin, DEFAULT_MARGIN)
+
+    def describe_margin(self) -> str | None:
+        """The measured margin (None when it was given or not measured) and, when the comparison
+        stopped before its last look, the floor that look held."""
+        if self.noise is None:
+            return None
+        text = self.noise.describe()
+        if self.judged_margin is not None and self.judged_margin < self.noise.margin:
+            text += f"; the look that stopped came before the last and held ±{100 * self.judged_margin:g}%"
+        return text
+
+    def _inside_margin(self, ci_pct: tuple[float, float], margin: float | None) -> bool:
         """The difference test's interval lies within the margin: a change was found, but one smaller
         than the margin. An early look does not stop on it. The equivalence test, spending its own
         alpha, says "no change" later (as the fixed design's decision table does at once). Stopping
@@ -290,10 +313,10 @@ class PairedSequential:
         change. Seen with two sides of identical work inside kbench.ko: +0.04 %, CI +0.02…+0.06 %.
         Continuing never adds a verdict of "different" that a stop would not have given. Such a
         verdict still needs a look whose difference test rejects at its spent level."""
-        if self.margin is None:
+        if margin is None:
             return False
         low, high = ci_pct
-        limit = 100.0 * self.margin
+        limit = 100.0 * margin
         return math.isfinite(low) and math.isfinite(high) and -limit <= low and high <= limit
 
     def look(self, d: ArrayLike, base_values: ArrayLike, new_values: ArrayLike, fraction: float) -> SequentialStep:
@@ -306,6 +329,7 @@ class PairedSequential:
         if blocks <= before and not final:
             return self.last or SequentialStep(blocks, CONTINUE, NAN, None)
         self.measure_margin(ratios, blocks if final or fraction <= 0 else math.ceil(blocks / fraction), final=final)
+        margin = self.judged_margin = self.margin_at(final)
         nominal = self.boundary.look(blocks, fraction).nominal_alpha if blocks > 0 else 0.0
         look_text = f"{self.boundary.describe()}; look at {blocks} blocks, nominal alpha {nominal:.4g}"
         equivalence_alpha = None
@@ -314,7 +338,7 @@ class PairedSequential:
             look_text += (f"; equivalence: {self.equivalence.describe()}, one-sided nominal alpha "
                           f"{equivalence_alpha:.4g}")
         verdict = judge_blocks(ratios, base_values=base_values, new_values=new_values, direction=self.direction,
-                               alpha=nominal if nominal > 0 else self.alpha, margin=self.margin,
+                               alpha=nominal if nominal > 0 else self.alpha, margin=margin,
                                metric=self.metric, unit=self.unit, design=look_text, with_ks=final,
                                equivalence_alpha=equivalence_alpha)
         if nominal <= 0.0:
@@ -328,11 +352,11 @@ class PairedSequential:
                     f"{self.alpha:g}; at least {PAIRED_LOOK_MIN_BLOCKS} are needed"))
             self.last = SequentialStep(blocks, INCONCLUSIVE, nominal, verdict)
             return self.last
-        if verdict.verdict in (REGRESSION, IMPROVEMENT) and not final and self._inside_margin(verdict.ci_pct):
+        if verdict.verdict in (REGRESSION, IMPROVEMENT) and not final and self._inside_margin(verdict.ci_pct, margin):
             decision = CONTINUE  # smaller than the margin: the equivalence test decides, at a later look
         elif verdict.verdict in (REGRESSION, IMPROVEMENT):
             decision = DIFFERENT
-        elif verdict.verdict == NO_CHANGE and self.margin is not None:
+        elif verdict.verdict == NO_CHANGE and margin is not None:
             decision = SAME
         elif final:
             decision = INCONCLUSIVE

@@ -163,7 +163,7 @@ def interleaved_verdicts(
     primary, secondary = outcome.metrics[0], outcome.metrics[1:]
     for new in range(1, len(outcome.sides)):
         sequential = outcome.sequential[outcome.sides[new].label]
-        side_margin = sequential.margin if sequential.margin is not None else margin
+        side_margin = sequential.judged_margin if sequential.judged_margin is not None else margin
         last = sequential.last
         nominal = last.nominal_alpha if last is not None and last.nominal_alpha > 0 else alpha
         if last is not None and last.verdict is not None:
@@ -238,11 +238,11 @@ def build_interleaved_report(
                                                  slot_side(outcome.side_values(new, verdict.metric))),
                                ns_per_unit=outcome.ns_per_unit.get(verdict.metric)))
     extra = blocks_parameters(outcome, outcome.design)
-    measured = {label: c.noise for label, c in outcome.sequential.items() if c.noise is not None}
+    measured = {label: text for label, c in outcome.sequential.items() if (text := c.describe_margin()) is not None}
     if len(measured) == 1:
-        extra["margin"] = next(iter(measured.values())).describe()
+        extra["margin"] = next(iter(measured.values()))
     elif measured:
-        extra["margin"] = "; ".join(f"{label}: {noise.describe()}" for label, noise in measured.items())
+        extra["margin"] = "; ".join(f"{label}: {text}" for label, text in measured.items())
     if outcome.metric_reason:
         extra["metric"] = f"{outcome.metrics[0].name} ({outcome.metric_reason})"
     extra.update(_unjudged([m.name for m in outcome.metrics], {m.metric for m in metrics}))
