@@ -265,7 +265,7 @@ class PairedSequential:
         self.margin = margin
         self.margin_from_noise = measured
         self.noise: NoiseMargin | None = None
-        self.judged_margin = margin  # the margin of the latest look (``margin_at``)
+        self.judged_margin = margin  # the margin it judges at now: the latest look's (``margin_at``)
         self.metric = metric
         self.unit = unit
         self.last: SequentialStep | None = None
@@ -278,7 +278,7 @@ class PairedSequential:
         self.noise = noise_margin(d, expected_blocks, alpha=self.alpha,
                                   min_blocks=1 if final else NOISE_MARGIN_MIN_BLOCKS)
         if self.noise is not None:
-            self.margin = self.noise.margin
+            self.margin = self.judged_margin = self.noise.margin
 
     @property
     def done(self) -> bool:

@@ -73,7 +73,7 @@ def order_statistics(
     ``samples`` must already be valid (see ``as_samples``).
     """
     wanted = np.asarray(indices, dtype=np.intp)
-    # Repeated pivots are fine for np.partition; np.unique would import numpy.ma (~5 ms of start-up).
+    # Repeated pivots are fine for np.partition; np.unique would import numpy.ma (~10 ms of start-up).
     if overwrite:
         samples.partition(wanted)
         arranged = samples

@@ -163,9 +163,7 @@ def interleaved_verdicts(
     primary, secondary = outcome.metrics[0], outcome.metrics[1:]
     for new in range(1, len(outcome.sides)):
         sequential = outcome.sequential[outcome.sides[new].label]
-        # the margin of the look that stopped; a replay that took no look judges at the measured one
-        judged = sequential.judged_margin if sequential.last is not None else sequential.margin
-        side_margin = judged if judged is not None else margin
+        side_margin = sequential.judged_margin if sequential.judged_margin is not None else margin
         last = sequential.last
         nominal = last.nominal_alpha if last is not None and last.nominal_alpha > 0 else alpha
         if last is not None and last.verdict is not None:
